@@ -1,0 +1,249 @@
+//! One handler per subcommand: resolve options, run, report. `main` calls
+//! [`dispatch`] and maps its result to an exit code.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use crate::cli::{CacheArgs, Cli, Command, InfoArgs, KernelsArgs, OutputArgs, UnitsArg};
+use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
+use crate::kernels;
+use crate::platform::{topology, Host};
+use crate::report::model::{Run, Units};
+use crate::report::sink::{self, Sink};
+use crate::report::table;
+use crate::suites;
+use crate::util::units::format_bytes;
+
+pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    let out = cli.output.clone();
+    match cli.command {
+        None => suites::survey::run(&out),
+        Some(Command::Info(a)) => info(&a, &out),
+        Some(Command::Kernels(a)) => list_kernels(&a, &out),
+        Some(Command::Cache(a)) => cache(&a, &out),
+    }
+}
+
+pub fn units(u: UnitsArg) -> Units {
+    match u {
+        UnitsArg::Gb => Units::GB,
+        UnitsArg::Gib => Units::GiB,
+    }
+}
+
+/// Print `text` to stdout unless JSON/CSV took stdout.
+pub fn print_unless_taken(sink: &Sink, text: &str) {
+    if !sink.stdout_taken() {
+        let mut o = std::io::stdout().lock();
+        let _ = o.write_all(text.as_bytes());
+    }
+}
+
+/// Write `bytes` to FILE or stdout for `-`.
+pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
+    if path == "-" {
+        let mut o = std::io::stdout().lock();
+        let _ = o.write_all(bytes);
+        Ok(())
+    } else {
+        sink::write_atomic(std::path::Path::new(path), bytes)
+    }
+}
+
+fn info(a: &InfoArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+    let host = Host::detect(!a.no_clock);
+    if let Some(p) = &out.json {
+        let mut bytes = serde_json::to_vec_pretty(&host)?;
+        bytes.push(b'\n');
+        write_output(p, &bytes)?;
+        if p == "-" {
+            return Ok(EXIT_OK);
+        }
+    }
+    print!("{}", render_info(&host));
+    Ok(EXIT_OK)
+}
+
+/// The human view of `info`.
+pub fn render_info(h: &Host) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "cpu        {} ({}, family {:#x} model {:#x} stepping {})", h.cpu.model_name, h.cpu.vendor, h.cpu.family, h.cpu.model, h.cpu.stepping);
+    let _ = writeln!(s, "features   {}", h.features.present().join(" "));
+    let _ = writeln!(
+        s,
+        "cpus       {} logical, {} physical cores, allowed {}",
+        h.cpus.len(),
+        h.physical_cores,
+        topology::format_cpu_list(&h.allowed_cpus)
+    );
+    for c in &h.cpus {
+        if c.siblings.len() > 1 && c.siblings[0] == c.id {
+            let _ = writeln!(s, "           SMT siblings {}", topology::format_cpu_list(&c.siblings));
+        }
+    }
+    let _ = writeln!(s, "caches");
+    for c in &h.caches {
+        let _ = writeln!(
+            s,
+            "  L{} {:<11} {:>9}  line {} B  shared by cpus {:<6} [{}]",
+            c.level,
+            c.kind,
+            format_bytes(c.size_bytes),
+            c.line_bytes,
+            topology::format_cpu_list(&c.shared_cpus),
+            c.source
+        );
+    }
+    let _ = writeln!(s, "numa");
+    for n in &h.nodes {
+        let _ = writeln!(
+            s,
+            "  node {}   cpus {:<8} memory {:>10}  distances {:?}",
+            n.id,
+            topology::format_cpu_list(&n.cpus),
+            n.memory_bytes.map_or("?".into(), format_bytes),
+            n.distances
+        );
+    }
+    let e = &h.env;
+    let _ = writeln!(
+        s,
+        "memory     total {}, available {}",
+        e.mem_total_bytes.map_or("?".into(), format_bytes),
+        e.mem_available_bytes.map_or("?".into(), format_bytes)
+    );
+    let _ = writeln!(s, "kernel     {}", e.kernel.as_deref().unwrap_or("?"));
+    let _ = writeln!(
+        s,
+        "thp        enabled={} defrag={}  hugetlb 2M reserved={}",
+        e.thp_enabled.as_deref().unwrap_or("?"),
+        e.thp_defrag.as_deref().unwrap_or("?"),
+        e.hugepages_2m_reserved.map_or("?".into(), |v| v.to_string())
+    );
+    let _ = writeln!(
+        s,
+        "clock src  {}   numa_balancing={}   governor={}",
+        e.clocksource.as_deref().unwrap_or("?"),
+        e.numa_balancing.map_or("?".into(), |v| v.to_string()),
+        e.governor.as_deref().unwrap_or("none")
+    );
+    let _ = writeln!(s, "hypervisor {}", h.cpu.hypervisor.as_deref().unwrap_or("none"));
+    match h.clock_hz {
+        Some(hz) => {
+            let _ = writeln!(s, "core clock {:.3} GHz measured (dependent-add chain, best of 1000 samples)", hz / 1e9);
+            let _ = writeln!(s, "L1 ceilings per core at that clock (loads/stores per cycle × width):");
+            let mut rows = vec![vec!["width".to_string(), "".into(), "read GB/s".into(), "write GB/s".into(), "copy GB/s".into()]];
+            let mut widths: Vec<u32> = h.ceilings.iter().map(|c| c.width_bits).collect();
+            widths.dedup();
+            for w in widths {
+                let g = |op: &str| h.ceiling(op, w).map_or("-".into(), |v| format!("{:.1}", v));
+                rows.push(vec![format!("{} bit", w), "".into(), g("read"), g("write"), g("copy")]);
+            }
+            s.push_str(&table::grid(&rows));
+        }
+        None => {
+            let _ = writeln!(s, "core clock not measured (--no-clock)");
+        }
+    }
+    s
+}
+
+fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+    let f = crate::platform::Features::detect();
+    let selected: Vec<&kernels::Kernel> = match &a.filter {
+        Some(spec) => kernels::select(spec).map_err(|m| UserError::flag("PREFIX", m))?,
+        None => kernels::registry().iter().collect(),
+    };
+    #[derive(serde::Serialize)]
+    struct Row<'a> {
+        name: &'a str,
+        op: &'a str,
+        width_bits: Option<u32>,
+        isa: &'a str,
+        nontemporal: bool,
+        pattern: &'a str,
+        streams_read: u32,
+        streams_written: u32,
+        granule_bytes: usize,
+        description: &'a str,
+        runs_here: bool,
+        skip_reason: Option<String>,
+    }
+    let rows: Vec<Row> = selected
+        .iter()
+        .map(|k| Row {
+            name: k.name,
+            op: k.op.name(),
+            width_bits: (k.width_bits > 0).then_some(k.width_bits),
+            isa: k.isa.name(),
+            nontemporal: k.nontemporal,
+            pattern: k.pattern.name(),
+            streams_read: k.streams_read(),
+            streams_written: k.streams_written(),
+            granule_bytes: k.granule,
+            description: k.description,
+            runs_here: k.supported(&f),
+            skip_reason: k.skip_reason(&f),
+        })
+        .collect();
+    if let Some(p) = &out.json {
+        let mut bytes = serde_json::to_vec_pretty(&rows)?;
+        bytes.push(b'\n');
+        write_output(p, &bytes)?;
+        if p == "-" {
+            return Ok(EXIT_OK);
+        }
+    }
+    let mut grid = vec![vec![
+        "kernel".to_string(),
+        "op".into(),
+        "width".into(),
+        "isa".into(),
+        "stores".into(),
+        "bytes/pass (ws = N)".into(),
+        "here".into(),
+    ]];
+    for r in &rows {
+        let bytes = match (r.streams_read, r.streams_written) {
+            (1, 0) => "read N",
+            (0, 1) => "write N",
+            _ => "read N/2 + write N/2",
+        };
+        grid.push(vec![
+            r.name.into(),
+            r.op.into(),
+            r.width_bits.map_or("-".into(), |w| w.to_string()),
+            r.isa.into(),
+            if r.nontemporal { "nt".into() } else { "cached".into() },
+            bytes.into(),
+            r.skip_reason.as_ref().map_or("yes".into(), |s| format!("skipped: {}", s)),
+        ]);
+    }
+    print!("{}", table::grid(&grid));
+    Ok(EXIT_OK)
+}
+
+/// Start a run with host facts and run-level warnings, and a sink.
+pub fn start_run(command: &str, options: serde_json::Value, out: &OutputArgs, host: Host) -> Result<Sink, UserError> {
+    let mut run = Run::new(command, options, host, units(out.units));
+    run.warnings = suites::host_warnings(&run.host);
+    Sink::new(run, out.json.as_deref(), out.csv.as_deref())
+}
+
+fn cache(a: &CacheArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+    let host = Host::detect(true);
+    let plan = suites::cache::plan(a, &host)?;
+    let mut sink = start_run("cache", serde_json::to_value(&plan)?, out, host.clone())?;
+    let stop = crate::util::signal::install();
+    let interrupted = suites::cache::run(&plan, &host, &mut sink, stop)?;
+    let taken = sink.stdout_taken();
+    let run = sink.finish(interrupted)?;
+    if !taken {
+        print!("{}", table::render(&run));
+    }
+    if interrupted {
+        eprintln!("interrupted: {} records kept", run.records.len());
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(EXIT_OK)
+}

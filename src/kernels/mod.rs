@@ -1,0 +1,274 @@
+//! How bytes move: one descriptor per kernel and the registry of them all.
+//!
+//! A [`Kernel`] declares, next to its code, everything the harness needs:
+//! name, op, width, ISA, temporal or not, how many streams it reads and
+//! writes, and its granule. The harness derives bandwidth **only** from
+//! these declarations and the bytes actually covered (likwid's `BYTES`,
+//! divan's `BytesCount`). Adding a kernel is one function plus one entry in
+//! [`REGISTRY`].
+
+#[cfg(target_arch = "x86_64")]
+pub mod x86;
+pub mod libc_k;
+
+use serde::{Deserialize, Serialize};
+
+use crate::platform::Features;
+
+/// Arguments of one kernel call: `reps` passes over `len` bytes per stream.
+///
+/// `src` is the read stream and `dst` the write stream. Both are aligned to
+/// the kernel's `align`, `len` is a non-zero multiple of its `granule`, and
+/// `reps` ≥ 1: the kernels rely on these and the harness guarantees them.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelArgs {
+    pub src: *const u8,
+    pub dst: *mut u8,
+    pub len: usize,
+    pub reps: u64,
+    /// Value that write kernels store (broadcast to their width).
+    pub pattern: u64,
+    /// Access order for random-pattern kernels: line indices (may be null).
+    pub index: *const u32,
+    pub index_len: usize,
+}
+
+impl KernelArgs {
+    pub fn new(src: *const u8, dst: *mut u8, len: usize, reps: u64) -> KernelArgs {
+        KernelArgs {
+            src,
+            dst,
+            len,
+            reps,
+            pattern: 0x5a5a_1234_9876_a5a5,
+            index: std::ptr::null(),
+            index_len: 0,
+        }
+    }
+}
+
+/// A kernel: `reps` passes; returns a checksum for reads (0 otherwise).
+///
+/// # Safety
+/// The pointers must be valid for `len` bytes as described in
+/// [`KernelArgs`], and the CPU must have the kernel's [`Isa`].
+pub type KernelFn = unsafe fn(&KernelArgs) -> u64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+    Copy,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Copy => "copy",
+        }
+    }
+}
+
+/// The instruction set a kernel needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isa {
+    /// Baseline x86-64 general-purpose instructions.
+    Scalar,
+    Sse2,
+    Avx2,
+    Avx512f,
+    /// A libc function: whatever the C library picks at run time.
+    Libc,
+}
+
+impl Isa {
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Sse2 => "sse2",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512f => "avx512f",
+            Isa::Libc => "libc",
+        }
+    }
+
+    pub fn supported(self, f: &Features) -> bool {
+        match self {
+            Isa::Scalar | Isa::Libc => cfg!(target_arch = "x86_64") || self == Isa::Libc,
+            Isa::Sse2 => f.sse2,
+            Isa::Avx2 => f.avx2,
+            Isa::Avx512f => f.avx512f,
+        }
+    }
+}
+
+/// How a kernel walks its buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Seq,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Seq => "seq",
+        }
+    }
+}
+
+/// A kernel's descriptor: the single source of truth for its bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Kernel {
+    pub name: &'static str,
+    pub op: Op,
+    /// Bits moved per instruction; 0 where not applicable (libc).
+    pub width_bits: u32,
+    pub isa: Isa,
+    pub nontemporal: bool,
+    pub pattern: Pattern,
+    /// Bytes per stream must be a multiple of this (the unrolled block).
+    pub granule: usize,
+    /// Required alignment of each stream.
+    pub align: usize,
+    pub description: &'static str,
+    pub func: KernelFn,
+}
+
+/// Bytes one pass moves, per the declaration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassBytes {
+    /// Bytes per stream actually covered.
+    pub stream_len: usize,
+    pub read: u64,
+    pub written: u64,
+    /// Bytes delivered: a read's bytes read, a write's or copy's written.
+    pub payload: u64,
+}
+
+impl Kernel {
+    pub fn streams_read(&self) -> u32 {
+        matches!(self.op, Op::Read | Op::Copy) as u32
+    }
+
+    pub fn streams_written(&self) -> u32 {
+        matches!(self.op, Op::Write | Op::Copy) as u32
+    }
+
+    pub fn streams(&self) -> u32 {
+        self.streams_read() + self.streams_written()
+    }
+
+    /// Split a working set of `ws` bytes into streams and round each down to
+    /// the granule; `None` if less than one granule per stream.
+    pub fn pass_bytes(&self, ws: usize) -> Option<PassBytes> {
+        let per = ws / self.streams() as usize;
+        let stream_len = per - per % self.granule;
+        if stream_len == 0 {
+            return None;
+        }
+        let read = (stream_len * self.streams_read() as usize) as u64;
+        let written = (stream_len * self.streams_written() as usize) as u64;
+        Some(PassBytes {
+            stream_len,
+            read,
+            written,
+            payload: if written > 0 { written } else { read },
+        })
+    }
+
+    pub fn supported(&self, f: &Features) -> bool {
+        self.isa.supported(f)
+    }
+
+    /// Why it cannot run here, if it cannot.
+    pub fn skip_reason(&self, f: &Features) -> Option<String> {
+        (!self.supported(f)).then(|| format!("needs {}", self.isa.name()))
+    }
+}
+
+/// Every kernel, in display order: sequential kernels by op, width, store
+/// kind; then string instructions and libc.
+pub fn registry() -> &'static [Kernel] {
+    REGISTRY
+}
+
+#[cfg(target_arch = "x86_64")]
+static REGISTRY: &[Kernel] = x86::KERNELS_AND_LIBC;
+
+#[cfg(not(target_arch = "x86_64"))]
+static REGISTRY: &[Kernel] = libc_k::KERNELS;
+
+/// Select kernels by comma-separated names or prefixes. An entry matches a
+/// kernel whose name equals it or starts with it; `all` matches everything.
+/// An entry that matches nothing is an error naming it.
+pub fn select(spec: &str) -> Result<Vec<&'static Kernel>, String> {
+    let mut out: Vec<&'static Kernel> = Vec::new();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let matched: Vec<&'static Kernel> = registry()
+            .iter()
+            .filter(|k| item == "all" || k.name == item || k.name.starts_with(item))
+            .collect();
+        if matched.is_empty() {
+            return Err(format!(
+                "unknown kernel '{}': run `bwscope kernels` for the list (names and prefixes like seq_read, rep_, libc_ work)",
+                item
+            ));
+        }
+        for k in matched {
+            if !out.iter().any(|o| o.name == k.name) {
+                out.push(k);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("no kernel named: give names or prefixes, e.g. seq_read,rep_movsb".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_systematic() {
+        let mut names: Vec<&str> = registry().iter().map(|k| k.name).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "duplicate kernel names");
+        for k in registry().iter().filter(|k| k.name.starts_with("seq_")) {
+            let expect = format!(
+                "seq_{}_{}{}_{}",
+                k.op.name(),
+                k.width_bits,
+                if k.nontemporal { "_nt" } else { "" },
+                k.isa.name()
+            );
+            assert_eq!(k.name, expect);
+        }
+    }
+
+    #[test]
+    fn copy_counts_half_read_half_written() {
+        let k = registry().iter().find(|k| k.name == "seq_copy_64_scalar").unwrap();
+        let b = k.pass_bytes(1 << 20).unwrap();
+        assert_eq!(b.read, 1 << 19);
+        assert_eq!(b.written, 1 << 19);
+        assert_eq!(b.read + b.written, 1 << 20);
+        assert_eq!(b.payload, 1 << 19);
+    }
+
+    #[test]
+    fn select_by_prefix_and_errors() {
+        let k = select("seq_read").unwrap();
+        assert!(k.len() >= 4 && k.iter().all(|k| k.name.starts_with("seq_read")));
+        assert!(select("nope").unwrap_err().contains("unknown kernel 'nope'"));
+        assert_eq!(select("rep_movsb,rep_movsb").unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,23 @@
+//! Thin entry: parse, dispatch, map errors to exit codes (see `error`).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = bwscope::cli::Cli::parse();
+    match bwscope::commands::dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            // A closed pipe (`bwscope ... | head`) is not an error.
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {:#}", e);
+            ExitCode::from(bwscope::error::exit_code(&e))
+        }
+    }
+}

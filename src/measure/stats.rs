@@ -1,0 +1,71 @@
+//! Summary statistics of samples: best, median, min, max, mean, CV.
+//!
+//! The headline is **best and median together**. On a shared machine the
+//! best of many short samples estimates what the hardware can do (noise only
+//! ever slows a sample down), the median what a user typically gets; their
+//! ratio says how noisy the run was. CV = population stddev / mean.
+
+use crate::report::model::Stats;
+
+/// Statistics of `values`, where larger is better (`higher_is_better`) for
+/// rates and smaller for latencies; `best` follows that direction.
+pub fn summarize(values: &[f64], higher_is_better: bool) -> Option<Stats> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    let mean = v.iter().sum::<f64>() / n as f64;
+    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+    let cv = if mean != 0.0 { var.sqrt() / mean.abs() } else { 0.0 };
+    let (min, max) = (v[0], v[n - 1]);
+    Some(Stats {
+        best: if higher_is_better { max } else { min },
+        median,
+        min,
+        max,
+        mean,
+        cv,
+        n,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odd_and_even_medians() {
+        let s = summarize(&[3.0, 1.0, 2.0], true).unwrap();
+        assert_eq!((s.best, s.median, s.min, s.max, s.n), (3.0, 2.0, 1.0, 3.0, 3));
+        let s = summarize(&[4.0, 1.0, 2.0, 3.0], true).unwrap();
+        assert_eq!(s.median, 2.5);
+    }
+
+    #[test]
+    fn best_follows_direction() {
+        assert_eq!(summarize(&[5.0, 7.0], false).unwrap().best, 5.0);
+        assert_eq!(summarize(&[5.0, 7.0], true).unwrap().best, 7.0);
+    }
+
+    #[test]
+    fn cv_of_constant_is_zero_and_known_value() {
+        assert_eq!(summarize(&[2.0; 5], true).unwrap().cv, 0.0);
+        // values 1 and 3: mean 2, population stddev 1 → CV 0.5
+        let s = summarize(&[1.0, 3.0], true).unwrap();
+        assert!((s.cv - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn empty_and_nan() {
+        assert!(summarize(&[], true).is_none());
+        assert!(summarize(&[f64::NAN], true).is_none());
+        assert_eq!(summarize(&[f64::NAN, 1.0], true).unwrap().n, 1);
+    }
+}

@@ -1,0 +1,313 @@
+//! A team of pinned worker threads, each owning a first-touched buffer,
+//! released together by a spin barrier around every timed region.
+//!
+//! Timing follows likwid's `EXECUTE` and McCalpin's advice: barrier →
+//! start → work → stop, each thread stamping its own start and end with the
+//! system-wide monotonic clock. Aggregate bandwidth uses the interval from
+//! the earliest start to the latest end (so the slowest thread counts);
+//! the spread of the starts is reported as the start skew.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crate::error::UserError;
+use crate::kernels::{Kernel, KernelArgs, Op};
+use crate::memory::{Buffer, PageKind};
+use crate::report::model::MemoryInfo;
+
+/// A sense-counting spin barrier. Spinning (not a futex) keeps the wake-up
+/// skew between threads in the sub-microsecond range; after a long spin it
+/// yields, so an oversubscribed team still makes progress.
+pub struct SpinBarrier {
+    n: usize,
+    count: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    pub fn new(n: usize) -> SpinBarrier {
+        SpinBarrier {
+            n: n.max(1),
+            count: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn wait(&self) {
+        let gen = self.generation.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == gen {
+            spins = spins.wrapping_add(1);
+            if spins % (1 << 16) == 0 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// One timed kernel call on every thread.
+#[derive(Clone)]
+pub struct Job {
+    pub kernel: &'static Kernel,
+    /// Bytes per stream.
+    pub stream_len: usize,
+    pub reps: u64,
+    pub pattern: u64,
+    /// Optional access order (random-pattern kernels).
+    pub index: Option<Arc<Vec<u32>>>,
+}
+
+/// What one thread saw of one job.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadTiming {
+    pub start: Instant,
+    pub end: Instant,
+    pub checksum: u64,
+}
+
+impl ThreadTiming {
+    pub fn seconds(&self) -> f64 {
+        self.end.duration_since(self.start).as_secs_f64()
+    }
+}
+
+enum Cmd {
+    Run(Job),
+    Inspect(Box<dyn FnOnce(&mut Buffer) + Send>),
+    Stop,
+}
+
+struct Worker {
+    tx: Sender<Cmd>,
+    handle: Option<JoinHandle<()>>,
+}
+
+/// Pinned workers with their buffers. Dropping the team stops them.
+pub struct Team {
+    workers: Vec<Worker>,
+    done: Receiver<(usize, ThreadTiming)>,
+    pub cpus: Vec<u32>,
+    pub buffer_bytes: usize,
+    memory: Vec<MemoryInfo>,
+}
+
+/// Pin the calling thread to `cpu`.
+pub fn pin_current(cpu: u32) -> Result<(), String> {
+    // SAFETY: cpu_set_t is plain data; the call only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(format!(
+                "cannot pin to cpu {}: {}",
+                cpu,
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The cpu the calling thread runs on now.
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: no preconditions.
+    let c = unsafe { libc::sched_getcpu() };
+    (c >= 0).then_some(c as u32)
+}
+
+/// Offset of the write stream in a copy: past the read stream, rounded to
+/// a cache line so every stream starts aligned.
+pub fn dst_offset(k: &Kernel, stream_len: usize) -> usize {
+    if k.op == Op::Copy {
+        stream_len.next_multiple_of(64.max(k.align))
+    } else {
+        0
+    }
+}
+
+impl Team {
+    /// Start one worker per cpu; each pins itself, then maps, first-touches
+    /// and fills its own buffer of `buffer_bytes`.
+    pub fn spawn(cpus: &[u32], buffer_bytes: usize, page: PageKind) -> Result<Team, UserError> {
+        let barrier = Arc::new(SpinBarrier::new(cpus.len()));
+        let (done_tx, done) = channel();
+        let (ready_tx, ready_rx) = channel::<(usize, Result<MemoryInfo, UserError>)>();
+        let mut workers = Vec::new();
+        for (i, &cpu) in cpus.iter().enumerate() {
+            let (tx, rx) = channel::<Cmd>();
+            let barrier = barrier.clone();
+            let done_tx = done_tx.clone();
+            let ready_tx = ready_tx.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("bwscope-w{}", i))
+                .spawn(move || {
+                    if let Err(e) = pin_current(cpu) {
+                        let _ = ready_tx.send((i, Err(UserError::flag("--cpus", e))));
+                        return;
+                    }
+                    let mut buf = match Buffer::new(buffer_bytes, page, 0x1234 + i as u64) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            let _ = ready_tx.send((i, Err(e)));
+                            return;
+                        }
+                    };
+                    let _ = ready_tx.send((i, Ok(buf.memory_info())));
+                    drop(ready_tx);
+                    while let Ok(cmd) = rx.recv() {
+                        match cmd {
+                            Cmd::Run(job) => {
+                                let t = run_one(&mut buf, &job, &barrier);
+                                if done_tx.send((i, t)).is_err() {
+                                    return;
+                                }
+                            }
+                            Cmd::Inspect(f) => f(&mut buf),
+                            Cmd::Stop => return,
+                        }
+                    }
+                })
+                .map_err(|e| UserError::flag("--threads", format!("cannot start a thread: {e}")))?;
+            workers.push(Worker {
+                tx,
+                handle: Some(handle),
+            });
+        }
+        drop(ready_tx);
+        let mut memory = vec![MemoryInfo::default(); cpus.len()];
+        let mut team = Team {
+            workers,
+            done,
+            cpus: cpus.to_vec(),
+            buffer_bytes,
+            memory: Vec::new(),
+        };
+        for _ in 0..cpus.len() {
+            match ready_rx.recv() {
+                Ok((i, Ok(m))) => memory[i] = m,
+                Ok((_, Err(e))) => return Err(e),
+                Err(_) => return Err(UserError::flag("--threads", "a worker thread died while starting")),
+            }
+        }
+        team.memory = memory;
+        Ok(team)
+    }
+
+    pub fn threads(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Memory info of each worker's buffer as allocated.
+    pub fn memory(&self) -> &[MemoryInfo] {
+        &self.memory
+    }
+
+    /// Run `job` on every worker at once; timings in worker order.
+    pub fn run(&self, job: &Job) -> Vec<ThreadTiming> {
+        for w in &self.workers {
+            w.tx.send(Cmd::Run(job.clone())).expect("worker alive");
+        }
+        let mut out: Vec<Option<ThreadTiming>> = vec![None; self.workers.len()];
+        for _ in 0..self.workers.len() {
+            let (i, t) = self.done.recv().expect("worker alive");
+            out[i] = Some(t);
+        }
+        out.into_iter().map(|t| t.expect("every worker reported")).collect()
+    }
+
+    /// Run `f` on worker `i`'s buffer, on that worker's thread (tests read
+    /// back what a kernel wrote; suites refill).
+    pub fn inspect<R: Send + 'static>(&self, i: usize, f: impl FnOnce(&mut Buffer) -> R + Send + 'static) -> R {
+        let (tx, rx) = channel();
+        self.workers[i]
+            .tx
+            .send(Cmd::Inspect(Box::new(move |b| {
+                let _ = tx.send(f(b));
+            })))
+            .expect("worker alive");
+        rx.recv().expect("worker alive")
+    }
+}
+
+fn run_one(buf: &mut Buffer, job: &Job, barrier: &SpinBarrier) -> ThreadTiming {
+    let k = job.kernel;
+    let base = buf.as_mut_ptr();
+    let off = dst_offset(k, job.stream_len);
+    assert!(off + job.stream_len <= buf.len(), "job larger than buffer");
+    let mut args = KernelArgs::new(base, base, job.stream_len, job.reps.max(1));
+    // SAFETY: off + stream_len ≤ buffer length, checked above.
+    args.dst = unsafe { base.add(off) };
+    args.pattern = job.pattern;
+    if let Some(ix) = &job.index {
+        args.index = ix.as_ptr();
+        args.index_len = ix.len();
+    }
+    barrier.wait();
+    let start = Instant::now();
+    // SAFETY: streams lie inside the buffer, aligned (2 MiB base, offsets
+    // multiples of the kernel's alignment); the suite only runs kernels the
+    // CPU supports.
+    let checksum = unsafe { (k.func)(&args) };
+    let end = Instant::now();
+    std::hint::black_box(checksum);
+    ThreadTiming {
+        start,
+        end,
+        checksum,
+    }
+}
+
+impl Drop for Team {
+    fn drop(&mut self) {
+        for w in &self.workers {
+            let _ = w.tx.send(Cmd::Stop);
+        }
+        for w in &mut self.workers {
+            if let Some(h) = w.handle.take() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn barrier_releases_all() {
+        let b = Arc::new(SpinBarrier::new(3));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let b = b.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..100 {
+                        b.wait();
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn team_runs_on_its_cpus() {
+        let cpus = crate::platform::topology::allowed_cpus();
+        let cpu = *cpus.last().unwrap();
+        let team = Team::spawn(&[cpu], 1 << 20, PageKind::Regular).unwrap();
+        let seen = team.inspect(0, |_| current_cpu());
+        assert_eq!(seen, Some(cpu));
+    }
+}

@@ -1,0 +1,168 @@
+//! Aligned, pre-faulted, randomly filled buffers from anonymous `mmap`.
+//!
+//! Why not `Vec`: the allocator gives no 2 MiB alignment and, with THP in
+//! `madvise` mode (the Debian default), 4 KiB pages; at DRAM sizes that
+//! costs ~10 % of read bandwidth (research: 21.6 vs 19.5 GB/s at 1 GiB).
+
+use std::ptr::NonNull;
+
+use crate::error::UserError;
+use crate::memory::{smaps, PageKind};
+use crate::report::model::MemoryInfo;
+
+/// 2 MiB: the x86-64 huge page size, so a THP buffer starts on a huge page.
+pub const ALIGN: usize = 2 << 20;
+
+/// An mmap'ed region, unmapped on drop.
+pub struct Buffer {
+    base: NonNull<u8>,
+    /// The mapping as returned by mmap (for munmap).
+    map_ptr: *mut u8,
+    map_len: usize,
+    len: usize,
+    kind: PageKind,
+}
+
+// SAFETY: the buffer is plain memory owned by this value; moving it between
+// threads is fine, sharing needs the usual care the kernels take.
+unsafe impl Send for Buffer {}
+unsafe impl Sync for Buffer {}
+
+impl Buffer {
+    /// Map `len` bytes (rounded up to a page) aligned to 2 MiB with the page
+    /// policy of `kind`, touch every page, and fill with pseudo-random data
+    /// from `seed`. Must be called on the thread that will use it, so the
+    /// first touch places it on that thread's NUMA node.
+    pub fn new(len: usize, kind: PageKind, seed: u64) -> Result<Buffer, UserError> {
+        let len = len.max(4096).next_multiple_of(4096);
+        let map_len = len + ALIGN;
+        // SAFETY: anonymous private mapping, no file, checked for MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(UserError::OutOfMemory {
+                bytes: len as u64,
+                detail: std::io::Error::last_os_error().to_string(),
+            });
+        }
+        let map_ptr = p as *mut u8;
+        let offset = (ALIGN - (map_ptr as usize % ALIGN)) % ALIGN;
+        // SAFETY: offset < ALIGN and map_len = len + ALIGN, so in bounds.
+        let base = unsafe { map_ptr.add(offset) };
+        let advice = match kind {
+            PageKind::Thp => Some(libc::MADV_HUGEPAGE),
+            PageKind::NoHuge => Some(libc::MADV_NOHUGEPAGE),
+            PageKind::Regular => None,
+        };
+        if let Some(a) = advice {
+            // SAFETY: base..base+len lies inside the mapping; madvise only
+            // changes the page policy. Failure just means no huge pages,
+            // which the smaps check reports.
+            unsafe { libc::madvise(base as *mut libc::c_void, len, a) };
+        }
+        let mut buf = Buffer {
+            base: NonNull::new(base).expect("mmap returned null"),
+            map_ptr,
+            map_len,
+            len,
+            kind,
+        };
+        buf.fill_random(seed);
+        Ok(buf)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.base.as_ptr()
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.base.as_ptr()
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: base..base+len is mapped and initialised by fill_random.
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr(), self.len) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and &mut self gives exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr(), self.len) }
+    }
+
+    /// Fill with xorshift64* output: real data, never the zero page, and
+    /// not compressible by any memory-compression scheme.
+    pub fn fill_random(&mut self, seed: u64) {
+        self.fill_random_prefix(self.len, seed);
+    }
+
+    /// Refill the first `len` bytes (clamped to the buffer) with random data.
+    pub fn fill_random_prefix(&mut self, len: usize, seed: u64) {
+        let words = len.min(self.len) / 8;
+        // SAFETY: base is 2 MiB aligned and len is a multiple of 4096.
+        let w = unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr() as *mut u64, words) };
+        let mut rng = crate::util::rng::XorShift64::new(seed);
+        for x in w.iter_mut() {
+            *x = rng.next_u64();
+        }
+    }
+
+    /// What the kernel actually gave us, from `/proc/self/smaps`.
+    pub fn memory_info(&self) -> MemoryInfo {
+        let s = smaps::lookup(self.base.as_ptr() as usize);
+        MemoryInfo {
+            kind: self.kind.name().into(),
+            page_bytes: s.as_ref().map(|s| s.kernel_page_bytes),
+            thp_fraction: s
+                .as_ref()
+                .map(|s| (s.anon_huge_bytes as f64 / self.len as f64).min(1.0)),
+            locked_fraction: s
+                .as_ref()
+                .map(|s| (s.locked_bytes as f64 / self.len as f64).min(1.0)),
+        }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: map_ptr/map_len are exactly what mmap returned.
+        unsafe { libc::munmap(self.map_ptr as *mut libc::c_void, self.map_len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_filled_and_not_zero() {
+        let b = Buffer::new(3 << 20, PageKind::Thp, 7).unwrap();
+        assert_eq!(b.as_ptr() as usize % ALIGN, 0);
+        assert!(b.len() >= 3 << 20);
+        let zeros = b.as_slice().chunks(8).filter(|c| c.iter().all(|&x| x == 0)).count();
+        assert!(zeros < 4, "buffer should hold random data, found {zeros} zero words");
+    }
+
+    #[test]
+    fn smaps_sees_the_buffer() {
+        let b = Buffer::new(4 << 20, PageKind::Regular, 1).unwrap();
+        let info = b.memory_info();
+        assert_eq!(info.kind, "regular");
+        assert!(info.page_bytes.is_some(), "smaps lookup failed");
+    }
+}

@@ -1,0 +1,122 @@
+//! CSV: one row per record, the same columns for every suite; fields that
+//! only some suites have go in `extra_json`. A missing value is an empty
+//! cell. Rows can be written one at a time as records complete.
+
+use super::model::{Record, Run};
+use super::Exporter;
+
+pub const HEADER: &[&str] = &[
+    "suite",
+    "kernel",
+    "op",
+    "width_bits",
+    "nontemporal",
+    "pattern",
+    "size_bytes",
+    "threads",
+    "cpus",
+    "regime",
+    "bytes_read_per_pass",
+    "bytes_written_per_pass",
+    "reps_per_sample",
+    "samples",
+    "best_gbps",
+    "median_gbps",
+    "min_gbps",
+    "cv",
+    "payload_best_gbps",
+    "payload_median_gbps",
+    "status",
+    "reason",
+    "memory_kind",
+    "page_bytes",
+    "thp_fraction",
+    "foreign_cpus",
+    "warnings",
+    "extra_json",
+];
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// The cells of one record, in `HEADER` order.
+pub fn row(r: &Record) -> Vec<String> {
+    vec![
+        r.suite.clone(),
+        r.kernel.clone(),
+        r.op.clone(),
+        opt(r.width_bits),
+        opt(r.nontemporal),
+        opt(r.pattern.clone()),
+        opt(r.size_bytes),
+        r.threads.to_string(),
+        crate::platform::topology::format_cpu_list(&r.cpus),
+        opt(r.regime.clone()),
+        opt(r.bytes_read_per_pass),
+        opt(r.bytes_written_per_pass),
+        opt(r.reps_per_sample),
+        r.samples.len().to_string(),
+        opt(r.gbps.map(|s| s.best)),
+        opt(r.gbps.map(|s| s.median)),
+        opt(r.gbps.map(|s| s.min)),
+        opt(r.gbps.map(|s| s.cv)),
+        opt(r.payload_gbps.map(|s| s.best)),
+        opt(r.payload_gbps.map(|s| s.median)),
+        serde_json::to_value(r.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        opt(r.reason.clone()),
+        opt(r.memory.as_ref().map(|m| m.kind.clone())),
+        opt(r.memory.as_ref().and_then(|m| m.page_bytes)),
+        opt(r.memory.as_ref().and_then(|m| m.thp_fraction)),
+        opt(r.noise.map(|n| n.foreign_cpus)),
+        r.warnings
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>()
+            .join("; "),
+        if r.extra.is_empty() {
+            String::new()
+        } else {
+            serde_json::Value::Object(r.extra.clone()).to_string()
+        },
+    ]
+}
+
+/// Header + one row, as CSV bytes (for streaming).
+pub fn encode(rows: &[Vec<String>]) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.write_record(r).expect("writing to a Vec cannot fail");
+    }
+    w.into_inner().expect("flush to a Vec cannot fail")
+}
+
+pub fn header() -> Vec<String> {
+    HEADER.iter().map(|s| s.to_string()).collect()
+}
+
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        let mut rows = vec![header()];
+        rows.extend(run.records.iter().map(row));
+        Ok(encode(&rows))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_matches_header() {
+        let r = Record::skipped("cache", "seq_read_512_avx512f", "needs avx512f");
+        assert_eq!(row(&r).len(), HEADER.len());
+        let text = String::from_utf8(encode(&[header(), row(&r)])).unwrap();
+        assert!(text.lines().nth(1).unwrap().contains("skipped"));
+    }
+}

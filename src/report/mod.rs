@@ -1,0 +1,18 @@
+//! Results: the model, the exporters (one per format), and the sink that
+//! writes records as they complete.
+
+pub mod csv;
+pub mod json;
+pub mod model;
+pub mod progress;
+pub mod sink;
+pub mod table;
+pub mod warnings;
+
+use model::Run;
+
+/// One output format. `serialize` renders a whole run; formats that can
+/// stream (CSV) also offer row-at-a-time functions in their module.
+pub trait Exporter {
+    fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>>;
+}

@@ -1,0 +1,275 @@
+//! The result model: a [`Run`] is the environment plus every [`Record`].
+//!
+//! This is the JSON wire format, documented field by field in
+//! `docs/schema.md`. Bump [`SCHEMA_VERSION`] on any incompatible change
+//! (renaming or removing a field, changing a unit); adding an optional field
+//! is compatible. Numbers are numbers and a missing value is `null`, never a
+//! string (nvbandwidth's `"N/A"` broke its users' parsers).
+
+use serde::{Deserialize, Serialize};
+
+use crate::platform::Host;
+use crate::report::warnings::Warning;
+
+/// Version of the JSON layout below. Readers refuse newer major versions.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The byte-counting convention, stated in every run and in table footers.
+pub const BYTE_CONVENTION: &str = "bytes = bytes read + bytes written by the kernel, \
+from its declaration (STREAM/likwid convention: a copy over an N-byte working set reads N/2 \
+and writes N/2 and counts N); write-allocate (RFO) traffic is not counted; \
+payload_gbps counts bytes delivered (a copy counts the bytes copied, N/2)";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Tool {
+    pub fn this() -> Tool {
+        Tool {
+            name: "bwscope".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// Units used for every bandwidth figure in this run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub enum Units {
+    /// 10^9 bytes per second.
+    #[default]
+    #[serde(rename = "GB/s")]
+    GB,
+    /// 2^30 bytes per second.
+    #[serde(rename = "GiB/s")]
+    GiB,
+}
+
+impl Units {
+    pub fn bytes_per_unit(self) -> f64 {
+        match self {
+            Units::GB => 1e9,
+            Units::GiB => (1u64 << 30) as f64,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Units::GB => "GB/s",
+            Units::GiB => "GiB/s",
+        }
+    }
+}
+
+/// A whole run: what was asked, where it ran, and what was measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// The subcommand that produced the run (`cache`, `survey`, ...).
+    pub command: String,
+    /// argv as given.
+    pub command_line: Vec<String>,
+    /// Every option after defaults were applied and values resolved.
+    pub options: serde_json::Value,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// False while the run is in progress or when it was interrupted.
+    pub complete: bool,
+    /// True when SIGINT stopped the run early; records are still valid.
+    pub interrupted: bool,
+    /// Bandwidth figures are always stored in GB/s (10^9 B/s) in the JSON;
+    /// `display_units` is what the user asked to see in tables.
+    pub display_units: Units,
+    pub byte_convention: String,
+    pub host: Host,
+    pub records: Vec<Record>,
+    /// Run-level warnings (noisy machine, VM, ...). Per-record warnings sit
+    /// in the record.
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    #[default]
+    Ok,
+    Skipped,
+    Error,
+}
+
+/// One timed sample: how long, and how many bytes (by the kernel's
+/// declaration) moved in that time.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Sample {
+    pub seconds: f64,
+    pub bytes: u64,
+}
+
+/// Summary statistics of a sample set; see `measure::stats`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Stats {
+    /// The headline "best": max for rates, min for latencies.
+    pub best: f64,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    /// Coefficient of variation (stddev / mean), 0..; not in percent.
+    pub cv: f64,
+    pub n: usize,
+}
+
+/// Noise observed while a record was measured (from `/proc/stat`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct Noise {
+    /// CPUs' worth of time spent by other processes during the record
+    /// (0.0 = quiet, 1.0 = one whole CPU busy elsewhere).
+    pub foreign_cpus: f64,
+    /// CPUs' worth of time stolen by the hypervisor.
+    pub steal_cpus: f64,
+    /// Wall time over which this was observed, seconds.
+    pub window_seconds: f64,
+}
+
+/// Where the memory of a record lived and what pages it got.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct MemoryInfo {
+    /// The kind asked for (`thp`, `regular`, `hugetlb-2M`, ...).
+    pub kind: String,
+    /// Page size the kernel reports for the mapping (`KernelPageSize`).
+    pub page_bytes: Option<u64>,
+    /// Fraction of the buffer backed by transparent huge pages
+    /// (`AnonHugePages` / size), 0..1.
+    pub thp_fraction: Option<f64>,
+    /// Fraction locked in RAM (`Locked` / size), 0..1.
+    pub locked_fraction: Option<f64>,
+}
+
+/// Which cpus ran the record and where its memory was.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Placement {
+    pub cpu_node: Option<u32>,
+    pub memory_node: Option<u32>,
+    /// Fraction of pages verified on `memory_node` after the measurement.
+    pub verified_fraction: Option<f64>,
+    /// Background load description, e.g. `"1@node0 delay=100"`.
+    pub load: Option<String>,
+    /// Largest difference between the team's start times, seconds.
+    pub start_skew_seconds: Option<f64>,
+}
+
+/// One Case plus its measured samples and statistics.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct Record {
+    /// Which suite produced it: `cache`, `latency`, `regs`, `threads`,
+    /// `numa`, `memtype`, `transfer`, `net`.
+    pub suite: String,
+    pub kernel: String,
+    /// read, write, copy, latency, ...
+    pub op: String,
+    pub width_bits: Option<u32>,
+    pub nontemporal: Option<bool>,
+    /// seq, random, strided, chase; null where there is no access pattern.
+    pub pattern: Option<String>,
+    /// Working-set bytes of one thread (all its streams together); null
+    /// where there is no working set (register kernels, network).
+    pub size_bytes: Option<u64>,
+    pub threads: u32,
+    pub cpus: Vec<u32>,
+    /// L1, L2, L3 or DRAM, from `host.caches`; null where not applicable.
+    pub regime: Option<String>,
+    /// Bytes read / written by one pass of one thread, from the kernel's
+    /// declaration.
+    pub bytes_read_per_pass: Option<u64>,
+    pub bytes_written_per_pass: Option<u64>,
+    /// Bytes delivered by one pass (a copy: the bytes copied).
+    pub payload_bytes_per_pass: Option<u64>,
+    /// Passes per sample per thread, from calibration.
+    pub reps_per_sample: Option<u64>,
+    pub samples: Vec<Sample>,
+    /// Bandwidth in GB/s (10^9 B/s) over `samples`, bytes as declared.
+    pub gbps: Option<Stats>,
+    /// Bandwidth in GB/s counting payload bytes only.
+    pub payload_gbps: Option<Stats>,
+    /// Per-thread best GB/s where threads > 1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_thread_gbps: Vec<f64>,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub warnings: Vec<Warning>,
+    pub noise: Option<Noise>,
+    pub memory: Option<MemoryInfo>,
+    pub placement: Option<Placement>,
+    /// Suite-specific fields (latency figures, network mode, transfer
+    /// backend...), documented per suite in `docs/schema.md`.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Record {
+    /// A record for a case that cannot run here, with the reason.
+    pub fn skipped(suite: &str, kernel: &str, reason: impl Into<String>) -> Record {
+        Record {
+            suite: suite.into(),
+            kernel: kernel.into(),
+            status: Status::Skipped,
+            reason: Some(reason.into()),
+            ..Record::default()
+        }
+    }
+
+    /// A record for a case that failed while running, with the message.
+    pub fn error(suite: &str, kernel: &str, message: impl Into<String>) -> Record {
+        Record {
+            suite: suite.into(),
+            kernel: kernel.into(),
+            status: Status::Error,
+            reason: Some(message.into()),
+            ..Record::default()
+        }
+    }
+
+    /// A stable key that identifies the case across runs (for `compare`).
+    pub fn case_key(&self) -> String {
+        let mut key = format!(
+            "{}/{}/{}/t{}",
+            self.suite,
+            self.kernel,
+            self.size_bytes.map_or("-".into(), |s| s.to_string()),
+            self.threads
+        );
+        if let Some(m) = &self.memory {
+            key.push_str(&format!("/{}", m.kind));
+        }
+        for (k, v) in &self.extra {
+            if k.starts_with("case_") {
+                key.push_str(&format!("/{}={}", k, v));
+            }
+        }
+        key
+    }
+}
+
+impl Run {
+    pub fn new(command: &str, options: serde_json::Value, host: Host, units: Units) -> Run {
+        Run {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool::this(),
+            command: command.into(),
+            command_line: std::env::args().collect(),
+            options,
+            started_at: crate::util::time::now_rfc3339(),
+            finished_at: None,
+            complete: false,
+            interrupted: false,
+            display_units: units,
+            byte_convention: BYTE_CONVENTION.into(),
+            host,
+            records: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}

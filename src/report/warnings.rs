@@ -1,0 +1,103 @@
+//! Typed warnings with hints. Each goes to stderr once and into the JSON.
+//!
+//! The text names what was seen and what to do about it; the `kind` is a
+//! stable identifier that scripts can match on.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Thresholds, with the reasoning behind each.
+pub mod limits {
+    /// A CV above 5 % means samples disagree more than the effects people
+    /// usually look for (cache boundaries move numbers by 20 %+).
+    pub const CV: f64 = 0.05;
+    /// best/median above 1.1: the median was dragged down by interference.
+    pub const BEST_OVER_MEDIAN: f64 = 1.10;
+    /// 5 % over a physical ceiling cannot be measurement noise.
+    pub const OVER_CEILING: f64 = 1.05;
+    /// Other processes using more than 0.1 CPU compete for caches and DRAM.
+    pub const FOREIGN_CPUS: f64 = 0.10;
+    /// Hypervisor steal above 0.02 CPU distorts wall-clock samples.
+    pub const STEAL_CPUS: f64 = 0.02;
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// Samples spread more than `limits::CV`.
+    HighCv { cv: f64 },
+    /// Best and median far apart.
+    BestMedianSpread { ratio: f64 },
+    /// A result above the computed ceiling for this core.
+    AboveCeiling { gbps: f64, ceiling_gbps: f64 },
+    /// Other processes were busy while measuring.
+    ForeignLoad { cpus: f64 },
+    /// The hypervisor stole time while measuring.
+    Steal { cpus: f64 },
+    /// Running under a hypervisor: caches and DRAM may be shared.
+    VirtualMachine { hypervisor: String },
+    /// Transparent huge pages were asked for but not (fully) obtained.
+    ThpNotObtained { fraction: f64 },
+    /// A free-form warning from a suite, with a hint.
+    Other { message: String, hint: String },
+}
+
+impl Warning {
+    pub fn hint(&self) -> &str {
+        match self {
+            Warning::HighCv { .. } | Warning::BestMedianSpread { .. } => {
+                "trust `best`; quiet the machine or raise --samples / --min-sample-ms"
+            }
+            Warning::AboveCeiling { .. } => {
+                "the kernel or the clock estimate is wrong; please report it with the JSON"
+            }
+            Warning::ForeignLoad { .. } => "stop other work on this machine and run again",
+            Warning::Steal { .. } => "the host is oversubscribed; compare `best` only",
+            Warning::VirtualMachine { .. } => {
+                "caches, DRAM and clocks may be shared with other guests; compare runs side by side"
+            }
+            Warning::ThpNotObtained { .. } => {
+                "set /sys/kernel/mm/transparent_hugepage/enabled to madvise or always, or compact memory"
+            }
+            Warning::Other { hint, .. } => hint,
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::HighCv { cv } => write!(f, "samples vary by {:.1} % (CV)", cv * 100.0),
+            Warning::BestMedianSpread { ratio } => {
+                write!(f, "best is {:.2}x the median", ratio)
+            }
+            Warning::AboveCeiling { gbps, ceiling_gbps } => write!(
+                f,
+                "{:.1} GB/s exceeds this core's ceiling of {:.1} GB/s",
+                gbps, ceiling_gbps
+            ),
+            Warning::ForeignLoad { cpus } => {
+                write!(f, "other processes used {:.2} CPUs while measuring", cpus)
+            }
+            Warning::Steal { cpus } => write!(f, "hypervisor stole {:.2} CPUs", cpus),
+            Warning::VirtualMachine { hypervisor } => {
+                write!(f, "running in a virtual machine ({})", hypervisor)
+            }
+            Warning::ThpNotObtained { fraction } => write!(
+                f,
+                "only {:.0} % of the buffer got transparent huge pages",
+                fraction * 100.0
+            ),
+            Warning::Other { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+/// Print a warning to stderr with its hint, prefixed by the case it concerns.
+pub fn emit(context: &str, w: &Warning) {
+    if context.is_empty() {
+        eprintln!("warning: {} (hint: {})", w, w.hint());
+    } else {
+        eprintln!("warning: {}: {} (hint: {})", context, w, w.hint());
+    }
+}

@@ -1,0 +1,200 @@
+//! Sizes with explicit units: parsing `--sizes` and formatting bytes.
+//!
+//! Binary units are `KiB MiB GiB TiB` (2^10...), decimal units are
+//! `kB KB MB GB TB` (10^3...), a bare number or `B` is bytes. A bare `K`,
+//! `M` or `G` is refused: it is exactly the MB-vs-MiB ambiguity users
+//! complain about (sysbench#30, iperf#173).
+
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq)]
+pub enum SizeError {
+    #[error("'{0}' is not a size: write a number with a unit, like 16KiB, 8MiB, 1GiB or 1GB")]
+    NotASize(String),
+    #[error("'{0}' has unit '{1}', which is ambiguous or unknown: use KiB/MiB/GiB (binary) or kB/MB/GB (decimal)")]
+    BadUnit(String, String),
+    #[error("'{0}' is zero: sizes must be at least 1 byte")]
+    Zero(String),
+    #[error("'{0}' is too large: the largest size accepted is 1 TiB")]
+    TooLarge(String),
+    #[error("range '{0}' is malformed: write FROM..TO:xFACTOR (e.g. 1KiB..1GiB:x2) or FROM..TO:+STEP")]
+    BadRange(String),
+}
+
+/// The largest size any suite accepts (sanity bound, not a limit of the
+/// machine: that is checked against MemAvailable separately).
+pub const MAX_SIZE: u64 = 1 << 40;
+
+/// Parse one size like `16KiB`, `1.5MiB`, `4096`, `1GB`.
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num = num.replace('_', "");
+    if num.is_empty() {
+        return Err(SizeError::NotASize(text.into()));
+    }
+    let value: f64 = num.parse().map_err(|_| SizeError::NotASize(text.into()))?;
+    let mult: f64 = match unit.trim() {
+        "" | "B" | "b" => 1.0,
+        "KiB" | "kiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024f64.powi(4),
+        "kB" | "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        u if u.starts_with('e') || u.starts_with('E') => {
+            // 1e99 and friends: scientific notation is a number, and such a
+            // number is far too large or not integral; say which.
+            return match t.parse::<f64>() {
+                Ok(v) if v >= MAX_SIZE as f64 => Err(SizeError::TooLarge(text.into())),
+                Ok(v) if v >= 1.0 => Ok(v as u64),
+                Ok(_) => Err(SizeError::Zero(text.into())),
+                Err(_) => Err(SizeError::NotASize(text.into())),
+            };
+        }
+        u => return Err(SizeError::BadUnit(text.into(), u.into())),
+    };
+    let bytes = value * mult;
+    if !bytes.is_finite() || bytes > MAX_SIZE as f64 {
+        return Err(SizeError::TooLarge(text.into()));
+    }
+    let bytes = bytes.round() as u64;
+    if bytes == 0 {
+        return Err(SizeError::Zero(text.into()));
+    }
+    Ok(bytes)
+}
+
+/// Parse a comma-separated list of sizes and ranges, e.g.
+/// `16KiB,256KiB,8MiB` or `1KiB..1GiB:x2` or `4KiB..64KiB:+4KiB`.
+/// Result is sorted and deduplicated.
+pub fn parse_size_list(text: &str) -> Result<Vec<u64>, SizeError> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if let Some((from, rest)) = item.split_once("..") {
+            let (to, step) = rest
+                .split_once(':')
+                .ok_or_else(|| SizeError::BadRange(item.into()))?;
+            let from = parse_size(from)?;
+            let to = parse_size(to)?;
+            if to < from {
+                return Err(SizeError::BadRange(item.into()));
+            }
+            if let Some(f) = step.strip_prefix('x') {
+                let f: f64 = f.parse().map_err(|_| SizeError::BadRange(item.into()))?;
+                if !(f > 1.0 && f.is_finite()) {
+                    return Err(SizeError::BadRange(item.into()));
+                }
+                out.extend(geometric(from, to, f));
+            } else if let Some(s) = step.strip_prefix('+') {
+                let s = parse_size(s)?;
+                let count = (to - from) / s + 1;
+                if count > 100_000 {
+                    return Err(SizeError::BadRange(item.into()));
+                }
+                out.extend((0..count).map(|i| from + i * s));
+            } else {
+                return Err(SizeError::BadRange(item.into()));
+            }
+        } else {
+            out.push(parse_size(item)?);
+        }
+    }
+    if out.is_empty() {
+        return Err(SizeError::NotASize(text.into()));
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// from, from*f, from*f^2, ... up to and including `to` (within rounding).
+pub fn geometric(from: u64, to: u64, factor: f64) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut x = from as f64;
+    while x <= to as f64 * 1.0001 {
+        v.push((x.round() as u64).min(to.max(from)));
+        x *= factor;
+    }
+    v.dedup();
+    v
+}
+
+/// Format bytes with a binary unit, exact where possible: `16 KiB`,
+/// `1.5 MiB`, `1000 B`.
+pub fn format_bytes(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{} B", b)
+    } else if (v - v.round()).abs() < 1e-9 {
+        format!("{} {}", v.round() as u64, U[i])
+    } else if v < 10.0 {
+        format!("{:.2} {}", v, U[i])
+    } else {
+        format!("{:.1} {}", v, U[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!(parse_size("16KiB"), Ok(16384));
+        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_size("1.5MiB"), Ok(1_572_864));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64B"), Ok(64));
+        assert_eq!(parse_size("1e3"), Ok(1000));
+    }
+
+    #[test]
+    fn rejects_bad_sizes() {
+        assert_eq!(parse_size("0"), Err(SizeError::Zero("0".into())));
+        assert_eq!(parse_size("1e99"), Err(SizeError::TooLarge("1e99".into())));
+        assert!(matches!(parse_size("abc"), Err(SizeError::NotASize(_))));
+        assert!(matches!(parse_size("16K"), Err(SizeError::BadUnit(..))));
+        assert!(matches!(parse_size("2TiB"), Err(SizeError::TooLarge(_))));
+        assert!(matches!(parse_size(""), Err(SizeError::NotASize(_))));
+    }
+
+    #[test]
+    fn parses_lists_and_ranges() {
+        assert_eq!(
+            parse_size_list("16KiB,256KiB,8MiB,1GiB").unwrap(),
+            vec![16384, 262144, 8 << 20, 1 << 30]
+        );
+        let r = parse_size_list("1KiB..1GiB:x2").unwrap();
+        assert_eq!(r.len(), 21);
+        assert_eq!(r[0], 1024);
+        assert_eq!(*r.last().unwrap(), 1 << 30);
+        assert_eq!(
+            parse_size_list("4KiB..16KiB:+4KiB").unwrap(),
+            vec![4096, 8192, 12288, 16384]
+        );
+        assert!(parse_size_list("1KiB..1GiB").is_err());
+        assert!(parse_size_list("1GiB..1KiB:x2").is_err());
+        assert!(parse_size_list("1KiB..1GiB:x1").is_err());
+        assert!(parse_size_list(",").is_err());
+    }
+
+    #[test]
+    fn formats_bytes() {
+        assert_eq!(format_bytes(16384), "16 KiB");
+        assert_eq!(format_bytes(1000), "1000 B");
+        assert_eq!(format_bytes(1_572_864), "1.50 MiB");
+        assert_eq!(format_bytes(1 << 30), "1 GiB");
+    }
+}
