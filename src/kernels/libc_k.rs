@@ -9,10 +9,14 @@
 
 use super::{Isa, Kernel, KernelArgs, Op, Pattern};
 
-type Memcpy = unsafe extern "C" fn(*mut libc::c_void, *const libc::c_void, usize) -> *mut libc::c_void;
+type Memcpy =
+    unsafe extern "C" fn(*mut libc::c_void, *const libc::c_void, usize) -> *mut libc::c_void;
 type Memset = unsafe extern "C" fn(*mut libc::c_void, libc::c_int, usize) -> *mut libc::c_void;
 
 /// `libc::memcpy(dst, src, len)`, `reps` times.
+///
+/// # Safety
+/// See [`super::KernelFn`].
 pub unsafe fn libc_memcpy(a: &KernelArgs) -> u64 {
     let f: Memcpy = std::hint::black_box(libc::memcpy as Memcpy);
     for _ in 0..a.reps {
@@ -26,6 +30,9 @@ pub unsafe fn libc_memcpy(a: &KernelArgs) -> u64 {
 }
 
 /// `libc::memset(dst, pattern & 0xff, len)`, `reps` times.
+///
+/// # Safety
+/// See [`super::KernelFn`].
 pub unsafe fn libc_memset(a: &KernelArgs) -> u64 {
     let f: Memset = std::hint::black_box(libc::memset as Memset);
     for _ in 0..a.reps {
@@ -47,7 +54,8 @@ pub const MEMCPY: Kernel = Kernel {
     pattern: Pattern::Seq,
     granule: 1,
     align: 1,
-    description: "libc memcpy (implementation chosen by libc; may use NT stores above its threshold)",
+    description:
+        "libc memcpy (implementation chosen by libc; may use NT stores above its threshold)",
     func: libc_memcpy,
 };
 
@@ -60,7 +68,8 @@ pub const MEMSET: Kernel = Kernel {
     pattern: Pattern::Seq,
     granule: 1,
     align: 1,
-    description: "libc memset (implementation chosen by libc; may use NT stores above its threshold)",
+    description:
+        "libc memset (implementation chosen by libc; may use NT stores above its threshold)",
     func: libc_memset,
 };
 

@@ -22,6 +22,8 @@ use core::arch::asm;
 macro_rules! read_kernel {
     ($name:ident, $feat:literal, $block:literal,
      [$($init:literal),*], [$($body:literal),*], [$($fini:literal),*], [$($extra:tt)*]) => {
+        /// # Safety
+        /// See [`super::KernelFn`]: valid, aligned streams; the CPU has the ISA.
         #[target_feature(enable = $feat)]
         pub unsafe fn $name(a: &KernelArgs) -> u64 {
             if a.len == 0 || a.reps == 0 || a.len % $block != 0 {
@@ -60,6 +62,8 @@ macro_rules! read_kernel {
 macro_rules! write_kernel {
     ($name:ident, $feat:literal, $block:literal,
      [$($init:literal),*], [$($body:literal),*], [$($fini:literal),*], [$($extra:tt)*]) => {
+        /// # Safety
+        /// See [`super::KernelFn`]: valid, aligned streams; the CPU has the ISA.
         #[target_feature(enable = $feat)]
         pub unsafe fn $name(a: &KernelArgs) -> u64 {
             if a.len == 0 || a.reps == 0 || a.len % $block != 0 {
@@ -96,6 +100,8 @@ macro_rules! write_kernel {
 macro_rules! copy_kernel {
     ($name:ident, $feat:literal, $block:literal,
      [$($body:literal),*], [$($fini:literal),*], [$($extra:tt)*]) => {
+        /// # Safety
+        /// See [`super::KernelFn`]: valid, aligned streams; the CPU has the ISA.
         #[target_feature(enable = $feat)]
         pub unsafe fn $name(a: &KernelArgs) -> u64 {
             if a.len == 0 || a.reps == 0 || a.len % $block != 0 {
@@ -141,19 +147,59 @@ read_kernel!(seq_read_32_scalar, "sse2", 64,
     ["add {a0:e}, {a1:e}", "add {a2:e}, {a3:e}", "add {a0:e}, {a2:e}", "mov {r:e}, {a0:e}"],
     [a0 = out(reg) _, a1 = out(reg) _, a2 = out(reg) _, a3 = out(reg) _,]);
 
-write_kernel!(seq_write_32_scalar, "sse2", 64, [],
-    ["mov [{p}], {pat:e}", "mov [{p} + 4], {pat:e}", "mov [{p} + 8], {pat:e}", "mov [{p} + 12], {pat:e}",
-     "mov [{p} + 16], {pat:e}", "mov [{p} + 20], {pat:e}", "mov [{p} + 24], {pat:e}", "mov [{p} + 28], {pat:e}",
-     "mov [{p} + 32], {pat:e}", "mov [{p} + 36], {pat:e}", "mov [{p} + 40], {pat:e}", "mov [{p} + 44], {pat:e}",
-     "mov [{p} + 48], {pat:e}", "mov [{p} + 52], {pat:e}", "mov [{p} + 56], {pat:e}", "mov [{p} + 60], {pat:e}"],
-    [], []);
+write_kernel!(
+    seq_write_32_scalar,
+    "sse2",
+    64,
+    [],
+    [
+        "mov [{p}], {pat:e}",
+        "mov [{p} + 4], {pat:e}",
+        "mov [{p} + 8], {pat:e}",
+        "mov [{p} + 12], {pat:e}",
+        "mov [{p} + 16], {pat:e}",
+        "mov [{p} + 20], {pat:e}",
+        "mov [{p} + 24], {pat:e}",
+        "mov [{p} + 28], {pat:e}",
+        "mov [{p} + 32], {pat:e}",
+        "mov [{p} + 36], {pat:e}",
+        "mov [{p} + 40], {pat:e}",
+        "mov [{p} + 44], {pat:e}",
+        "mov [{p} + 48], {pat:e}",
+        "mov [{p} + 52], {pat:e}",
+        "mov [{p} + 56], {pat:e}",
+        "mov [{p} + 60], {pat:e}"
+    ],
+    [],
+    []
+);
 
-write_kernel!(seq_write_32_nt_scalar, "sse2", 64, [],
-    ["movnti [{p}], {pat:e}", "movnti [{p} + 4], {pat:e}", "movnti [{p} + 8], {pat:e}", "movnti [{p} + 12], {pat:e}",
-     "movnti [{p} + 16], {pat:e}", "movnti [{p} + 20], {pat:e}", "movnti [{p} + 24], {pat:e}", "movnti [{p} + 28], {pat:e}",
-     "movnti [{p} + 32], {pat:e}", "movnti [{p} + 36], {pat:e}", "movnti [{p} + 40], {pat:e}", "movnti [{p} + 44], {pat:e}",
-     "movnti [{p} + 48], {pat:e}", "movnti [{p} + 52], {pat:e}", "movnti [{p} + 56], {pat:e}", "movnti [{p} + 60], {pat:e}"],
-    ["sfence"], []);
+write_kernel!(
+    seq_write_32_nt_scalar,
+    "sse2",
+    64,
+    [],
+    [
+        "movnti [{p}], {pat:e}",
+        "movnti [{p} + 4], {pat:e}",
+        "movnti [{p} + 8], {pat:e}",
+        "movnti [{p} + 12], {pat:e}",
+        "movnti [{p} + 16], {pat:e}",
+        "movnti [{p} + 20], {pat:e}",
+        "movnti [{p} + 24], {pat:e}",
+        "movnti [{p} + 28], {pat:e}",
+        "movnti [{p} + 32], {pat:e}",
+        "movnti [{p} + 36], {pat:e}",
+        "movnti [{p} + 40], {pat:e}",
+        "movnti [{p} + 44], {pat:e}",
+        "movnti [{p} + 48], {pat:e}",
+        "movnti [{p} + 52], {pat:e}",
+        "movnti [{p} + 56], {pat:e}",
+        "movnti [{p} + 60], {pat:e}"
+    ],
+    ["sfence"],
+    []
+);
 
 copy_kernel!(seq_copy_32_scalar, "sse2", 32,
     ["mov {t0:e}, [{s}]", "mov {t1:e}, [{s} + 4]", "mov {t2:e}, [{s} + 8]", "mov {t3:e}, [{s} + 12]",
@@ -180,19 +226,59 @@ read_kernel!(seq_read_64_scalar, "sse2", 128,
     ["add {a0}, {a1}", "add {a2}, {a3}", "add {a0}, {a2}", "mov {r}, {a0}"],
     [a0 = out(reg) _, a1 = out(reg) _, a2 = out(reg) _, a3 = out(reg) _,]);
 
-write_kernel!(seq_write_64_scalar, "sse2", 128, [],
-    ["mov [{p}], {pat}", "mov [{p} + 8], {pat}", "mov [{p} + 16], {pat}", "mov [{p} + 24], {pat}",
-     "mov [{p} + 32], {pat}", "mov [{p} + 40], {pat}", "mov [{p} + 48], {pat}", "mov [{p} + 56], {pat}",
-     "mov [{p} + 64], {pat}", "mov [{p} + 72], {pat}", "mov [{p} + 80], {pat}", "mov [{p} + 88], {pat}",
-     "mov [{p} + 96], {pat}", "mov [{p} + 104], {pat}", "mov [{p} + 112], {pat}", "mov [{p} + 120], {pat}"],
-    [], []);
+write_kernel!(
+    seq_write_64_scalar,
+    "sse2",
+    128,
+    [],
+    [
+        "mov [{p}], {pat}",
+        "mov [{p} + 8], {pat}",
+        "mov [{p} + 16], {pat}",
+        "mov [{p} + 24], {pat}",
+        "mov [{p} + 32], {pat}",
+        "mov [{p} + 40], {pat}",
+        "mov [{p} + 48], {pat}",
+        "mov [{p} + 56], {pat}",
+        "mov [{p} + 64], {pat}",
+        "mov [{p} + 72], {pat}",
+        "mov [{p} + 80], {pat}",
+        "mov [{p} + 88], {pat}",
+        "mov [{p} + 96], {pat}",
+        "mov [{p} + 104], {pat}",
+        "mov [{p} + 112], {pat}",
+        "mov [{p} + 120], {pat}"
+    ],
+    [],
+    []
+);
 
-write_kernel!(seq_write_64_nt_scalar, "sse2", 128, [],
-    ["movnti [{p}], {pat}", "movnti [{p} + 8], {pat}", "movnti [{p} + 16], {pat}", "movnti [{p} + 24], {pat}",
-     "movnti [{p} + 32], {pat}", "movnti [{p} + 40], {pat}", "movnti [{p} + 48], {pat}", "movnti [{p} + 56], {pat}",
-     "movnti [{p} + 64], {pat}", "movnti [{p} + 72], {pat}", "movnti [{p} + 80], {pat}", "movnti [{p} + 88], {pat}",
-     "movnti [{p} + 96], {pat}", "movnti [{p} + 104], {pat}", "movnti [{p} + 112], {pat}", "movnti [{p} + 120], {pat}"],
-    ["sfence"], []);
+write_kernel!(
+    seq_write_64_nt_scalar,
+    "sse2",
+    128,
+    [],
+    [
+        "movnti [{p}], {pat}",
+        "movnti [{p} + 8], {pat}",
+        "movnti [{p} + 16], {pat}",
+        "movnti [{p} + 24], {pat}",
+        "movnti [{p} + 32], {pat}",
+        "movnti [{p} + 40], {pat}",
+        "movnti [{p} + 48], {pat}",
+        "movnti [{p} + 56], {pat}",
+        "movnti [{p} + 64], {pat}",
+        "movnti [{p} + 72], {pat}",
+        "movnti [{p} + 80], {pat}",
+        "movnti [{p} + 88], {pat}",
+        "movnti [{p} + 96], {pat}",
+        "movnti [{p} + 104], {pat}",
+        "movnti [{p} + 112], {pat}",
+        "movnti [{p} + 120], {pat}"
+    ],
+    ["sfence"],
+    []
+);
 
 copy_kernel!(seq_copy_64_scalar, "sse2", 64,
     ["mov {t0}, [{s}]", "mov {t1}, [{s} + 8]", "mov {t2}, [{s} + 16]", "mov {t3}, [{s} + 24]",
@@ -331,6 +417,9 @@ copy_kernel!(seq_copy_512_nt_avx512f, "avx512f", 512,
 
 /// `rep movsb`: the microcoded copy; with ERMS it picks its own strategy
 /// and, above a size threshold, avoids the read-for-ownership.
+///
+/// # Safety
+/// See [`super::KernelFn`].
 pub unsafe fn rep_movsb(a: &KernelArgs) -> u64 {
     if a.len == 0 || a.reps == 0 {
         return 0;
@@ -355,6 +444,9 @@ pub unsafe fn rep_movsb(a: &KernelArgs) -> u64 {
 }
 
 /// `rep stosb`: the microcoded fill, storing the pattern's low byte.
+///
+/// # Safety
+/// See [`super::KernelFn`].
 pub unsafe fn rep_stosb(a: &KernelArgs) -> u64 {
     if a.len == 0 || a.reps == 0 {
         return 0;
@@ -378,16 +470,23 @@ pub unsafe fn rep_stosb(a: &KernelArgs) -> u64 {
 
 // ---------------------------------------------------------------- registry
 
+/// A sequential kernel's descriptor; the ISA follows from the width
+/// (≤ 64 bit scalar, 128 SSE2, 256 AVX2, 512 AVX-512F).
 const fn k(
     name: &'static str,
     op: Op,
     width_bits: u32,
-    isa: Isa,
     nontemporal: bool,
     granule: usize,
     description: &'static str,
     func: super::KernelFn,
 ) -> Kernel {
+    let isa = match width_bits {
+        0..=64 => Scalar,
+        65..=128 => Sse2,
+        129..=256 => Avx2,
+        _ => Avx512f,
+    };
     Kernel {
         name,
         op,
@@ -396,7 +495,11 @@ const fn k(
         nontemporal,
         pattern: Pattern::Seq,
         granule,
-        align: if width_bits >= 64 { width_bits as usize / 8 } else { 4 },
+        align: if width_bits >= 64 {
+            width_bits as usize / 8
+        } else {
+            4
+        },
         description,
         func,
     }
@@ -407,31 +510,231 @@ use Op::{Copy, Read, Write};
 
 /// All x86 kernels followed by the libc ones.
 pub static KERNELS_AND_LIBC: &[Kernel] = &[
-    k("seq_read_32_scalar", Read, 32, Scalar, false, 64, "add r32, [mem] into 4 accumulators", seq_read_32_scalar),
-    k("seq_read_64_scalar", Read, 64, Scalar, false, 128, "add r64, [mem] into 4 accumulators", seq_read_64_scalar),
-    k("seq_read_128_sse2", Read, 128, Sse2, false, 128, "paddq xmm, [mem] into 4 accumulators", seq_read_128_sse2),
-    k("seq_read_256_avx2", Read, 256, Avx2, false, 256, "vpaddq ymm, ymm, [mem] into 4 accumulators", seq_read_256_avx2),
-    k("seq_read_512_avx512f", Read, 512, Avx512f, false, 512, "vpaddq zmm, zmm, [mem] into 4 accumulators", seq_read_512_avx512f),
-    k("seq_write_32_scalar", Write, 32, Scalar, false, 64, "mov [mem], r32", seq_write_32_scalar),
-    k("seq_write_64_scalar", Write, 64, Scalar, false, 128, "mov [mem], r64", seq_write_64_scalar),
-    k("seq_write_128_sse2", Write, 128, Sse2, false, 128, "movdqa [mem], xmm", seq_write_128_sse2),
-    k("seq_write_256_avx2", Write, 256, Avx2, false, 256, "vmovdqa [mem], ymm", seq_write_256_avx2),
-    k("seq_write_512_avx512f", Write, 512, Avx512f, false, 512, "vmovdqa64 [mem], zmm", seq_write_512_avx512f),
-    k("seq_write_32_nt_scalar", Write, 32, Scalar, true, 64, "movnti [mem], r32 + sfence (bypasses caches)", seq_write_32_nt_scalar),
-    k("seq_write_64_nt_scalar", Write, 64, Scalar, true, 128, "movnti [mem], r64 + sfence (bypasses caches)", seq_write_64_nt_scalar),
-    k("seq_write_128_nt_sse2", Write, 128, Sse2, true, 128, "movntdq [mem], xmm + sfence (bypasses caches)", seq_write_128_nt_sse2),
-    k("seq_write_256_nt_avx2", Write, 256, Avx2, true, 256, "vmovntdq [mem], ymm + sfence (bypasses caches)", seq_write_256_nt_avx2),
-    k("seq_write_512_nt_avx512f", Write, 512, Avx512f, true, 512, "vmovntdq [mem], zmm + sfence (bypasses caches)", seq_write_512_nt_avx512f),
-    k("seq_copy_32_scalar", Copy, 32, Scalar, false, 32, "mov r32 load + store", seq_copy_32_scalar),
-    k("seq_copy_64_scalar", Copy, 64, Scalar, false, 64, "mov r64 load + store", seq_copy_64_scalar),
-    k("seq_copy_128_sse2", Copy, 128, Sse2, false, 128, "movdqa load + store", seq_copy_128_sse2),
-    k("seq_copy_256_avx2", Copy, 256, Avx2, false, 256, "vmovdqa load + store", seq_copy_256_avx2),
-    k("seq_copy_512_avx512f", Copy, 512, Avx512f, false, 512, "vmovdqa64 load + store", seq_copy_512_avx512f),
-    k("seq_copy_32_nt_scalar", Copy, 32, Scalar, true, 32, "mov r32 load + movnti store + sfence", seq_copy_32_nt_scalar),
-    k("seq_copy_64_nt_scalar", Copy, 64, Scalar, true, 64, "mov r64 load + movnti store + sfence", seq_copy_64_nt_scalar),
-    k("seq_copy_128_nt_sse2", Copy, 128, Sse2, true, 128, "movdqa load + movntdq store + sfence", seq_copy_128_nt_sse2),
-    k("seq_copy_256_nt_avx2", Copy, 256, Avx2, true, 256, "vmovdqa load + vmovntdq store + sfence", seq_copy_256_nt_avx2),
-    k("seq_copy_512_nt_avx512f", Copy, 512, Avx512f, true, 512, "vmovdqa64 load + vmovntdq store + sfence", seq_copy_512_nt_avx512f),
+    k(
+        "seq_read_32_scalar",
+        Read,
+        32,
+        false,
+        64,
+        "add r32, [mem] into 4 accumulators",
+        seq_read_32_scalar,
+    ),
+    k(
+        "seq_read_64_scalar",
+        Read,
+        64,
+        false,
+        128,
+        "add r64, [mem] into 4 accumulators",
+        seq_read_64_scalar,
+    ),
+    k(
+        "seq_read_128_sse2",
+        Read,
+        128,
+        false,
+        128,
+        "paddq xmm, [mem] into 4 accumulators",
+        seq_read_128_sse2,
+    ),
+    k(
+        "seq_read_256_avx2",
+        Read,
+        256,
+        false,
+        256,
+        "vpaddq ymm, ymm, [mem] into 4 accumulators",
+        seq_read_256_avx2,
+    ),
+    k(
+        "seq_read_512_avx512f",
+        Read,
+        512,
+        false,
+        512,
+        "vpaddq zmm, zmm, [mem] into 4 accumulators",
+        seq_read_512_avx512f,
+    ),
+    k(
+        "seq_write_32_scalar",
+        Write,
+        32,
+        false,
+        64,
+        "mov [mem], r32",
+        seq_write_32_scalar,
+    ),
+    k(
+        "seq_write_64_scalar",
+        Write,
+        64,
+        false,
+        128,
+        "mov [mem], r64",
+        seq_write_64_scalar,
+    ),
+    k(
+        "seq_write_128_sse2",
+        Write,
+        128,
+        false,
+        128,
+        "movdqa [mem], xmm",
+        seq_write_128_sse2,
+    ),
+    k(
+        "seq_write_256_avx2",
+        Write,
+        256,
+        false,
+        256,
+        "vmovdqa [mem], ymm",
+        seq_write_256_avx2,
+    ),
+    k(
+        "seq_write_512_avx512f",
+        Write,
+        512,
+        false,
+        512,
+        "vmovdqa64 [mem], zmm",
+        seq_write_512_avx512f,
+    ),
+    k(
+        "seq_write_32_nt_scalar",
+        Write,
+        32,
+        true,
+        64,
+        "movnti [mem], r32 + sfence (bypasses caches)",
+        seq_write_32_nt_scalar,
+    ),
+    k(
+        "seq_write_64_nt_scalar",
+        Write,
+        64,
+        true,
+        128,
+        "movnti [mem], r64 + sfence (bypasses caches)",
+        seq_write_64_nt_scalar,
+    ),
+    k(
+        "seq_write_128_nt_sse2",
+        Write,
+        128,
+        true,
+        128,
+        "movntdq [mem], xmm + sfence (bypasses caches)",
+        seq_write_128_nt_sse2,
+    ),
+    k(
+        "seq_write_256_nt_avx2",
+        Write,
+        256,
+        true,
+        256,
+        "vmovntdq [mem], ymm + sfence (bypasses caches)",
+        seq_write_256_nt_avx2,
+    ),
+    k(
+        "seq_write_512_nt_avx512f",
+        Write,
+        512,
+        true,
+        512,
+        "vmovntdq [mem], zmm + sfence (bypasses caches)",
+        seq_write_512_nt_avx512f,
+    ),
+    k(
+        "seq_copy_32_scalar",
+        Copy,
+        32,
+        false,
+        32,
+        "mov r32 load + store",
+        seq_copy_32_scalar,
+    ),
+    k(
+        "seq_copy_64_scalar",
+        Copy,
+        64,
+        false,
+        64,
+        "mov r64 load + store",
+        seq_copy_64_scalar,
+    ),
+    k(
+        "seq_copy_128_sse2",
+        Copy,
+        128,
+        false,
+        128,
+        "movdqa load + store",
+        seq_copy_128_sse2,
+    ),
+    k(
+        "seq_copy_256_avx2",
+        Copy,
+        256,
+        false,
+        256,
+        "vmovdqa load + store",
+        seq_copy_256_avx2,
+    ),
+    k(
+        "seq_copy_512_avx512f",
+        Copy,
+        512,
+        false,
+        512,
+        "vmovdqa64 load + store",
+        seq_copy_512_avx512f,
+    ),
+    k(
+        "seq_copy_32_nt_scalar",
+        Copy,
+        32,
+        true,
+        32,
+        "mov r32 load + movnti store + sfence",
+        seq_copy_32_nt_scalar,
+    ),
+    k(
+        "seq_copy_64_nt_scalar",
+        Copy,
+        64,
+        true,
+        64,
+        "mov r64 load + movnti store + sfence",
+        seq_copy_64_nt_scalar,
+    ),
+    k(
+        "seq_copy_128_nt_sse2",
+        Copy,
+        128,
+        true,
+        128,
+        "movdqa load + movntdq store + sfence",
+        seq_copy_128_nt_sse2,
+    ),
+    k(
+        "seq_copy_256_nt_avx2",
+        Copy,
+        256,
+        true,
+        256,
+        "vmovdqa load + vmovntdq store + sfence",
+        seq_copy_256_nt_avx2,
+    ),
+    k(
+        "seq_copy_512_nt_avx512f",
+        Copy,
+        512,
+        true,
+        512,
+        "vmovdqa64 load + vmovntdq store + sfence",
+        seq_copy_512_nt_avx512f,
+    ),
     Kernel {
         name: "rep_movsb",
         op: Copy,
@@ -441,7 +744,8 @@ pub static KERNELS_AND_LIBC: &[Kernel] = &[
         pattern: Pattern::Seq,
         granule: 1,
         align: 1,
-        description: "rep movsb (microcoded; ERMS/FSRM pick the strategy, may avoid RFO at large sizes)",
+        description:
+            "rep movsb (microcoded; ERMS/FSRM pick the strategy, may avoid RFO at large sizes)",
         func: rep_movsb,
     },
     Kernel {

@@ -87,8 +87,8 @@ pub fn measure_case(
         index: None,
     };
     let min = opts.min_sample.as_secs_f64();
-    // Calibrate: grow until one call lasts ≥ min_sample. Aim 10 % over so
-    // the sample does not fall just short on the next call.
+    // Calibrate: grow until one call lasts ≥ min_sample. Aim 5 % over so
+    // the next call does not fall just short.
     loop {
         if stop.load(Ordering::Relaxed) {
             return Err(Interrupted);
@@ -97,7 +97,11 @@ pub fn measure_case(
         if secs >= min || job.reps >= 1 << 40 {
             break;
         }
-        let factor = if secs > 0.0 { (min / secs) * 1.1 } else { 16.0 };
+        let factor = if secs > 0.0 {
+            (min / secs) * 1.05
+        } else {
+            16.0
+        };
         let next = (job.reps as f64 * factor.clamp(1.5, 1000.0)).ceil() as u64;
         job.reps = next.max(job.reps + 1);
     }

@@ -24,7 +24,30 @@ pub struct Features {
 }
 
 impl Features {
+    /// Detect, then hide the features named in `BWSCOPE_DISABLE_ISA`
+    /// (comma-separated, e.g. `avx512f,avx2`). That lets a user compare
+    /// narrower code paths and lets tests exercise the `skipped` path on a
+    /// CPU that has everything.
     pub fn detect() -> Features {
+        let mut f = Features::detect_raw();
+        if let Ok(list) = std::env::var("BWSCOPE_DISABLE_ISA") {
+            for name in list.split(',').map(str::trim) {
+                match name {
+                    "sse2" => f.sse2 = false,
+                    "avx" => f.avx = false,
+                    "avx2" => f.avx2 = false,
+                    "avx512f" => f.avx512f = false,
+                    "avx512bw" => f.avx512bw = false,
+                    "erms" => f.erms = false,
+                    "fsrm" => f.fsrm = false,
+                    _ => {}
+                }
+            }
+        }
+        f
+    }
+
+    fn detect_raw() -> Features {
         #[cfg(target_arch = "x86_64")]
         {
             let c = CpuId::new();
