@@ -50,6 +50,18 @@ fn cases(k: &Kernel, rng: &mut XorShift64) -> Vec<(usize, usize)> {
     v
 }
 
+/// Guard check: nothing outside `[off, off + len)` changed.
+fn assert_outside_untouched(before: &[u8], after: &[u8], off: usize, len: usize, ctx: &str) {
+    assert!(
+        after[..off] == before[..off],
+        "{ctx}: wrote before its region"
+    );
+    assert!(
+        after[off + len..] == before[off + len..],
+        "{ctx}: wrote past its region"
+    );
+}
+
 fn check_kernel(k: &'static Kernel) {
     let mut rng = XorShift64::new(k.name.len() as u64 * 7919);
     for (off, len) in cases(k, &mut rng) {
@@ -96,28 +108,14 @@ fn check_kernel(k: &'static Kernel) {
                         "{ctx}: byte {i} not written"
                     );
                 }
-                assert!(
-                    after[..dst_off] == before[..dst_off],
-                    "{ctx}: wrote before its region"
-                );
-                assert!(
-                    after[dst_off + len..] == before[dst_off + len..],
-                    "{ctx}: wrote past its region"
-                );
+                assert_outside_untouched(&before, after, dst_off, len, &ctx);
             }
             Op::Copy => {
                 assert!(
                     after[dst_off..dst_off + len] == before[src_off..src_off + len],
                     "{ctx}: copy differs"
                 );
-                assert!(
-                    after[..dst_off] == before[..dst_off],
-                    "{ctx}: wrote before its region"
-                );
-                assert!(
-                    after[dst_off + len..] == before[dst_off + len..],
-                    "{ctx}: wrote past its region"
-                );
+                assert_outside_untouched(&before, after, dst_off, len, &ctx);
             }
         }
     }
