@@ -451,6 +451,10 @@ pub fn render(run: &Run) -> String {
         };
         let be = match r.extra.get("break_even").and_then(|v| v.as_str()) {
             Some("passes") => r.extra.get("break_even_passes").map_or("?".into(), |v| v.to_string()),
+            Some("never") => match r.extra.get("ahead_for_passes").and_then(|v| v.as_u64()) {
+                Some(n) => format!("never (ahead for {})", n),
+                None => "never".into(),
+            },
             Some(s) => s.to_string(),
             None => "-".into(),
         };
