@@ -23,7 +23,9 @@ fn have(cmd: &str) -> bool {
 }
 
 fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vm-memtype").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/vm-memtype")
+        .join(name)
 }
 
 fn target_dir() -> PathBuf {
@@ -45,9 +47,15 @@ fn device_wc_and_uc_in_a_qemu_guest() {
         return;
     }
     let cache = std::env::var("BWSCOPE_VM_CACHE").unwrap_or_else(|_| "/var/tmp/bwscope-vm".into());
-    let k = Command::new(script("get-kernel.sh")).arg(&cache).output().unwrap();
+    let k = Command::new(script("get-kernel.sh"))
+        .arg(&cache)
+        .output()
+        .unwrap();
     if !k.status.success() {
-        eprintln!("skipping: no guest kernel: {}", String::from_utf8_lossy(&k.stderr).trim());
+        eprintln!(
+            "skipping: no guest kernel: {}",
+            String::from_utf8_lossy(&k.stderr).trim()
+        );
         return;
     }
     let kernel = String::from_utf8_lossy(&k.stdout).trim().to_string();
@@ -56,7 +64,11 @@ fn device_wc_and_uc_in_a_qemu_guest() {
         .env_remove("RUSTFLAGS")
         .output()
         .unwrap();
-    assert!(b.status.success(), "static build failed: {}", String::from_utf8_lossy(&b.stderr));
+    assert!(
+        b.status.success(),
+        "static build failed: {}",
+        String::from_utf8_lossy(&b.stderr)
+    );
     let bin = String::from_utf8_lossy(&b.stdout).trim().to_string();
 
     let work = tempfile::tempdir().unwrap();
@@ -68,9 +80,16 @@ fn device_wc_and_uc_in_a_qemu_guest() {
     let log = String::from_utf8_lossy(&out.stdout).to_string();
     let host_bytes = std::fs::read(&shm);
     let _ = std::fs::remove_file(&shm);
-    assert!(out.status.success(), "qemu failed: {}\n{log}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "qemu failed: {}\n{log}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     eprintln!("{log}");
-    assert!(log.contains("BWSCOPE-VM: ivshmem at"), "no ivshmem device in the guest:\n{log}");
+    assert!(
+        log.contains("BWSCOPE-VM: ivshmem at"),
+        "no ivshmem device in the guest:\n{log}"
+    );
 
     // Refusals, each exit 2 with a message naming the cause.
     for (name, needle) in [
@@ -90,13 +109,24 @@ fn device_wc_and_uc_in_a_qemu_guest() {
     // The measured run.
     let begin = log.find("BWSCOPE-JSON-BEGIN").expect("JSON begin marker");
     let end = log.find("BWSCOPE-JSON-END rc=").expect("JSON end marker");
-    assert!(log[end..].starts_with("BWSCOPE-JSON-END rc=0"), "{}", &log[end..]);
+    assert!(
+        log[end..].starts_with("BWSCOPE-JSON-END rc=0"),
+        "{}",
+        &log[end..]
+    );
     let json = &log[begin + "BWSCOPE-JSON-BEGIN".len()..end];
-    let run: serde_json::Value = serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let run: serde_json::Value =
+        serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{e}: {json}"));
     let recs = run["records"].as_array().unwrap();
-    let kinds: Vec<&str> = recs.iter().map(|r| r["memory"]["kind"].as_str().unwrap()).collect();
+    let kinds: Vec<&str> = recs
+        .iter()
+        .map(|r| r["memory"]["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(kinds, ["regular", "device-uc", "device-wc"]);
-    for (r, pat, file) in [(&recs[1], "uncached-minus", "resource2"), (&recs[2], "write-combining", "resource2_wc")] {
+    for (r, pat, file) in [
+        (&recs[1], "uncached-minus", "resource2"),
+        (&recs[2], "write-combining", "resource2_wc"),
+    ] {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["extra"]["data_verified"], true);
         assert_eq!(r["extra"]["pat_type"], pat, "{r}");
@@ -115,5 +145,8 @@ fn device_wc_and_uc_in_a_qemu_guest() {
         .chunks_exact(8)
         .position(|w| u64::from_ne_bytes(w.try_into().unwrap()) != rng.next_u64());
     assert_eq!(mismatch, None, "host copy differs at word {:?}", mismatch);
-    assert!(bytes[n..].iter().all(|&b| b == 0), "nothing written past --size");
+    assert!(
+        bytes[n..].iter().all(|&b| b == 0),
+        "nothing written past --size"
+    );
 }

@@ -52,7 +52,9 @@ pub struct DeviceSpec {
 
 /// Parse one line of a PCI device's `resource` file: start, end, flags.
 pub fn parse_resource_line(line: &str) -> Option<(u64, u64, u64)> {
-    let mut it = line.split_whitespace().map(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16));
+    let mut it = line
+        .split_whitespace()
+        .map(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16));
     Some((it.next()?.ok()?, it.next()?.ok()?, it.next()?.ok()?))
 }
 
@@ -72,7 +74,8 @@ fn bar_of(name: &str) -> Option<(usize, bool)> {
 /// Decide whether `path` names device memory bwscope may write, and where
 /// it lies. Err is a one-line reason (the caller names the flag).
 pub fn identify(path: &str) -> Result<DeviceSpec, String> {
-    let resolved = std::fs::canonicalize(path).map_err(|e| format!("cannot open '{}': {}", path, e))?;
+    let resolved =
+        std::fs::canonicalize(path).map_err(|e| format!("cannot open '{}': {}", path, e))?;
     let name = resolved.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let refuse = || {
         format!(
@@ -87,15 +90,23 @@ pub fn identify(path: &str) -> Result<DeviceSpec, String> {
         }
         return identify_bar(path, &resolved, dir, bar, wc);
     }
-    let meta = std::fs::metadata(&resolved).map_err(|e| format!("cannot stat '{}': {}", path, e))?;
+    let meta =
+        std::fs::metadata(&resolved).map_err(|e| format!("cannot stat '{}': {}", path, e))?;
     if meta.file_type().is_char_device() && libc::major(meta.rdev()) == FB_MAJOR {
         return identify_fb(path, &resolved);
     }
     Err(refuse())
 }
 
-fn identify_bar(path: &str, resolved: &Path, dir: &Path, bar: usize, wc: bool) -> Result<DeviceSpec, String> {
-    let res = std::fs::read_to_string(dir.join("resource")).map_err(|e| format!("cannot read {}/resource: {}", dir.display(), e))?;
+fn identify_bar(
+    path: &str,
+    resolved: &Path,
+    dir: &Path,
+    bar: usize,
+    wc: bool,
+) -> Result<DeviceSpec, String> {
+    let res = std::fs::read_to_string(dir.join("resource"))
+        .map_err(|e| format!("cannot read {}/resource: {}", dir.display(), e))?;
     let (start, end, flags) = res
         .lines()
         .nth(bar)
@@ -103,7 +114,10 @@ fn identify_bar(path: &str, resolved: &Path, dir: &Path, bar: usize, wc: bool) -
         .ok_or_else(|| format!("{}/resource has no line for BAR {}", dir.display(), bar))?;
     let slot = dir.file_name().and_then(|n| n.to_str()).unwrap_or("?");
     if flags & IORESOURCE_IO != 0 || flags & IORESOURCE_MEM == 0 {
-        return Err(format!("'{}' is BAR {} of {}, an I/O-port BAR (flags {:#x}), not memory: refused", path, bar, slot, flags));
+        return Err(format!(
+            "'{}' is BAR {} of {}, an I/O-port BAR (flags {:#x}), not memory: refused",
+            path, bar, slot, flags
+        ));
     }
     if flags & IORESOURCE_PREFETCH == 0 {
         return Err(format!(
@@ -112,7 +126,10 @@ fn identify_bar(path: &str, resolved: &Path, dir: &Path, bar: usize, wc: bool) -
         ));
     }
     if end <= start {
-        return Err(format!("'{}': BAR {} of {} is not assigned an address", path, bar, slot));
+        return Err(format!(
+            "'{}': BAR {} of {} is not assigned an address",
+            path, bar, slot
+        ));
     }
     if let Ok(en) = std::fs::read_to_string(dir.join("enable")) {
         if en.trim() == "0" {
@@ -131,7 +148,10 @@ fn identify_bar(path: &str, resolved: &Path, dir: &Path, bar: usize, wc: bool) -
         phys_start: start,
         size: end - start + 1,
         flags: Some(flags),
-        what: format!("PCI {} BAR {} (prefetchable memory, flags {:#x})", slot, bar, flags),
+        what: format!(
+            "PCI {} BAR {} (prefetchable memory, flags {:#x})",
+            slot, bar, flags
+        ),
     })
 }
 
@@ -150,11 +170,16 @@ fn identify_fb(path: &str, resolved: &Path) -> Result<DeviceSpec, String> {
             std::io::Error::last_os_error()
         ));
     }
-    let id = String::from_utf8_lossy(&fix[..16]).trim_end_matches('\0').to_string();
+    let id = String::from_utf8_lossy(&fix[..16])
+        .trim_end_matches('\0')
+        .to_string();
     let start = u64::from_ne_bytes(fix[16..24].try_into().expect("8 bytes"));
     let len = u32::from_ne_bytes(fix[24..28].try_into().expect("4 bytes")) as u64;
     if len == 0 {
-        return Err(format!("'{}': framebuffer '{}' reports no memory (smem_len 0)", path, id));
+        return Err(format!(
+            "'{}': framebuffer '{}' reports no memory (smem_len 0)",
+            path, id
+        ));
     }
     Ok(DeviceSpec {
         path: path.into(),
@@ -246,9 +271,13 @@ pub fn parse_pat(text: &str, start: u64, len: u64) -> Vec<String> {
         let Some(a) = l.find("[mem ") else { continue };
         let rest = &l[a + 5..];
         let Some(b) = rest.find(']') else { continue };
-        let Some((lo, hi)) = rest[..b].split_once('-') else { continue };
+        let Some((lo, hi)) = rest[..b].split_once('-') else {
+            continue;
+        };
         let p = |s: &str| u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok();
-        let (Some(lo), Some(hi)) = (p(lo), p(hi)) else { continue };
+        let (Some(lo), Some(hi)) = (p(lo), p(hi)) else {
+            continue;
+        };
         let ty = rest[b + 1..].trim().to_string();
         if lo < end && start < hi && !ty.is_empty() && !out.contains(&ty) {
             out.push(ty);
@@ -288,12 +317,18 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_device_memory() {
-        assert!(identify("/proc/self/status").unwrap_err().contains("neither a PCI BAR"));
-        assert!(identify("/nonexistent/resource0").unwrap_err().contains("cannot open"));
+        assert!(identify("/proc/self/status")
+            .unwrap_err()
+            .contains("neither a PCI BAR"));
+        assert!(identify("/nonexistent/resource0")
+            .unwrap_err()
+            .contains("cannot open"));
         // A regular file named like a BAR outside sysfs is refused too.
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("resource0_wc");
         std::fs::write(&p, b"x").unwrap();
-        assert!(identify(p.to_str().unwrap()).unwrap_err().contains("neither a PCI BAR"));
+        assert!(identify(p.to_str().unwrap())
+            .unwrap_err()
+            .contains("neither a PCI BAR"));
     }
 }

@@ -11,7 +11,9 @@ use crate::report::model::MemoryInfo;
 use crate::util::units::format_bytes;
 
 fn read(p: &str) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// The sysfs directory of the hugetlb pool with pages of `page_bytes`.
@@ -87,17 +89,19 @@ pub fn check_lockable(bytes: u64) -> Result<(), String> {
         rlim_max: 0,
     };
     // SAFETY: getrlimit fills the struct.
-    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut rl) } != 0 || rl.rlim_cur == libc::RLIM_INFINITY {
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut rl) } != 0
+        || rl.rlim_cur == libc::RLIM_INFINITY
+    {
         return Ok(());
     }
     let used = locked_now();
-    let allowed = (rl.rlim_cur as u64).saturating_sub(used);
+    let allowed = rl.rlim_cur.saturating_sub(used);
     if bytes > allowed {
         return Err(format!(
             "locking {} needs RLIMIT_MEMLOCK of at least {} but it is {} ({} already locked): short by {}; raise it (ulimit -l {}) or run with CAP_IPC_LOCK",
             format_bytes(bytes),
             format_bytes(bytes + used),
-            format_bytes(rl.rlim_cur as u64),
+            format_bytes(rl.rlim_cur),
             format_bytes(used),
             format_bytes(bytes - allowed),
             (bytes + used).div_ceil(1024)
@@ -148,7 +152,9 @@ pub fn check_available(kind: PageKind, bytes: u64, buffers: u64) -> Result<(), S
 /// asked for. Ok holds a short description of what was verified.
 pub fn verify(kind: PageKind, info: &MemoryInfo, len: usize) -> Result<String, String> {
     let Some(page) = info.page_bytes else {
-        return Err("the mapping was not found in /proc/self/smaps, so its pages cannot be verified".into());
+        return Err(
+            "the mapping was not found in /proc/self/smaps, so its pages cannot be verified".into(),
+        );
     };
     let thp = info.thp_fraction.unwrap_or(0.0);
     let locked = info.locked_fraction.unwrap_or(0.0);
@@ -209,8 +215,12 @@ mod tests {
             thp_fraction: Some(0.0),
             locked_fraction: Some(0.0),
         };
-        assert!(verify(PageKind::Hugetlb2M, &info, 4 << 20).unwrap_err().contains("KernelPageSize 4 KiB"));
-        assert!(verify(PageKind::Locked, &info, 4 << 20).unwrap_err().contains("Locked"));
+        assert!(verify(PageKind::Hugetlb2M, &info, 4 << 20)
+            .unwrap_err()
+            .contains("KernelPageSize 4 KiB"));
+        assert!(verify(PageKind::Locked, &info, 4 << 20)
+            .unwrap_err()
+            .contains("Locked"));
         assert!(verify(PageKind::Thp, &info, 4 << 20).is_err());
         assert!(verify(PageKind::Regular, &info, 4 << 20).is_ok());
         let huge = MemoryInfo {
@@ -225,7 +235,10 @@ mod tests {
     fn a_huge_pool_request_names_the_knob() {
         // More pages than any CI machine reserves.
         let e = check_available(PageKind::Hugetlb2M, 1 << 40, 1).unwrap_err();
-        assert!(e.contains("vm.nr_hugepages") || e.contains("no 2 MiB huge pages"), "{e}");
+        assert!(
+            e.contains("vm.nr_hugepages") || e.contains("no 2 MiB huge pages"),
+            "{e}"
+        );
         let e = check_available(PageKind::Hugetlb1G, 1 << 40, 1).unwrap_err();
         assert!(e.contains("hugepages-1048576kB"), "{e}");
     }
@@ -245,13 +258,19 @@ mod tests {
     #[test]
     fn hugetlb_buffer_has_huge_pages_when_reserved() {
         if check_available(PageKind::Hugetlb2M, 4 << 20, 1).is_err() {
-            eprintln!("skipping: no free 2 MiB huge pages (sysctl -w vm.nr_hugepages=64 to run this)");
+            eprintln!(
+                "skipping: no free 2 MiB huge pages (sysctl -w vm.nr_hugepages=64 to run this)"
+            );
             return;
         }
         let b = crate::memory::Buffer::new(4 << 20, PageKind::Hugetlb2M, 3).unwrap();
         assert_eq!(b.as_ptr() as usize % (2 << 20), 0);
         verify(PageKind::Hugetlb2M, &b.memory_info(), b.len()).unwrap();
-        let zeros = b.as_slice().chunks(8).filter(|c| c.iter().all(|&x| x == 0)).count();
+        let zeros = b
+            .as_slice()
+            .chunks(8)
+            .filter(|c| c.iter().all(|&x| x == 0))
+            .count();
         assert!(zeros < 4);
     }
 }

@@ -167,10 +167,8 @@ pub fn run(plan: &CachePlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) ->
     let max = *plan.sizes.iter().max().expect("sizes");
     // Room for a copy's second stream offset (see team::dst_offset).
     let buffer = max as usize + 4096;
-    if plan.first_use {
-        if super::first_use::run(plan, host, sink, stop)? {
-            return Ok(true);
-        }
+    if plan.first_use && super::first_use::run(plan, host, sink, stop)? {
+        return Ok(true);
     }
     let team = Team::spawn(&plan.cpus, buffer, page_kind(plan.memory))?;
     let mem = team.memory().first().cloned();

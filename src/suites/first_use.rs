@@ -25,7 +25,12 @@ pub const REPETITIONS: usize = 3;
 pub fn widest(host: &Host, op: Op) -> Option<&'static Kernel> {
     kernels::registry()
         .iter()
-        .filter(|k| k.op == op && k.name.starts_with("seq_") && !k.nontemporal && k.supported(&host.features))
+        .filter(|k| {
+            k.op == op
+                && k.name.starts_with("seq_")
+                && !k.nontemporal
+                && k.supported(&host.features)
+        })
         .max_by_key(|k| k.width_bits)
 }
 
@@ -39,7 +44,11 @@ pub struct FirstUse {
 
 /// Map `len` bytes of `kind` and time map, first and second write pass
 /// with kernel `k` (a write kernel) on the calling thread.
-pub fn time_first_use(k: &'static Kernel, len: usize, kind: PageKind) -> Result<(FirstUse, MemoryInfo), crate::error::UserError> {
+pub fn time_first_use(
+    k: &'static Kernel,
+    len: usize,
+    kind: PageKind,
+) -> Result<(FirstUse, MemoryInfo), crate::error::UserError> {
     let stream = len - len % k.granule;
     let t0 = Instant::now();
     let mut b = Buffer::map(len, kind)?;
@@ -66,10 +75,19 @@ pub fn time_first_use(k: &'static Kernel, len: usize, kind: PageKind) -> Result<
 
 /// Time first use at every size of the plan, on the plan's first cpu.
 /// Returns true when interrupted.
-pub fn run(plan: &super::cache::CachePlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) -> anyhow::Result<bool> {
+pub fn run(
+    plan: &super::cache::CachePlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &AtomicBool,
+) -> anyhow::Result<bool> {
     let kind = super::cache::page_kind(plan.memory);
     let Some(k) = widest(host, Op::Write) else {
-        sink.push(Record::skipped("cache", "first_use", "no sequential write kernel runs here"))?;
+        sink.push(Record::skipped(
+            "cache",
+            "first_use",
+            "no sequential write kernel runs here",
+        ))?;
         return Ok(false);
     };
     let cpu = plan.cpus[0];
@@ -95,7 +113,11 @@ pub fn run(plan: &super::cache::CachePlan, host: &Host, sink: &mut Sink, stop: &
         let reps = match res {
             Ok(Ok(v)) => v,
             Ok(Err(e)) => {
-                sink.push(Record::skipped("cache", k.name, format!("first use at {}: {}", size, e)))?;
+                sink.push(Record::skipped(
+                    "cache",
+                    k.name,
+                    format!("first use at {}: {}", size, e),
+                ))?;
                 continue;
             }
             Err(_) => anyhow::bail!("first-use worker panicked"),
@@ -105,7 +127,13 @@ pub fn run(plan: &super::cache::CachePlan, host: &Host, sink: &mut Sink, stop: &
     Ok(false)
 }
 
-fn record(k: &'static Kernel, stream: usize, reps: &[(FirstUse, MemoryInfo)], host: &Host, cpu: u32) -> Record {
+fn record(
+    k: &'static Kernel,
+    stream: usize,
+    reps: &[(FirstUse, MemoryInfo)],
+    host: &Host,
+    cpu: u32,
+) -> Record {
     let bytes = stream as u64;
     let samples: Vec<Sample> = reps
         .iter()
@@ -114,11 +142,22 @@ fn record(k: &'static Kernel, stream: usize, reps: &[(FirstUse, MemoryInfo)], ho
             bytes,
         })
         .collect();
-    let rates: Vec<f64> = samples.iter().map(|s| s.bytes as f64 / s.seconds / 1e9).collect();
-    let steady: Vec<f64> = reps.iter().map(|(f, _)| bytes as f64 / f.second / 1e9).collect();
-    let col = |g: fn(&FirstUse) -> f64| serde_json::json!(reps.iter().map(|(f, _)| g(f)).collect::<Vec<f64>>());
+    let rates: Vec<f64> = samples
+        .iter()
+        .map(|s| s.bytes as f64 / s.seconds / 1e9)
+        .collect();
+    let steady: Vec<f64> = reps
+        .iter()
+        .map(|(f, _)| bytes as f64 / f.second / 1e9)
+        .collect();
+    let col = |g: fn(&FirstUse) -> f64| {
+        serde_json::json!(reps.iter().map(|(f, _)| g(f)).collect::<Vec<f64>>())
+    };
     let mib = bytes as f64 / (1u64 << 20) as f64;
-    let mut per_mib: Vec<f64> = reps.iter().map(|(f, _)| (f.map + f.first) * 1e3 / mib).collect();
+    let mut per_mib: Vec<f64> = reps
+        .iter()
+        .map(|(f, _)| (f.map + f.first) * 1e3 / mib)
+        .collect();
     per_mib.sort_by(f64::total_cmp);
     let mut r = Record {
         suite: "cache".into(),
@@ -146,7 +185,13 @@ fn record(k: &'static Kernel, stream: usize, reps: &[(FirstUse, MemoryInfo)], ho
     e.insert("map_seconds".into(), col(|f| f.map));
     e.insert("first_pass_seconds".into(), col(|f| f.first));
     e.insert("second_pass_seconds".into(), col(|f| f.second));
-    e.insert("first_use_ms_per_mib".into(), serde_json::json!(per_mib[per_mib.len() / 2]));
-    e.insert("steady_gbps".into(), serde_json::json!(stats::summarize(&steady, true)));
+    e.insert(
+        "first_use_ms_per_mib".into(),
+        serde_json::json!(per_mib[per_mib.len() / 2]),
+    );
+    e.insert(
+        "steady_gbps".into(),
+        serde_json::json!(stats::summarize(&steady, true)),
+    );
     r
 }

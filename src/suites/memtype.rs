@@ -84,12 +84,17 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
                 _ => return Err(UserError::flag("--kernel", format!("'{}' names {} kernels; name exactly one copy kernel", spec, ks.len()))),
             }
         }
-        None => super::first_use::widest(host, Op::Copy).ok_or_else(|| UserError::flag("--kernel", "no copy kernel runs on this cpu"))?,
+        None => super::first_use::widest(host, Op::Copy)
+            .ok_or_else(|| UserError::flag("--kernel", "no copy kernel runs on this cpu"))?,
     };
     if let Some(r) = copy.skip_reason(&host.features) {
-        return Err(UserError::flag("--kernel", format!("{} cannot run here: {}", copy.name, r)));
+        return Err(UserError::flag(
+            "--kernel",
+            format!("{} cannot run here: {}", copy.name, r),
+        ));
     }
-    let read = super::first_use::widest(host, Op::Read).ok_or_else(|| UserError::flag("--kernel", "no read kernel runs on this cpu"))?;
+    let read = super::first_use::widest(host, Op::Read)
+        .ok_or_else(|| UserError::flag("--kernel", "no read kernel runs on this cpu"))?;
     let raw = match &a.size {
         Some(s) => parse_size(s).map_err(|e| UserError::flag("--size", e.to_string()))?,
         None => 32 << 20,
@@ -97,7 +102,15 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
     let gran = copy.granule.max(read.granule).max(64) as u64;
     let size = raw - raw % gran;
     if size == 0 {
-        return Err(UserError::flag("--size", format!("{} is below one {}-byte block of the kernels; use at least {}", format_bytes(raw), gran, gran)));
+        return Err(UserError::flag(
+            "--size",
+            format!(
+                "{} is below one {}-byte block of the kernels; use at least {}",
+                format_bytes(raw),
+                gran,
+                gran
+            ),
+        ));
     }
     let passes = a.passes.unwrap_or(20);
     if passes == 0 || passes > 100_000 {
@@ -105,11 +118,21 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
     }
     let read_passes = a.read_passes.unwrap_or(5);
     if read_passes == 0 || read_passes > 100_000 {
-        return Err(UserError::flag("--read-passes", "must be between 1 and 100000"));
+        return Err(UserError::flag(
+            "--read-passes",
+            "must be between 1 and 100000",
+        ));
     }
     let cpu = match a.cpu {
         Some(c) if !host.allowed_cpus.contains(&c) => {
-            return Err(UserError::flag("--cpu", format!("cpu {} is offline or not allowed (allowed: {})", c, crate::platform::topology::format_cpu_list(&host.allowed_cpus))))
+            return Err(UserError::flag(
+                "--cpu",
+                format!(
+                    "cpu {} is offline or not allowed (allowed: {})",
+                    c,
+                    crate::platform::topology::format_cpu_list(&host.allowed_cpus)
+                ),
+            ))
         }
         Some(c) => c,
         None => super::default_cpu_order(host).first().copied().unwrap_or(0),
@@ -118,7 +141,11 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
     if !a.device_mem.is_empty() && !a.allow_device_writes {
         return Err(UserError::flag(
             "--device-mem",
-            format!("this overwrites the first {} of {}; add --allow-device-writes to confirm", format_bytes(size), a.device_mem.join(", ")),
+            format!(
+                "this overwrites the first {} of {}; add --allow-device-writes to confirm",
+                format_bytes(size),
+                a.device_mem.join(", ")
+            ),
         ));
     }
     let mut devices = Vec::new();
@@ -127,7 +154,14 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
         if size > d.size {
             return Err(UserError::flag(
                 "--size",
-                format!("{} is larger than {} ({}, {}); use --size {} or less", format_bytes(size), p, d.what, format_bytes(d.size), format_bytes(d.size)),
+                format!(
+                    "{} is larger than {} ({}, {}); use --size {} or less",
+                    format_bytes(size),
+                    p,
+                    d.what,
+                    format_bytes(d.size),
+                    format_bytes(d.size)
+                ),
             ));
         }
         devices.push(d);
@@ -135,25 +169,42 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
     let mut cases: Vec<Case> = Vec::new();
     match &a.kinds {
         None => {
-            cases.extend(PageKind::ALL.iter().map(|&k| Case { target: Target::Anon(k), explicit: false }));
-            cases.extend(devices.iter().map(|d| Case { target: Target::Device(d.clone()), explicit: true }));
+            cases.extend(PageKind::ALL.iter().map(|&k| Case {
+                target: Target::Anon(k),
+                explicit: false,
+            }));
+            cases.extend(devices.iter().map(|d| Case {
+                target: Target::Device(d.clone()),
+                explicit: true,
+            }));
         }
         Some(list) => {
             for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 if let Some(k) = PageKind::parse(item) {
                     kind::check_available(k, size, 1).map_err(|m| UserError::flag("--kinds", m))?;
-                    cases.push(Case { target: Target::Anon(k), explicit: true });
-                } else if let Some(dk) = DEVICE_KINDS.iter().find(|d| d.eq_ignore_ascii_case(item)) {
-                    let matching: Vec<&DeviceSpec> = devices.iter().filter(|d| d.kind == *dk).collect();
+                    cases.push(Case {
+                        target: Target::Anon(k),
+                        explicit: true,
+                    });
+                } else if let Some(dk) = DEVICE_KINDS.iter().find(|d| d.eq_ignore_ascii_case(item))
+                {
+                    let matching: Vec<&DeviceSpec> =
+                        devices.iter().filter(|d| d.kind == *dk).collect();
                     if matching.is_empty() {
                         let want = match *dk {
                             "device-wc" => "a .../resourceN_wc file of a prefetchable PCI BAR",
                             "device-uc" => "a .../resourceN file of a prefetchable PCI BAR",
                             _ => "a framebuffer /dev/fbN",
                         };
-                        return Err(UserError::flag("--kinds", format!("{} needs --device-mem naming {}", dk, want)));
+                        return Err(UserError::flag(
+                            "--kinds",
+                            format!("{} needs --device-mem naming {}", dk, want),
+                        ));
                     }
-                    cases.extend(matching.into_iter().map(|d| Case { target: Target::Device(d.clone()), explicit: true }));
+                    cases.extend(matching.into_iter().map(|d| Case {
+                        target: Target::Device(d.clone()),
+                        explicit: true,
+                    }));
                 } else {
                     return Err(UserError::flag(
                         "--kinds",
@@ -168,9 +219,23 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
     }
     // Regular is the baseline of the break-even count: always first.
     cases.retain(|c| !matches!(c.target, Target::Anon(PageKind::Regular)));
-    cases.insert(0, Case { target: Target::Anon(PageKind::Regular), explicit: true });
+    cases.insert(
+        0,
+        Case {
+            target: Target::Anon(PageKind::Regular),
+            explicit: true,
+        },
+    );
     super::check_memory(size as u64 * 2 + (8 << 20), "--size")?;
-    Ok(MemtypePlan { size: size as usize, passes, read_passes, copy, read, cpu, cases })
+    Ok(MemtypePlan {
+        size: size as usize,
+        passes,
+        read_passes,
+        copy,
+        read,
+        cpu,
+        cases,
+    })
 }
 
 /// Passes after which `kind`'s total time (first + (n-1)·mean) is no longer
@@ -270,7 +335,9 @@ fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome {
             )
         }
     };
-    let passes: Vec<f64> = (0..plan.passes).map(|_| copy_once(plan.copy, src.as_ptr(), dst, n)).collect();
+    let passes: Vec<f64> = (0..plan.passes)
+        .map(|_| copy_once(plan.copy, src.as_ptr(), dst, n))
+        .collect();
     let mut reads = Vec::with_capacity(plan.read_passes);
     let mut sums = Vec::new();
     for _ in 0..plan.read_passes {
@@ -285,18 +352,35 @@ fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome {
     // SAFETY: dst holds n initialised bytes (just copied).
     let got = unsafe { std::slice::from_raw_parts(dst as *const u8, n) };
     if let Some(off) = got.iter().zip(src.as_slice()).position(|(a, b)| a != b) {
-        return Outcome::Failed(format!("{}: read back differs from what was written at byte {}", case.target.label(), off));
+        return Outcome::Failed(format!(
+            "{}: read back differs from what was written at byte {}",
+            case.target.label(),
+            off
+        ));
     }
     let pat = match &case.target {
         Target::Device(d) => Some(device::pat_types(d.phys_start, n as u64)),
         _ => None,
     };
     drop(m);
-    Outcome::Done(Box::new(Timed { setup, first, passes, reads, info, verified, pat }))
+    Outcome::Done(Box::new(Timed {
+        setup,
+        first,
+        passes,
+        reads,
+        info,
+        verified,
+        pat,
+    }))
 }
 
 /// Run every case, pushing a record each. True when interrupted.
-pub fn run(plan: &MemtypePlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) -> anyhow::Result<bool> {
+pub fn run(
+    plan: &MemtypePlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &AtomicBool,
+) -> anyhow::Result<bool> {
     team::pin_current(plan.cpu).map_err(|e| UserError::flag("--cpu", e))?;
     let src = Buffer::new(plan.size, PageKind::Regular, 0x5eed)?;
     let mut baseline: Option<(f64, f64)> = None;
@@ -316,7 +400,10 @@ pub fn run(plan: &MemtypePlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) 
             Outcome::Skipped(reason) => skipped(plan, &label, reason),
             Outcome::Failed(msg) => {
                 let mut r = Record::error("memtype", plan.copy.name, msg);
-                r.memory = Some(MemoryInfo { kind: label, ..MemoryInfo::default() });
+                r.memory = Some(MemoryInfo {
+                    kind: label,
+                    ..MemoryInfo::default()
+                });
                 r
             }
         };
@@ -327,14 +414,30 @@ pub fn run(plan: &MemtypePlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) 
 
 fn skipped(plan: &MemtypePlan, label: &str, reason: String) -> Record {
     let mut r = Record::skipped("memtype", plan.copy.name, reason);
-    r.memory = Some(MemoryInfo { kind: label.into(), ..MemoryInfo::default() });
+    r.memory = Some(MemoryInfo {
+        kind: label.into(),
+        ..MemoryInfo::default()
+    });
     r
 }
 
-fn record(plan: &MemtypePlan, case: &Case, t: &Timed, host: &Host, baseline: &mut Option<(f64, f64)>) -> Record {
+fn record(
+    plan: &MemtypePlan,
+    case: &Case,
+    t: &Timed,
+    host: &Host,
+    baseline: &mut Option<(f64, f64)>,
+) -> Record {
     let n = plan.size as u64;
     let k = plan.copy;
-    let samples: Vec<Sample> = t.passes.iter().map(|&s| Sample { seconds: s, bytes: 2 * n }).collect();
+    let samples: Vec<Sample> = t
+        .passes
+        .iter()
+        .map(|&s| Sample {
+            seconds: s,
+            bytes: 2 * n,
+        })
+        .collect();
     let rates: Vec<f64> = t.passes.iter().map(|s| 2.0 * n as f64 / s / 1e9).collect();
     let payload: Vec<f64> = t.passes.iter().map(|s| n as f64 / s / 1e9).collect();
     let reads: Vec<f64> = t.reads.iter().map(|s| n as f64 / s / 1e9).collect();
@@ -369,13 +472,22 @@ fn record(plan: &MemtypePlan, case: &Case, t: &Timed, host: &Host, baseline: &mu
     e.insert("setup_seconds".into(), j(t.setup));
     e.insert("first_pass_seconds".into(), j(t.first));
     e.insert("first_total_seconds".into(), j(total));
-    e.insert("first_total_ms_per_mib".into(), j(total * 1e3 / (n as f64 / (1u64 << 20) as f64)));
-    e.insert("first_pass_payload_gbps".into(), j(n as f64 / t.first / 1e9));
+    e.insert(
+        "first_total_ms_per_mib".into(),
+        j(total * 1e3 / (n as f64 / (1u64 << 20) as f64)),
+    );
+    e.insert(
+        "first_pass_payload_gbps".into(),
+        j(n as f64 / t.first / 1e9),
+    );
     e.insert("pass_mean_seconds".into(), j(mean));
     e.insert("pass_best_seconds".into(), j(best));
     e.insert("steady_mean_payload_gbps".into(), j(n as f64 / mean / 1e9));
     e.insert("read_kernel".into(), plan.read.name.into());
-    e.insert("read_gbps".into(), serde_json::json!(stats::summarize(&reads, true)));
+    e.insert(
+        "read_gbps".into(),
+        serde_json::json!(stats::summarize(&reads, true)),
+    );
     e.insert("verified".into(), t.verified.clone().into());
     e.insert("data_verified".into(), true.into());
     match (&case.target, *baseline) {
@@ -386,11 +498,17 @@ fn record(plan: &MemtypePlan, case: &Case, t: &Timed, host: &Host, baseline: &mu
         }
         (_, Some((rf, rm))) => {
             let be = break_even(total, mean, rf, rm);
-            e.insert("break_even".into(), if be.is_some() { "passes" } else { "never" }.into());
+            e.insert(
+                "break_even".into(),
+                if be.is_some() { "passes" } else { "never" }.into(),
+            );
             e.insert("break_even_passes".into(), serde_json::json!(be));
             if total < rf && mean > rm {
                 // Ahead at first, behind in the long run.
-                e.insert("ahead_for_passes".into(), serde_json::json!(1 + ((rf - total) / (mean - rm)).floor() as u64));
+                e.insert(
+                    "ahead_for_passes".into(),
+                    serde_json::json!(1 + ((rf - total) / (mean - rm)).floor() as u64),
+                );
             }
         }
         (_, None) => {
@@ -404,7 +522,14 @@ fn record(plan: &MemtypePlan, case: &Case, t: &Timed, host: &Host, baseline: &mu
         e.insert("phys_start".into(), d.phys_start.into());
         match &t.pat {
             Some(Ok(types)) => {
-                e.insert("pat_type".into(), if types.len() == 1 { types[0].clone().into() } else { serde_json::Value::Null });
+                e.insert(
+                    "pat_type".into(),
+                    if types.len() == 1 {
+                        types[0].clone().into()
+                    } else {
+                        serde_json::Value::Null
+                    },
+                );
                 e.insert("pat_types".into(), serde_json::json!(types));
             }
             Some(Err(why)) => {
@@ -440,17 +565,26 @@ pub fn render(run: &Run) -> String {
         "PAT".into(),
     ]];
     let mut size = None;
-    for r in run.records.iter().filter(|r| r.suite == "memtype" && r.status == Status::Ok) {
+    for r in run
+        .records
+        .iter()
+        .filter(|r| r.suite == "memtype" && r.status == Status::Ok)
+    {
         size = num(r, "buffer_bytes").or(size);
         let m = r.memory.clone().unwrap_or_default();
         let pages = match (m.page_bytes, m.thp_fraction, m.locked_fraction) {
-            (Some(p), Some(t), _) if t > 0.0 => format!("{} {:.0}% THP", format_bytes(p), t * 100.0),
+            (Some(p), Some(t), _) if t > 0.0 => {
+                format!("{} {:.0}% THP", format_bytes(p), t * 100.0)
+            }
             (Some(p), _, Some(l)) if l > 0.0 => format!("{} locked", format_bytes(p)),
             (Some(p), _, _) => format_bytes(p),
             _ => "?".into(),
         };
         let be = match r.extra.get("break_even").and_then(|v| v.as_str()) {
-            Some("passes") => r.extra.get("break_even_passes").map_or("?".into(), |v| v.to_string()),
+            Some("passes") => r
+                .extra
+                .get("break_even_passes")
+                .map_or("?".into(), |v| v.to_string()),
             Some("never") => match r.extra.get("ahead_for_passes").and_then(|v| v.as_u64()) {
                 Some(n) => format!("never (ahead for {})", n),
                 None => "never".into(),
@@ -458,7 +592,11 @@ pub fn render(run: &Run) -> String {
             Some(s) => s.to_string(),
             None => "-".into(),
         };
-        let read = r.extra.get("read_gbps").and_then(|v| v.get("best")).and_then(|v| v.as_f64());
+        let read = r
+            .extra
+            .get("read_gbps")
+            .and_then(|v| v.get("best"))
+            .and_then(|v| v.as_f64());
         rows.push(vec![
             match r.extra.get("case_device").and_then(|v| v.as_str()) {
                 Some(d) => format!("{} {}", m.kind, d),
@@ -473,7 +611,11 @@ pub fn render(run: &Run) -> String {
             f(r.payload_gbps.map(|s| conv(s.best)), 2),
             f(read.map(conv), 2),
             be,
-            r.extra.get("pat_type").and_then(|v| v.as_str()).unwrap_or("").to_string(),
+            r.extra
+                .get("pat_type")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string(),
         ]);
     }
     let mut out = String::new();
@@ -485,10 +627,18 @@ pub fn render(run: &Run) -> String {
         out.push_str(&crate::report::table::grid(&rows));
         out.push('\n');
     }
-    for r in run.records.iter().filter(|r| r.suite == "memtype" && r.status != Status::Ok) {
+    for r in run
+        .records
+        .iter()
+        .filter(|r| r.suite == "memtype" && r.status != Status::Ok)
+    {
         out.push_str(&format!(
             "{} {}: {}\n",
-            if r.status == Status::Skipped { "skipped" } else { "error" },
+            if r.status == Status::Skipped {
+                "skipped"
+            } else {
+                "error"
+            },
             r.memory.as_ref().map_or("?", |m| m.kind.as_str()),
             r.reason.as_deref().unwrap_or("")
         ));
