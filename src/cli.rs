@@ -131,7 +131,7 @@ pub struct CacheArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct MemtypeArgs {
-    /// Kinds to compare, comma-separated: regular,thp,nohuge,hugetlb-2M,hugetlb-1G,locked,device-wc,device-uc,device-fb (default: every anonymous kind plus each --device-mem)
+    /// Kinds to compare, comma-separated: regular,thp,nohuge,hugetlb-2M,hugetlb-1G,locked,device-wc,device-uc,device-fb,device-dumb (default: every anonymous kind plus each --device-mem)
     #[arg(long, value_name = "KINDS")]
     pub kinds: Option<String>,
     /// Bytes copied into the buffer per pass (default 32MiB: the seed's array of doubles)
@@ -149,7 +149,7 @@ pub struct MemtypeArgs {
     /// The cpu to run on (default: the last allowed cpu)
     #[arg(long, value_name = "CPU")]
     pub cpu: Option<u32>,
-    /// Device memory to include (repeatable): a PCI BAR file .../resourceN (uncached) or .../resourceN_wc (write-combining) of a prefetchable BAR, or /dev/fbN. Its contents are overwritten.
+    /// Device memory to include (repeatable): a PCI BAR file .../resourceN (uncached) or .../resourceN_wc (write-combining) of a prefetchable BAR, a framebuffer /dev/fbN (contents overwritten), or /dev/dri/cardN (a fresh DRM dumb buffer is created)
     #[arg(long, value_name = "PATH")]
     pub device_mem: Vec<String>,
     /// Confirm that bwscope may overwrite the memory of the devices named by --device-mem

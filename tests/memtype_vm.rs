@@ -6,7 +6,8 @@
 //! size over the BAR), the mappings (`resource2` → uncached-minus,
 //! `resource2_wc` → write-combining, from the guest kernel's PAT list),
 //! the data read back in the guest, and the same bytes seen on the host
-//! through the backing file. TCG does not model memory types, so speeds
+//! through the backing file. With Debian's bochs DRM module loaded (a
+//! `-device VGA`), also a DRM dumb buffer on /dev/dri/card0 and /dev/fb0. TCG does not model memory types, so speeds
 //! are not asserted.
 //!
 //! Skips with a message when QEMU, busybox-static, cpio or the kernel are
@@ -134,6 +135,41 @@ fn device_wc_and_uc_in_a_qemu_guest() {
         assert_eq!(r["extra"]["phys_start"].as_u64().is_some(), true);
         assert_eq!(r["samples"].as_array().unwrap().len(), 3);
         assert!(r["extra"]["read_gbps"]["best"].as_f64().unwrap() > 0.0);
+    }
+
+    // DRM dumb buffer and fbdev (bochs): when the driver was loaded.
+    match (
+        log.find("BWSCOPE-DRM-BEGIN"),
+        log.find("BWSCOPE-DRM-END rc="),
+    ) {
+        (Some(b), Some(e)) => {
+            assert!(
+                log[e..].starts_with("BWSCOPE-DRM-END rc=0"),
+                "{}",
+                &log[e..]
+            );
+            let run: serde_json::Value =
+                serde_json::from_str(log[b + "BWSCOPE-DRM-BEGIN".len()..e].trim()).unwrap();
+            let recs = run["records"].as_array().unwrap();
+            let kinds: Vec<&str> = recs
+                .iter()
+                .map(|r| r["memory"]["kind"].as_str().unwrap())
+                .collect();
+            assert_eq!(kinds, ["regular", "device-dumb", "device-fb"]);
+            for r in &recs[1..] {
+                assert_eq!(r["status"], "ok", "{r}");
+                assert_eq!(r["extra"]["data_verified"], true);
+                // Neither exposes a physical address: said, not guessed.
+                assert!(r["extra"]["pat_type"].is_null());
+                assert!(r["extra"]["pat_note"]
+                    .as_str()
+                    .unwrap()
+                    .contains("physical address"));
+            }
+        }
+        _ => eprintln!(
+            "note: no bochs DRM driver in the guest, dumb-buffer and fbdev checks not run"
+        ),
     }
 
     // The host sees what the guest wrote: the source array, 4 MiB of

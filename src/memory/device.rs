@@ -10,7 +10,11 @@
 //!   spec's promise that reads have no side effects, so it is RAM-like:
 //!   VRAM apertures, ivshmem);
 //! - a framebuffer `/dev/fbN` (fbdev, char major 29), whose mmap the kernel
-//!   maps uncached-minus on x86 unless an MTRR makes it write-combining.
+//!   maps uncached-minus on x86 unless an MTRR makes it write-combining;
+//! - a DRM *dumb buffer* created on `/dev/dri/cardN` (char major 226,
+//!   primary node): fresh scan-out-capable memory the driver maps the way
+//!   it maps buffers for the CPU (usually write-combining), destroyed
+//!   again afterwards; nothing on screen is touched.
 //!
 //! The memory type the kernel actually chose is read back from the PAT
 //! list (`/sys/kernel/debug/x86/pat_memtype_list`, root + debugfs) where
@@ -29,6 +33,14 @@ const IORESOURCE_PREFETCH: u64 = 0x2000;
 const FBIOGET_FSCREENINFO: u64 = 0x4602;
 /// Char major of fbdev devices.
 const FB_MAJOR: u32 = 29;
+/// Char major of DRM devices; minors below 64 are primary (`cardN`) nodes.
+const DRM_MAJOR: u32 = 226;
+/// `DRM_IOCTL_MODE_CREATE_DUMB`, `_MAP_DUMB`, `_DESTROY_DUMB` (drm.h).
+const DRM_IOCTL_MODE_CREATE_DUMB: u64 = 0xC020_64B2;
+const DRM_IOCTL_MODE_MAP_DUMB: u64 = 0xC010_64B3;
+const DRM_IOCTL_MODE_DESTROY_DUMB: u64 = 0xC004_64B4;
+/// Width of the dumb buffers created (32 bpp: 4 KiB per row).
+const DUMB_WIDTH: u32 = 1024;
 
 pub const PAT_LIST: &str = "/sys/kernel/debug/x86/pat_memtype_list";
 
@@ -39,10 +51,13 @@ pub struct DeviceSpec {
     pub path: String,
     /// The file mapped (symlinks resolved).
     pub resolved: PathBuf,
-    /// `device-wc`, `device-uc` or `device-fb`: the mapping asked for.
+    /// `device-wc`, `device-uc`, `device-fb` or `device-dumb`: the mapping
+    /// asked for.
     pub kind: &'static str,
-    /// Physical start address of the region (for the PAT lookup).
+    /// Physical start address of the region (for the PAT lookup); 0 when
+    /// not known (DRM dumb buffers, shadow framebuffers).
     pub phys_start: u64,
+    /// Bytes that may be mapped (dumb buffers: the largest allowed).
     pub size: u64,
     /// BAR flags from the `resource` file (PCI only).
     pub flags: Option<u64>,
@@ -79,7 +94,7 @@ pub fn identify(path: &str) -> Result<DeviceSpec, String> {
     let name = resolved.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let refuse = || {
         format!(
-            "'{}' is neither a PCI BAR file (.../resourceN or resourceN_wc under /sys/bus/pci/devices) nor a framebuffer (/dev/fbN); bwscope writes only to device memory it can identify as plain memory",
+            "'{}' is neither a PCI BAR file (.../resourceN or resourceN_wc under /sys/bus/pci/devices) nor a framebuffer (/dev/fbN) nor a DRM card (/dev/dri/cardN); bwscope writes only to device memory it can identify as plain memory",
             path
         )
     };
@@ -94,6 +109,20 @@ pub fn identify(path: &str) -> Result<DeviceSpec, String> {
         std::fs::metadata(&resolved).map_err(|e| format!("cannot stat '{}': {}", path, e))?;
     if meta.file_type().is_char_device() && libc::major(meta.rdev()) == FB_MAJOR {
         return identify_fb(path, &resolved);
+    }
+    if meta.file_type().is_char_device() && libc::major(meta.rdev()) == DRM_MAJOR {
+        if libc::minor(meta.rdev()) >= 64 {
+            return Err(format!("'{}' is a DRM render node, which cannot create dumb buffers; name the primary node /dev/dri/cardN", path));
+        }
+        return Ok(DeviceSpec {
+            path: path.into(),
+            resolved: resolved.clone(),
+            kind: "device-dumb",
+            phys_start: 0,
+            size: 1 << 30,
+            flags: None,
+            what: format!("DRM dumb buffer on {}", resolved.display()),
+        });
     }
     Err(refuse())
 }
@@ -192,22 +221,87 @@ fn identify_fb(path: &str, resolved: &Path) -> Result<DeviceSpec, String> {
     })
 }
 
-/// A shared mapping of device memory, unmapped on drop.
+/// A shared mapping of device memory, unmapped on drop (and a dumb buffer
+/// destroyed).
 pub struct DeviceMapping {
     ptr: *mut u8,
     len: usize,
-    _file: File,
+    dumb_handle: Option<u32>,
+    file: File,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct CreateDumb {
+    height: u32,
+    width: u32,
+    bpp: u32,
+    flags: u32,
+    handle: u32,
+    pitch: u32,
+    size: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct MapDumb {
+    handle: u32,
+    pad: u32,
+    offset: u64,
+}
+
+fn destroy_dumb(file: &File, handle: u32) {
+    let mut h = handle;
+    // SAFETY: DESTROY_DUMB reads one u32 handle.
+    unsafe { libc::ioctl(file.as_raw_fd(), DRM_IOCTL_MODE_DESTROY_DUMB as _, &mut h) };
 }
 
 impl DeviceMapping {
-    /// Map the first `len` bytes (≤ spec.size) read-write, shared.
+    /// Map the first `len` bytes (≤ spec.size) read-write, shared. For a
+    /// DRM device, create a dumb buffer of at least `len` bytes and map it.
     pub fn map(spec: &DeviceSpec, len: usize) -> std::io::Result<DeviceMapping> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .custom_flags(libc::O_SYNC)
             .open(&spec.resolved)?;
-        let len = len.next_multiple_of(4096).min(spec.size as usize);
+        let mut len = len.next_multiple_of(4096).min(spec.size as usize);
+        let mut offset: i64 = 0;
+        let mut dumb_handle = None;
+        if spec.kind == "device-dumb" {
+            let mut c = CreateDumb {
+                width: DUMB_WIDTH,
+                height: (len as u64).div_ceil(DUMB_WIDTH as u64 * 4) as u32,
+                bpp: 32,
+                ..CreateDumb::default()
+            };
+            // SAFETY: CREATE_DUMB reads and writes one drm_mode_create_dumb.
+            if unsafe { libc::ioctl(file.as_raw_fd(), DRM_IOCTL_MODE_CREATE_DUMB as _, &mut c) }
+                != 0
+            {
+                let e = std::io::Error::last_os_error();
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "DRM_IOCTL_MODE_CREATE_DUMB {}x{}x32: {}",
+                        c.width, c.height, e
+                    ),
+                ));
+            }
+            let mut m = MapDumb {
+                handle: c.handle,
+                ..MapDumb::default()
+            };
+            // SAFETY: MAP_DUMB reads and writes one drm_mode_map_dumb.
+            if unsafe { libc::ioctl(file.as_raw_fd(), DRM_IOCTL_MODE_MAP_DUMB as _, &mut m) } != 0 {
+                let e = std::io::Error::last_os_error();
+                destroy_dumb(&file, c.handle);
+                return Err(e);
+            }
+            dumb_handle = Some(c.handle);
+            offset = m.offset as i64;
+            len = len.min(c.size as usize);
+        }
         // SAFETY: a shared file mapping of a region the kernel validates
         // against the BAR / framebuffer size; checked for MAP_FAILED.
         let p = unsafe {
@@ -217,16 +311,21 @@ impl DeviceMapping {
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED,
                 file.as_raw_fd(),
-                0,
+                offset,
             )
         };
         if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
+            let e = std::io::Error::last_os_error();
+            if let Some(h) = dumb_handle {
+                destroy_dumb(&file, h);
+            }
+            return Err(e);
         }
         Ok(DeviceMapping {
             ptr: p as *mut u8,
             len,
-            _file: file,
+            dumb_handle,
+            file,
         })
     }
 
@@ -247,12 +346,18 @@ impl Drop for DeviceMapping {
     fn drop(&mut self) {
         // SAFETY: exactly what mmap returned.
         unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
+        if let Some(h) = self.dumb_handle {
+            destroy_dumb(&self.file, h);
+        }
     }
 }
 
 /// PAT memory types of entries overlapping [start, start+len): Err when the
 /// list cannot be read (not root, debugfs not mounted, not x86).
 pub fn pat_types(start: u64, len: u64) -> Result<Vec<String>, String> {
+    if start == 0 {
+        return Err("the physical address of this mapping is not visible from user space, so its PAT entry cannot be found".into());
+    }
     let text = std::fs::read_to_string(PAT_LIST).map_err(|e| {
         format!(
             "{} not readable ({}); as root: mount -t debugfs none /sys/kernel/debug",

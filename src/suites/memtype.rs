@@ -71,7 +71,7 @@ fn name<S: serde::Serializer>(k: &&'static Kernel, s: S) -> Result<S::Ok, S::Err
     s.serialize_str(k.name)
 }
 
-const DEVICE_KINDS: [&str; 3] = ["device-wc", "device-uc", "device-fb"];
+const DEVICE_KINDS: [&str; 4] = ["device-wc", "device-uc", "device-fb", "device-dumb"];
 
 /// Resolve and validate the flags.
 pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
@@ -194,6 +194,7 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
                         let want = match *dk {
                             "device-wc" => "a .../resourceN_wc file of a prefetchable PCI BAR",
                             "device-uc" => "a .../resourceN file of a prefetchable PCI BAR",
+                            "device-dumb" => "a DRM primary node /dev/dri/cardN",
                             _ => "a framebuffer /dev/fbN",
                         };
                         return Err(UserError::flag(
@@ -208,7 +209,7 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
                 } else {
                     return Err(UserError::flag(
                         "--kinds",
-                        format!("unknown kind '{}': use regular, thp, nohuge, hugetlb-2M, hugetlb-1G, locked, device-wc, device-uc, device-fb", item),
+                        format!("unknown kind '{}': use regular, thp, nohuge, hugetlb-2M, hugetlb-1G, locked, device-wc, device-uc, device-fb, device-dumb", item),
                     ));
                 }
             }
@@ -307,6 +308,13 @@ fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome {
             Err(e) => return Outcome::Skipped(e.to_string()),
         },
         Target::Device(d) => match DeviceMapping::map(d, n) {
+            Ok(m) if m.len() < n => {
+                return Outcome::Failed(format!(
+                    "{}: the mapping holds only {} bytes, less than --size",
+                    d.path,
+                    m.len()
+                ))
+            }
             Ok(m) => Mapped::Dev(m),
             Err(e) => return Outcome::Failed(format!("cannot map {}: {}", d.path, e)),
         },

@@ -36,4 +36,18 @@ echo "BWSCOPE-JSON-END rc=$rc"
 cat /tmp/err
 $B memtype --kinds device-uc,device-wc --device-mem $d/resource2 --device-mem $d/resource2_wc \
   --allow-device-writes --size 4MiB --passes 3 --read-passes 2 2>/dev/null
+# DRM dumb buffer and fbdev (bochs driver, if the initramfs carries it).
+if [ -f /lib/modules/load-order ]; then
+  for m in $(cat /lib/modules/load-order); do insmod /lib/modules/$m || echo "BWSCOPE-VM: insmod $m failed"; done
+  sleep 1
+fi
+if [ -e /dev/dri/card0 ]; then
+  echo BWSCOPE-DRM-BEGIN
+  $B memtype --kinds device-dumb,device-fb --device-mem /dev/dri/card0 --device-mem /dev/fb0 \
+    --allow-device-writes --size 2MiB --passes 2 --read-passes 1 --json - 2>/tmp/err
+  echo "BWSCOPE-DRM-END rc=$?"
+  cat /tmp/err
+else
+  echo "BWSCOPE-VM: no /dev/dri/card0"
+fi
 poweroff -f
