@@ -92,7 +92,11 @@ impl Buffer {
         }
         let map_ptr = p as *mut u8;
         let offset = (ALIGN - (map_ptr as usize % ALIGN)) % ALIGN;
-        let offset = if kind.hugetlb_page_bytes().is_some() { 0 } else { offset };
+        let offset = if kind.hugetlb_page_bytes().is_some() {
+            0
+        } else {
+            offset
+        };
         // SAFETY: offset < ALIGN and map_len = len + ALIGN, so in bounds.
         let base = unsafe { map_ptr.add(offset) };
         let buf = Buffer {
@@ -120,7 +124,15 @@ impl Buffer {
                 let hint = super::kind::check_lockable(len as u64)
                     .err()
                     .unwrap_or_else(|| "raise RLIMIT_MEMLOCK (ulimit -l) or free memory".into());
-                return Err(UserError::flag("--memory", format!("mlock of {} failed ({}): {}", crate::util::units::format_bytes(len as u64), err, hint)));
+                return Err(UserError::flag(
+                    "--memory",
+                    format!(
+                        "mlock of {} failed ({}): {}",
+                        crate::util::units::format_bytes(len as u64),
+                        err,
+                        hint
+                    ),
+                ));
             }
         }
         Ok(buf)

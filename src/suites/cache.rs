@@ -121,7 +121,8 @@ pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
     // limit) is refused up front, naming the knob, rather than failing
     // inside a worker or falling back to other pages.
     let kind = page_kind(args.memory);
-    crate::memory::kind::check_available(kind, max + 4096, cpus.len() as u64).map_err(|m| UserError::flag("--memory", m))?;
+    crate::memory::kind::check_available(kind, max + 4096, cpus.len() as u64)
+        .map_err(|m| UserError::flag("--memory", m))?;
     Ok(CachePlan {
         kernels,
         sizes,
@@ -174,10 +175,12 @@ pub fn run(plan: &CachePlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) ->
     let mem = team.memory().first().cloned();
     // Never a silent fallback: hugetlb and locked buffers whose pages are
     // not what was asked for give skipped records (THP keeps its warning).
-    if let (Some(m), true) = (&mem, !matches!(plan.memory, MemoryArg::Thp | MemoryArg::Regular)) {
+    let checked = !matches!(plan.memory, MemoryArg::Thp | MemoryArg::Regular);
+    if let Some(m) = mem.as_ref().filter(|_| checked) {
         if let Err(reason) = crate::memory::kind::verify(page_kind(plan.memory), m, buffer) {
             for &k in &runnable {
-                sink.push(Record::skipped("cache", k.name, format!("--memory {}: {}", m.kind, reason)))?;
+                let why = format!("--memory {}: {}", m.kind, reason);
+                sink.push(Record::skipped("cache", k.name, why))?;
             }
             return Ok(false);
         }
