@@ -29,6 +29,8 @@ pub enum Command {
     Kernels(KernelsArgs),
     /// Sweep working-set sizes from L1 to DRAM for read/write/copy kernels
     Cache(CacheArgs),
+    /// Compare memory kinds (pages, locking, WC/UC device mappings): first-use cost, copy and read bandwidth, break-even
+    Memtype(MemtypeArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -86,6 +88,18 @@ pub enum MemoryArg {
     Regular,
     /// MADV_NOHUGEPAGE: 4 KiB pages
     Nohuge,
+    /// MAP_HUGETLB 2 MiB pages from the reserved pool (vm.nr_hugepages)
+    #[value(name = "hugetlb-2M", alias = "hugetlb-2m")]
+    #[serde(rename = "hugetlb-2M")]
+    Hugetlb2M,
+    /// MAP_HUGETLB 1 GiB pages from the reserved pool (hugepages-1048576kB/nr_hugepages)
+    #[value(name = "hugetlb-1G", alias = "hugetlb-1g")]
+    #[serde(rename = "hugetlb-1G")]
+    Hugetlb1G,
+    /// mlock'ed anonymous memory (limited by RLIMIT_MEMLOCK without CAP_IPC_LOCK)
+    #[value(name = "locked")]
+    #[serde(rename = "locked")]
+    Locked,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -108,6 +122,37 @@ pub struct CacheArgs {
     /// Page policy of the buffers
     #[arg(long, value_enum, default_value = "thp")]
     pub memory: MemoryArg,
+    /// Also record the cost of first use at each size (mmap + page faults + one write pass), as separate `first-use` records
+    #[arg(long)]
+    pub first_use: bool,
     #[command(flatten)]
     pub sample: SampleArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MemtypeArgs {
+    /// Kinds to compare, comma-separated: regular,thp,nohuge,hugetlb-2M,hugetlb-1G,locked,device-wc,device-uc,device-fb,device-dumb (default: every anonymous kind plus each --device-mem)
+    #[arg(long, value_name = "KINDS")]
+    pub kinds: Option<String>,
+    /// Bytes copied into the buffer per pass (default 32MiB: the seed's array of doubles)
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Timed copy passes after the first one, per kind (default 20)
+    #[arg(long, value_name = "N")]
+    pub passes: Option<usize>,
+    /// Timed read passes over the buffer, per kind (default 5)
+    #[arg(long, value_name = "N")]
+    pub read_passes: Option<usize>,
+    /// Copy kernel (default: the widest cached seq_copy this CPU runs; see `bwscope kernels copy`)
+    #[arg(long, short = 'k', value_name = "NAME")]
+    pub kernel: Option<String>,
+    /// The cpu to run on (default: the last allowed cpu)
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<u32>,
+    /// Device memory to include (repeatable): a PCI BAR file .../resourceN (uncached) or .../resourceN_wc (write-combining) of a prefetchable BAR, a framebuffer /dev/fbN (contents overwritten), or /dev/dri/cardN (a fresh DRM dumb buffer is created)
+    #[arg(long, value_name = "PATH")]
+    pub device_mem: Vec<String>,
+    /// Confirm that bwscope may overwrite the memory of the devices named by --device-mem
+    #[arg(long)]
+    pub allow_device_writes: bool,
 }

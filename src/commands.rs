@@ -4,7 +4,9 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use crate::cli::{CacheArgs, Cli, Command, InfoArgs, KernelsArgs, OutputArgs, UnitsArg};
+use crate::cli::{
+    CacheArgs, Cli, Command, InfoArgs, KernelsArgs, MemtypeArgs, OutputArgs, UnitsArg,
+};
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::kernels;
 use crate::platform::{topology, Host};
@@ -21,6 +23,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Info(a)) => info(&a, &out),
         Some(Command::Kernels(a)) => list_kernels(&a, &out),
         Some(Command::Cache(a)) => cache(&a, &out),
+        Some(Command::Memtype(a)) => memtype(&a, &out),
     }
 }
 
@@ -283,6 +286,24 @@ fn cache(a: &CacheArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let run = sink.finish(interrupted)?;
     if !taken {
         print!("{}", table::render(&run));
+    }
+    if interrupted {
+        eprintln!("interrupted: {} records kept", run.records.len());
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(EXIT_OK)
+}
+
+fn memtype(a: &MemtypeArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+    let host = Host::detect(true);
+    let plan = suites::memtype::plan(a, &host)?;
+    let mut sink = start_run("memtype", serde_json::to_value(&plan)?, out, host.clone())?;
+    let stop = crate::util::signal::install();
+    let interrupted = suites::memtype::run(&plan, &host, &mut sink, stop)?;
+    let taken = sink.stdout_taken();
+    let run = sink.finish(interrupted)?;
+    if !taken {
+        print!("{}", suites::memtype::render(&run));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", run.records.len());

@@ -34,33 +34,82 @@ impl Buffer {
     /// from `seed`. Must be called on the thread that will use it, so the
     /// first touch places it on that thread's NUMA node.
     pub fn new(len: usize, kind: PageKind, seed: u64) -> Result<Buffer, UserError> {
-        let len = len.max(4096).next_multiple_of(4096);
-        let map_len = len + ALIGN;
+        let mut buf = Buffer::map(len, kind)?;
+        buf.fill_random(seed);
+        Ok(buf)
+    }
+
+    /// Map `len` bytes with the policy of `kind` without touching them, so
+    /// the caller can time the first use. Hugetlb pages are reserved by the
+    /// mmap (never `MAP_NORESERVE`: a fault on an exhausted pool is SIGBUS),
+    /// and `Locked` is made resident by `mlock` here: that is its cost of
+    /// first use.
+    pub fn map(len: usize, kind: PageKind) -> Result<Buffer, UserError> {
+        let page = kind.hugetlb_page_bytes().unwrap_or(4096);
+        let len = len.max(4096).next_multiple_of(page);
+        // Hugetlb mappings are naturally aligned to their page size.
+        let (map_len, flags) = match kind.hugetlb_page_bytes() {
+            Some(p) => (
+                len,
+                libc::MAP_PRIVATE
+                    | libc::MAP_ANONYMOUS
+                    | libc::MAP_HUGETLB
+                    | ((p.trailing_zeros() as i32) << libc::MAP_HUGE_SHIFT),
+            ),
+            None => (
+                len + ALIGN,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            ),
+        };
         // SAFETY: anonymous private mapping, no file, checked for MAP_FAILED.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 map_len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                flags,
                 -1,
                 0,
             )
         };
         if p == libc::MAP_FAILED {
+            let err = std::io::Error::last_os_error();
+            if let Some(pb) = kind.hugetlb_page_bytes() {
+                return Err(UserError::flag(
+                    "--memory",
+                    format!(
+                        "mmap(MAP_HUGETLB) of {} failed ({}): {}",
+                        crate::util::units::format_bytes(len as u64),
+                        err,
+                        super::kind::hugetlb_hint(pb, (len / pb) as u64)
+                    ),
+                ));
+            }
             return Err(UserError::OutOfMemory {
                 bytes: len as u64,
-                detail: std::io::Error::last_os_error().to_string(),
+                detail: err.to_string(),
             });
         }
         let map_ptr = p as *mut u8;
         let offset = (ALIGN - (map_ptr as usize % ALIGN)) % ALIGN;
+        let offset = if kind.hugetlb_page_bytes().is_some() {
+            0
+        } else {
+            offset
+        };
         // SAFETY: offset < ALIGN and map_len = len + ALIGN, so in bounds.
         let base = unsafe { map_ptr.add(offset) };
+        let buf = Buffer {
+            base: NonNull::new(base).expect("mmap returned null"),
+            map_ptr,
+            map_len,
+            len,
+            kind,
+        };
         let advice = match kind {
             PageKind::Thp => Some(libc::MADV_HUGEPAGE),
             PageKind::NoHuge => Some(libc::MADV_NOHUGEPAGE),
-            PageKind::Regular => None,
+            _ => None,
         };
         if let Some(a) = advice {
             // SAFETY: base..base+len lies inside the mapping; madvise only
@@ -68,14 +117,24 @@ impl Buffer {
             // which the smaps check reports.
             unsafe { libc::madvise(base as *mut libc::c_void, len, a) };
         }
-        let mut buf = Buffer {
-            base: NonNull::new(base).expect("mmap returned null"),
-            map_ptr,
-            map_len,
-            len,
-            kind,
-        };
-        buf.fill_random(seed);
+        if kind == PageKind::Locked {
+            // SAFETY: base..base+len lies inside the mapping.
+            if unsafe { libc::mlock(base as *const libc::c_void, len) } != 0 {
+                let err = std::io::Error::last_os_error();
+                let hint = super::kind::check_lockable(len as u64)
+                    .err()
+                    .unwrap_or_else(|| "raise RLIMIT_MEMLOCK (ulimit -l) or free memory".into());
+                return Err(UserError::flag(
+                    "--memory",
+                    format!(
+                        "mlock of {} failed ({}): {}",
+                        crate::util::units::format_bytes(len as u64),
+                        err,
+                        hint
+                    ),
+                ));
+            }
+        }
         Ok(buf)
     }
 

@@ -29,6 +29,9 @@ pub struct CachePlan {
     pub min_sample_ms: f64,
     pub memory: MemoryArg,
     pub quick: bool,
+    /// Record first-use cost per size (`--first-use`), see `suites::first_use`.
+    #[serde(default)]
+    pub first_use: bool,
 }
 
 fn names<S: serde::Serializer>(k: &[&'static Kernel], s: S) -> Result<S::Ok, S::Error> {
@@ -122,6 +125,12 @@ pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
         SampleOpts::default()
     };
     let o = super::sample_opts(&args.sample, default)?;
+    // A kind that cannot be had (no hugetlb pages reserved, mlock over the
+    // limit) is refused up front, naming the knob, rather than failing
+    // inside a worker or falling back to other pages.
+    let kind = page_kind(args.memory);
+    crate::memory::kind::check_available(kind, max + 4096, cpus.len() as u64)
+        .map_err(|m| UserError::flag("--memory", m))?;
     Ok(CachePlan {
         kernels,
         sizes,
@@ -130,6 +139,7 @@ pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
         min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
         memory: args.memory,
         quick: args.quick,
+        first_use: args.first_use,
     })
 }
 
@@ -138,6 +148,9 @@ pub fn page_kind(m: MemoryArg) -> PageKind {
         MemoryArg::Thp => PageKind::Thp,
         MemoryArg::Regular => PageKind::Regular,
         MemoryArg::Nohuge => PageKind::NoHuge,
+        MemoryArg::Hugetlb2M => PageKind::Hugetlb2M,
+        MemoryArg::Hugetlb1G => PageKind::Hugetlb1G,
+        MemoryArg::Locked => PageKind::Locked,
     }
 }
 
@@ -168,8 +181,23 @@ pub fn run(
     let max = *plan.sizes.iter().max().expect("sizes");
     // Room for a copy's second stream offset (see team::dst_offset).
     let buffer = max as usize + 4096;
+    if plan.first_use && super::first_use::run(plan, host, sink, stop)? {
+        return Ok(true);
+    }
     let team = Team::spawn(&plan.cpus, buffer, page_kind(plan.memory))?;
     let mem = team.memory().first().cloned();
+    // Never a silent fallback: hugetlb and locked buffers whose pages are
+    // not what was asked for give skipped records (THP keeps its warning).
+    let checked = !matches!(plan.memory, MemoryArg::Thp | MemoryArg::Regular);
+    if let Some(m) = mem.as_ref().filter(|_| checked) {
+        if let Err(reason) = crate::memory::kind::verify(page_kind(plan.memory), m, buffer) {
+            for &k in &runnable {
+                let why = format!("--memory {}: {}", m.kind, reason);
+                sink.push(Record::skipped("cache", k.name, why))?;
+            }
+            return Ok(false);
+        }
+    }
     if let Some(m) = &mem {
         if plan.memory == MemoryArg::Thp && max >= 4 << 20 {
             if let Some(f) = m.thp_fraction {

@@ -4,6 +4,8 @@
 //! a measured case into a record with its warnings.
 
 pub mod cache;
+pub mod first_use;
+pub mod memtype;
 pub mod survey;
 
 use crate::cli::SampleArgs;

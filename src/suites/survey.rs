@@ -18,6 +18,7 @@ pub fn run(out: &OutputArgs) -> anyhow::Result<u8> {
         cpus: None,
         quick: true,
         memory: MemoryArg::Thp,
+        first_use: false,
         sample: SampleArgs {
             samples: None,
             min_sample_ms: None,

@@ -1,0 +1,276 @@
+//! Can a memory kind be honoured here, and was it?
+//!
+//! Before allocating, [`check_available`] looks at the pools and limits a
+//! kind depends on (hugetlb free pages, `RLIMIT_MEMLOCK`, the THP mode) so
+//! a kind that cannot work fails with a message naming the knob to turn,
+//! instead of an `ENOMEM` or a silent fallback. After the first touch,
+//! [`verify`] checks `/proc/self/smaps` for what the kernel really gave.
+
+use crate::memory::PageKind;
+use crate::report::model::MemoryInfo;
+use crate::util::units::format_bytes;
+
+fn read(p: &str) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// The sysfs directory of the hugetlb pool with pages of `page_bytes`.
+pub fn pool_dir(page_bytes: usize) -> String {
+    format!("/sys/kernel/mm/hugepages/hugepages-{}kB", page_bytes / 1024)
+}
+
+/// (reserved, free) pages of the hugetlb pool, or None when the kernel has
+/// no pool of that size.
+pub fn pool(page_bytes: usize) -> Option<(u64, u64)> {
+    let d = pool_dir(page_bytes);
+    let n = read(&format!("{d}/nr_hugepages"))?.parse().ok()?;
+    let f = read(&format!("{d}/free_hugepages"))?.parse().ok()?;
+    Some((n, f))
+}
+
+/// What to run to make `need` more pages of `page_bytes` available.
+pub fn hugetlb_hint(page_bytes: usize, need: u64) -> String {
+    let (reserved, free) = pool(page_bytes).unwrap_or((0, 0));
+    let target = reserved + need.saturating_sub(free);
+    if page_bytes == 2 << 20 {
+        format!(
+            "reserve 2 MiB huge pages as root: sysctl -w vm.nr_hugepages={} (now {}, {} free)",
+            target, reserved, free
+        )
+    } else {
+        format!(
+            "reserve {} huge pages as root: echo {} > {}/nr_hugepages (now {}, {} free)",
+            format_bytes(page_bytes as u64),
+            target,
+            pool_dir(page_bytes),
+            reserved,
+            free
+        )
+    }
+}
+
+/// Capability number of CAP_IPC_LOCK (linux/capability.h).
+const CAP_IPC_LOCK: u32 = 14;
+
+/// True when this process holds CAP_IPC_LOCK (then RLIMIT_MEMLOCK does not
+/// apply to mlock).
+pub fn has_cap_ipc_lock() -> bool {
+    let Some(status) = read("/proc/self/status") else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
+}
+
+/// Bytes this process has locked already (`VmLck`).
+fn locked_now() -> u64 {
+    read("/proc/self/status")
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmLck:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Whether `bytes` more can be mlocked: Err says by how much the limit is
+/// short and how to raise it.
+pub fn check_lockable(bytes: u64) -> Result<(), String> {
+    if has_cap_ipc_lock() {
+        return Ok(());
+    }
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut rl) } != 0
+        || rl.rlim_cur == libc::RLIM_INFINITY
+    {
+        return Ok(());
+    }
+    let used = locked_now();
+    let allowed = rl.rlim_cur.saturating_sub(used);
+    if bytes > allowed {
+        return Err(format!(
+            "locking {} needs RLIMIT_MEMLOCK of at least {} but it is {} ({} already locked): short by {}; raise it (ulimit -l {}) or run with CAP_IPC_LOCK",
+            format_bytes(bytes),
+            format_bytes(bytes + used),
+            format_bytes(rl.rlim_cur),
+            format_bytes(used),
+            format_bytes(bytes - allowed),
+            (bytes + used).div_ceil(1024)
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `buffers` buffers of `bytes` each can be had with `kind`; Err is
+/// the reason, naming the knob to turn.
+pub fn check_available(kind: PageKind, bytes: u64, buffers: u64) -> Result<(), String> {
+    match kind {
+        PageKind::Regular | PageKind::NoHuge => Ok(()),
+        PageKind::Thp => match read("/sys/kernel/mm/transparent_hugepage/enabled")
+            .and_then(|s| crate::platform::env::selected(&s))
+        {
+            None => Err("this kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage absent)".into()),
+            Some(m) if m == "never" => Err(
+                "transparent huge pages are off (/sys/kernel/mm/transparent_hugepage/enabled = never); set it to madvise or always".into(),
+            ),
+            Some(_) => Ok(()),
+        },
+        PageKind::Hugetlb2M | PageKind::Hugetlb1G => {
+            let pb = kind.hugetlb_page_bytes().expect("hugetlb kind");
+            let need = bytes.div_ceil(pb as u64) * buffers;
+            match pool(pb) {
+                None => Err(format!(
+                    "this kernel has no {} huge pages ({} absent)",
+                    format_bytes(pb as u64),
+                    pool_dir(pb)
+                )),
+                Some((_, free)) if free < need => Err(format!(
+                    "{} needs {} huge pages of {} but {} are free: {}",
+                    kind.name(),
+                    need,
+                    format_bytes(pb as u64),
+                    free,
+                    hugetlb_hint(pb, need)
+                )),
+                Some(_) => Ok(()),
+            }
+        }
+        PageKind::Locked => check_lockable(bytes * buffers),
+    }
+}
+
+/// Check what the kernel gave (after the first touch) against the kind
+/// asked for. Ok holds a short description of what was verified.
+pub fn verify(kind: PageKind, info: &MemoryInfo, len: usize) -> Result<String, String> {
+    let Some(page) = info.page_bytes else {
+        return Err(
+            "the mapping was not found in /proc/self/smaps, so its pages cannot be verified".into(),
+        );
+    };
+    let thp = info.thp_fraction.unwrap_or(0.0);
+    let locked = info.locked_fraction.unwrap_or(0.0);
+    match kind {
+        PageKind::Regular => Ok(format!(
+            "KernelPageSize {}, {:.0} % THP (kernel default policy)",
+            format_bytes(page),
+            thp * 100.0
+        )),
+        PageKind::Thp if len >= 4 << 20 && thp == 0.0 => Err(
+            "asked for transparent huge pages but got none (AnonHugePages 0 in smaps); memory may be too fragmented: try echo 1 > /proc/sys/vm/compact_memory"
+                .into(),
+        ),
+        PageKind::Thp => Ok(format!("AnonHugePages {:.0} % of the buffer", thp * 100.0)),
+        PageKind::NoHuge if thp > 0.0 => Err(format!(
+            "asked for 4 KiB pages (MADV_NOHUGEPAGE) but {:.0} % is THP (transparent_hugepage/enabled = always ignores the advice?)",
+            thp * 100.0
+        )),
+        PageKind::NoHuge => Ok(format!("KernelPageSize {}, no THP", format_bytes(page))),
+        PageKind::Hugetlb2M | PageKind::Hugetlb1G => {
+            let want = kind.hugetlb_page_bytes().expect("hugetlb kind") as u64;
+            if page == want {
+                Ok(format!("KernelPageSize {}", format_bytes(page)))
+            } else {
+                Err(format!(
+                    "asked for {} pages but smaps reports KernelPageSize {}",
+                    format_bytes(want),
+                    format_bytes(page)
+                ))
+            }
+        }
+        PageKind::Locked if locked < 0.999 => Err(format!(
+            "asked for locked memory but smaps reports {:.1} % Locked",
+            locked * 100.0
+        )),
+        PageKind::Locked => Ok(format!("Locked {:.0} % of the buffer", locked * 100.0)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for k in PageKind::ALL {
+            assert_eq!(PageKind::parse(k.name()), Some(k));
+        }
+        assert_eq!(PageKind::parse("HUGETLB-2m"), Some(PageKind::Hugetlb2M));
+        assert_eq!(PageKind::parse("huge"), None);
+    }
+
+    #[test]
+    fn verify_rejects_wrong_pages() {
+        let info = MemoryInfo {
+            kind: "hugetlb-2M".into(),
+            page_bytes: Some(4096),
+            thp_fraction: Some(0.0),
+            locked_fraction: Some(0.0),
+        };
+        assert!(verify(PageKind::Hugetlb2M, &info, 4 << 20)
+            .unwrap_err()
+            .contains("KernelPageSize 4 KiB"));
+        assert!(verify(PageKind::Locked, &info, 4 << 20)
+            .unwrap_err()
+            .contains("Locked"));
+        assert!(verify(PageKind::Thp, &info, 4 << 20).is_err());
+        assert!(verify(PageKind::Regular, &info, 4 << 20).is_ok());
+        let huge = MemoryInfo {
+            page_bytes: Some(2 << 20),
+            ..info
+        };
+        assert!(verify(PageKind::Hugetlb2M, &huge, 4 << 20).is_ok());
+        assert!(verify(PageKind::Hugetlb1G, &huge, 4 << 20).is_err());
+    }
+
+    #[test]
+    fn a_huge_pool_request_names_the_knob() {
+        // More pages than any CI machine reserves.
+        let e = check_available(PageKind::Hugetlb2M, 1 << 40, 1).unwrap_err();
+        assert!(
+            e.contains("vm.nr_hugepages") || e.contains("no 2 MiB huge pages"),
+            "{e}"
+        );
+        let e = check_available(PageKind::Hugetlb1G, 1 << 40, 1).unwrap_err();
+        assert!(e.contains("hugepages-1048576kB"), "{e}");
+    }
+
+    #[test]
+    fn locked_buffer_is_locked() {
+        if check_lockable(4 << 20).is_err() {
+            eprintln!("skipping: RLIMIT_MEMLOCK below 4 MiB and no CAP_IPC_LOCK");
+            return;
+        }
+        let b = crate::memory::Buffer::new(4 << 20, PageKind::Locked, 3).unwrap();
+        let info = b.memory_info();
+        assert_eq!(info.kind, "locked");
+        verify(PageKind::Locked, &info, b.len()).unwrap();
+    }
+
+    #[test]
+    fn hugetlb_buffer_has_huge_pages_when_reserved() {
+        if check_available(PageKind::Hugetlb2M, 4 << 20, 1).is_err() {
+            eprintln!(
+                "skipping: no free 2 MiB huge pages (sysctl -w vm.nr_hugepages=64 to run this)"
+            );
+            return;
+        }
+        let b = crate::memory::Buffer::new(4 << 20, PageKind::Hugetlb2M, 3).unwrap();
+        assert_eq!(b.as_ptr() as usize % (2 << 20), 0);
+        verify(PageKind::Hugetlb2M, &b.memory_info(), b.len()).unwrap();
+        let zeros = b
+            .as_slice()
+            .chunks(8)
+            .filter(|c| c.iter().all(|&x| x == 0))
+            .count();
+        assert!(zeros < 4);
+    }
+}

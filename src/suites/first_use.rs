@@ -1,0 +1,197 @@
+//! The cost of first use (`bwscope cache --first-use`): for each size, map a
+//! fresh buffer of the sweep's memory kind, then time the mapping, the first
+//! write pass (page faults, zeroing, THP/hugetlb allocation, plus the
+//! stores) and a second pass (steady state) separately.
+//!
+//! These are separate records (`op = "first-use"`, `extra.case_first_use`)
+//! and never feed the sweep's headline numbers, which are always taken on
+//! pre-faulted buffers after a warm-up.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use crate::kernels::{self, Kernel, KernelArgs, Op};
+use crate::measure::{stats, team};
+use crate::memory::{Buffer, PageKind};
+use crate::platform::Host;
+use crate::report::model::{MemoryInfo, Record, Sample};
+use crate::report::sink::Sink;
+
+/// Fresh mappings timed per size: first use cannot be repeated on one
+/// buffer, so each repetition maps anew.
+pub const REPETITIONS: usize = 3;
+
+/// The widest cached sequential kernel of `op` this CPU runs.
+pub fn widest(host: &Host, op: Op) -> Option<&'static Kernel> {
+    kernels::registry()
+        .iter()
+        .filter(|k| {
+            k.op == op
+                && k.name.starts_with("seq_")
+                && !k.nontemporal
+                && k.supported(&host.features)
+        })
+        .max_by_key(|k| k.width_bits)
+}
+
+/// One repetition: seconds of map, first pass, second pass.
+#[derive(Debug, Clone, Copy)]
+pub struct FirstUse {
+    pub map: f64,
+    pub first: f64,
+    pub second: f64,
+}
+
+/// Map `len` bytes of `kind` and time map, first and second write pass
+/// with kernel `k` (a write kernel) on the calling thread.
+pub fn time_first_use(
+    k: &'static Kernel,
+    len: usize,
+    kind: PageKind,
+) -> Result<(FirstUse, MemoryInfo), crate::error::UserError> {
+    let stream = len - len % k.granule;
+    let t0 = Instant::now();
+    let mut b = Buffer::map(len, kind)?;
+    let t1 = Instant::now();
+    let args = KernelArgs::new(b.as_ptr(), b.as_mut_ptr(), stream, 1);
+    // SAFETY: the buffer holds `stream` bytes, is 2 MiB aligned, and the
+    // kernel is supported (chosen by `widest`).
+    let c1 = unsafe { (k.func)(&args) };
+    let t2 = Instant::now();
+    // SAFETY: as above.
+    let c2 = unsafe { (k.func)(&args) };
+    let t3 = Instant::now();
+    std::hint::black_box((c1, c2));
+    let info = b.memory_info();
+    Ok((
+        FirstUse {
+            map: (t1 - t0).as_secs_f64(),
+            first: (t2 - t1).as_secs_f64(),
+            second: (t3 - t2).as_secs_f64(),
+        },
+        info,
+    ))
+}
+
+/// Time first use at every size of the plan, on the plan's first cpu.
+/// Returns true when interrupted.
+pub fn run(
+    plan: &super::cache::CachePlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &AtomicBool,
+) -> anyhow::Result<bool> {
+    let kind = super::cache::page_kind(plan.memory);
+    let Some(k) = widest(host, Op::Write) else {
+        sink.push(Record::skipped(
+            "cache",
+            "first_use",
+            "no sequential write kernel runs here",
+        ))?;
+        return Ok(false);
+    };
+    let cpu = plan.cpus[0];
+    for &size in &plan.sizes {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let len = size as usize;
+        if len < k.granule {
+            continue;
+        }
+        let res = std::thread::scope(|s| {
+            s.spawn(|| {
+                team::pin_current(cpu).map_err(|e| crate::error::UserError::flag("--cpus", e))?;
+                let mut v = Vec::new();
+                for _ in 0..REPETITIONS {
+                    v.push(time_first_use(k, len, kind)?);
+                }
+                Ok::<_, crate::error::UserError>(v)
+            })
+            .join()
+        });
+        let reps = match res {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => {
+                sink.push(Record::skipped(
+                    "cache",
+                    k.name,
+                    format!("first use at {}: {}", size, e),
+                ))?;
+                continue;
+            }
+            Err(_) => anyhow::bail!("first-use worker panicked"),
+        };
+        sink.push(record(k, len - len % k.granule, &reps, host, cpu))?;
+    }
+    Ok(false)
+}
+
+fn record(
+    k: &'static Kernel,
+    stream: usize,
+    reps: &[(FirstUse, MemoryInfo)],
+    host: &Host,
+    cpu: u32,
+) -> Record {
+    let bytes = stream as u64;
+    let samples: Vec<Sample> = reps
+        .iter()
+        .map(|(f, _)| Sample {
+            seconds: f.map + f.first,
+            bytes,
+        })
+        .collect();
+    let rates: Vec<f64> = samples
+        .iter()
+        .map(|s| s.bytes as f64 / s.seconds / 1e9)
+        .collect();
+    let steady: Vec<f64> = reps
+        .iter()
+        .map(|(f, _)| bytes as f64 / f.second / 1e9)
+        .collect();
+    let col = |g: fn(&FirstUse) -> f64| {
+        serde_json::json!(reps.iter().map(|(f, _)| g(f)).collect::<Vec<f64>>())
+    };
+    let mib = bytes as f64 / (1u64 << 20) as f64;
+    let mut per_mib: Vec<f64> = reps
+        .iter()
+        .map(|(f, _)| (f.map + f.first) * 1e3 / mib)
+        .collect();
+    per_mib.sort_by(f64::total_cmp);
+    let mut r = Record {
+        suite: "cache".into(),
+        kernel: k.name.into(),
+        op: "first-use".into(),
+        width_bits: Some(k.width_bits),
+        nontemporal: Some(false),
+        pattern: Some(k.pattern.name().into()),
+        size_bytes: Some(bytes),
+        threads: 1,
+        cpus: vec![cpu],
+        regime: Some(host.regime(bytes, 1)),
+        bytes_read_per_pass: Some(0),
+        bytes_written_per_pass: Some(bytes),
+        payload_bytes_per_pass: Some(bytes),
+        reps_per_sample: Some(1),
+        gbps: stats::summarize(&rates, true),
+        payload_gbps: stats::summarize(&rates, true),
+        samples,
+        memory: reps.last().map(|(_, m)| m.clone()),
+        ..Record::default()
+    };
+    let e = &mut r.extra;
+    e.insert("case_first_use".into(), true.into());
+    e.insert("map_seconds".into(), col(|f| f.map));
+    e.insert("first_pass_seconds".into(), col(|f| f.first));
+    e.insert("second_pass_seconds".into(), col(|f| f.second));
+    e.insert(
+        "first_use_ms_per_mib".into(),
+        serde_json::json!(per_mib[per_mib.len() / 2]),
+    );
+    e.insert(
+        "steady_gbps".into(),
+        serde_json::json!(stats::summarize(&steady, true)),
+    );
+    r
+}

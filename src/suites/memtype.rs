@@ -1,0 +1,684 @@
+//! `bwscope memtype`: the write-combined-memory seed's experiment for every
+//! memory kind available here.
+//!
+//! For each kind: map a buffer (timed: *setup*), copy a fixed-size regular
+//! source array into it once (timed: *first pass*, which pays the page
+//! faults, zeroing and huge-page allocation), then copy again `passes`
+//! times (steady state), read the buffer `read_passes` times (WC and UC
+//! memory read very slowly: that is how the memory type shows in
+//! behaviour), and check that the buffer holds exactly what was copied.
+//! `regular` always runs first; every other kind gets its **break-even
+//! pass count** against it.
+//!
+//! The copy and read are the registry's asm kernels called directly with
+//! two buffers (the source is always regular memory), on one pinned cpu.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use crate::cli::MemtypeArgs;
+use crate::error::UserError;
+use crate::kernels::{self, Kernel, KernelArgs, Op};
+use crate::measure::{stats, team};
+use crate::memory::device::{self, DeviceMapping, DeviceSpec};
+use crate::memory::{kind, smaps, Buffer, PageKind};
+use crate::platform::Host;
+use crate::report::model::{MemoryInfo, Record, Run, Sample, Status};
+use crate::report::sink::Sink;
+use crate::util::units::{format_bytes, parse_size};
+
+/// What a case maps.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(untagged)]
+pub enum Target {
+    Anon(PageKind),
+    Device(DeviceSpec),
+}
+
+impl Target {
+    pub fn label(&self) -> &str {
+        match self {
+            Target::Anon(k) => k.name(),
+            Target::Device(d) => d.kind,
+        }
+    }
+}
+
+/// One kind to measure; `explicit` when the user named it (then an
+/// unavailable kind is an input error, not a skipped record).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Case {
+    pub target: Target,
+    pub explicit: bool,
+}
+
+/// Resolved options.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MemtypePlan {
+    /// Bytes copied per pass.
+    pub size: usize,
+    pub passes: usize,
+    pub read_passes: usize,
+    #[serde(serialize_with = "name")]
+    pub copy: &'static Kernel,
+    #[serde(serialize_with = "name")]
+    pub read: &'static Kernel,
+    pub cpu: u32,
+    pub cases: Vec<Case>,
+}
+
+fn name<S: serde::Serializer>(k: &&'static Kernel, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.name)
+}
+
+const DEVICE_KINDS: [&str; 4] = ["device-wc", "device-uc", "device-fb", "device-dumb"];
+
+/// Resolve and validate the flags.
+pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
+    let copy = match &a.kernel {
+        Some(spec) => {
+            let ks = kernels::select(spec).map_err(|m| UserError::flag("--kernel", m))?;
+            match ks.as_slice() {
+                [k] if k.op == Op::Copy => *k,
+                [k] => return Err(UserError::flag("--kernel", format!("{} is a {} kernel; memtype needs a copy kernel (see `bwscope kernels copy`)", k.name, k.op.name()))),
+                _ => return Err(UserError::flag("--kernel", format!("'{}' names {} kernels; name exactly one copy kernel", spec, ks.len()))),
+            }
+        }
+        None => super::first_use::widest(host, Op::Copy)
+            .ok_or_else(|| UserError::flag("--kernel", "no copy kernel runs on this cpu"))?,
+    };
+    if let Some(r) = copy.skip_reason(&host.features) {
+        return Err(UserError::flag(
+            "--kernel",
+            format!("{} cannot run here: {}", copy.name, r),
+        ));
+    }
+    let read = super::first_use::widest(host, Op::Read)
+        .ok_or_else(|| UserError::flag("--kernel", "no read kernel runs on this cpu"))?;
+    let raw = match &a.size {
+        Some(s) => parse_size(s).map_err(|e| UserError::flag("--size", e.to_string()))?,
+        None => 32 << 20,
+    };
+    let gran = copy.granule.max(read.granule).max(64) as u64;
+    let size = raw - raw % gran;
+    if size == 0 {
+        return Err(UserError::flag(
+            "--size",
+            format!(
+                "{} is below one {}-byte block of the kernels; use at least {}",
+                format_bytes(raw),
+                gran,
+                gran
+            ),
+        ));
+    }
+    let passes = a.passes.unwrap_or(20);
+    if passes == 0 || passes > 100_000 {
+        return Err(UserError::flag("--passes", "must be between 1 and 100000"));
+    }
+    let read_passes = a.read_passes.unwrap_or(5);
+    if read_passes == 0 || read_passes > 100_000 {
+        return Err(UserError::flag(
+            "--read-passes",
+            "must be between 1 and 100000",
+        ));
+    }
+    let cpu = match a.cpu {
+        Some(c) if !host.allowed_cpus.contains(&c) => {
+            return Err(UserError::flag(
+                "--cpu",
+                format!(
+                    "cpu {} is offline or not allowed (allowed: {})",
+                    c,
+                    crate::platform::topology::format_cpu_list(&host.allowed_cpus)
+                ),
+            ))
+        }
+        Some(c) => c,
+        None => super::default_cpu_order(host).first().copied().unwrap_or(0),
+    };
+    // Devices: named explicitly, confirmed, identified as plain memory.
+    if !a.device_mem.is_empty() && !a.allow_device_writes {
+        return Err(UserError::flag(
+            "--device-mem",
+            format!(
+                "this overwrites the first {} of {}; add --allow-device-writes to confirm",
+                format_bytes(size),
+                a.device_mem.join(", ")
+            ),
+        ));
+    }
+    let mut devices = Vec::new();
+    for p in &a.device_mem {
+        let d = device::identify(p).map_err(|m| UserError::flag("--device-mem", m))?;
+        if size > d.size {
+            return Err(UserError::flag(
+                "--size",
+                format!(
+                    "{} is larger than {} ({}, {}); use --size {} or less",
+                    format_bytes(size),
+                    p,
+                    d.what,
+                    format_bytes(d.size),
+                    format_bytes(d.size)
+                ),
+            ));
+        }
+        devices.push(d);
+    }
+    let mut cases: Vec<Case> = Vec::new();
+    match &a.kinds {
+        None => {
+            cases.extend(PageKind::ALL.iter().map(|&k| Case {
+                target: Target::Anon(k),
+                explicit: false,
+            }));
+            cases.extend(devices.iter().map(|d| Case {
+                target: Target::Device(d.clone()),
+                explicit: true,
+            }));
+        }
+        Some(list) => {
+            for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                if let Some(k) = PageKind::parse(item) {
+                    kind::check_available(k, size, 1).map_err(|m| UserError::flag("--kinds", m))?;
+                    cases.push(Case {
+                        target: Target::Anon(k),
+                        explicit: true,
+                    });
+                } else if let Some(dk) = DEVICE_KINDS.iter().find(|d| d.eq_ignore_ascii_case(item))
+                {
+                    let matching: Vec<&DeviceSpec> =
+                        devices.iter().filter(|d| d.kind == *dk).collect();
+                    if matching.is_empty() {
+                        let want = match *dk {
+                            "device-wc" => "a .../resourceN_wc file of a prefetchable PCI BAR",
+                            "device-uc" => "a .../resourceN file of a prefetchable PCI BAR",
+                            "device-dumb" => "a DRM primary node /dev/dri/cardN",
+                            _ => "a framebuffer /dev/fbN",
+                        };
+                        return Err(UserError::flag(
+                            "--kinds",
+                            format!("{} needs --device-mem naming {}", dk, want),
+                        ));
+                    }
+                    cases.extend(matching.into_iter().map(|d| Case {
+                        target: Target::Device(d.clone()),
+                        explicit: true,
+                    }));
+                } else {
+                    return Err(UserError::flag(
+                        "--kinds",
+                        format!("unknown kind '{}': use regular, thp, nohuge, hugetlb-2M, hugetlb-1G, locked, device-wc, device-uc, device-fb, device-dumb", item),
+                    ));
+                }
+            }
+            if cases.is_empty() {
+                return Err(UserError::flag("--kinds", "the list is empty"));
+            }
+        }
+    }
+    // Regular is the baseline of the break-even count: always first.
+    cases.retain(|c| !matches!(c.target, Target::Anon(PageKind::Regular)));
+    cases.insert(
+        0,
+        Case {
+            target: Target::Anon(PageKind::Regular),
+            explicit: true,
+        },
+    );
+    super::check_memory(size as u64 * 2 + (8 << 20), "--size")?;
+    Ok(MemtypePlan {
+        size: size as usize,
+        passes,
+        read_passes,
+        copy,
+        read,
+        cpu,
+        cases,
+    })
+}
+
+/// Passes after which `kind`'s total time (first + (n-1)·mean) is no longer
+/// above regular's and stays so; `None` = never (its steady passes are not
+/// faster, and its first pass is slower).
+pub fn break_even(first: f64, mean: f64, reg_first: f64, reg_mean: f64) -> Option<u64> {
+    let d_first = first - reg_first;
+    let d_mean = mean - reg_mean;
+    if d_first <= 0.0 && d_mean <= 0.0 {
+        return Some(1);
+    }
+    if d_mean >= 0.0 {
+        return None;
+    }
+    // first + (n-1)·mean ≤ reg_first + (n-1)·reg_mean  ⇔  n-1 ≥ d_first / -d_mean
+    Some(1 + (d_first / -d_mean).ceil() as u64)
+}
+
+/// Timings of one kind.
+#[derive(Debug, Clone)]
+struct Timed {
+    setup: f64,
+    first: f64,
+    passes: Vec<f64>,
+    reads: Vec<f64>,
+    info: MemoryInfo,
+    verified: String,
+    pat: Option<Result<Vec<String>, String>>,
+}
+
+enum Mapped {
+    Buf(Buffer),
+    Dev(DeviceMapping),
+}
+
+impl Mapped {
+    fn ptr(&mut self) -> *mut u8 {
+        match self {
+            Mapped::Buf(b) => b.as_mut_ptr(),
+            Mapped::Dev(d) => d.as_mut_ptr(),
+        }
+    }
+}
+
+/// Outcome of one case before it becomes a record.
+enum Outcome {
+    Done(Box<Timed>),
+    Skipped(String),
+    Failed(String),
+}
+
+fn copy_once(k: &'static Kernel, src: *const u8, dst: *mut u8, len: usize) -> f64 {
+    let args = KernelArgs::new(src, dst, len, 1);
+    let t = Instant::now();
+    // SAFETY: src and dst each hold `len` bytes (checked by the caller),
+    // page aligned; the kernel runs on this CPU (checked in `plan`).
+    let c = unsafe { (k.func)(&args) };
+    let s = t.elapsed().as_secs_f64();
+    std::hint::black_box(c);
+    s
+}
+
+fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome {
+    let n = plan.size;
+    let t0 = Instant::now();
+    let mut m = match &case.target {
+        Target::Anon(k) => match Buffer::map(n, *k) {
+            Ok(b) => Mapped::Buf(b),
+            Err(e) => return Outcome::Skipped(e.to_string()),
+        },
+        Target::Device(d) => match DeviceMapping::map(d, n) {
+            Ok(m) if m.len() < n => {
+                return Outcome::Failed(format!(
+                    "{}: the mapping holds only {} bytes, less than --size",
+                    d.path,
+                    m.len()
+                ))
+            }
+            Ok(m) => Mapped::Dev(m),
+            Err(e) => return Outcome::Failed(format!("cannot map {}: {}", d.path, e)),
+        },
+    };
+    let setup = t0.elapsed().as_secs_f64();
+    let dst = m.ptr();
+    let first = copy_once(plan.copy, src.as_ptr(), dst, n);
+    let (info, verified) = match (&m, &case.target) {
+        (Mapped::Buf(b), Target::Anon(k)) => {
+            let info = b.memory_info();
+            match kind::verify(*k, &info, b.len()) {
+                Ok(v) => (info, v),
+                Err(reason) => return Outcome::Skipped(format!("{}: {}", k.name(), reason)),
+            }
+        }
+        (_, t) => {
+            let s = smaps::lookup(dst as usize);
+            (
+                MemoryInfo {
+                    kind: t.label().into(),
+                    page_bytes: s.map(|s| s.kernel_page_bytes),
+                    thp_fraction: None,
+                    locked_fraction: None,
+                },
+                "device mapping (see pat_type)".to_string(),
+            )
+        }
+    };
+    let passes: Vec<f64> = (0..plan.passes)
+        .map(|_| copy_once(plan.copy, src.as_ptr(), dst, n))
+        .collect();
+    let mut reads = Vec::with_capacity(plan.read_passes);
+    let mut sums = Vec::new();
+    for _ in 0..plan.read_passes {
+        let args = KernelArgs::new(dst, dst, n, 1);
+        let t = Instant::now();
+        // SAFETY: dst holds n bytes, n is a multiple of the read granule.
+        sums.push(unsafe { (plan.read.func)(&args) });
+        reads.push(t.elapsed().as_secs_f64());
+    }
+    // The buffer must hold exactly what was copied: for device memory this
+    // is the proof that the region behaves as memory.
+    // SAFETY: dst holds n initialised bytes (just copied).
+    let got = unsafe { std::slice::from_raw_parts(dst as *const u8, n) };
+    if let Some(off) = got.iter().zip(src.as_slice()).position(|(a, b)| a != b) {
+        return Outcome::Failed(format!(
+            "{}: read back differs from what was written at byte {}",
+            case.target.label(),
+            off
+        ));
+    }
+    let pat = match &case.target {
+        Target::Device(d) => Some(device::pat_types(d.phys_start, n as u64)),
+        _ => None,
+    };
+    drop(m);
+    Outcome::Done(Box::new(Timed {
+        setup,
+        first,
+        passes,
+        reads,
+        info,
+        verified,
+        pat,
+    }))
+}
+
+/// Run every case, pushing a record each. True when interrupted.
+pub fn run(
+    plan: &MemtypePlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &AtomicBool,
+) -> anyhow::Result<bool> {
+    team::pin_current(plan.cpu).map_err(|e| UserError::flag("--cpu", e))?;
+    let src = Buffer::new(plan.size, PageKind::Regular, 0x5eed)?;
+    let mut baseline: Option<(f64, f64)> = None;
+    for case in &plan.cases {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let label = case.target.label().to_string();
+        if let Target::Anon(k) = case.target {
+            if let Err(reason) = kind::check_available(k, plan.size as u64, 1) {
+                sink.push(skipped(plan, &label, reason))?;
+                continue;
+            }
+        }
+        let rec = match measure(plan, case, &src) {
+            Outcome::Done(t) => record(plan, case, &t, host, &mut baseline),
+            Outcome::Skipped(reason) => skipped(plan, &label, reason),
+            Outcome::Failed(msg) => {
+                let mut r = Record::error("memtype", plan.copy.name, msg);
+                r.memory = Some(MemoryInfo {
+                    kind: label,
+                    ..MemoryInfo::default()
+                });
+                r
+            }
+        };
+        sink.push(rec)?;
+    }
+    Ok(false)
+}
+
+fn skipped(plan: &MemtypePlan, label: &str, reason: String) -> Record {
+    let mut r = Record::skipped("memtype", plan.copy.name, reason);
+    r.memory = Some(MemoryInfo {
+        kind: label.into(),
+        ..MemoryInfo::default()
+    });
+    r
+}
+
+fn record(
+    plan: &MemtypePlan,
+    case: &Case,
+    t: &Timed,
+    host: &Host,
+    baseline: &mut Option<(f64, f64)>,
+) -> Record {
+    let n = plan.size as u64;
+    let k = plan.copy;
+    let samples: Vec<Sample> = t
+        .passes
+        .iter()
+        .map(|&s| Sample {
+            seconds: s,
+            bytes: 2 * n,
+        })
+        .collect();
+    let rates: Vec<f64> = t.passes.iter().map(|s| 2.0 * n as f64 / s / 1e9).collect();
+    let payload: Vec<f64> = t.passes.iter().map(|s| n as f64 / s / 1e9).collect();
+    let reads: Vec<f64> = t.reads.iter().map(|s| n as f64 / s / 1e9).collect();
+    let mean = t.passes.iter().sum::<f64>() / t.passes.len() as f64;
+    let best = t.passes.iter().copied().fold(f64::INFINITY, f64::min);
+    let total = t.setup + t.first;
+    let mut r = Record {
+        suite: "memtype".into(),
+        kernel: k.name.into(),
+        op: "copy".into(),
+        width_bits: (k.width_bits > 0).then_some(k.width_bits),
+        nontemporal: Some(k.nontemporal),
+        pattern: Some(k.pattern.name().into()),
+        size_bytes: Some(2 * n),
+        threads: 1,
+        cpus: vec![plan.cpu],
+        regime: Some(host.regime(2 * n, 1)),
+        bytes_read_per_pass: Some(n),
+        bytes_written_per_pass: Some(n),
+        payload_bytes_per_pass: Some(n),
+        reps_per_sample: Some(1),
+        samples,
+        gbps: stats::summarize(&rates, true),
+        payload_gbps: stats::summarize(&payload, true),
+        memory: Some(t.info.clone()),
+        ..Record::default()
+    };
+    r.warnings = super::derive_warnings(r.gbps.as_ref(), k, host, 1, &r);
+    let e = &mut r.extra;
+    let j = |v: f64| serde_json::json!(v);
+    e.insert("buffer_bytes".into(), n.into());
+    e.insert("setup_seconds".into(), j(t.setup));
+    e.insert("first_pass_seconds".into(), j(t.first));
+    e.insert("first_total_seconds".into(), j(total));
+    e.insert(
+        "first_total_ms_per_mib".into(),
+        j(total * 1e3 / (n as f64 / (1u64 << 20) as f64)),
+    );
+    e.insert(
+        "first_pass_payload_gbps".into(),
+        j(n as f64 / t.first / 1e9),
+    );
+    e.insert("pass_mean_seconds".into(), j(mean));
+    e.insert("pass_best_seconds".into(), j(best));
+    e.insert("steady_mean_payload_gbps".into(), j(n as f64 / mean / 1e9));
+    e.insert("read_kernel".into(), plan.read.name.into());
+    e.insert(
+        "read_gbps".into(),
+        serde_json::json!(stats::summarize(&reads, true)),
+    );
+    e.insert("verified".into(), t.verified.clone().into());
+    e.insert("data_verified".into(), true.into());
+    match (&case.target, *baseline) {
+        (Target::Anon(PageKind::Regular), _) => {
+            *baseline = Some((total, mean));
+            e.insert("break_even".into(), "baseline".into());
+            e.insert("break_even_passes".into(), serde_json::Value::Null);
+        }
+        (_, Some((rf, rm))) => {
+            let be = break_even(total, mean, rf, rm);
+            e.insert(
+                "break_even".into(),
+                if be.is_some() { "passes" } else { "never" }.into(),
+            );
+            e.insert("break_even_passes".into(), serde_json::json!(be));
+            if total < rf && mean > rm {
+                // Ahead at first, behind in the long run.
+                e.insert(
+                    "ahead_for_passes".into(),
+                    serde_json::json!(1 + ((rf - total) / (mean - rm)).floor() as u64),
+                );
+            }
+        }
+        (_, None) => {
+            e.insert("break_even".into(), "no-baseline".into());
+            e.insert("break_even_passes".into(), serde_json::Value::Null);
+        }
+    }
+    if let Target::Device(d) = &case.target {
+        e.insert("case_device".into(), d.path.clone().into());
+        e.insert("device_what".into(), d.what.clone().into());
+        e.insert("phys_start".into(), d.phys_start.into());
+        match &t.pat {
+            Some(Ok(types)) => {
+                e.insert(
+                    "pat_type".into(),
+                    if types.len() == 1 {
+                        types[0].clone().into()
+                    } else {
+                        serde_json::Value::Null
+                    },
+                );
+                e.insert("pat_types".into(), serde_json::json!(types));
+            }
+            Some(Err(why)) => {
+                e.insert("pat_type".into(), serde_json::Value::Null);
+                e.insert("pat_note".into(), why.clone().into());
+            }
+            None => {}
+        }
+    }
+    r
+}
+
+fn num(r: &Record, key: &str) -> Option<f64> {
+    r.extra.get(key).and_then(|v| v.as_f64())
+}
+
+/// The human table of a memtype run.
+pub fn render(run: &Run) -> String {
+    let units = run.display_units;
+    let conv = |g: f64| g * 1e9 / units.bytes_per_unit();
+    let f = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{:.*}", d, v));
+    let mut rows = vec![vec![
+        "kind".to_string(),
+        "pages".into(),
+        "setup ms".into(),
+        "1st copy ms".into(),
+        "1st total ms".into(),
+        "ms/MiB".into(),
+        format!("copy mean {}", units.label()),
+        "copy best".into(),
+        format!("read best {}", units.label()),
+        "break-even".into(),
+        "PAT".into(),
+    ]];
+    let mut size = None;
+    for r in run
+        .records
+        .iter()
+        .filter(|r| r.suite == "memtype" && r.status == Status::Ok)
+    {
+        size = num(r, "buffer_bytes").or(size);
+        let m = r.memory.clone().unwrap_or_default();
+        let pages = match (m.page_bytes, m.thp_fraction, m.locked_fraction) {
+            (Some(p), Some(t), _) if t > 0.0 => {
+                format!("{} {:.0}% THP", format_bytes(p), t * 100.0)
+            }
+            (Some(p), _, Some(l)) if l > 0.0 => format!("{} locked", format_bytes(p)),
+            (Some(p), _, _) => format_bytes(p),
+            _ => "?".into(),
+        };
+        let be = match r.extra.get("break_even").and_then(|v| v.as_str()) {
+            Some("passes") => r
+                .extra
+                .get("break_even_passes")
+                .map_or("?".into(), |v| v.to_string()),
+            Some("never") => match r.extra.get("ahead_for_passes").and_then(|v| v.as_u64()) {
+                Some(n) => format!("never (ahead for {})", n),
+                None => "never".into(),
+            },
+            Some(s) => s.to_string(),
+            None => "-".into(),
+        };
+        let read = r
+            .extra
+            .get("read_gbps")
+            .and_then(|v| v.get("best"))
+            .and_then(|v| v.as_f64());
+        rows.push(vec![
+            match r.extra.get("case_device").and_then(|v| v.as_str()) {
+                Some(d) => format!("{} {}", m.kind, d),
+                None => m.kind.clone(),
+            },
+            pages,
+            f(num(r, "setup_seconds").map(|s| s * 1e3), 2),
+            f(num(r, "first_pass_seconds").map(|s| s * 1e3), 2),
+            f(num(r, "first_total_seconds").map(|s| s * 1e3), 2),
+            f(num(r, "first_total_ms_per_mib"), 3),
+            f(num(r, "steady_mean_payload_gbps").map(conv), 2),
+            f(r.payload_gbps.map(|s| conv(s.best)), 2),
+            f(read.map(conv), 2),
+            be,
+            r.extra
+                .get("pat_type")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string(),
+        ]);
+    }
+    let mut out = String::new();
+    if rows.len() > 1 {
+        out.push_str(&format!(
+            "memory kinds: copy of {} from a regular array into the buffer, first pass vs the following ones\n",
+            size.map_or("?".into(), |s| format_bytes(s as u64))
+        ));
+        out.push_str(&crate::report::table::grid(&rows));
+        out.push('\n');
+    }
+    for r in run
+        .records
+        .iter()
+        .filter(|r| r.suite == "memtype" && r.status != Status::Ok)
+    {
+        out.push_str(&format!(
+            "{} {}: {}\n",
+            if r.status == Status::Skipped {
+                "skipped"
+            } else {
+                "error"
+            },
+            r.memory.as_ref().map_or("?", |m| m.kind.as_str()),
+            r.reason.as_deref().unwrap_or("")
+        ));
+    }
+    if rows.len() > 1 {
+        out.push_str(&format!(
+            "setup = mmap (+ mlock / device open); 1st copy = first pass incl. page faults; ms/MiB = 1st total per MiB copied.\n\
+             copy {} counts bytes copied (N/t, as the seed does; the JSON `gbps` counts read + written, 2N/t). \
+             break-even = passes after which the kind's total time is no longer above regular's (first + (n-1)·mean).\n",
+            units.label()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn break_even_cases() {
+        // The seed: regular 22 ms first, 32 MB / 3.8 GB/s per pass; WC 81 ms
+        // first, 32 MB / 5.7 GB/s: ~20 passes.
+        let (rf, rm) = (0.022, 0.032 / 3.8);
+        let (wf, wm) = (0.081, 0.032 / 5.7);
+        let n = break_even(wf, wm, rf, rm).unwrap();
+        assert!((20..=23).contains(&n), "{n}");
+        // Slower to set up and slower per pass: never.
+        assert_eq!(break_even(0.164, 0.032 / 0.33, rf, rm), None);
+        // Faster on both: from the first pass.
+        assert_eq!(break_even(0.01, 0.001, rf, rm), Some(1));
+        // Exactly equal passes but slower first: never.
+        assert_eq!(break_even(0.03, rm, rf, rm), None);
+    }
+}
