@@ -29,6 +29,8 @@ pub struct CachePlan {
     pub min_sample_ms: f64,
     pub memory: MemoryArg,
     pub quick: bool,
+    /// `--pattern` as given (null: the kernels as selected).
+    pub pattern: Option<String>,
 }
 
 fn names<S: serde::Serializer>(k: &[&'static Kernel], s: S) -> Result<S::Ok, S::Error> {
@@ -76,7 +78,9 @@ pub fn key_kernels(host: &Host) -> Vec<&'static Kernel> {
         .unwrap_or(64);
     let mut out: Vec<&'static Kernel> = kernels::registry()
         .iter()
-        .filter(|k| k.name.starts_with("seq_") && k.width_bits == widest && k.supported(&host.features))
+        .filter(|k| {
+            k.name.starts_with("seq_") && k.width_bits == widest && k.supported(&host.features)
+        })
         .filter(|k| !(k.nontemporal && k.op == kernels::Op::Copy))
         .collect();
     out.extend(
@@ -94,8 +98,11 @@ pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
         None if args.quick => key_kernels(host),
         None => kernels::registry().iter().collect(),
     };
+    let kernels = with_patterns(kernels, args.pattern.as_deref(), args.kernel.is_none())?;
     let sizes = match &args.sizes {
-        Some(s) => units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?,
+        Some(s) => {
+            units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?
+        }
         None if args.quick => {
             let top = default_top(host) / 2;
             units::geometric(4 << 10, top, 2.0)
@@ -122,7 +129,80 @@ pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
         min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
         memory: args.memory,
         quick: args.quick,
+        pattern: args.pattern.clone(),
     })
+}
+
+/// Apply `--pattern` (each kernel with its counterparts in the listed
+/// orders, adjacent so the table shows random beside sequential) and keep
+/// only what the sweep can run (no chase or register kernels). Without
+/// `--pattern`, a default kernel set is the sequential one.
+pub fn with_patterns(
+    selected: Vec<&'static Kernel>,
+    pattern: Option<&str>,
+    default_set: bool,
+) -> Result<Vec<&'static Kernel>, UserError> {
+    let patterns: Vec<kernels::Pattern> = match pattern {
+        None if default_set => vec![kernels::Pattern::Seq],
+        None => Vec::new(),
+        Some(list) => {
+            let mut v = Vec::new();
+            for p in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let p = match p {
+                    "seq" | "sequential" => kernels::Pattern::Seq,
+                    "random" | "rand" => kernels::Pattern::Random,
+                    other => {
+                        return Err(UserError::flag(
+                            "--pattern",
+                            format!("unknown pattern '{other}': use seq, random or seq,random"),
+                        ))
+                    }
+                };
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+            }
+            if v.is_empty() {
+                return Err(UserError::flag(
+                    "--pattern",
+                    "empty list: use seq, random or seq,random",
+                ));
+            }
+            v
+        }
+    };
+    let mut out: Vec<&'static Kernel> = Vec::new();
+    for k in selected.into_iter().filter(|k| k.sweepable()) {
+        // A kernel without a counterpart in a listed order (rep_movsb, libc,
+        // string instructions, NT stores have no random form) is left out
+        // of that order.
+        let variants: Vec<&'static Kernel> = if patterns.is_empty() {
+            vec![k]
+        } else {
+            patterns
+                .iter()
+                .filter_map(|&p| {
+                    if p == k.pattern {
+                        Some(k)
+                    } else {
+                        k.counterpart(p)
+                    }
+                })
+                .collect()
+        };
+        for v in variants {
+            if !out.iter().any(|o| o.name == v.name) {
+                out.push(v);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(UserError::flag(
+            "--kernel",
+            "no bandwidth kernel left to sweep: chase kernels run with `bwscope latency`, reg_ kernels with `bwscope regs`, and --pattern keeps only kernels with that access order",
+        ));
+    }
+    Ok(out)
 }
 
 pub fn page_kind(m: MemoryArg) -> PageKind {
@@ -135,7 +215,12 @@ pub fn page_kind(m: MemoryArg) -> PageKind {
 
 /// Run the sweep, pushing records into `sink`. Returns true when SIGINT
 /// stopped it (every finished record is already in the sink).
-pub fn run(plan: &CachePlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) -> anyhow::Result<bool> {
+pub fn run(
+    plan: &CachePlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &AtomicBool,
+) -> anyhow::Result<bool> {
     let runnable: Vec<&'static Kernel> = plan
         .kernels
         .iter()
