@@ -200,12 +200,7 @@ impl Team {
             match ready_rx.recv() {
                 Ok((i, Ok(m))) => memory[i] = m,
                 Ok((_, Err(e))) => return Err(e),
-                Err(_) => {
-                    return Err(UserError::flag(
-                        "--threads",
-                        "a worker thread died while starting",
-                    ))
-                }
+                Err(_) => return Err(UserError::flag("--threads", "a worker thread died while starting")),
             }
         }
         team.memory = memory;
@@ -231,18 +226,12 @@ impl Team {
             let (i, t) = self.done.recv().expect("worker alive");
             out[i] = Some(t);
         }
-        out.into_iter()
-            .map(|t| t.expect("every worker reported"))
-            .collect()
+        out.into_iter().map(|t| t.expect("every worker reported")).collect()
     }
 
     /// Run `f` on worker `i`'s buffer, on that worker's thread (tests read
     /// back what a kernel wrote; suites refill).
-    pub fn inspect<R: Send + 'static>(
-        &self,
-        i: usize,
-        f: impl FnOnce(&mut Buffer) -> R + Send + 'static,
-    ) -> R {
+    pub fn inspect<R: Send + 'static>(&self, i: usize, f: impl FnOnce(&mut Buffer) -> R + Send + 'static) -> R {
         let (tx, rx) = channel();
         self.workers[i]
             .tx
@@ -254,13 +243,7 @@ impl Team {
     }
 }
 
-fn run_one(
-    buf: &mut Buffer,
-    job: &Job,
-    barrier: &SpinBarrier,
-    worker: usize,
-    workers: usize,
-) -> ThreadTiming {
+fn run_one(buf: &mut Buffer, job: &Job, barrier: &SpinBarrier, worker: usize, workers: usize) -> ThreadTiming {
     let k = job.kernel;
     let base = buf.as_mut_ptr();
     let off = dst_offset(k, job.stream_len);

@@ -75,11 +75,7 @@ fn short(kernel: &str, op: &str) -> String {
 /// pattern when the name does not already say it.
 fn column(r: &Record) -> String {
     match &r.pattern {
-        Some(p)
-            if p != "seq"
-                && !(p == "random" && r.kernel.starts_with("rand_"))
-                && !r.kernel.starts_with(p.as_str()) =>
-        {
+        Some(p) if p != "seq" && !(p == "random" && r.kernel.starts_with("rand_")) && !r.kernel.starts_with(p.as_str()) => {
             format!("{}:{}", p, r.kernel)
         }
         _ => r.kernel.clone(),
@@ -111,11 +107,7 @@ fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
         if let Some(s) = r.gbps {
             e.1.insert(
                 name,
-                format!(
-                    "{}/{}",
-                    fmt_rate(rate(s.best, units)),
-                    fmt_rate(rate(s.median, units))
-                ),
+                format!("{}/{}", fmt_rate(rate(s.best, units)), fmt_rate(rate(s.median, units))),
             );
         }
     }
@@ -134,11 +126,7 @@ fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
         if multi {
             row.push(t.to_string());
         }
-        row.extend(
-            kernels
-                .iter()
-                .map(|k| cells.get(k).cloned().unwrap_or_else(|| "-".into())),
-        );
+        row.extend(kernels.iter().map(|k| cells.get(k).cloned().unwrap_or_else(|| "-".into())));
         rows.push(row);
     }
     let mut out = format!(
@@ -214,21 +202,13 @@ pub fn render(run: &Run) -> String {
             let _ = writeln!(out, "{}", long_table(&recs, units));
         }
     }
-    let not_ok: Vec<&Record> = run
-        .records
-        .iter()
-        .filter(|r| r.status != Status::Ok)
-        .collect();
+    let not_ok: Vec<&Record> = run.records.iter().filter(|r| r.status != Status::Ok).collect();
     if !not_ok.is_empty() {
         let mut seen: Vec<String> = Vec::new();
         for r in not_ok {
             let line = format!(
                 "{} {}: {}",
-                if r.status == Status::Skipped {
-                    "skipped"
-                } else {
-                    "error"
-                },
+                if r.status == Status::Skipped { "skipped" } else { "error" },
                 r.kernel,
                 r.reason.as_deref().unwrap_or("")
             );

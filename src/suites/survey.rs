@@ -38,19 +38,10 @@ pub fn run(out: &OutputArgs) -> anyhow::Result<u8> {
         print!("{}", table::render(&run));
         println!("{}", summary(&run));
     }
-    Ok(if interrupted {
-        EXIT_INTERRUPTED
-    } else {
-        EXIT_OK
-    })
+    Ok(if interrupted { EXIT_INTERRUPTED } else { EXIT_OK })
 }
 
-fn best_in<'a>(
-    run: &'a Run,
-    op: &str,
-    regime: &str,
-    kernel_prefix: &str,
-) -> Option<(f64, &'a Record)> {
+fn best_in<'a>(run: &'a Run, op: &str, regime: &str, kernel_prefix: &str) -> Option<(f64, &'a Record)> {
     let recs = run.records.iter().filter(|r| {
         r.status == Status::Ok
             && r.op == op
