@@ -121,6 +121,7 @@ pub struct CacheArgs {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PagesArg {
     /// MADV_NOHUGEPAGE: 4 KiB pages
     #[value(name = "4k")]
