@@ -26,6 +26,10 @@
 //! compiler leaves free for an `asm!` block that is not `nostack`, and which
 //! signal delivery skips.
 
+// Every kernel here has the one contract of `KernelFn` (documented there
+// under Safety), so the per-function section would only repeat it.
+#![allow(clippy::missing_safety_doc)]
+
 use super::{Isa, Kernel, KernelArgs, Op, Pattern};
 use core::arch::asm;
 
