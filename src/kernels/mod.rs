@@ -39,7 +39,8 @@ pub struct KernelArgs {
     pub pattern: u64,
     /// Access order for random-pattern kernels: line indices (may be null).
     /// A random kernel visits line `index[k]` (bytes `64 * index[k]..+64`
-    /// of each stream) for k in `0..index_len`; `index_len * 64 == len`.
+    /// of each stream) for k in `0..len / 64`, and may read (never use)
+    /// `perm::READ_AHEAD` entries more: `index_len >= len / 64 + READ_AHEAD`.
     pub index: *const u32,
     pub index_len: usize,
 }

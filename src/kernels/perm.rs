@@ -14,6 +14,12 @@ use crate::util::rng::XorShift64;
 /// The line size the random kernels and the chase are built on.
 pub const LINE: usize = 64;
 
+/// Index entries a random kernel may read past the last line it visits:
+/// it loads the next pair of indices one iteration early, so that the data
+/// loads do not wait for their address. The values are never used as
+/// addresses; they only have to be readable, so every order is padded.
+pub const READ_AHEAD: usize = 2;
+
 /// A uniformly random permutation of `0..n` (Fisher–Yates).
 pub fn shuffled(n: usize, seed: u64) -> Vec<u32> {
     assert!(n <= u32::MAX as usize + 1, "too many lines for a u32 index");
@@ -27,22 +33,30 @@ pub fn shuffled(n: usize, seed: u64) -> Vec<u32> {
 }
 
 /// The access order of a random kernel on each of `workers` buffers: one
-/// fresh permutation of the stream's lines per worker, laid end to end
-/// (see `measure::team::Job::index`). `None` for other patterns.
+/// fresh permutation of the stream's lines per worker followed by
+/// [`READ_AHEAD`] padding entries, laid end to end (see
+/// `measure::team::Job::index`). `None` for other patterns.
 pub fn index_for(k: &Kernel, stream_len: usize, workers: usize) -> Option<Arc<Vec<u32>>> {
     if k.pattern != Pattern::Random {
         return None;
     }
     let lines = stream_len / LINE;
-    let mut all = Vec::with_capacity(lines * workers);
+    let mut all = Vec::with_capacity((lines + READ_AHEAD) * workers);
     for w in 0..workers {
         // Seeded by size and worker: reproducible, different per buffer.
-        all.extend(shuffled(
-            lines,
-            0x5eed_0000 ^ (stream_len as u64) << 8 ^ w as u64,
-        ));
+        let seed = 0x5eed_0000 ^ (stream_len as u64) << 8 ^ w as u64;
+        all.extend(padded(shuffled(lines, seed)));
     }
     Some(Arc::new(all))
+}
+
+/// `order` followed by [`READ_AHEAD`] entries (copies of its first ones, or
+/// zeros), as a random kernel's `KernelArgs::index` must be.
+pub fn padded(mut order: Vec<u32>) -> Vec<u32> {
+    for k in 0..READ_AHEAD {
+        order.push(order.get(k).copied().unwrap_or(0));
+    }
+    order
 }
 
 /// A chase order over `n` nodes: a random single cycle starting at node 0
