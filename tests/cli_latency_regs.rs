@@ -326,3 +326,30 @@ fn kernels_lists_every_new_family() {
         assert!(s.contains(n), "{n} missing from `bwscope kernels`");
     }
 }
+
+#[test]
+fn cache_random_at_odd_sizes_skips_or_runs_never_crashes() {
+    let run = run_json(&[
+        "cache",
+        "--kernel",
+        "seq_copy_64_scalar,seq_read_512_avx512f",
+        "--pattern",
+        "random",
+        "--sizes",
+        "320B,1KiB,1600B,3000B",
+        "--samples",
+        "1",
+        "--min-sample-ms",
+        "1",
+    ]);
+    let recs = run["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 8);
+    for r in recs {
+        assert!(r["status"] == "ok" || r["status"] == "skipped", "{r:#?}");
+        if r["status"] == "ok" {
+            // Whole lines, four per iteration, per stream.
+            let per_stream = r["payload_bytes_per_pass"].as_u64().unwrap();
+            assert_eq!(per_stream % 256, 0, "{r:#?}");
+        }
+    }
+}

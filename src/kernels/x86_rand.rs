@@ -1250,8 +1250,8 @@ const fn k(
         isa,
         nontemporal: false,
         pattern: Pattern::Random,
-        // Two lines per iteration.
-        granule: 128,
+        // Four lines per iteration.
+        granule: 256,
         align: 64,
         description,
         func,
