@@ -72,13 +72,22 @@ if [[ "${RESERVE_HUGEPAGES:-0}" == 1 && "$reserved" == 0 && -w /proc/sys/vm/nr_h
   echo "$pages" > /proc/sys/vm/nr_hugepages
   restore=0
 fi
-if [[ $(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0) -gt 0 ]]; then
-  if "$BW" latency --sizes "$DRAM_SIZE" --pages hugetlb --view random "${S[@]}" --json "$tmp/dhuge.json" >/dev/null; then
-    read -r rh _ < <(lat "$tmp/dhuge.json" random "$DRAM_SIZE")
-    echo "  hugetlb 2M: ${rh} ns; hugetlb/THP $(ratio "$rh" "$rthp")  (+-10 %: $(within "$(ratio "$rh" "$rthp")" 0.9 1.1))"
+free_huge=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
+if [[ "${free_huge:-0}" -gt 0 ]]; then
+  # The largest power of two the free huge pages hold; compare at that size
+  # if it is still >= 4x L3 (the kernel may grant fewer pages than asked).
+  hsize=$(awk -v f="$free_huge" -v d="$DRAM_SIZE" 'BEGIN { s = 2097152; while (s * 2 <= f * 2097152 && s * 2 <= d) s *= 2; print s }')
+  if (( hsize >= 4 * l3 )); then
+    "$BW" latency --sizes "$hsize" --pages hugetlb --view random "${S[@]}" --json "$tmp/dhuge.json" >/dev/null
+    "$BW" latency --sizes "$hsize" --pages thp --view random "${S[@]}" --json "$tmp/dthp2.json" >/dev/null
+    read -r rh _ < <(lat "$tmp/dhuge.json" random "$hsize")
+    read -r rt _ < <(lat "$tmp/dthp2.json" random "$hsize")
+    echo "  page size matched at $hsize B: hugetlb 2M ${rh} ns, THP ${rt} ns; hugetlb/THP $(ratio "$rh" "$rt")  (+-10 %: $(within "$(ratio "$rh" "$rt")" 0.9 1.1))"
+  else
+    echo "  hugetlb: skipped (only $free_huge free huge pages, less than 4x L3)"
   fi
 else
-  echo "  hugetlb: skipped (vm.nr_hugepages = 0; RESERVE_HUGEPAGES=1 as root reserves them for this run)"
+  echo "  hugetlb: skipped (no free huge pages; RESERVE_HUGEPAGES=1 as root reserves them for this run)"
 fi
 [[ -n "$restore" ]] && echo "$restore" > /proc/sys/vm/nr_hugepages
 
