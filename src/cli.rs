@@ -31,6 +31,10 @@ pub enum Command {
     Cache(CacheArgs),
     /// Compare memory kinds (pages, locking, WC/UC device mappings): first-use cost, copy and read bandwidth, break-even
     Memtype(MemtypeArgs),
+    /// Load-to-use latency by pointer chase, from L1 to DRAM
+    Latency(LatencyArgs),
+    /// Register and stack transfer rates (reg→reg, push/pop, GPR↔vector)
+    Regs(RegsArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -125,6 +129,62 @@ pub struct CacheArgs {
     /// Also record the cost of first use at each size (mmap + page faults + one write pass), as separate `first-use` records
     #[arg(long)]
     pub first_use: bool,
+    /// Access orders to run, comma-separated: seq, random (each kernel with its
+    /// counterpart, e.g. seq_read_256_avx2 beside rand_read_256_avx2)
+    #[arg(long, value_name = "LIST")]
+    pub pattern: Option<String>,
+    #[command(flatten)]
+    pub sample: SampleArgs,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PagesArg {
+    /// MADV_NOHUGEPAGE: 4 KiB pages
+    #[value(name = "4k")]
+    #[serde(rename = "4k")]
+    Small,
+    /// MADV_HUGEPAGE: transparent 2 MiB pages where the kernel grants them
+    Thp,
+    /// MAP_HUGETLB: reserved 2 MiB pages (needs vm.nr_hugepages)
+    Hugetlb,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LatencyArgs {
+    /// Working-set sizes: list and/or ranges, e.g. 16KiB,8MiB or 4KiB..1GiB:x2 (default 4 KiB to ≥4× L3)
+    #[arg(long, short = 's', value_name = "SIZES")]
+    pub sizes: Option<String>,
+    /// Page policy of the buffer; the page size obtained is reported
+    #[arg(long, value_enum, default_value = "thp")]
+    pub pages: PagesArg,
+    /// Chains to walk, comma-separated: random (whole buffer), window (random within --window), stride (address order every --stride bytes)
+    #[arg(long, value_name = "LIST")]
+    pub view: Option<String>,
+    /// Window of the `window` view: the chain is random inside each window, windows in random order (default 4KiB)
+    #[arg(long, value_name = "SIZE")]
+    pub window: Option<String>,
+    /// Stride in bytes of the `stride` view, a multiple of 8 (giving it alone selects that view)
+    #[arg(long, value_name = "BYTES")]
+    pub stride: Option<String>,
+    /// The cpu to run on (default: the last core, away from cpu 0's interrupts)
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<u32>,
+    /// A fast sweep: one size per octave up to 2× L3, short samples
+    #[arg(long)]
+    pub quick: bool,
+    #[command(flatten)]
+    pub sample: SampleArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RegsArgs {
+    /// Kernels by name or prefix, comma-separated (default: every reg_ kernel)
+    #[arg(long, short = 'k', value_name = "NAMES")]
+    pub kernel: Option<String>,
+    /// The cpu to run on (default: the last core)
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<u32>,
     #[command(flatten)]
     pub sample: SampleArgs,
 }

@@ -24,6 +24,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Kernels(a)) => list_kernels(&a, &out),
         Some(Command::Cache(a)) => cache(&a, &out),
         Some(Command::Memtype(a)) => memtype(&a, &out),
+        Some(Command::Latency(a)) => suites::latency::command(&a, &out),
+        Some(Command::Regs(a)) => suites::regs::command(&a, &out),
     }
 }
 
@@ -240,6 +242,8 @@ fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     ]];
     for r in &rows {
         let bytes = match (r.streams_read, r.streams_written) {
+            _ if r.pattern == "reg" => "none (registers; `bwscope regs`)",
+            _ if r.pattern == "chase" => "8 B per 64 B line (`bwscope latency`)",
             (1, 0) => "read N",
             (0, 1) => "write N",
             _ => "read N/2 + write N/2",

@@ -5,11 +5,20 @@
 //! writes, and its granule. The harness derives bandwidth **only** from
 //! these declarations and the bytes actually covered (likwid's `BYTES`,
 //! divan's `BytesCount`). Adding a kernel is one function plus one entry in
-//! [`REGISTRY`].
+//! [`registry`] (one slice per source file, see `PARTS`).
 
 pub mod libc_k;
+pub mod perm;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_chase;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_rand;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_regs;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_string;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +38,9 @@ pub struct KernelArgs {
     /// Value that write kernels store (broadcast to their width).
     pub pattern: u64,
     /// Access order for random-pattern kernels: line indices (may be null).
+    /// A random kernel visits line `index[k]` (bytes `64 * index[k]..+64`
+    /// of each stream) for k in `0..len / 64`, and may read (never use)
+    /// `perm::READ_AHEAD` entries more: `index_len >= len / 64 + READ_AHEAD`.
     pub index: *const u32,
     pub index_len: usize,
 }
@@ -60,6 +72,8 @@ pub enum Op {
     Read,
     Write,
     Copy,
+    /// A dependent chain of loads (pointer chase): time per load, not bytes.
+    Latency,
 }
 
 impl Op {
@@ -68,6 +82,7 @@ impl Op {
             Op::Read => "read",
             Op::Write => "write",
             Op::Copy => "copy",
+            Op::Latency => "latency",
         }
     }
 }
@@ -79,6 +94,8 @@ pub enum Isa {
     /// Baseline x86-64 general-purpose instructions.
     Scalar,
     Sse2,
+    /// SSE4.1 (`pinsrq`/`pextrq`).
+    Sse41,
     Avx2,
     Avx512f,
     /// A libc function: whatever the C library picks at run time.
@@ -90,6 +107,7 @@ impl Isa {
         match self {
             Isa::Scalar => "scalar",
             Isa::Sse2 => "sse2",
+            Isa::Sse41 => "sse41",
             Isa::Avx2 => "avx2",
             Isa::Avx512f => "avx512f",
             Isa::Libc => "libc",
@@ -100,6 +118,7 @@ impl Isa {
         match self {
             Isa::Scalar | Isa::Libc => cfg!(target_arch = "x86_64") || self == Isa::Libc,
             Isa::Sse2 => f.sse2,
+            Isa::Sse41 => f.sse4_1,
             Isa::Avx2 => f.avx2,
             Isa::Avx512f => f.avx512f,
         }
@@ -111,12 +130,32 @@ impl Isa {
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     Seq,
+    /// Every line of the working set once per pass, in the order of a line
+    /// permutation built before timing (`KernelArgs::index`).
+    Random,
+    /// A pointer chase: each load's address is the previous load's value.
+    Chase,
+    /// Register (and stack) transfers: no working set.
+    #[serde(rename = "reg")]
+    Register,
 }
 
 impl Pattern {
     pub fn name(self) -> &'static str {
         match self {
             Pattern::Seq => "seq",
+            Pattern::Random => "random",
+            Pattern::Chase => "chase",
+            Pattern::Register => "reg",
+        }
+    }
+
+    /// The name prefix of this pattern's bandwidth kernels (`seq_`, `rand_`).
+    pub fn prefix(self) -> Option<&'static str> {
+        match self {
+            Pattern::Seq => Some("seq_"),
+            Pattern::Random => Some("rand_"),
+            _ => None,
         }
     }
 }
@@ -152,7 +191,7 @@ pub struct PassBytes {
 
 impl Kernel {
     pub fn streams_read(&self) -> u32 {
-        matches!(self.op, Op::Read | Op::Copy) as u32
+        matches!(self.op, Op::Read | Op::Copy | Op::Latency) as u32
     }
 
     pub fn streams_written(&self) -> u32 {
@@ -185,6 +224,22 @@ impl Kernel {
         self.isa.supported(f)
     }
 
+    /// Whether the cache sweep can run it: a bandwidth kernel over a
+    /// working set (not a chase or a register kernel).
+    pub fn sweepable(&self) -> bool {
+        matches!(self.pattern, Pattern::Seq | Pattern::Random) && self.op != Op::Latency
+    }
+
+    /// The same kernel in another pattern (`seq_read_256_avx2` ↔
+    /// `rand_read_256_avx2`), if the registry has it.
+    pub fn counterpart(&self, p: Pattern) -> Option<&'static Kernel> {
+        let (from, to) = (self.pattern.prefix()?, p.prefix()?);
+        let stem = self.name.strip_prefix(from)?;
+        registry()
+            .iter()
+            .find(|k| k.pattern == p && k.name.strip_prefix(to) == Some(stem))
+    }
+
     /// Why it cannot run here, if it cannot.
     pub fn skip_reason(&self, f: &Features) -> Option<String> {
         (!self.supported(f)).then(|| format!("needs {}", self.isa.name()))
@@ -192,16 +247,24 @@ impl Kernel {
 }
 
 /// Every kernel, in display order: sequential kernels by op, width, store
-/// kind; then string instructions and libc.
+/// kind; `rep_movsb`/`rep_stosb` and libc; then random-order kernels, the
+/// other string instructions, the pointer chase and register transfers.
 pub fn registry() -> &'static [Kernel] {
-    REGISTRY
+    static ALL: std::sync::OnceLock<Vec<Kernel>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| PARTS.iter().flat_map(|p| p.iter().copied()).collect())
 }
 
 #[cfg(target_arch = "x86_64")]
-static REGISTRY: &[Kernel] = x86::KERNELS_AND_LIBC;
+static PARTS: &[&[Kernel]] = &[
+    x86::KERNELS_AND_LIBC,
+    x86_rand::KERNELS,
+    x86_string::KERNELS,
+    x86_chase::KERNELS,
+    x86_regs::KERNELS,
+];
 
 #[cfg(not(target_arch = "x86_64"))]
-static REGISTRY: &[Kernel] = libc_k::KERNELS;
+static PARTS: &[&[Kernel]] = &[libc_k::KERNELS];
 
 /// Select kernels by comma-separated names or prefixes. An entry matches a
 /// kernel whose name equals it or starts with it; `all` matches everything.

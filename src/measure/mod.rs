@@ -84,7 +84,7 @@ pub fn measure_case(
         stream_len: pass.stream_len,
         reps: 1,
         pattern: 0x5a5a_1234_9876_a5a5,
-        index: None,
+        index: crate::kernels::perm::index_for(kernel, pass.stream_len, team.threads()),
     };
     let min = opts.min_sample.as_secs_f64();
     // Calibrate: grow until one call lasts ≥ min_sample. Aim 5 % over so

@@ -63,7 +63,10 @@ pub struct Job {
     pub stream_len: usize,
     pub reps: u64,
     pub pattern: u64,
-    /// Optional access order (random-pattern kernels).
+    /// Optional access order (random-pattern kernels): one order per
+    /// worker laid end to end, each `index.len() / workers` entries long;
+    /// worker `i` gets the `i`-th (so each buffer has its own permutation,
+    /// see `kernels::perm::index_for`).
     pub index: Option<Arc<Vec<u32>>>,
 }
 
@@ -143,6 +146,7 @@ impl Team {
         let (done_tx, done) = channel();
         let (ready_tx, ready_rx) = channel::<(usize, Result<MemoryInfo, UserError>)>();
         let mut workers = Vec::new();
+        let n_workers = cpus.len();
         for (i, &cpu) in cpus.iter().enumerate() {
             let (tx, rx) = channel::<Cmd>();
             let barrier = barrier.clone();
@@ -167,7 +171,7 @@ impl Team {
                     while let Ok(cmd) = rx.recv() {
                         match cmd {
                             Cmd::Run(job) => {
-                                let t = run_one(&mut buf, &job, &barrier);
+                                let t = run_one(&mut buf, &job, &barrier, i, n_workers);
                                 if done_tx.send((i, t)).is_err() {
                                     return;
                                 }
@@ -250,7 +254,13 @@ impl Team {
     }
 }
 
-fn run_one(buf: &mut Buffer, job: &Job, barrier: &SpinBarrier) -> ThreadTiming {
+fn run_one(
+    buf: &mut Buffer,
+    job: &Job,
+    barrier: &SpinBarrier,
+    worker: usize,
+    workers: usize,
+) -> ThreadTiming {
     let k = job.kernel;
     let base = buf.as_mut_ptr();
     let off = dst_offset(k, job.stream_len);
@@ -260,8 +270,10 @@ fn run_one(buf: &mut Buffer, job: &Job, barrier: &SpinBarrier) -> ThreadTiming {
     args.dst = unsafe { base.add(off) };
     args.pattern = job.pattern;
     if let Some(ix) = &job.index {
-        args.index = ix.as_ptr();
-        args.index_len = ix.len();
+        let per = ix.len() / workers.max(1);
+        // SAFETY: worker < workers, so the chunk lies inside the vector.
+        args.index = unsafe { ix.as_ptr().add(per * worker) };
+        args.index_len = per;
     }
     barrier.wait();
     let start = Instant::now();

@@ -59,12 +59,31 @@ fn fmt_rate(v: f64) -> String {
     }
 }
 
-/// Short column title: `seq_read_256_nt_avx2` → `256_nt_avx2`.
+/// Short column title: `seq_read_256_nt_avx2` → `256_nt_avx2`,
+/// `rand_read_256_avx2` → `rand_256_avx2`.
 fn short(kernel: &str, op: &str) -> String {
+    if let Some(rest) = kernel.strip_prefix(&format!("rand_{}_", op)) {
+        return format!("rand_{}", rest);
+    }
     kernel
         .strip_prefix(&format!("seq_{}_", op))
         .unwrap_or(kernel)
         .to_string()
+}
+
+/// A record's column in the sweep grid: its kernel, prefixed with its
+/// pattern when the name does not already say it.
+fn column(r: &Record) -> String {
+    match &r.pattern {
+        Some(p)
+            if p != "seq"
+                && !(p == "random" && r.kernel.starts_with("rand_"))
+                && !r.kernel.starts_with(p.as_str()) =>
+        {
+            format!("{}:{}", p, r.kernel)
+        }
+        _ => r.kernel.clone(),
+    }
 }
 
 /// The grid for one op of a sweep suite.
@@ -78,24 +97,14 @@ fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
     }
     let mut kernels: Vec<String> = Vec::new();
     for r in &recs {
-        let name = match &r.pattern {
-            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => {
-                format!("{}:{}", p, r.kernel)
-            }
-            _ => r.kernel.clone(),
-        };
+        let name = column(r);
         if !kernels.contains(&name) {
             kernels.push(name);
         }
     }
     let mut by_size: BTreeMap<(u64, u32), (String, BTreeMap<String, String>)> = BTreeMap::new();
     for r in &recs {
-        let name = match &r.pattern {
-            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => {
-                format!("{}:{}", p, r.kernel)
-            }
-            _ => r.kernel.clone(),
-        };
+        let name = column(r);
         let e = by_size
             .entry((r.size_bytes.unwrap_or(0), r.threads))
             .or_insert_with(|| (r.regime.clone().unwrap_or_default(), BTreeMap::new()));
@@ -193,7 +202,9 @@ pub fn render(run: &Run) -> String {
             }
         }
         let sweep = recs.iter().any(|r| r.size_bytes.is_some()) && suite == "cache";
-        if sweep {
+        if suite == "latency" {
+            let _ = writeln!(out, "{}", crate::suites::latency::render_table(&recs));
+        } else if sweep {
             for op in ops {
                 if let Some(g) = sweep_grid(&recs, op, units) {
                     let _ = writeln!(out, "{}", g);

@@ -32,6 +32,8 @@ pub struct CachePlan {
     /// Record first-use cost per size (`--first-use`), see `suites::first_use`.
     #[serde(default)]
     pub first_use: bool,
+    /// `--pattern` as given (null: the kernels as selected).
+    pub pattern: Option<String>,
 }
 
 fn names<S: serde::Serializer>(k: &[&'static Kernel], s: S) -> Result<S::Ok, S::Error> {
@@ -96,13 +98,31 @@ pub fn key_kernels(host: &Host) -> Vec<&'static Kernel> {
     out
 }
 
+/// The full sweep's default: every sequential kernel at every width, cached
+/// and non-temporal, plus `rep movsb`/`rep stosb` and libc. The other string
+/// instructions (`lods*`, `stos*`, `movs*` with and without `rep`) run when
+/// named (`--kernel lods,stos,movs,rep_`): 22 more kernels would double the
+/// sweep's two minutes for curves that mostly repeat `rep movsb`.
+pub fn default_kernels() -> Vec<&'static Kernel> {
+    kernels::registry()
+        .iter()
+        .filter(|k| {
+            k.name.starts_with("seq_")
+                || k.name.starts_with("libc_")
+                || k.name == "rep_movsb"
+                || k.name == "rep_stosb"
+        })
+        .collect()
+}
+
 /// Resolve and validate the flags against this machine.
 pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
     let kernels = match &args.kernel {
         Some(spec) => kernels::select(spec).map_err(|m| UserError::flag("--kernel", m))?,
         None if args.quick => key_kernels(host),
-        None => kernels::registry().iter().collect(),
+        None => default_kernels(),
     };
+    let kernels = with_patterns(kernels, args.pattern.as_deref(), args.kernel.is_none())?;
     let sizes = match &args.sizes {
         Some(s) => {
             units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?
@@ -140,7 +160,80 @@ pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
         memory: args.memory,
         quick: args.quick,
         first_use: args.first_use,
+        pattern: args.pattern.clone(),
     })
+}
+
+/// Apply `--pattern` (each kernel with its counterparts in the listed
+/// orders, adjacent so the table shows random beside sequential) and keep
+/// only what the sweep can run (no chase or register kernels). Without
+/// `--pattern`, a default kernel set is the sequential one.
+pub fn with_patterns(
+    selected: Vec<&'static Kernel>,
+    pattern: Option<&str>,
+    default_set: bool,
+) -> Result<Vec<&'static Kernel>, UserError> {
+    let patterns: Vec<kernels::Pattern> = match pattern {
+        None if default_set => vec![kernels::Pattern::Seq],
+        None => Vec::new(),
+        Some(list) => {
+            let mut v = Vec::new();
+            for p in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let p = match p {
+                    "seq" | "sequential" => kernels::Pattern::Seq,
+                    "random" | "rand" => kernels::Pattern::Random,
+                    other => {
+                        return Err(UserError::flag(
+                            "--pattern",
+                            format!("unknown pattern '{other}': use seq, random or seq,random"),
+                        ))
+                    }
+                };
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+            }
+            if v.is_empty() {
+                return Err(UserError::flag(
+                    "--pattern",
+                    "empty list: use seq, random or seq,random",
+                ));
+            }
+            v
+        }
+    };
+    let mut out: Vec<&'static Kernel> = Vec::new();
+    for k in selected.into_iter().filter(|k| k.sweepable()) {
+        // A kernel without a counterpart in a listed order (rep_movsb, libc,
+        // string instructions, NT stores have no random form) is left out
+        // of that order.
+        let variants: Vec<&'static Kernel> = if patterns.is_empty() {
+            vec![k]
+        } else {
+            patterns
+                .iter()
+                .filter_map(|&p| {
+                    if p == k.pattern {
+                        Some(k)
+                    } else {
+                        k.counterpart(p)
+                    }
+                })
+                .collect()
+        };
+        for v in variants {
+            if !out.iter().any(|o| o.name == v.name) {
+                out.push(v);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(UserError::flag(
+            "--kernel",
+            "no bandwidth kernel left to sweep: chase kernels run with `bwscope latency`, reg_ kernels with `bwscope regs`, and --pattern keeps only kernels with that access order",
+        ));
+    }
+    Ok(out)
 }
 
 pub fn page_kind(m: MemoryArg) -> PageKind {

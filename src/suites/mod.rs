@@ -5,7 +5,10 @@
 
 pub mod cache;
 pub mod first_use;
+pub mod latency;
 pub mod memtype;
+pub mod pinned;
+pub mod regs;
 pub mod survey;
 
 use crate::cli::SampleArgs;

@@ -19,6 +19,7 @@ pub fn run(out: &OutputArgs) -> anyhow::Result<u8> {
         quick: true,
         memory: MemoryArg::Thp,
         first_use: false,
+        pattern: None,
         sample: SampleArgs {
             samples: None,
             min_sample_ms: None,
