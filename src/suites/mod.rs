@@ -4,6 +4,7 @@
 //! a measured case into a record with its warnings.
 
 pub mod cache;
+pub mod net;
 pub mod survey;
 
 use crate::cli::SampleArgs;
