@@ -182,6 +182,25 @@ fn handle(mut s: TcpStream, sh: &Shared) {
             // Tell the peer why when the socket still takes it; ignore failure.
             let _ = write_frame(&mut s, &Frame::Error(msg.clone()), Duration::from_millis(500));
             (sh.log)(&format!("{}: {}", peer, msg));
+            linger(&mut s);
+        }
+    }
+}
+
+/// Close gracefully: closing with unread input would send a reset, which
+/// can destroy the error frame before the peer reads it. So send FIN, then
+/// drain (bounded in bytes and time) until the peer closes too.
+fn linger(s: &mut TcpStream) {
+    use std::io::Read;
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut sink = [0u8; 16 << 10];
+    let t0 = Instant::now();
+    let mut drained = 0usize;
+    while t0.elapsed() < Duration::from_millis(500) && drained < (4 << 20) {
+        match s.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => drained += n,
         }
     }
 }
