@@ -394,7 +394,7 @@ pub fn encode(f: &Frame) -> Vec<u8> {
         Frame::Busy => K_BUSY,
         Frame::Error(m) => {
             // Keep within MAX_FRAME on a char boundary.
-            let mut end = m.len().min(1024);
+            let mut end = m.len().min(MAX_FRAME);
             while !m.is_char_boundary(end) {
                 end -= 1;
             }

@@ -285,6 +285,10 @@ fn run(a: &NetRunArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     }
     let interrupted = stop.load(Ordering::Relaxed);
     let taken = sink.stdout_taken();
+    if failure.is_some() && sink.run().records.is_empty() {
+        // Nothing measured: the error is the only line worth printing.
+        sink.echo_warnings = false;
+    }
     let run = sink.finish(interrupted)?;
     if let Some(e) = failure {
         if !run.records.is_empty() && !taken {
