@@ -29,20 +29,33 @@ struct TestServer {
 impl TestServer {
     fn start(tweak: impl FnOnce(&mut ServerConfig)) -> TestServer {
         let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap());
-        cfg.timeout = Duration::from_secs(2);
+        cfg.timeout = Duration::from_secs(5);
         tweak(&mut cfg);
         let logs = Arc::new(Mutex::new(Vec::new()));
         let l2 = logs.clone();
-        let server = Server::bind(cfg, Arc::new(move |line: &str| l2.lock().unwrap().push(line.to_string()))).unwrap();
+        let server = Server::bind(
+            cfg,
+            Arc::new(move |line: &str| l2.lock().unwrap().push(line.to_string())),
+        )
+        .unwrap();
         let addr = server.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let s2 = stop.clone();
         let thread = std::thread::spawn(move || server.serve(&s2).unwrap());
-        TestServer { addr, stop, logs, thread: Some(thread) }
+        TestServer {
+            addr,
+            stop,
+            logs,
+            thread: Some(thread),
+        }
     }
 
     fn peer(&self) -> Peer {
-        Peer { addr: self.addr, token: None, timeout: Duration::from_secs(5) }
+        Peer {
+            addr: self.addr,
+            token: None,
+            timeout: Duration::from_secs(5),
+        }
     }
 
     fn logs(&self) -> Vec<String> {
@@ -89,8 +102,12 @@ static NO_STOP: AtomicBool = AtomicBool::new(false);
 
 /// A real test works against this server right now.
 fn assert_serves(srv: &TestServer) {
-    let o = client::run_test(&srv.peer(), &setup(Mode::Stream, Direction::Send, 1, 64 << 10), &NO_STOP)
-        .expect("server still serves");
+    let o = client::run_test(
+        &srv.peer(),
+        &setup(Mode::Stream, Direction::Send, 1, 64 << 10),
+        &NO_STOP,
+    )
+    .expect("server still serves");
     assert!(o.server.received_bytes > 0);
     assert_eq!(o.server.received_bytes, o.sent);
 }
@@ -108,9 +125,14 @@ fn every_mode_and_direction_gives_sane_records() {
     ];
     for (i, &(mode, dir, streams, chunk)) in cases.iter().enumerate() {
         let st = setup(mode, dir, streams, chunk);
-        let o = client::run_test(&srv.peer(), &st, &NO_STOP).unwrap_or_else(|e| panic!("{:?} {:?}: {}", mode, dir, e));
+        let o = client::run_test(&srv.peer(), &st, &NO_STOP)
+            .unwrap_or_else(|e| panic!("{:?} {:?}: {}", mode, dir, e));
         let recs = bwscope::suites::net::records(&o, &srv.addr.to_string());
-        let flows = if mode == Mode::Stream && dir == Direction::Bidir { 2 } else { 1 };
+        let flows = if mode == Mode::Stream && dir == Direction::Bidir {
+            2
+        } else {
+            1
+        };
         assert_eq!(recs.len(), flows, "{:?} {:?}", mode, dir);
         for r in &recs {
             let ctx = format!("{:?} {:?} {}", mode, dir, r.kernel);
@@ -148,7 +170,11 @@ fn every_mode_and_direction_gives_sane_records() {
         // One log line per test.
         let logs = srv.wait_logs(i + 1, Duration::from_secs(3));
         assert_eq!(logs.len(), i + 1, "{:?}", logs);
-        assert!(logs[i].contains(&format!("test {} {}", mode.name(), dir.name())), "{}", logs[i]);
+        assert!(
+            logs[i].contains(&format!("test {} {}", mode.name(), dir.name())),
+            "{}",
+            logs[i]
+        );
     }
 }
 
@@ -181,9 +207,17 @@ fn second_leader_is_told_busy_and_first_finishes() {
     });
     std::thread::sleep(Duration::from_millis(400));
     let t0 = Instant::now();
-    let second = client::run_test(&srv.peer(), &setup(Mode::Rr, Direction::Send, 1, 1024), &NO_STOP);
+    let second = client::run_test(
+        &srv.peer(),
+        &setup(Mode::Rr, Direction::Send, 1, 1024),
+        &NO_STOP,
+    );
     assert!(matches!(second, Err(ClientError::Busy)), "{:?}", second);
-    assert!(t0.elapsed() < Duration::from_secs(2), "busy answer took {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "busy answer took {:?}",
+        t0.elapsed()
+    );
     assert!(first.join().unwrap().is_ok());
     let logs = srv.wait_logs(2, Duration::from_secs(3));
     assert!(logs.iter().any(|l| l.contains("busy")), "{:?}", logs);
@@ -205,7 +239,11 @@ fn token_auth_accepts_the_right_token_only() {
     client::run_test(&p, &st, &NO_STOP).unwrap();
     let logs = srv.wait_logs(3, Duration::from_secs(3));
     assert_eq!(logs.len(), 3, "{:?}", logs);
-    assert!(logs.iter().any(|l| l.contains("authentication failed")), "{:?}", logs);
+    assert!(
+        logs.iter().any(|l| l.contains("authentication failed")),
+        "{:?}",
+        logs
+    );
 }
 
 /// Send raw bytes, then read whatever the server answers until it closes
@@ -245,16 +283,34 @@ fn garbage_truncated_oversized_and_wrong_version_are_survived() {
     let a = poke(srv.addr, &[6, 0, 0, 0, 1, b'B', b'W', b'S'], true);
     assert!(answer_is_error(&a).is_some());
     // Bad magic and a wrong version.
-    let a = poke(srv.addr, &protocol::encode(&Frame::Hello { magic: *b"HTTP", version: 1 }), false);
+    let a = poke(
+        srv.addr,
+        &protocol::encode(&Frame::Hello {
+            magic: *b"HTTP",
+            version: 1,
+        }),
+        false,
+    );
     assert!(answer_is_error(&a).unwrap().contains("magic"));
-    let a = poke(srv.addr, &protocol::encode(&Frame::Hello { magic: protocol::MAGIC, version: 99 }), false);
+    let a = poke(
+        srv.addr,
+        &protocol::encode(&Frame::Hello {
+            magic: protocol::MAGIC,
+            version: 99,
+        }),
+        false,
+    );
     assert!(answer_is_error(&a).unwrap().contains("v99"));
     // Plain text, like a browser.
     let a = poke(srv.addr, b"GET / HTTP/1.0\r\n\r\n", true);
     assert!(answer_is_error(&a).is_some());
     let logs = srv.wait_logs(6, Duration::from_secs(3));
     assert_eq!(logs.len(), 6, "one line per bad peer: {:?}", logs);
-    assert!(logs.iter().any(|l| l.contains("in the middle of a frame")), "{:?}", logs);
+    assert!(
+        logs.iter().any(|l| l.contains("in the middle of a frame")),
+        "{:?}",
+        logs
+    );
     assert_serves(&srv);
 }
 
@@ -265,7 +321,9 @@ fn stalled_handshake_times_out_without_blocking_others() {
     let mut silent = TcpStream::connect(srv.addr).unwrap();
     // Meanwhile a real leader is served.
     assert_serves(&srv);
-    silent.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
     let mut out = Vec::new();
     let _ = silent.read_to_end(&mut out);
     assert!(t0.elapsed() < Duration::from_secs(4));
@@ -278,13 +336,26 @@ fn stalled_handshake_times_out_without_blocking_others() {
 fn manual_test(addr: SocketAddr, st: &Setup) -> (TcpStream, Vec<TcpStream>) {
     let t = Duration::from_secs(3);
     let hello = |s: &mut TcpStream| {
-        write_frame(s, &Frame::Hello { magic: protocol::MAGIC, version: protocol::VERSION }, t).unwrap();
-        assert!(matches!(read_frame(s, t).unwrap(), Frame::Welcome { auth: false, .. }));
+        write_frame(
+            s,
+            &Frame::Hello {
+                magic: protocol::MAGIC,
+                version: protocol::VERSION,
+            },
+            t,
+        )
+        .unwrap();
+        assert!(matches!(
+            read_frame(s, t).unwrap(),
+            Frame::Welcome { auth: false, .. }
+        ));
     };
     let mut c = TcpStream::connect(addr).unwrap();
     hello(&mut c);
     write_frame(&mut c, &Frame::Setup(*st), t).unwrap();
-    let Frame::Ready { cookie } = read_frame(&mut c, t).unwrap() else { panic!("no ready") };
+    let Frame::Ready { cookie } = read_frame(&mut c, t).unwrap() else {
+        panic!("no ready")
+    };
     let mut data = Vec::new();
     for i in 0..st.streams {
         let mut d = TcpStream::connect(addr).unwrap();
@@ -306,7 +377,11 @@ fn stalled_and_vanished_leaders_mid_test_are_dropped() {
     d[0].write_all(&[7u8; 1000]).unwrap();
     let t0 = Instant::now();
     let f = read_frame(&mut c, Duration::from_secs(5)).unwrap();
-    assert!(matches!(&f, Frame::Error(m) if m.contains("stalled")), "{:?}", f);
+    assert!(
+        matches!(&f, Frame::Error(m) if m.contains("stalled")),
+        "{:?}",
+        f
+    );
     assert!(t0.elapsed() < Duration::from_secs(3));
     drop((c, d));
     // Vanished: half a chunk, then the connections close.
@@ -314,7 +389,11 @@ fn stalled_and_vanished_leaders_mid_test_are_dropped() {
     d[0].write_all(&[7u8; 1000]).unwrap();
     drop(d);
     let f = read_frame(&mut c, Duration::from_secs(5)).unwrap();
-    assert!(matches!(&f, Frame::Error(m) if m.contains("vanished")), "{:?}", f);
+    assert!(
+        matches!(&f, Frame::Error(m) if m.contains("vanished")),
+        "{:?}",
+        f
+    );
     drop(c);
     // Stream mode, the leader disappears entirely (control too).
     let st = setup(Mode::Stream, Direction::Recv, 2, 64 << 10);
@@ -349,9 +428,25 @@ fn server_limits_and_unknown_joins_are_refused() {
     // A join with a made-up cookie.
     let t = Duration::from_secs(2);
     let mut s = TcpStream::connect(srv.addr).unwrap();
-    write_frame(&mut s, &Frame::Hello { magic: protocol::MAGIC, version: protocol::VERSION }, t).unwrap();
+    write_frame(
+        &mut s,
+        &Frame::Hello {
+            magic: protocol::MAGIC,
+            version: protocol::VERSION,
+        },
+        t,
+    )
+    .unwrap();
     read_frame(&mut s, t).unwrap();
-    write_frame(&mut s, &Frame::Join { cookie: [0; 16], index: 0 }, t).unwrap();
+    write_frame(
+        &mut s,
+        &Frame::Join {
+            cookie: [0; 16],
+            index: 0,
+        },
+        t,
+    )
+    .unwrap();
     assert!(matches!(read_frame(&mut s, t).unwrap(), Frame::Error(_)));
     let logs = srv.wait_logs(4, Duration::from_secs(3));
     assert_eq!(logs.len(), 4, "{:?}", logs);

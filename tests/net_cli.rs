@@ -15,7 +15,11 @@ fn bin() -> assert_cmd::Command {
 
 /// A free loopback port (bound, then released).
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A `net serve` child, killed on drop.
@@ -73,8 +77,27 @@ impl Drop for ServeChild {
 fn leader_and_transponder_as_processes_write_json_and_once_exits() {
     let mut srv = ServeChild::start(&["--once"]);
     let out = bin()
-        .args(["net", "run", &format!("127.0.0.1:{}", srv.port), "-m", "stream", "-d", "bidir", "-P", "2"])
-        .args(["-t", "0.5", "-O", "0.1", "--interval-ms", "50", "--json", "-"])
+        .args([
+            "net",
+            "run",
+            &format!("127.0.0.1:{}", srv.port),
+            "-m",
+            "stream",
+            "-d",
+            "bidir",
+            "-P",
+            "2",
+        ])
+        .args([
+            "-t",
+            "0.5",
+            "-O",
+            "0.1",
+            "--interval-ms",
+            "50",
+            "--json",
+            "-",
+        ])
         .timeout(Duration::from_secs(30))
         .assert()
         .success();
@@ -92,17 +115,38 @@ fn leader_and_transponder_as_processes_write_json_and_once_exits() {
         assert_eq!(r["extra"]["direction"], "bidir");
         assert!(r["extra"]["receiver_gbitps"].as_f64().unwrap() > 0.0);
         assert_eq!(r["extra"]["sender_bytes"], r["extra"]["receiver_bytes"]);
-        assert!(r["extra"]["transponder"]["received_bytes"].as_u64().unwrap() > 0);
+        assert!(
+            r["extra"]["transponder"]["received_bytes"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
         assert!(r["extra"]["leader"]["received_bytes"].as_u64().unwrap() > 0);
     }
-    assert_eq!(srv.wait_exit(Duration::from_secs(10)), Some(0), "--once exits after the test");
+    assert_eq!(
+        srv.wait_exit(Duration::from_secs(10)),
+        Some(0),
+        "--once exits after the test"
+    );
 }
 
 #[test]
 fn sweep_table_shows_both_units() {
     let srv = ServeChild::start(&[]);
     bin()
-        .args(["net", "run", "127.0.0.1", "--port", &srv.port.to_string(), "--chunk", "1KiB,1MiB", "-t", "0.2", "-O", "0"])
+        .args([
+            "net",
+            "run",
+            "127.0.0.1",
+            "--port",
+            &srv.port.to_string(),
+            "--chunk",
+            "1KiB,1MiB",
+            "-t",
+            "0.2",
+            "-O",
+            "0",
+        ])
         .timeout(Duration::from_secs(30))
         .assert()
         .success()
@@ -112,7 +156,11 @@ fn sweep_table_shows_both_units() {
 }
 
 fn fails_with(args: &[&str], needle: &str) {
-    let out = bin().args(args).timeout(Duration::from_secs(20)).assert().code(2);
+    let out = bin()
+        .args(args)
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains(needle), "stderr {:?} lacks {:?}", err, needle);
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {:?}", err);
@@ -121,38 +169,63 @@ fn fails_with(args: &[&str], needle: &str) {
 #[test]
 fn refused_connection_is_a_usage_error() {
     let port = free_port();
-    fails_with(&["net", "run", &format!("127.0.0.1:{}", port)], "connection refused");
+    fails_with(
+        &["net", "run", &format!("127.0.0.1:{}", port)],
+        "connection refused",
+    );
 }
 
 #[test]
 fn bad_leader_flags_are_usage_errors() {
     fails_with(&["net", "run", "127.0.0.1", "--streams", "0"], "--streams");
-    fails_with(&["net", "run", "127.0.0.1", "--chunk", "2GiB"], "protocol maximum");
+    fails_with(
+        &["net", "run", "127.0.0.1", "--chunk", "2GiB"],
+        "protocol maximum",
+    );
     fails_with(&["net", "run", "127.0.0.1", "--chunk", "12Q"], "--chunk");
     fails_with(&["net", "run", "127.0.0.1:notaport"], "not a port");
     fails_with(&["net", "run", "127.0.0.1", "--time", "0"], "--time");
-    fails_with(&["net", "run", "127.0.0.1", "--token-file", "/nonexistent/token"], "--token-file");
+    fails_with(
+        &[
+            "net",
+            "run",
+            "127.0.0.1",
+            "--token-file",
+            "/nonexistent/token",
+        ],
+        "--token-file",
+    );
 }
 
 #[test]
 fn bad_serve_flags_are_usage_errors() {
     fails_with(&["net", "serve", "--bind", "nonsense"], "--bind");
     // Binding does not send anything; this address is on no interface here.
-    fails_with(&["net", "serve", "--bind", "192.0.2.77", "--port", "0"], "not an address of this machine");
+    fails_with(
+        &["net", "serve", "--bind", "192.0.2.77", "--port", "0"],
+        "not an address of this machine",
+    );
     let held = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = held.local_addr().unwrap().port().to_string();
-    fails_with(&["net", "serve", "--bind", "127.0.0.1", "--port", &port], "already in use");
+    fails_with(
+        &["net", "serve", "--bind", "127.0.0.1", "--port", &port],
+        "already in use",
+    );
 }
 
 #[test]
 fn privileged_port_is_a_usage_error() {
     // As root any port binds; drop to `nobody` with setpriv when we can.
-    let unpriv_start: u32 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_unprivileged_port_start")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(1024);
+    let unpriv_start: u32 =
+        std::fs::read_to_string("/proc/sys/net/ipv4/ip_unprivileged_port_start")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(1024);
     if unpriv_start <= 80 {
-        eprintln!("skipped: ports below {} are not privileged on this host", unpriv_start);
+        eprintln!(
+            "skipped: ports below {} are not privileged on this host",
+            unpriv_start
+        );
         return;
     }
     let exe = assert_cmd::cargo::cargo_bin("bwscope");
@@ -163,18 +236,30 @@ fn privileged_port_is_a_usage_error() {
             return;
         }
         let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(&exe);
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(&exe);
         c
     } else {
         Command::new(&exe)
     };
     let out = cmd
-        .args(["net", "serve", "--bind", "127.0.0.1", "--port", "80", "--once"])
+        .args([
+            "net",
+            "serve",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "80",
+            "--once",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     if is_root && err.contains("Permission denied") && !err.contains("--port") {
-        eprintln!("skipped: `nobody` cannot run the test binary here: {}", err.trim());
+        eprintln!(
+            "skipped: `nobody` cannot run the test binary here: {}",
+            err.trim()
+        );
         return;
     }
     assert_eq!(out.status.code(), Some(2), "{}", err);
@@ -187,13 +272,26 @@ fn busy_server_answers_a_second_leader_through_the_cli() {
     let port = srv.port.to_string();
     let mut first = Command::cargo_bin("bwscope")
         .unwrap()
-        .args(["net", "run", &format!("127.0.0.1:{}", port), "-m", "stream", "-t", "2", "-O", "0"])
+        .args([
+            "net",
+            "run",
+            &format!("127.0.0.1:{}", port),
+            "-m",
+            "stream",
+            "-t",
+            "2",
+            "-O",
+            "0",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(600));
-    fails_with(&["net", "run", &format!("127.0.0.1:{}", port), "-t", "0.2"], "busy");
+    fails_with(
+        &["net", "run", &format!("127.0.0.1:{}", port), "-t", "0.2"],
+        "busy",
+    );
     let t0 = Instant::now();
     let code = loop {
         if let Some(st) = first.try_wait().unwrap() {

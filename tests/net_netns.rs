@@ -47,7 +47,11 @@ impl NsPair {
     /// kernel or the sandbox refuses (the caller skips).
     fn up(rate: &str) -> Result<NsPair, String> {
         // Short and unique: interface names are limited to 15 bytes.
-        let prefix = format!("b7{}{}", std::process::id() % 100_000, SEQ.fetch_add(1, Ordering::Relaxed));
+        let prefix = format!(
+            "b7{}{}",
+            std::process::id() % 100_000,
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
         let pair = NsPair { prefix };
         let out = Command::new("bash")
             .arg(script())
@@ -97,7 +101,15 @@ impl Drop for Serve {
 fn serve_in(pair: &NsPair) -> (Serve, u16) {
     let mut child = pair
         .cmd('b')
-        .args(["net", "serve", "--bind", "10.250.0.2", "--port", "0", "--once"])
+        .args([
+            "net",
+            "serve",
+            "--bind",
+            "10.250.0.2",
+            "--port",
+            "0",
+            "--once",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -120,11 +132,23 @@ fn serve_in(pair: &NsPair) -> (Serve, u16) {
 fn measure(pair: &NsPair, port: u16, direction: &str) -> Vec<serde_json::Value> {
     let out = pair
         .cmd('a')
-        .args(["net", "run", &format!("10.250.0.2:{}", port), "-m", "stream", "-d", direction])
+        .args([
+            "net",
+            "run",
+            &format!("10.250.0.2:{}", port),
+            "-m",
+            "stream",
+            "-d",
+            direction,
+        ])
         .args(["-t", "3", "-O", "1", "--json", "-"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "leader failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "leader failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     run["records"].as_array().unwrap().clone()
 }
@@ -148,7 +172,10 @@ fn shaped_case(rate: &str, gbit: f64, direction: &str) {
     assert_eq!(r["status"], "ok", "{}", r);
     assert_eq!(r["op"], direction);
     let got = r["extra"]["receiver_gbitps"].as_f64().unwrap();
-    eprintln!("{} {}: measured {:.4} Gbit/s (receiver side)", rate, direction, got);
+    eprintln!(
+        "{} {}: measured {:.4} Gbit/s (receiver side)",
+        rate, direction, got
+    );
     assert!(
         (got - gbit).abs() <= 0.10 * gbit,
         "{} shaped, {} measured {:.4} Gbit/s: not within ±10 %",
@@ -185,7 +212,11 @@ fn unreachable_host_is_a_usage_error() {
     // 10.251.0.9 has no route inside namespace A: connect fails at once
     // with ENETUNREACH, and no packet is sent anywhere.
     let t0 = Instant::now();
-    let out = pair.cmd('a').args(["net", "run", "10.251.0.9", "--timeout", "3"]).output().unwrap();
+    let out = pair
+        .cmd('a')
+        .args(["net", "run", "10.251.0.9", "--timeout", "3"])
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{}", err);
     assert!(err.contains("unreachable"), "{}", err);

@@ -2,14 +2,21 @@
 //! panic or claim more bytes than it was given, and every frame it accepts
 //! re-encodes to exactly the bytes it consumed.
 
-use bwscope::net::protocol::{self, decode, encode, Direction, Frame, Mode, Setup, HEADER, MAX_FRAME};
+use bwscope::net::protocol::{
+    self, decode, encode, Direction, Frame, Mode, Setup, HEADER, MAX_FRAME,
+};
 use proptest::prelude::*;
 
 fn check(buf: &[u8]) {
     match decode(buf) {
         Ok(Some((f, used))) => {
             assert!(used >= HEADER && used <= buf.len() && used <= HEADER + MAX_FRAME);
-            assert_eq!(&encode(&f)[..], &buf[..used], "decode is not canonical for {:?}", f);
+            assert_eq!(
+                &encode(&f)[..],
+                &buf[..used],
+                "decode is not canonical for {:?}",
+                f
+            );
         }
         Ok(None) => {
             // Only a short buffer may ask for more.
@@ -73,5 +80,8 @@ proptest! {
 fn header_limit_is_enforced_before_reading_the_payload() {
     let mut h = ((MAX_FRAME + 1) as u32).to_le_bytes().to_vec();
     h.push(1);
-    assert!(matches!(decode(&h), Err(protocol::DecodeError::Oversized(_))));
+    assert!(matches!(
+        decode(&h),
+        Err(protocol::DecodeError::Oversized(_))
+    ));
 }

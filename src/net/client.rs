@@ -73,7 +73,9 @@ pub struct Outcome {
 fn connect(p: &Peer) -> Result<TcpStream, ClientError> {
     let s = TcpStream::connect_timeout(&p.addr, p.timeout).map_err(|e| match e.kind() {
         io::ErrorKind::ConnectionRefused => ClientError::Refused(p.addr),
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ClientError::ConnectTimeout(p.addr, p.timeout),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
+            ClientError::ConnectTimeout(p.addr, p.timeout)
+        }
         io::ErrorKind::NetworkUnreachable | io::ErrorKind::HostUnreachable => {
             ClientError::Unreachable(p.addr, e.to_string())
         }
@@ -90,21 +92,48 @@ fn hs(step: &'static str) -> impl Fn(WireError) -> ClientError {
 /// Hello → Welcome → (Auth → AuthOk).
 fn handshake(s: &mut TcpStream, p: &Peer) -> Result<(), ClientError> {
     let t = p.timeout;
-    write_frame(s, &Frame::Hello { magic: protocol::MAGIC, version: protocol::VERSION }, t).map_err(hs("hello"))?;
+    write_frame(
+        s,
+        &Frame::Hello {
+            magic: protocol::MAGIC,
+            version: protocol::VERSION,
+        },
+        t,
+    )
+    .map_err(hs("hello"))?;
     let nonce = match read_frame(s, t).map_err(hs("hello"))? {
         Frame::Welcome { auth: false, .. } => return Ok(()),
-        Frame::Welcome { auth: true, nonce, .. } => nonce,
+        Frame::Welcome {
+            auth: true, nonce, ..
+        } => nonce,
         Frame::Error(m) => return Err(ClientError::Refusal(m)),
-        other => return Err(ClientError::Handshake("hello", format!("unexpected {:?}", other))),
+        other => {
+            return Err(ClientError::Handshake(
+                "hello",
+                format!("unexpected {:?}", other),
+            ))
+        }
     };
     let Some(token) = &p.token else {
-        return Err(ClientError::Auth("the server requires a token; pass --token-file".into()));
+        return Err(ClientError::Auth(
+            "the server requires a token; pass --token-file".into(),
+        ));
     };
-    write_frame(s, &Frame::Auth { mac: protocol::auth_mac(token, &nonce) }, t).map_err(hs("auth"))?;
+    write_frame(
+        s,
+        &Frame::Auth {
+            mac: protocol::auth_mac(token, &nonce),
+        },
+        t,
+    )
+    .map_err(hs("auth"))?;
     match read_frame(s, t) {
         Ok(Frame::AuthOk) => Ok(()),
         Ok(Frame::Error(m)) => Err(ClientError::Auth(format!("{} (check --token-file)", m))),
-        Ok(other) => Err(ClientError::Handshake("auth", format!("unexpected {:?}", other))),
+        Ok(other) => Err(ClientError::Handshake(
+            "auth",
+            format!("unexpected {:?}", other),
+        )),
         Err(e) => Err(ClientError::Auth(format!("{} (check --token-file)", e))),
     }
 }
@@ -118,7 +147,10 @@ fn setup_control(p: &Peer, setup: &Setup) -> Result<(TcpStream, [u8; COOKIE_LEN]
         Frame::Ready { cookie } => Ok((c, cookie)),
         Frame::Busy => Err(ClientError::Busy),
         Frame::Error(m) => Err(ClientError::Refusal(m)),
-        other => Err(ClientError::Handshake("setup", format!("unexpected {:?}", other))),
+        other => Err(ClientError::Handshake(
+            "setup",
+            format!("unexpected {:?}", other),
+        )),
     }
 }
 
@@ -129,7 +161,10 @@ fn join(p: &Peer, cookie: [u8; COOKIE_LEN], index: u16) -> Result<TcpStream, Cli
     match read_frame(&mut s, p.timeout).map_err(hs("join"))? {
         Frame::Joined => Ok(s),
         Frame::Error(m) => Err(ClientError::Refusal(m)),
-        other => Err(ClientError::Handshake("join", format!("unexpected {:?}", other))),
+        other => Err(ClientError::Handshake(
+            "join",
+            format!("unexpected {:?}", other),
+        )),
     }
 }
 
@@ -144,12 +179,21 @@ pub fn run_test(p: &Peer, setup: &Setup, stop: &AtomicBool) -> Result<Outcome, C
     match read_frame(&mut ctrl, p.timeout).map_err(hs("start"))? {
         Frame::Started => {}
         Frame::Error(m) => return Err(ClientError::Refusal(m)),
-        other => return Err(ClientError::Handshake("start", format!("unexpected {:?}", other))),
+        other => {
+            return Err(ClientError::Handshake(
+                "start",
+                format!("unexpected {:?}", other),
+            ))
+        }
     }
     let t0 = Instant::now();
     let data = data_phase(p, setup, streams, t0, stop);
     // The server's report, or its reason for failing the test.
-    let wait = if data.is_ok() { p.timeout } else { Duration::from_secs(2).min(p.timeout) };
+    let wait = if data.is_ok() {
+        p.timeout
+    } else {
+        Duration::from_secs(2).min(p.timeout)
+    };
     let report = read_frame(&mut ctrl, wait);
     let leader = data.map_err(|e| match &report {
         Ok(Frame::Error(m)) => ClientError::Test(format!("{} (server: {})", e, m)),
@@ -158,8 +202,18 @@ pub fn run_test(p: &Peer, setup: &Setup, stop: &AtomicBool) -> Result<Outcome, C
     let server = match report {
         Ok(Frame::Report(r)) => r,
         Ok(Frame::Error(m)) => return Err(ClientError::Test(format!("server: {}", m))),
-        Ok(other) => return Err(ClientError::Test(format!("unexpected {:?} instead of the report", other))),
-        Err(e) => return Err(ClientError::Test(format!("no report from the server: {}", e))),
+        Ok(other) => {
+            return Err(ClientError::Test(format!(
+                "unexpected {:?} instead of the report",
+                other
+            )))
+        }
+        Err(e) => {
+            return Err(ClientError::Test(format!(
+                "no report from the server: {}",
+                e
+            )))
+        }
     };
     Ok(Outcome { server, ..leader })
 }
@@ -216,13 +270,14 @@ fn data_phase(
     let (points, batches, rounds) = std::thread::scope(|sc| {
         let mut handles = Vec::new();
         let mut rr = Vec::new();
-        let meter = meter_on.then(|| sc.spawn(|| flow::meter(&received, t0, interval, &done, &finished)));
+        let meter =
+            meter_on.then(|| sc.spawn(|| flow::meter(&received, t0, interval, &done, &finished)));
         let watcher = sc.spawn(|| {
             while !done.load(Ordering::Acquire) {
                 if stop.load(Ordering::Relaxed) || stop_all.load(Ordering::Relaxed) {
                     stopper.store(true, Ordering::Relaxed);
                 }
-                std::thread::sleep(Duration::from_millis(5));
+                std::thread::sleep(Duration::from_millis(20));
             }
         });
         for (i, st) in streams.into_iter().enumerate() {
@@ -267,7 +322,9 @@ fn data_phase(
                         };
                         let b = budget(i);
                         handles.push(sc.spawn(move || {
-                            if let Err(e) = flow::send_stream(&mut w, sendbuf, b, sent, stopper, idle) {
+                            if let Err(e) =
+                                flow::send_stream(&mut w, sendbuf, b, sent, stopper, idle)
+                            {
                                 fail(e);
                             }
                         }));
@@ -276,7 +333,9 @@ fn data_phase(
                         handles.push(sc.spawn(move || {
                             let mut st = st;
                             let mut rb = vec![0u8; flow::RECV_BUF];
-                            if let Err(e) = flow::recv_stream(&mut st, &mut rb, received, limits, idle, finished) {
+                            if let Err(e) = flow::recv_stream(
+                                &mut st, &mut rb, received, limits, idle, finished,
+                            ) {
                                 fail(e);
                             }
                         }));

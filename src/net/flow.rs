@@ -75,9 +75,9 @@ impl FlowError {
         match e.kind() {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => FlowError::Stalled(idle),
             io::ErrorKind::UnexpectedEof => FlowError::Vanished,
-            io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted => {
-                FlowError::Closed
-            }
+            io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionAborted => FlowError::Closed,
             _ => FlowError::Io(e),
         }
     }
@@ -247,7 +247,9 @@ pub fn rr_leader(
         loop {
             if stop.load(Ordering::Relaxed)
                 || budget.until.is_some_and(|u| Instant::now() >= u)
-                || budget.bytes.is_some_and(|b| out.sent.max(out.received) >= b)
+                || budget
+                    .bytes
+                    .is_some_and(|b| out.sent.max(out.received) >= b)
             {
                 if rounds > 0 {
                     push_batch(&mut out, t0, b0, rounds, per_round);
@@ -394,9 +396,15 @@ pub fn meter(
             next += interval;
             continue;
         }
-        std::thread::sleep((next - now).min(Duration::from_millis(5)));
+        // Wake at the tick (or every 20 ms to notice `done`): a few
+        // wake-ups per interval, nothing per byte.
+        std::thread::sleep((next - now).min(Duration::from_millis(20)));
     }
-    let end = finished.lock().ok().and_then(|f| *f).unwrap_or_else(Instant::now);
+    let end = finished
+        .lock()
+        .ok()
+        .and_then(|f| *f)
+        .unwrap_or_else(Instant::now);
     let end = end.saturating_duration_since(t0);
     // Points taken after the last byte add nothing; drop them.
     points.retain(|p| p.0 <= end);
@@ -441,7 +449,13 @@ mod tests {
     #[test]
     fn window_skips_omit_and_short_tail() {
         let ms = Duration::from_millis;
-        let pts = vec![(ms(0), 0), (ms(100), 10), (ms(200), 30), (ms(300), 60), (ms(310), 61)];
+        let pts = vec![
+            (ms(0), 0),
+            (ms(100), 10),
+            (ms(200), 30),
+            (ms(300), 60),
+            (ms(310), 61),
+        ];
         let w = window(&pts, ms(100), ms(100));
         assert_eq!(w.len(), 2);
         assert_eq!(w[0].bytes, 20);

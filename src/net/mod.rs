@@ -89,7 +89,8 @@ pub fn read_frame(s: &mut TcpStream, timeout: Duration) -> Result<Frame, WireErr
 /// Write one control frame within `timeout`.
 pub fn write_frame(s: &mut TcpStream, f: &Frame, timeout: Duration) -> Result<(), WireError> {
     s.set_write_timeout(Some(timeout)).map_err(WireError::Io)?;
-    s.write_all(&protocol::encode(f)).map_err(|e| WireError::from_io(e, timeout))
+    s.write_all(&protocol::encode(f))
+        .map_err(|e| WireError::from_io(e, timeout))
 }
 
 /// Render a peer address for logs and records (`127.0.0.1:5280`).

@@ -109,7 +109,9 @@ impl Direction {
         self as u8
     }
     fn from_code(c: u8) -> Option<Direction> {
-        [Direction::Send, Direction::Recv, Direction::Bidir].get(c as usize).copied()
+        [Direction::Send, Direction::Recv, Direction::Bidir]
+            .get(c as usize)
+            .copied()
     }
 }
 
@@ -155,13 +157,27 @@ pub struct Report {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame {
-    Hello { magic: [u8; 4], version: u16 },
-    Welcome { version: u16, auth: bool, nonce: [u8; NONCE_LEN] },
-    Auth { mac: [u8; NONCE_LEN] },
+    Hello {
+        magic: [u8; 4],
+        version: u16,
+    },
+    Welcome {
+        version: u16,
+        auth: bool,
+        nonce: [u8; NONCE_LEN],
+    },
+    Auth {
+        mac: [u8; NONCE_LEN],
+    },
     AuthOk,
     Setup(Setup),
-    Ready { cookie: [u8; COOKIE_LEN] },
-    Join { cookie: [u8; COOKIE_LEN], index: u16 },
+    Ready {
+        cookie: [u8; COOKIE_LEN],
+    },
+    Join {
+        cookie: [u8; COOKIE_LEN],
+        index: u16,
+    },
     Joined,
     Busy,
     Error(String),
@@ -190,7 +206,10 @@ pub enum DecodeError {
     #[error("unknown frame kind {0}")]
     UnknownKind(u8),
     #[error("malformed {kind} frame: {what}")]
-    Malformed { kind: &'static str, what: &'static str },
+    Malformed {
+        kind: &'static str,
+        what: &'static str,
+    },
 }
 
 /// Validate a header: `(kind, payload length)`.
@@ -232,7 +251,10 @@ struct Rd<'a> {
 impl<'a> Rd<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if self.b.len() < n {
-            return Err(DecodeError::Malformed { kind: self.kind, what: "truncated payload" });
+            return Err(DecodeError::Malformed {
+                kind: self.kind,
+                what: "truncated payload",
+            });
         }
         let (a, rest) = self.b.split_at(n);
         self.b = rest;
@@ -262,11 +284,17 @@ impl<'a> Rd<'a> {
         if self.b.is_empty() {
             Ok(())
         } else {
-            Err(DecodeError::Malformed { kind: self.kind, what: "trailing bytes" })
+            Err(DecodeError::Malformed {
+                kind: self.kind,
+                what: "trailing bytes",
+            })
         }
     }
     fn bad(&self, what: &'static str) -> DecodeError {
-        DecodeError::Malformed { kind: self.kind, what }
+        DecodeError::Malformed {
+            kind: self.kind,
+            what,
+        }
     }
 }
 
@@ -289,9 +317,15 @@ fn kind_name(kind: u8) -> &'static str {
 
 /// Decode the payload of a frame whose header was already validated.
 pub fn decode_payload(kind: u8, payload: &[u8]) -> Result<Frame, DecodeError> {
-    let mut r = Rd { b: payload, kind: kind_name(kind) };
+    let mut r = Rd {
+        b: payload,
+        kind: kind_name(kind),
+    };
     let f = match kind {
-        K_HELLO => Frame::Hello { magic: r.array()?, version: r.u16()? },
+        K_HELLO => Frame::Hello {
+            magic: r.array()?,
+            version: r.u16()?,
+        },
         K_WELCOME => {
             let version = r.u16()?;
             let auth = match r.u8()? {
@@ -299,13 +333,18 @@ pub fn decode_payload(kind: u8, payload: &[u8]) -> Result<Frame, DecodeError> {
                 1 => true,
                 _ => return Err(r.bad("auth flag is not 0 or 1")),
             };
-            Frame::Welcome { version, auth, nonce: r.array()? }
+            Frame::Welcome {
+                version,
+                auth,
+                nonce: r.array()?,
+            }
         }
         K_AUTH => Frame::Auth { mac: r.array()? },
         K_AUTH_OK => Frame::AuthOk,
         K_SETUP => {
             let mode = Mode::from_code(r.u8()?).ok_or_else(|| r.bad("unknown mode"))?;
-            let direction = Direction::from_code(r.u8()?).ok_or_else(|| r.bad("unknown direction"))?;
+            let direction =
+                Direction::from_code(r.u8()?).ok_or_else(|| r.bad("unknown direction"))?;
             Frame::Setup(Setup {
                 mode,
                 direction,
@@ -318,11 +357,15 @@ pub fn decode_payload(kind: u8, payload: &[u8]) -> Result<Frame, DecodeError> {
             })
         }
         K_READY => Frame::Ready { cookie: r.array()? },
-        K_JOIN => Frame::Join { cookie: r.array()?, index: r.u16()? },
+        K_JOIN => Frame::Join {
+            cookie: r.array()?,
+            index: r.u16()?,
+        },
         K_JOINED => Frame::Joined,
         K_BUSY => Frame::Busy,
         K_ERROR => {
-            let s = std::str::from_utf8(r.take(payload.len())?).map_err(|_| r.bad("message is not UTF-8"))?;
+            let s = std::str::from_utf8(r.take(payload.len())?)
+                .map_err(|_| r.bad("message is not UTF-8"))?;
             Frame::Error(s.to_string())
         }
         K_STARTED => Frame::Started,
@@ -340,9 +383,18 @@ pub fn decode_payload(kind: u8, payload: &[u8]) -> Result<Frame, DecodeError> {
             }
             let mut intervals = Vec::with_capacity(n);
             for _ in 0..n {
-                intervals.push(Interval { nanos: r.u64()?, bytes: r.u64()? });
+                intervals.push(Interval {
+                    nanos: r.u64()?,
+                    bytes: r.u64()?,
+                });
             }
-            Frame::Report(Report { received_bytes, sent_bytes, rounds, active_nanos, intervals })
+            Frame::Report(Report {
+                received_bytes,
+                sent_bytes,
+                rounds,
+                active_nanos,
+                intervals,
+            })
         }
         other => return Err(DecodeError::UnknownKind(other)),
     };
@@ -359,7 +411,11 @@ pub fn encode(f: &Frame) -> Vec<u8> {
             p.extend_from_slice(&version.to_le_bytes());
             K_HELLO
         }
-        Frame::Welcome { version, auth, nonce } => {
+        Frame::Welcome {
+            version,
+            auth,
+            nonce,
+        } => {
             p.extend_from_slice(&version.to_le_bytes());
             p.push(*auth as u8);
             p.extend_from_slice(nonce);
@@ -480,8 +536,15 @@ mod tests {
 
     #[test]
     fn frames_roundtrip() {
-        roundtrip(Frame::Hello { magic: MAGIC, version: VERSION });
-        roundtrip(Frame::Welcome { version: 1, auth: true, nonce: [7; 32] });
+        roundtrip(Frame::Hello {
+            magic: MAGIC,
+            version: VERSION,
+        });
+        roundtrip(Frame::Welcome {
+            version: 1,
+            auth: true,
+            nonce: [7; 32],
+        });
         roundtrip(Frame::Auth { mac: [9; 32] });
         roundtrip(Frame::AuthOk);
         roundtrip(Frame::Setup(Setup {
@@ -495,7 +558,10 @@ mod tests {
             interval_ms: 100,
         }));
         roundtrip(Frame::Ready { cookie: [1; 16] });
-        roundtrip(Frame::Join { cookie: [2; 16], index: 3 });
+        roundtrip(Frame::Join {
+            cookie: [2; 16],
+            index: 3,
+        });
         roundtrip(Frame::Joined);
         roundtrip(Frame::Busy);
         roundtrip(Frame::Error("nope ✓".into()));
@@ -511,12 +577,21 @@ mod tests {
 
     #[test]
     fn rejects_bad_headers_and_payloads() {
-        assert_eq!(decode(&[0xff, 0xff, 0xff, 0xff, 1]), Err(DecodeError::Oversized(0xffff_ffff)));
+        assert_eq!(
+            decode(&[0xff, 0xff, 0xff, 0xff, 1]),
+            Err(DecodeError::Oversized(0xffff_ffff))
+        );
         assert_eq!(decode(&[0, 0, 0, 0, 99]), Err(DecodeError::UnknownKind(99)));
         // Hello with a missing byte of its version.
-        assert!(matches!(decode(&[5, 0, 0, 0, K_HELLO, b'B', b'W', b'S', b'C', 1]), Err(DecodeError::Malformed { .. })));
+        assert!(matches!(
+            decode(&[5, 0, 0, 0, K_HELLO, b'B', b'W', b'S', b'C', 1]),
+            Err(DecodeError::Malformed { .. })
+        ));
         // Busy with trailing garbage.
-        assert!(matches!(decode(&[1, 0, 0, 0, K_BUSY, 0]), Err(DecodeError::Malformed { .. })));
+        assert!(matches!(
+            decode(&[1, 0, 0, 0, K_BUSY, 0]),
+            Err(DecodeError::Malformed { .. })
+        ));
         // A report that claims more intervals than it carries.
         let mut b = encode(&Frame::Report(Report::default()));
         b[HEADER + 32] = 2;

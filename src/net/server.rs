@@ -14,7 +14,9 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::flow::{self, Budget, FlowError, Limits};
-use super::protocol::{self, Frame, Mode, Report, Setup, COOKIE_LEN, MAX_CHUNK, MAX_INTERVALS, MAX_STREAMS};
+use super::protocol::{
+    self, Frame, Mode, Report, Setup, COOKIE_LEN, MAX_CHUNK, MAX_INTERVALS, MAX_STREAMS,
+};
 use super::{peer_name, read_frame, write_frame, WireError};
 
 /// Where log lines go (stderr in the CLI, a vector in tests).
@@ -138,7 +140,11 @@ impl Server {
             if self.shared.cfg.once && self.tests() > 0 {
                 return Ok(());
             }
-            let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
             // SAFETY: one valid pollfd for the duration of the call.
             let r = unsafe { libc::poll(&mut pfd, 1, 100) };
             if r <= 0 {
@@ -154,14 +160,19 @@ impl Server {
             };
             if self.shared.conns.fetch_add(1, Ordering::AcqRel) >= self.shared.cfg.max_conns {
                 self.shared.conns.fetch_sub(1, Ordering::AcqRel);
-                (self.shared.log)(&format!("{}: refused, {} connections already open", peer, self.shared.cfg.max_conns));
+                (self.shared.log)(&format!(
+                    "{}: refused, {} connections already open",
+                    peer, self.shared.cfg.max_conns
+                ));
                 continue;
             }
             let shared = self.shared.clone();
-            let spawned = std::thread::Builder::new().name("bwscope-conn".into()).spawn(move || {
-                let _g = ConnGuard(shared.clone());
-                handle(s, &shared);
-            });
+            let spawned = std::thread::Builder::new()
+                .name("bwscope-conn".into())
+                .spawn(move || {
+                    let _g = ConnGuard(shared.clone());
+                    handle(s, &shared);
+                });
             if let Err(e) = spawned {
                 self.shared.conns.fetch_sub(1, Ordering::AcqRel);
                 (self.shared.log)(&format!("{}: cannot start a handler thread: {}", peer, e));
@@ -180,7 +191,11 @@ fn handle(mut s: TcpStream, sh: &Shared) {
         Ok(Outcome::Busy) => (sh.log)(&format!("{}: busy, refused (a test is running)", peer)),
         Err(msg) => {
             // Tell the peer why when the socket still takes it; ignore failure.
-            let _ = write_frame(&mut s, &Frame::Error(msg.clone()), Duration::from_millis(500));
+            let _ = write_frame(
+                &mut s,
+                &Frame::Error(msg.clone()),
+                Duration::from_millis(500),
+            );
             (sh.log)(&format!("{}: {}", peer, msg));
             linger(&mut s);
         }
@@ -245,7 +260,10 @@ fn session(s: &mut TcpStream, sh: &Shared, peer: &str) -> Result<Outcome, String
     match read_frame(s, t).map_err(wire("setup"))? {
         Frame::Setup(setup) => control(s, sh, peer, setup),
         Frame::Join { cookie, index } => join(s, sh, cookie, index),
-        other => Err(format!("setup: expected setup or join, got {}", kind(&other))),
+        other => Err(format!(
+            "setup: expected setup or join, got {}",
+            kind(&other)
+        )),
     }
 }
 
@@ -269,10 +287,16 @@ fn kind(f: &Frame) -> &'static str {
 /// Refuse a setup the server will not run, with the reason.
 fn validate(st: &Setup, cfg: &ServerConfig) -> Result<(), String> {
     if st.streams == 0 || st.streams > MAX_STREAMS {
-        return Err(format!("setup: {} streams; this server takes 1 to {}", st.streams, MAX_STREAMS));
+        return Err(format!(
+            "setup: {} streams; this server takes 1 to {}",
+            st.streams, MAX_STREAMS
+        ));
     }
     if st.chunk_bytes == 0 || st.chunk_bytes > MAX_CHUNK {
-        return Err(format!("setup: chunk of {} bytes; the protocol allows 1 to {}", st.chunk_bytes, MAX_CHUNK));
+        return Err(format!(
+            "setup: chunk of {} bytes; the protocol allows 1 to {}",
+            st.chunk_bytes, MAX_CHUNK
+        ));
     }
     if !(10..=10_000).contains(&st.interval_ms) {
         return Err("setup: interval must be 10 to 10000 ms".into());
@@ -295,8 +319,16 @@ fn validate(st: &Setup, cfg: &ServerConfig) -> Result<(), String> {
 }
 
 /// A data connection joining the pending test.
-fn join(s: &mut TcpStream, sh: &Shared, cookie: [u8; COOKIE_LEN], index: u16) -> Result<Outcome, String> {
-    let mut p = sh.pending.lock().map_err(|_| "internal: poisoned lock".to_string())?;
+fn join(
+    s: &mut TcpStream,
+    sh: &Shared,
+    cookie: [u8; COOKIE_LEN],
+    index: u16,
+) -> Result<Outcome, String> {
+    let mut p = sh
+        .pending
+        .lock()
+        .map_err(|_| "internal: poisoned lock".to_string())?;
     let Some(pending) = p.as_mut() else {
         return Err("join: no test is waiting for streams".into());
     };
@@ -323,7 +355,10 @@ fn control(s: &mut TcpStream, sh: &Shared, peer: &str, setup: Setup) -> Result<O
     let (tx, rx) = mpsc::channel();
     let cookie = protocol::random_bytes::<COOKIE_LEN>();
     {
-        let mut p = sh.pending.lock().map_err(|_| "internal: poisoned lock".to_string())?;
+        let mut p = sh
+            .pending
+            .lock()
+            .map_err(|_| "internal: poisoned lock".to_string())?;
         if p.is_some() {
             drop(p);
             let _ = write_frame(s, &Frame::Busy, t);
@@ -335,9 +370,9 @@ fn control(s: &mut TcpStream, sh: &Shared, peer: &str, setup: Setup) -> Result<O
             tx,
         });
     }
-    let _slot = SlotGuard(sh);
+    let slot = SlotGuard(sh);
     // From here on the test counts for --once, however it ends.
-    let result = run_control(s, sh, &setup, cookie, rx);
+    let result = run_control(s, sh, &setup, cookie, rx, slot);
     sh.tests.fetch_add(1, Ordering::AcqRel);
     let what = format!(
         "{} {} {} stream{} chunk {}",
@@ -350,7 +385,13 @@ fn control(s: &mut TcpStream, sh: &Shared, peer: &str, setup: Setup) -> Result<O
     match result {
         Ok(r) => {
             let secs = r.active_nanos as f64 / 1e9;
-            let rate = |b: u64| if secs > 0.0 { b as f64 * 8.0 / secs / 1e9 } else { 0.0 };
+            let rate = |b: u64| {
+                if secs > 0.0 {
+                    b as f64 * 8.0 / secs / 1e9
+                } else {
+                    0.0
+                }
+            };
             Ok(Outcome::Test(format!(
                 "{}: test {}: received {} B ({:.3} Gbit/s), sent {} B ({:.3} Gbit/s) in {:.2} s{}",
                 peer,
@@ -360,7 +401,11 @@ fn control(s: &mut TcpStream, sh: &Shared, peer: &str, setup: Setup) -> Result<O
                 r.sent_bytes,
                 rate(r.sent_bytes),
                 secs,
-                if setup.mode == Mode::Rr { format!(", {} rounds", r.rounds) } else { String::new() }
+                if setup.mode == Mode::Rr {
+                    format!(", {} rounds", r.rounds)
+                } else {
+                    String::new()
+                }
             )))
         }
         Err(e) => Err(format!("test {} failed: {}", what, e)),
@@ -373,6 +418,7 @@ fn run_control(
     setup: &Setup,
     cookie: [u8; COOKIE_LEN],
     rx: mpsc::Receiver<(u16, TcpStream)>,
+    slot: SlotGuard<'_>,
 ) -> Result<Report, String> {
     let t = sh.cfg.timeout;
     write_frame(s, &Frame::Ready { cookie }, t).map_err(wire("ready"))?;
@@ -386,25 +432,44 @@ fn run_control(
                 streams[i as usize] = Some(st);
                 have += 1;
             }
-            Err(_) => return Err(format!("only {} of {} streams joined within {:?}", have, streams.len(), t)),
+            Err(_) => {
+                return Err(format!(
+                    "only {} of {} streams joined within {:?}",
+                    have,
+                    streams.len(),
+                    t
+                ))
+            }
         }
     }
     let streams: Vec<TcpStream> = streams.into_iter().flatten().collect();
     write_frame(s, &Frame::Started, t).map_err(wire("start"))?;
     let report = data_phase(setup, streams, &sh.cfg).map_err(|e| e.to_string())?;
+    // Free the slot before the leader can see the report: a sweep's next
+    // point must not find the server still "busy" with this one.
+    drop(slot);
     write_frame(s, &Frame::Report(report.clone()), t).map_err(wire("report"))?;
     Ok(report)
 }
 
 /// Move the bytes of one test on the transponder's side.
-fn data_phase(setup: &Setup, streams: Vec<TcpStream>, cfg: &ServerConfig) -> Result<Report, FlowError> {
+fn data_phase(
+    setup: &Setup,
+    streams: Vec<TcpStream>,
+    cfg: &ServerConfig,
+) -> Result<Report, FlowError> {
     let t0 = Instant::now();
     let idle = cfg.timeout;
     let asked = Duration::from_millis(setup.time_ms as u64 + setup.omit_ms as u64);
     let by_time = setup.bytes == 0;
     // A receiver still busy past this is cut off: the asked duration plus a
     // timeout's grace, never beyond the server's limit.
-    let deadline = t0 + if by_time { (asked + idle).min(cfg.max_time + idle) } else { cfg.max_time };
+    let deadline = t0
+        + if by_time {
+            (asked + idle).min(cfg.max_time + idle)
+        } else {
+            cfg.max_time
+        };
     let limits = Limits {
         deadline: Some(deadline),
         max_bytes: Some(cfg.max_bytes),
@@ -442,7 +507,8 @@ fn data_phase(setup: &Setup, streams: Vec<TcpStream>, cfg: &ServerConfig) -> Res
     let meter_on = setup.mode == Mode::Stream && setup.direction.leader_sends();
     let points = std::thread::scope(|sc| {
         let mut receivers = Vec::new();
-        let meter = meter_on.then(|| sc.spawn(|| flow::meter(&received, t0, interval, &done, &finished)));
+        let meter =
+            meter_on.then(|| sc.spawn(|| flow::meter(&received, t0, interval, &done, &finished)));
         for (i, st) in streams.into_iter().enumerate() {
             let (sendbuf, received, sent, rounds, stop, finished, fail) =
                 (&sendbuf, &received, &sent, &rounds, &stop, &finished, &fail);
@@ -450,7 +516,15 @@ fn data_phase(setup: &Setup, streams: Vec<TcpStream>, cfg: &ServerConfig) -> Res
                 Mode::Rr => receivers.push(sc.spawn(move || {
                     let mut st = st;
                     let mut rb = vec![0u8; recv_len];
-                    match flow::rr_server(&mut st, setup.direction, setup.chunk_bytes, sendbuf, &mut rb, limits, idle) {
+                    match flow::rr_server(
+                        &mut st,
+                        setup.direction,
+                        setup.chunk_bytes,
+                        sendbuf,
+                        &mut rb,
+                        limits,
+                        idle,
+                    ) {
                         Ok((r, s, k)) => {
                             received.fetch_add(r, Ordering::Relaxed);
                             sent.fetch_add(s, Ordering::Relaxed);
@@ -470,7 +544,8 @@ fn data_phase(setup: &Setup, streams: Vec<TcpStream>, cfg: &ServerConfig) -> Res
                         };
                         let b = budget(i);
                         receivers.push(sc.spawn(move || {
-                            if let Err(e) = flow::send_stream(&mut w, sendbuf, b, sent, stop, idle) {
+                            if let Err(e) = flow::send_stream(&mut w, sendbuf, b, sent, stop, idle)
+                            {
                                 fail(e);
                             }
                         }));
@@ -479,7 +554,9 @@ fn data_phase(setup: &Setup, streams: Vec<TcpStream>, cfg: &ServerConfig) -> Res
                         receivers.push(sc.spawn(move || {
                             let mut st = st;
                             let mut rb = vec![0u8; flow::RECV_BUF];
-                            if let Err(e) = flow::recv_stream(&mut st, &mut rb, received, limits, idle, finished) {
+                            if let Err(e) = flow::recv_stream(
+                                &mut st, &mut rb, received, limits, idle, finished,
+                            ) {
                                 fail(e);
                             }
                         }));

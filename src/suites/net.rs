@@ -18,12 +18,16 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::cli::{NetArgs, NetCommand, NetDirectionArg, NetModeArg, NetRunArgs, NetServeArgs, OutputArgs};
+use crate::cli::{
+    NetArgs, NetCommand, NetDirectionArg, NetModeArg, NetRunArgs, NetServeArgs, OutputArgs,
+};
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::measure::stats;
 use crate::net::client::{self, ClientError, Outcome, Peer};
 use crate::net::flow::{interval_rate, Batch};
-use crate::net::protocol::{self, Direction, Interval, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS};
+use crate::net::protocol::{
+    self, Direction, Interval, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS,
+};
 use crate::net::server::{Server, ServerConfig};
 use crate::platform::Host;
 use crate::report::model::{Record, Sample, Status, Units};
@@ -39,17 +43,24 @@ pub fn dispatch(a: &NetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
 }
 
 fn read_token(path: &str) -> Result<Vec<u8>, UserError> {
-    let bytes = std::fs::read(path).map_err(|e| UserError::flag("--token-file", format!("cannot read {}: {}", path, e)))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| UserError::flag("--token-file", format!("cannot read {}: {}", path, e)))?;
     let t = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
     if t.is_empty() {
-        return Err(UserError::flag("--token-file", format!("{} is empty: put a secret in it", path)));
+        return Err(UserError::flag(
+            "--token-file",
+            format!("{} is empty: put a secret in it", path),
+        ));
     }
     Ok(t)
 }
 
 fn secs(flag: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, UserError> {
     if !(v.is_finite() && v >= min && v <= max) {
-        return Err(UserError::flag(flag, format!("{} is out of range: give {} to {} seconds", v, min, max)));
+        return Err(UserError::flag(
+            flag,
+            format!("{} is out of range: give {} to {} seconds", v, min, max),
+        ));
     }
     Ok(Duration::from_secs_f64(v))
 }
@@ -58,9 +69,18 @@ fn secs(flag: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, User
 pub fn bind_addr(bind: Option<&str>, port: Option<u16>) -> Result<SocketAddr, UserError> {
     let ip = match bind {
         None => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-        Some(b) => b.trim_matches(|c| c == '[' || c == ']').parse::<IpAddr>().map_err(|_| {
-            UserError::flag("--bind", format!("'{}' is not an IP address: write e.g. 127.0.0.1, 0.0.0.0 or ::1", b))
-        })?,
+        Some(b) => b
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse::<IpAddr>()
+            .map_err(|_| {
+                UserError::flag(
+                    "--bind",
+                    format!(
+                        "'{}' is not an IP address: write e.g. 127.0.0.1, 0.0.0.0 or ::1",
+                        b
+                    ),
+                )
+            })?,
     };
     Ok(SocketAddr::new(ip, port.unwrap_or(DEFAULT_PORT)))
 }
@@ -91,7 +111,8 @@ fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
     cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
     cfg.max_time = secs("--max-time", a.max_time, 0.1, 86_400.0)?;
     cfg.timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?;
-    cfg.max_bytes = units::parse_size(&a.max_bytes).map_err(|e| UserError::flag("--max-bytes", e.to_string()))?;
+    cfg.max_bytes = units::parse_size(&a.max_bytes)
+        .map_err(|e| UserError::flag("--max-bytes", e.to_string()))?;
     let log: crate::net::server::Log =
         Arc::new(|line: &str| eprintln!("{} {}", crate::util::time::now_rfc3339(), line));
     let server = Server::bind(cfg.clone(), log).map_err(|e| bind_error(addr, &e))?;
@@ -134,25 +155,43 @@ pub fn resolve_peer(host: &str, port: Option<u16>) -> Result<SocketAddr, UserErr
     if let Ok(sa) = host.parse::<SocketAddr>() {
         return Ok(sa);
     }
-    if let Ok(ip) = host.trim_matches(|c| c == '[' || c == ']').parse::<IpAddr>() {
+    if let Ok(ip) = host
+        .trim_matches(|c| c == '[' || c == ']')
+        .parse::<IpAddr>()
+    {
         return Ok(SocketAddr::new(ip, port));
     }
     let (name, port) = match host.rsplit_once(':') {
         Some((h, p)) => (
             h,
-            p.parse::<u16>()
-                .map_err(|_| UserError::flag("HOST[:PORT]", format!("'{}' is not a port number in '{}'", p, host)))?,
+            p.parse::<u16>().map_err(|_| {
+                UserError::flag(
+                    "HOST[:PORT]",
+                    format!("'{}' is not a port number in '{}'", p, host),
+                )
+            })?,
         ),
         None => (host, port),
     };
     if name.is_empty() {
-        return Err(UserError::flag("HOST[:PORT]", "the host is empty: give a name or an address"));
+        return Err(UserError::flag(
+            "HOST[:PORT]",
+            "the host is empty: give a name or an address",
+        ));
     }
     (name, port)
         .to_socket_addrs()
         .ok()
         .and_then(|mut it| it.next())
-        .ok_or_else(|| UserError::flag("HOST[:PORT]", format!("cannot resolve '{}': check the name or give an IP address", name)))
+        .ok_or_else(|| {
+            UserError::flag(
+                "HOST[:PORT]",
+                format!(
+                    "cannot resolve '{}': check the name or give an IP address",
+                    name
+                ),
+            )
+        })
 }
 
 pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
@@ -160,7 +199,13 @@ pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
         return Err(UserError::flag("--streams", "must be at least 1"));
     }
     if a.streams > MAX_STREAMS as u32 {
-        return Err(UserError::flag("--streams", format!("{} is above the protocol maximum of {}", a.streams, MAX_STREAMS)));
+        return Err(UserError::flag(
+            "--streams",
+            format!(
+                "{} is above the protocol maximum of {}",
+                a.streams, MAX_STREAMS
+            ),
+        ));
     }
     let default_chunks = match a.mode {
         NetModeArg::Rr => "1KiB..64MiB:x4",
@@ -171,7 +216,11 @@ pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
     if let Some(&big) = chunks.iter().find(|&&c| c > MAX_CHUNK) {
         return Err(UserError::flag(
             "--chunk",
-            format!("{} is above the protocol maximum of {}: use smaller chunks", format_bytes(big), format_bytes(MAX_CHUNK)),
+            format!(
+                "{} is above the protocol maximum of {}: use smaller chunks",
+                format_bytes(big),
+                format_bytes(MAX_CHUNK)
+            ),
         ));
     }
     let bytes = a
@@ -317,7 +366,11 @@ pub fn kernel_name(s: &Setup, flow: Option<&str>) -> String {
     k
 }
 
-fn case_extra(s: &Setup, flow: Option<&str>, peer: &str) -> serde_json::Map<String, serde_json::Value> {
+fn case_extra(
+    s: &Setup,
+    flow: Option<&str>,
+    peer: &str,
+) -> serde_json::Map<String, serde_json::Value> {
     let v = json!({
         "mode": s.mode.name(),
         "direction": s.direction.name(),
@@ -356,10 +409,24 @@ pub fn records(o: &Outcome, peer: &str) -> Vec<Record> {
     match s.mode {
         Mode::Stream => {
             if s.direction.leader_sends() {
-                out.push(flow_record(o, "send", o.sent, o.server.received_bytes, &o.server.intervals, peer));
+                out.push(flow_record(
+                    o,
+                    "send",
+                    o.sent,
+                    o.server.received_bytes,
+                    &o.server.intervals,
+                    peer,
+                ));
             }
             if s.direction.leader_receives() {
-                out.push(flow_record(o, "recv", o.server.sent_bytes, o.received, &o.recv_intervals, peer));
+                out.push(flow_record(
+                    o,
+                    "recv",
+                    o.server.sent_bytes,
+                    o.received,
+                    &o.recv_intervals,
+                    peer,
+                ));
             }
         }
         Mode::Rr => out.push(rr_record(o, peer)),
@@ -398,8 +465,10 @@ fn finish(r: &mut Record, samples: Vec<Sample>, sender: u64, receiver: u64, rate
     r.samples = samples;
     r.extra.insert("sender_bytes".into(), json!(sender));
     r.extra.insert("receiver_bytes".into(), json!(receiver));
-    r.extra.insert("receiver_gbps".into(), json!(rate.map(|b| b / 1e9)));
-    r.extra.insert("receiver_gbitps".into(), json!(rate.map(|b| b * 8.0 / 1e9)));
+    r.extra
+        .insert("receiver_gbps".into(), json!(rate.map(|b| b / 1e9)));
+    r.extra
+        .insert("receiver_gbitps".into(), json!(rate.map(|b| b * 8.0 / 1e9)));
     match (rate, r.gbps) {
         (Some(_), Some(g)) => {
             if g.cv > limits::CV {
@@ -408,12 +477,22 @@ fn finish(r: &mut Record, samples: Vec<Sample>, sender: u64, receiver: u64, rate
         }
         _ => {
             r.status = Status::Error;
-            r.reason = Some("no complete sample after the omit window: lengthen --time or shorten --omit".into());
+            r.reason = Some(
+                "no complete sample after the omit window: lengthen --time or shorten --omit"
+                    .into(),
+            );
         }
     }
 }
 
-fn flow_record(o: &Outcome, flow: &str, sender: u64, receiver: u64, iv: &[Interval], peer: &str) -> Record {
+fn flow_record(
+    o: &Outcome,
+    flow: &str,
+    sender: u64,
+    receiver: u64,
+    iv: &[Interval],
+    peer: &str,
+) -> Record {
     let mut r = base(o, flow, peer);
     let samples = iv
         .iter()
@@ -453,13 +532,24 @@ fn rr_record(o: &Outcome, peer: &str) -> Record {
     let rtts: Vec<f64> = o
         .batches
         .first()
-        .map(|b| b.iter().filter(|x| x.rounds > 0).map(|x| x.seconds / x.rounds as f64 * 1e6).collect())
+        .map(|b| {
+            b.iter()
+                .filter(|x| x.rounds > 0)
+                .map(|x| x.seconds / x.rounds as f64 * 1e6)
+                .collect()
+        })
         .unwrap_or_default();
-    r.extra.insert("rtt_us".into(), json!(stats::summarize(&rtts, false).map(|x| x.median)));
+    r.extra.insert(
+        "rtt_us".into(),
+        json!(stats::summarize(&rtts, false).map(|x| x.median)),
+    );
     let (sender, receiver) = match s.direction {
         Direction::Send => (o.sent, o.server.received_bytes),
         Direction::Recv => (o.server.sent_bytes, o.received),
-        Direction::Bidir => (o.sent + o.server.sent_bytes, o.server.received_bytes + o.received),
+        Direction::Bidir => (
+            o.sent + o.server.sent_bytes,
+            o.server.received_bytes + o.received,
+        ),
     };
     finish(&mut r, samples, sender, receiver, rate);
     r
@@ -502,22 +592,41 @@ pub fn render(records: &[&Record], units: Units) -> String {
     for r in ok {
         let rate = g(r, "receiver_gbps").as_f64();
         rows.push(vec![
-            format!("{} {}", g(r, "mode").as_str().unwrap_or("?"), g(r, "direction").as_str().unwrap_or("?")),
+            format!(
+                "{} {}",
+                g(r, "mode").as_str().unwrap_or("?"),
+                g(r, "direction").as_str().unwrap_or("?")
+            ),
             r.op.clone(),
             r.threads.to_string(),
             r.size_bytes.map_or("-".into(), format_bytes),
             rate.map_or("-".into(), |x| f(x * 8.0)),
             rate.map_or("-".into(), |x| f(x * per_unit)),
             r.gbps.map_or("-".into(), |s| f(s.best * per_unit)),
-            r.gbps.map_or("-".into(), |s| format!("{:.1}", s.cv * 100.0)),
-            g(r, "rtt_us").as_f64().map_or("-".into(), |x| format!("{:.1}", x)),
-            g(r, "sender_bytes").as_u64().map_or("-".into(), |x| x.to_string()),
-            g(r, "receiver_bytes").as_u64().map_or("-".into(), |x| x.to_string()),
+            r.gbps
+                .map_or("-".into(), |s| format!("{:.1}", s.cv * 100.0)),
+            g(r, "rtt_us")
+                .as_f64()
+                .map_or("-".into(), |x| format!("{:.1}", x)),
+            g(r, "sender_bytes")
+                .as_u64()
+                .map_or("-".into(), |x| x.to_string()),
+            g(r, "receiver_bytes")
+                .as_u64()
+                .map_or("-".into(), |x| x.to_string()),
         ]);
     }
     let mut s = String::new();
-    let peer = records.first().and_then(|r| r.extra.get("peer")).and_then(|p| p.as_str()).unwrap_or("?");
-    let _ = writeln!(s, "TCP bandwidth with {} (receiver side, after the omit window)", peer);
+    let peer = records
+        .first()
+        .and_then(|r| r.extra.get("peer"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("?");
+    let _ = writeln!(
+        s,
+        "TCP bandwidth with {} (receiver side, after the omit window)",
+        peer
+    );
     s.push_str(&grid(&rows));
     let _ = writeln!(
         s,
