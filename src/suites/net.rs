@@ -636,3 +636,113 @@ pub fn render(records: &[&Record], units: Units) -> String {
     );
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::protocol::Report;
+
+    #[test]
+    fn peers_and_binds_parse() {
+        assert_eq!(
+            resolve_peer("127.0.0.1", None).unwrap(),
+            "127.0.0.1:5280".parse().unwrap()
+        );
+        assert_eq!(
+            resolve_peer("127.0.0.1:9", Some(7)).unwrap(),
+            "127.0.0.1:9".parse().unwrap()
+        );
+        assert_eq!(
+            resolve_peer("::1", Some(7)).unwrap(),
+            "[::1]:7".parse().unwrap()
+        );
+        assert_eq!(
+            resolve_peer("[::1]:8", None).unwrap(),
+            "[::1]:8".parse().unwrap()
+        );
+        assert!(resolve_peer("127.0.0.1:x", None).is_err());
+        assert!(resolve_peer(":5", None).is_err());
+        assert_eq!(
+            bind_addr(None, None).unwrap(),
+            "0.0.0.0:5280".parse().unwrap()
+        );
+        assert_eq!(
+            bind_addr(Some("::1"), Some(0)).unwrap(),
+            "[::1]:0".parse().unwrap()
+        );
+        assert!(bind_addr(Some("host.example"), None).is_err());
+    }
+
+    fn outcome(mode: Mode, direction: Direction) -> Outcome {
+        Outcome {
+            setup: Setup {
+                mode,
+                direction,
+                streams: 1,
+                chunk_bytes: 1000,
+                time_ms: 1000,
+                omit_ms: 0,
+                bytes: 0,
+                interval_ms: 100,
+            },
+            sent: 5000,
+            received: 7000,
+            rounds: 0,
+            batches: Vec::new(),
+            recv_intervals: vec![
+                Interval {
+                    nanos: 500_000_000,
+                    bytes: 3500
+                };
+                2
+            ],
+            seconds: 1.0,
+            server: Report {
+                received_bytes: 5000,
+                sent_bytes: 7000,
+                rounds: 0,
+                active_nanos: 1_000_000_000,
+                intervals: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn stream_records_take_the_receivers_view() {
+        let recs = records(&outcome(Mode::Stream, Direction::Bidir), "p:1");
+        assert_eq!(recs.len(), 2);
+        // send flow: the transponder received but reported no interval.
+        assert_eq!(recs[0].kernel, "tcp_stream_bidir_send");
+        assert_eq!(recs[0].status, Status::Error);
+        assert_eq!(recs[0].extra["sender_bytes"], 5000);
+        assert_eq!(recs[0].extra["receiver_bytes"], 5000);
+        // recv flow: 7000 B in 1 s at the leader = 7e-6 GB/s = 5.6e-5 Gbit/s.
+        assert_eq!(recs[1].status, Status::Ok);
+        let g = recs[1].extra["receiver_gbps"].as_f64().unwrap();
+        assert!((g - 7e-6).abs() < 1e-12, "{}", g);
+        let gbit = recs[1].extra["receiver_gbitps"].as_f64().unwrap();
+        assert!((gbit - 5.6e-5).abs() < 1e-12, "{}", gbit);
+        assert_eq!(recs[1].extra["transponder"]["sent_bytes"], 7000);
+        assert_eq!(recs[1].extra["leader"]["received_bytes"], 7000);
+        let table = render(&recs.iter().collect::<Vec<_>>(), Units::GB);
+        assert!(
+            table.contains("Gbit/s") && table.contains("GB/s"),
+            "{}",
+            table
+        );
+    }
+
+    #[test]
+    fn rr_streams_combine_by_position() {
+        let b = |secs: f64, bytes: u64| Batch {
+            start: Duration::ZERO,
+            seconds: secs,
+            bytes,
+            rounds: 10,
+        };
+        let s = combine(&[vec![b(0.1, 100), b(0.2, 100)], vec![b(0.3, 50)]]);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].bytes, 150);
+        assert!((s[0].seconds - 0.3).abs() < 1e-12);
+    }
+}
