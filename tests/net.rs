@@ -425,6 +425,11 @@ fn server_limits_and_unknown_joins_are_refused() {
     let e = client::run_test(&srv.peer(), &st, &NO_STOP).unwrap_err();
     assert!(matches!(e, ClientError::Test(_)), "{}", e);
     assert!(e.to_string().contains("limit"), "{}", e);
+    // As a sender the server stops at its byte limit too.
+    st.direction = Direction::Recv;
+    let o = client::run_test(&srv.peer(), &st, &NO_STOP).unwrap();
+    assert_eq!(o.server.sent_bytes, 1 << 20);
+    assert_eq!(o.received, 1 << 20);
     // A join with a made-up cookie.
     let t = Duration::from_secs(2);
     let mut s = TcpStream::connect(srv.addr).unwrap();
@@ -448,6 +453,6 @@ fn server_limits_and_unknown_joins_are_refused() {
     )
     .unwrap();
     assert!(matches!(read_frame(&mut s, t).unwrap(), Frame::Error(_)));
-    let logs = srv.wait_logs(4, Duration::from_secs(3));
-    assert_eq!(logs.len(), 4, "{:?}", logs);
+    let logs = srv.wait_logs(5, Duration::from_secs(3));
+    assert_eq!(logs.len(), 5, "{:?}", logs);
 }

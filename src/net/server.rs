@@ -476,9 +476,11 @@ fn data_phase(
     };
     let n = streams.len() as u64;
     let share = |i: usize| setup.bytes / n + u64::from((i as u64) < setup.bytes % n);
+    // As a sender the server also keeps within --max-bytes (its share per
+    // stream) when the test is bounded by time.
     let budget = |i: usize| Budget {
         until: by_time.then(|| t0 + asked.min(cfg.max_time)),
-        bytes: (!by_time).then(|| share(i)),
+        bytes: Some(if by_time { cfg.max_bytes / n } else { share(i) }),
     };
     let interval = Duration::from_millis(setup.interval_ms as u64);
     let sendbuf = if setup.direction.leader_receives() {
