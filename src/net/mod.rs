@@ -7,10 +7,12 @@
 //! - [`server`]: the transponder: one test at a time, limits, one log line
 //!   per test.
 //! - [`client`]: the leader's side of one test.
+//! - [`args`]: the command-line arguments of `net serve` / `net run`.
 //!
 //! Framing and timeouts live here so that every read of a control frame has
 //! a deadline and a size bound.
 
+pub mod args;
 pub mod client;
 pub mod flow;
 pub mod protocol;
