@@ -279,7 +279,7 @@ fn busy_server_answers_a_second_leader_through_the_cli() {
             "-m",
             "stream",
             "-t",
-            "2",
+            "3",
             "-O",
             "0",
         ])
@@ -287,9 +287,18 @@ fn busy_server_answers_a_second_leader_through_the_cli() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(600));
+    // Leave the first leader time to start its test even on a loaded machine.
+    std::thread::sleep(Duration::from_millis(1200));
     fails_with(
-        &["net", "run", &format!("127.0.0.1:{}", port), "-t", "0.2"],
+        &[
+            "net",
+            "run",
+            &format!("127.0.0.1:{}", port),
+            "--chunk",
+            "1KiB",
+            "-t",
+            "0.2",
+        ],
         "busy",
     );
     let t0 = Instant::now();
