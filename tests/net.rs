@@ -95,6 +95,7 @@ fn setup(mode: Mode, direction: Direction, streams: u16, chunk: u64) -> Setup {
         omit_ms: 100,
         bytes: 0,
         interval_ms: 50,
+        last: false,
     }
 }
 

@@ -131,8 +131,8 @@ fn leader_and_transponder_as_processes_write_json_and_once_exits() {
 }
 
 #[test]
-fn sweep_table_shows_both_units() {
-    let srv = ServeChild::start(&[]);
+fn sweep_table_shows_both_units_and_once_serves_the_whole_sweep() {
+    let mut srv = ServeChild::start(&["--once"]);
     bin()
         .args([
             "net",
@@ -153,6 +153,11 @@ fn sweep_table_shows_both_units() {
         .stdout(predicate::str::contains("Gbit/s").and(predicate::str::contains("GB/s")))
         .stdout(predicate::str::contains("1 KiB").and(predicate::str::contains("1 MiB")))
         .stdout(predicate::str::contains("rr send"));
+    assert_eq!(
+        srv.wait_exit(Duration::from_secs(10)),
+        Some(0),
+        "--once exits after the sweep"
+    );
 }
 
 fn fails_with(args: &[&str], needle: &str) {

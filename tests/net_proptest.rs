@@ -57,12 +57,12 @@ proptest! {
     #[test]
     fn setups_roundtrip(
         mode in 0u8..2, dir in 0u8..3, streams: u16, chunk: u64,
-        time_ms: u32, omit_ms: u32, bytes: u64, interval_ms: u32,
+        time_ms: u32, omit_ms: u32, bytes: u64, interval_ms: u32, last: bool,
     ) {
         let f = Frame::Setup(Setup {
             mode: [Mode::Rr, Mode::Stream][mode as usize],
             direction: [Direction::Send, Direction::Recv, Direction::Bidir][dir as usize],
-            streams, chunk_bytes: chunk, time_ms, omit_ms, bytes, interval_ms,
+            streams, chunk_bytes: chunk, time_ms, omit_ms, bytes, interval_ms, last,
         });
         let b = encode(&f);
         prop_assert_eq!(decode(&b).unwrap(), Some((f, b.len())));

@@ -25,7 +25,7 @@ pub struct NetServeArgs {
     /// TCP port (default 5280; 0 = any free port, printed at start)
     #[arg(long, short = 'p', value_name = "P")]
     pub port: Option<u16>,
-    /// Exit after one test
+    /// Exit after one leader run (the last point of its sweep, or a failed test)
     #[arg(long)]
     pub once: bool,
     /// Require leaders to prove they know the token in FILE (HMAC challenge; the token never crosses the wire)

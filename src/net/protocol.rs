@@ -130,6 +130,8 @@ pub struct Setup {
     pub bytes: u64,
     /// Receive-meter interval.
     pub interval_ms: u32,
+    /// The last test of the leader's run: `serve --once` exits after it.
+    pub last: bool,
 }
 
 /// One receive-meter interval: its length and the bytes that arrived in it.
@@ -354,6 +356,11 @@ pub fn decode_payload(kind: u8, payload: &[u8]) -> Result<Frame, DecodeError> {
                 omit_ms: r.u32()?,
                 bytes: r.u64()?,
                 interval_ms: r.u32()?,
+                last: match r.u8()? {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(r.bad("last flag is not 0 or 1")),
+                },
             })
         }
         K_READY => Frame::Ready { cookie: r.array()? },
@@ -435,6 +442,7 @@ pub fn encode(f: &Frame) -> Vec<u8> {
             p.extend_from_slice(&s.omit_ms.to_le_bytes());
             p.extend_from_slice(&s.bytes.to_le_bytes());
             p.extend_from_slice(&s.interval_ms.to_le_bytes());
+            p.push(s.last as u8);
             K_SETUP
         }
         Frame::Ready { cookie } => {
@@ -556,6 +564,7 @@ mod tests {
             omit_ms: 500,
             bytes: 0,
             interval_ms: 100,
+            last: true,
         }));
         roundtrip(Frame::Ready { cookie: [1; 16] });
         roundtrip(Frame::Join {

@@ -27,7 +27,8 @@ pub struct ServerConfig {
     pub bind: SocketAddr,
     /// Pre-shared token; `None` = no authentication.
     pub token: Option<Vec<u8>>,
-    /// Exit after the first test (successful or not; refusals don't count).
+    /// Exit after the last test of one leader run (`Setup::last`) or after
+    /// a failed test; refusals don't count.
     pub once: bool,
     /// Longest test accepted (omit window included).
     pub max_time: Duration,
@@ -68,6 +69,8 @@ struct Shared {
     pending: Mutex<Option<Pending>>,
     conns: AtomicUsize,
     tests: AtomicU64,
+    /// A run ended (its last test, or a failure): `once` may exit.
+    run_ended: AtomicBool,
 }
 
 pub struct Server {
@@ -116,6 +119,7 @@ impl Server {
                 pending: Mutex::new(None),
                 conns: AtomicUsize::new(0),
                 tests: AtomicU64::new(0),
+                run_ended: AtomicBool::new(false),
             }),
         })
     }
@@ -130,14 +134,14 @@ impl Server {
     }
 
     /// Accept until `stop` (polled every 100 ms) or, with `once`, until the
-    /// first test ended.
+    /// first leader run ended.
     pub fn serve(&self, stop: &AtomicBool) -> std::io::Result<()> {
         let fd = self.listener.as_raw_fd();
         loop {
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            if self.shared.cfg.once && self.tests() > 0 {
+            if self.shared.cfg.once && self.shared.run_ended.load(Ordering::Acquire) {
                 return Ok(());
             }
             let mut pfd = libc::pollfd {
@@ -374,6 +378,9 @@ fn control(s: &mut TcpStream, sh: &Shared, peer: &str, setup: Setup) -> Result<O
     // From here on the test counts for --once, however it ends.
     let result = run_control(s, sh, &setup, cookie, rx, slot);
     sh.tests.fetch_add(1, Ordering::AcqRel);
+    if setup.last || result.is_err() {
+        sh.run_ended.store(true, Ordering::Release);
+    }
     let what = format!(
         "{} {} {} stream{} chunk {}",
         setup.mode.name(),

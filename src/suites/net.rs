@@ -267,7 +267,7 @@ pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
 }
 
 impl NetPlan {
-    pub fn setup(&self, chunk: u64) -> Setup {
+    pub fn setup(&self, chunk: u64, last: bool) -> Setup {
         Setup {
             mode: match self.mode {
                 NetModeArg::Rr => Mode::Rr,
@@ -284,6 +284,7 @@ impl NetPlan {
             omit_ms: (self.omit_seconds * 1000.0).round() as u32,
             bytes: self.bytes.unwrap_or(0),
             interval_ms: self.interval_ms,
+            last,
         }
     }
 }
@@ -308,11 +309,11 @@ fn run(a: &NetRunArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let mut sink = crate::commands::start_run("net", serde_json::to_value(&plan)?, out, host)?;
     let stop = crate::util::signal::install();
     let mut failure = None;
-    for &chunk in &plan.chunks {
+    for (i, &chunk) in plan.chunks.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let setup = plan.setup(chunk);
+        let setup = plan.setup(chunk, i + 1 == plan.chunks.len());
         match client::run_test(&peer, &setup, stop) {
             Ok(o) => {
                 for r in records(&o, &plan.peer.to_string()) {
@@ -684,6 +685,7 @@ mod tests {
                 omit_ms: 0,
                 bytes: 0,
                 interval_ms: 100,
+                last: true,
             },
             sent: 5000,
             received: 7000,
