@@ -4,6 +4,8 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::net::args::*;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "bwscope",
@@ -35,6 +37,8 @@ pub enum Command {
     Latency(LatencyArgs),
     /// Register and stack transfer rates (reg→reg, push/pop, GPR↔vector)
     Regs(RegsArgs),
+    /// Network bandwidth over TCP: `net serve` on one machine (the transponder), `net run HOST` on the other (the leader)
+    Net(NetArgs),
 }
 
 #[derive(Args, Debug, Clone)]

@@ -26,6 +26,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Memtype(a)) => memtype(&a, &out),
         Some(Command::Latency(a)) => suites::latency::command(&a, &out),
         Some(Command::Regs(a)) => suites::regs::command(&a, &out),
+        Some(Command::Net(a)) => suites::net::dispatch(&a, &out),
     }
 }
 

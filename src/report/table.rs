@@ -210,6 +210,8 @@ pub fn render(run: &Run) -> String {
                     let _ = writeln!(out, "{}", g);
                 }
             }
+        } else if suite == "net" {
+            let _ = writeln!(out, "{}", crate::suites::net::render(&recs, units));
         } else if recs.iter().any(|r| r.status == Status::Ok) {
             let _ = writeln!(out, "{}", long_table(&recs, units));
         }
@@ -241,7 +243,11 @@ pub fn render(run: &Run) -> String {
         }
         out.push('\n');
     }
-    if run.records.iter().any(|r| r.gbps.is_some()) {
+    if run
+        .records
+        .iter()
+        .any(|r| r.gbps.is_some() && r.suite != "net")
+    {
         let _ = writeln!(
             out,
             "{} = {} bytes/s. Bytes = read + written per the kernel's declaration (a copy of N/2 into N/2 counts N); write-allocate traffic not counted.",

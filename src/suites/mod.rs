@@ -7,6 +7,7 @@ pub mod cache;
 pub mod first_use;
 pub mod latency;
 pub mod memtype;
+pub mod net;
 pub mod pinned;
 pub mod regs;
 pub mod survey;

@@ -1,0 +1,750 @@
+//! The network suite: `bwscope net serve` (the transponder) and
+//! `bwscope net run HOST[:PORT]` (the leader), over `crate::net`.
+//!
+//! The leader runs one test per chunk size and turns each into records:
+//! one per flow (a bidirectional stream test has a `send` and a `recv`
+//! flow). The headline rate is receiver-side: bytes the receiving end read
+//! after the omit window, over its own clock, so a sender filling socket
+//! buffers is never mistaken for throughput. In request/answer mode the
+//! leader times each round from the start of the send to the answer (the
+//! seed's definition), so small chunks measure latency and large ones
+//! bandwidth. Both ends' counts are kept in the record.
+
+use std::fmt::Write as _;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::cli::{
+    NetArgs, NetCommand, NetDirectionArg, NetModeArg, NetRunArgs, NetServeArgs, OutputArgs,
+};
+use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
+use crate::measure::stats;
+use crate::net::client::{self, ClientError, Outcome, Peer};
+use crate::net::flow::{interval_rate, Batch};
+use crate::net::protocol::{
+    self, Direction, Interval, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS,
+};
+use crate::net::server::{Server, ServerConfig};
+use crate::platform::Host;
+use crate::report::model::{Record, Sample, Status, Units};
+use crate::report::table::grid;
+use crate::report::warnings::{limits, Warning};
+use crate::util::units::{self, format_bytes};
+
+pub fn dispatch(a: &NetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+    match &a.command {
+        NetCommand::Serve(s) => serve(s),
+        NetCommand::Run(r) => run(r, out),
+    }
+}
+
+fn read_token(path: &str) -> Result<Vec<u8>, UserError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| UserError::flag("--token-file", format!("cannot read {}: {}", path, e)))?;
+    let t = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
+    if t.is_empty() {
+        return Err(UserError::flag(
+            "--token-file",
+            format!("{} is empty: put a secret in it", path),
+        ));
+    }
+    Ok(t)
+}
+
+fn secs(flag: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, UserError> {
+    if !(v.is_finite() && v >= min && v <= max) {
+        return Err(UserError::flag(
+            flag,
+            format!("{} is out of range: give {} to {} seconds", v, min, max),
+        ));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// The transponder's listening address from `--bind` and `--port`.
+pub fn bind_addr(bind: Option<&str>, port: Option<u16>) -> Result<SocketAddr, UserError> {
+    let ip = match bind {
+        None => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        Some(b) => b
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse::<IpAddr>()
+            .map_err(|_| {
+                UserError::flag(
+                    "--bind",
+                    format!(
+                        "'{}' is not an IP address: write e.g. 127.0.0.1, 0.0.0.0 or ::1",
+                        b
+                    ),
+                )
+            })?,
+    };
+    Ok(SocketAddr::new(ip, port.unwrap_or(DEFAULT_PORT)))
+}
+
+/// Explain a failed bind in terms of the flags.
+pub fn bind_error(addr: SocketAddr, e: &std::io::Error) -> UserError {
+    match e.kind() {
+        std::io::ErrorKind::AddrInUse => UserError::flag(
+            "--port",
+            format!("port {} is already in use on {}: stop the other server or pick another --port", addr.port(), addr.ip()),
+        ),
+        std::io::ErrorKind::PermissionDenied => UserError::flag(
+            "--port",
+            format!("port {} is privileged (below 1024 needs root or CAP_NET_BIND_SERVICE): pick a port of 1024 or above", addr.port()),
+        ),
+        std::io::ErrorKind::AddrNotAvailable => UserError::flag(
+            "--bind",
+            format!("{} is not an address of this machine: use one of its addresses, or omit --bind for all", addr.ip()),
+        ),
+        _ => UserError::flag("--bind", format!("cannot listen on {}: {}", addr, e)),
+    }
+}
+
+fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
+    let addr = bind_addr(a.bind.as_deref(), a.port)?;
+    let mut cfg = ServerConfig::new(addr);
+    cfg.once = a.once;
+    cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
+    cfg.max_time = secs("--max-time", a.max_time, 0.1, 86_400.0)?;
+    cfg.timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?;
+    cfg.max_bytes = units::parse_size(&a.max_bytes)
+        .map_err(|e| UserError::flag("--max-bytes", e.to_string()))?;
+    let log: crate::net::server::Log =
+        Arc::new(|line: &str| eprintln!("{} {}", crate::util::time::now_rfc3339(), line));
+    let server = Server::bind(cfg.clone(), log).map_err(|e| bind_error(addr, &e))?;
+    let local = server.local_addr()?;
+    eprintln!(
+        "bwscope net serve: listening on {}{} (protocol v{}, auth {}, limits {:.0} s and {} per test{}); Ctrl-C stops",
+        local,
+        if local.ip().is_unspecified() { " (all interfaces)" } else { "" },
+        protocol::VERSION,
+        if cfg.token.is_some() { "token" } else { "none" },
+        cfg.max_time.as_secs_f64(),
+        format_bytes(cfg.max_bytes),
+        if cfg.once { ", exits after one test" } else { "" }
+    );
+    let stop = crate::util::signal::install();
+    server.serve(stop)?;
+    Ok(EXIT_OK)
+}
+
+/// Resolved options of a leader run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NetPlan {
+    pub host: String,
+    pub peer: SocketAddr,
+    pub mode: NetModeArg,
+    pub direction: NetDirectionArg,
+    pub streams: u16,
+    pub chunks: Vec<u64>,
+    pub time_seconds: Option<f64>,
+    pub bytes: Option<u64>,
+    pub omit_seconds: f64,
+    pub interval_ms: u32,
+    pub timeout_seconds: f64,
+    pub auth: bool,
+}
+
+/// Resolve `HOST[:PORT]` (IPv6 as `[::1]:P` or bare `::1`).
+pub fn resolve_peer(host: &str, port: Option<u16>) -> Result<SocketAddr, UserError> {
+    let port = port.unwrap_or(DEFAULT_PORT);
+    if let Ok(sa) = host.parse::<SocketAddr>() {
+        return Ok(sa);
+    }
+    if let Ok(ip) = host
+        .trim_matches(|c| c == '[' || c == ']')
+        .parse::<IpAddr>()
+    {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let (name, port) = match host.rsplit_once(':') {
+        Some((h, p)) => (
+            h,
+            p.parse::<u16>().map_err(|_| {
+                UserError::flag(
+                    "HOST[:PORT]",
+                    format!("'{}' is not a port number in '{}'", p, host),
+                )
+            })?,
+        ),
+        None => (host, port),
+    };
+    if name.is_empty() {
+        return Err(UserError::flag(
+            "HOST[:PORT]",
+            "the host is empty: give a name or an address",
+        ));
+    }
+    (name, port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut it| it.next())
+        .ok_or_else(|| {
+            UserError::flag(
+                "HOST[:PORT]",
+                format!(
+                    "cannot resolve '{}': check the name or give an IP address",
+                    name
+                ),
+            )
+        })
+}
+
+pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
+    if a.streams == 0 {
+        return Err(UserError::flag("--streams", "must be at least 1"));
+    }
+    if a.streams > MAX_STREAMS as u32 {
+        return Err(UserError::flag(
+            "--streams",
+            format!(
+                "{} is above the protocol maximum of {}",
+                a.streams, MAX_STREAMS
+            ),
+        ));
+    }
+    let default_chunks = match a.mode {
+        NetModeArg::Rr => "1KiB..64MiB:x4",
+        NetModeArg::Stream => "128KiB",
+    };
+    let chunks = units::parse_size_list(a.chunk.as_deref().unwrap_or(default_chunks))
+        .map_err(|e| UserError::flag("--chunk", e.to_string()))?;
+    if let Some(&big) = chunks.iter().find(|&&c| c > MAX_CHUNK) {
+        return Err(UserError::flag(
+            "--chunk",
+            format!(
+                "{} is above the protocol maximum of {}: use smaller chunks",
+                format_bytes(big),
+                format_bytes(MAX_CHUNK)
+            ),
+        ));
+    }
+    let bytes = a
+        .bytes
+        .as_deref()
+        .map(units::parse_size)
+        .transpose()
+        .map_err(|e| UserError::flag("--bytes", e.to_string()))?;
+    let time = match (a.time, bytes) {
+        (Some(t), _) => Some(secs("--time", t, 0.05, 3_600.0)?.as_secs_f64()),
+        (None, Some(_)) => None,
+        (None, None) => Some(match a.mode {
+            NetModeArg::Rr => 1.0,
+            NetModeArg::Stream => 5.0,
+        }),
+    };
+    let omit = match a.omit {
+        Some(o) => secs("--omit", o, 0.0, 600.0)?.as_secs_f64(),
+        None if bytes.is_some() => 0.0,
+        None => match a.mode {
+            NetModeArg::Rr => 0.2,
+            NetModeArg::Stream => 1.0,
+        },
+    };
+    if !(10..=10_000).contains(&a.interval_ms) {
+        return Err(UserError::flag("--interval-ms", "must be 10 to 10000"));
+    }
+    let timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?.as_secs_f64();
+    let peer = resolve_peer(&a.host, a.port)?;
+    Ok(NetPlan {
+        host: a.host.clone(),
+        peer,
+        mode: a.mode,
+        direction: a.direction,
+        streams: a.streams as u16,
+        chunks,
+        time_seconds: time,
+        bytes,
+        omit_seconds: omit,
+        interval_ms: a.interval_ms,
+        timeout_seconds: timeout,
+        auth: a.token_file.is_some(),
+    })
+}
+
+impl NetPlan {
+    pub fn setup(&self, chunk: u64, last: bool) -> Setup {
+        Setup {
+            mode: match self.mode {
+                NetModeArg::Rr => Mode::Rr,
+                NetModeArg::Stream => Mode::Stream,
+            },
+            direction: match self.direction {
+                NetDirectionArg::Send => Direction::Send,
+                NetDirectionArg::Recv => Direction::Recv,
+                NetDirectionArg::Bidir => Direction::Bidir,
+            },
+            streams: self.streams,
+            chunk_bytes: chunk,
+            time_ms: self.time_seconds.map_or(0, |t| (t * 1000.0).round() as u32),
+            omit_ms: (self.omit_seconds * 1000.0).round() as u32,
+            bytes: self.bytes.unwrap_or(0),
+            interval_ms: self.interval_ms,
+            last,
+        }
+    }
+}
+
+fn user_error(e: ClientError) -> UserError {
+    match e {
+        ClientError::Auth(_) => UserError::flag("--token-file", e.to_string()),
+        ClientError::Busy => UserError::flag("HOST[:PORT]", e.to_string()),
+        _ => UserError::flag("HOST[:PORT]", e.to_string()),
+    }
+}
+
+fn run(a: &NetRunArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+    let plan = plan(a)?;
+    let token = a.token_file.as_deref().map(read_token).transpose()?;
+    let peer = Peer {
+        addr: plan.peer,
+        token,
+        timeout: Duration::from_secs_f64(plan.timeout_seconds),
+    };
+    let host = Host::detect(false);
+    let mut sink = crate::commands::start_run("net", serde_json::to_value(&plan)?, out, host)?;
+    let stop = crate::util::signal::install();
+    let mut failure = None;
+    for (i, &chunk) in plan.chunks.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let setup = plan.setup(chunk, i + 1 == plan.chunks.len());
+        match client::run_test(&peer, &setup, stop) {
+            Ok(o) => {
+                for r in records(&o, &plan.peer.to_string()) {
+                    sink.push(r)?;
+                }
+            }
+            Err(e) if e.is_setup() => {
+                failure = Some(user_error(e));
+                break;
+            }
+            Err(e) => {
+                let mut r = Record::error("net", &kernel_name(&setup, None), e.to_string());
+                r.size_bytes = Some(chunk);
+                r.threads = setup.streams as u32;
+                r.extra = case_extra(&setup, None, &plan.peer.to_string());
+                sink.push(r)?;
+            }
+        }
+    }
+    let interrupted = stop.load(Ordering::Relaxed);
+    let taken = sink.stdout_taken();
+    if failure.is_some() && sink.run().records.is_empty() {
+        // Nothing measured: the error is the only line worth printing.
+        sink.echo_warnings = false;
+    }
+    let run = sink.finish(interrupted)?;
+    if let Some(e) = failure {
+        if !run.records.is_empty() && !taken {
+            print!("{}", crate::report::table::render(&run));
+        }
+        return Err(e.into());
+    }
+    if !taken {
+        print!("{}", crate::report::table::render(&run));
+    }
+    if interrupted {
+        eprintln!("interrupted: {} records kept", run.records.len());
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(EXIT_OK)
+}
+
+/// `tcp_<mode>_<direction>[_<flow>]`: the flow is named only for
+/// bidirectional streaming, which yields two records per point.
+pub fn kernel_name(s: &Setup, flow: Option<&str>) -> String {
+    let mut k = format!("tcp_{}_{}", s.mode.name(), s.direction.name());
+    if let (Some(f), Mode::Stream, Direction::Bidir) = (flow, s.mode, s.direction) {
+        k.push('_');
+        k.push_str(f);
+    }
+    k
+}
+
+fn case_extra(
+    s: &Setup,
+    flow: Option<&str>,
+    peer: &str,
+) -> serde_json::Map<String, serde_json::Value> {
+    let v = json!({
+        "mode": s.mode.name(),
+        "direction": s.direction.name(),
+        "flow": flow,
+        "streams": s.streams,
+        "chunk_bytes": s.chunk_bytes,
+        "peer": peer,
+        "time_seconds": (s.time_ms > 0).then(|| s.time_ms as f64 / 1000.0),
+        "bytes_asked": (s.bytes > 0).then_some(s.bytes),
+        "omit_seconds": s.omit_ms as f64 / 1000.0,
+    });
+    match v {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// The records of one test: one per flow.
+pub fn records(o: &Outcome, peer: &str) -> Vec<Record> {
+    let s = &o.setup;
+    let views = json!({
+        "leader": {
+            "sent_bytes": o.sent,
+            "received_bytes": o.received,
+            "rounds": (s.mode == Mode::Rr).then_some(o.rounds),
+            "seconds": o.seconds,
+        },
+        "transponder": {
+            "sent_bytes": o.server.sent_bytes,
+            "received_bytes": o.server.received_bytes,
+            "rounds": (s.mode == Mode::Rr).then_some(o.server.rounds),
+            "seconds": o.server.active_nanos as f64 / 1e9,
+        },
+    });
+    let mut out = Vec::new();
+    match s.mode {
+        Mode::Stream => {
+            if s.direction.leader_sends() {
+                out.push(flow_record(
+                    o,
+                    "send",
+                    o.sent,
+                    o.server.received_bytes,
+                    &o.server.intervals,
+                    peer,
+                ));
+            }
+            if s.direction.leader_receives() {
+                out.push(flow_record(
+                    o,
+                    "recv",
+                    o.server.sent_bytes,
+                    o.received,
+                    &o.recv_intervals,
+                    peer,
+                ));
+            }
+        }
+        Mode::Rr => out.push(rr_record(o, peer)),
+    }
+    for r in &mut out {
+        if let serde_json::Value::Object(m) = &views {
+            for (k, v) in m {
+                r.extra.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+fn base(o: &Outcome, flow: &str, peer: &str) -> Record {
+    let s = &o.setup;
+    Record {
+        suite: "net".into(),
+        kernel: kernel_name(s, Some(flow)),
+        op: flow.into(),
+        size_bytes: Some(s.chunk_bytes),
+        threads: s.streams as u32,
+        extra: case_extra(s, Some(flow), peer),
+        ..Record::default()
+    }
+}
+
+fn finish(r: &mut Record, samples: Vec<Sample>, sender: u64, receiver: u64, rate: Option<f64>) {
+    let rates: Vec<f64> = samples
+        .iter()
+        .filter(|x| x.seconds > 0.0)
+        .map(|x| x.bytes as f64 / x.seconds / 1e9)
+        .collect();
+    r.gbps = stats::summarize(&rates, true);
+    r.payload_gbps = r.gbps;
+    r.samples = samples;
+    r.extra.insert("sender_bytes".into(), json!(sender));
+    r.extra.insert("receiver_bytes".into(), json!(receiver));
+    r.extra
+        .insert("receiver_gbps".into(), json!(rate.map(|b| b / 1e9)));
+    r.extra
+        .insert("receiver_gbitps".into(), json!(rate.map(|b| b * 8.0 / 1e9)));
+    match (rate, r.gbps) {
+        (Some(_), Some(g)) => {
+            if g.cv > limits::CV {
+                r.warnings.push(Warning::HighCv { cv: g.cv });
+            }
+        }
+        _ => {
+            r.status = Status::Error;
+            r.reason = Some(
+                "no complete sample after the omit window: lengthen --time or shorten --omit"
+                    .into(),
+            );
+        }
+    }
+}
+
+fn flow_record(
+    o: &Outcome,
+    flow: &str,
+    sender: u64,
+    receiver: u64,
+    iv: &[Interval],
+    peer: &str,
+) -> Record {
+    let mut r = base(o, flow, peer);
+    let samples = iv
+        .iter()
+        .map(|i| Sample {
+            seconds: i.nanos as f64 / 1e9,
+            bytes: i.bytes,
+        })
+        .collect();
+    finish(&mut r, samples, sender, receiver, interval_rate(iv));
+    r
+}
+
+/// Batches of all streams combined by position: bytes add up, the time is
+/// the slowest stream's (streams run concurrently).
+fn combine(batches: &[Vec<Batch>]) -> Vec<Sample> {
+    let n = batches.iter().map(|b| b.len()).min().unwrap_or(0);
+    (0..n)
+        .map(|k| Sample {
+            seconds: batches.iter().map(|b| b[k].seconds).fold(0.0, f64::max),
+            bytes: batches.iter().map(|b| b[k].bytes).sum(),
+        })
+        .collect()
+}
+
+fn rr_record(o: &Outcome, peer: &str) -> Record {
+    let s = &o.setup;
+    let flow = match s.direction {
+        Direction::Bidir => "both",
+        d => d.name(),
+    };
+    let mut r = base(o, flow, peer);
+    let samples = combine(&o.batches);
+    let secs: f64 = samples.iter().map(|x| x.seconds).sum();
+    let bytes: u64 = samples.iter().map(|x| x.bytes).sum();
+    let rate = (secs > 0.0).then(|| bytes as f64 / secs);
+    // Round-trip time of one request/answer, median over stream 0's batches.
+    let rtts: Vec<f64> = o
+        .batches
+        .first()
+        .map(|b| {
+            b.iter()
+                .filter(|x| x.rounds > 0)
+                .map(|x| x.seconds / x.rounds as f64 * 1e6)
+                .collect()
+        })
+        .unwrap_or_default();
+    r.extra.insert(
+        "rtt_us".into(),
+        json!(stats::summarize(&rtts, false).map(|x| x.median)),
+    );
+    let (sender, receiver) = match s.direction {
+        Direction::Send => (o.sent, o.server.received_bytes),
+        Direction::Recv => (o.server.sent_bytes, o.received),
+        Direction::Bidir => (
+            o.sent + o.server.sent_bytes,
+            o.server.received_bytes + o.received,
+        ),
+    };
+    finish(&mut r, samples, sender, receiver, rate);
+    r
+}
+
+fn f(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{:.0}", v)
+    } else if v >= 10.0 {
+        format!("{:.1}", v)
+    } else if v >= 0.1 {
+        format!("{:.2}", v)
+    } else {
+        format!("{:.4}", v)
+    }
+}
+
+/// The table of a net run: one row per flow and chunk size, receiver-side
+/// rate in Gbit/s and in the display units.
+pub fn render(records: &[&Record], units: Units) -> String {
+    let ok: Vec<&&Record> = records.iter().filter(|r| r.status == Status::Ok).collect();
+    if ok.is_empty() {
+        return String::new();
+    }
+    let g = |r: &Record, k: &str| r.extra.get(k).cloned().unwrap_or(serde_json::Value::Null);
+    let per_unit = 1e9 / units.bytes_per_unit();
+    let mut rows = vec![vec![
+        "mode".to_string(),
+        "flow".into(),
+        "streams".into(),
+        "chunk".into(),
+        "Gbit/s".into(),
+        units.label().into(),
+        format!("best {}", units.label()),
+        "cv %".into(),
+        "rtt µs".into(),
+        "sender B".into(),
+        "receiver B".into(),
+    ]];
+    for r in ok {
+        let rate = g(r, "receiver_gbps").as_f64();
+        rows.push(vec![
+            format!(
+                "{} {}",
+                g(r, "mode").as_str().unwrap_or("?"),
+                g(r, "direction").as_str().unwrap_or("?")
+            ),
+            r.op.clone(),
+            r.threads.to_string(),
+            r.size_bytes.map_or("-".into(), format_bytes),
+            rate.map_or("-".into(), |x| f(x * 8.0)),
+            rate.map_or("-".into(), |x| f(x * per_unit)),
+            r.gbps.map_or("-".into(), |s| f(s.best * per_unit)),
+            r.gbps
+                .map_or("-".into(), |s| format!("{:.1}", s.cv * 100.0)),
+            g(r, "rtt_us")
+                .as_f64()
+                .map_or("-".into(), |x| format!("{:.1}", x)),
+            g(r, "sender_bytes")
+                .as_u64()
+                .map_or("-".into(), |x| x.to_string()),
+            g(r, "receiver_bytes")
+                .as_u64()
+                .map_or("-".into(), |x| x.to_string()),
+        ]);
+    }
+    let mut s = String::new();
+    let peer = records
+        .first()
+        .and_then(|r| r.extra.get("peer"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("?");
+    let _ = writeln!(
+        s,
+        "TCP bandwidth with {} (receiver side, after the omit window)",
+        peer
+    );
+    s.push_str(&grid(&rows));
+    let _ = writeln!(
+        s,
+        "Gbit/s = 10^9 bit/s; {} = {} bytes/s; payload bytes only (no TCP/IP headers). rr: bytes of whole rounds / time from send to answer, timed by the leader; bidir rr counts both ways. best = best sample (--interval-ms).",
+        units.label(),
+        if units == Units::GB { "10^9" } else { "2^30" },
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::protocol::Report;
+
+    #[test]
+    fn peers_and_binds_parse() {
+        assert_eq!(
+            resolve_peer("127.0.0.1", None).unwrap(),
+            "127.0.0.1:5280".parse().unwrap()
+        );
+        assert_eq!(
+            resolve_peer("127.0.0.1:9", Some(7)).unwrap(),
+            "127.0.0.1:9".parse().unwrap()
+        );
+        assert_eq!(
+            resolve_peer("::1", Some(7)).unwrap(),
+            "[::1]:7".parse().unwrap()
+        );
+        assert_eq!(
+            resolve_peer("[::1]:8", None).unwrap(),
+            "[::1]:8".parse().unwrap()
+        );
+        assert!(resolve_peer("127.0.0.1:x", None).is_err());
+        assert!(resolve_peer(":5", None).is_err());
+        assert_eq!(
+            bind_addr(None, None).unwrap(),
+            "0.0.0.0:5280".parse().unwrap()
+        );
+        assert_eq!(
+            bind_addr(Some("::1"), Some(0)).unwrap(),
+            "[::1]:0".parse().unwrap()
+        );
+        assert!(bind_addr(Some("host.example"), None).is_err());
+    }
+
+    fn outcome(mode: Mode, direction: Direction) -> Outcome {
+        Outcome {
+            setup: Setup {
+                mode,
+                direction,
+                streams: 1,
+                chunk_bytes: 1000,
+                time_ms: 1000,
+                omit_ms: 0,
+                bytes: 0,
+                interval_ms: 100,
+                last: true,
+            },
+            sent: 5000,
+            received: 7000,
+            rounds: 0,
+            batches: Vec::new(),
+            recv_intervals: vec![
+                Interval {
+                    nanos: 500_000_000,
+                    bytes: 3500
+                };
+                2
+            ],
+            seconds: 1.0,
+            server: Report {
+                received_bytes: 5000,
+                sent_bytes: 7000,
+                rounds: 0,
+                active_nanos: 1_000_000_000,
+                intervals: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn stream_records_take_the_receivers_view() {
+        let recs = records(&outcome(Mode::Stream, Direction::Bidir), "p:1");
+        assert_eq!(recs.len(), 2);
+        // send flow: the transponder received but reported no interval.
+        assert_eq!(recs[0].kernel, "tcp_stream_bidir_send");
+        assert_eq!(recs[0].status, Status::Error);
+        assert_eq!(recs[0].extra["sender_bytes"], 5000);
+        assert_eq!(recs[0].extra["receiver_bytes"], 5000);
+        // recv flow: 7000 B in 1 s at the leader = 7e-6 GB/s = 5.6e-5 Gbit/s.
+        assert_eq!(recs[1].status, Status::Ok);
+        let g = recs[1].extra["receiver_gbps"].as_f64().unwrap();
+        assert!((g - 7e-6).abs() < 1e-12, "{}", g);
+        let gbit = recs[1].extra["receiver_gbitps"].as_f64().unwrap();
+        assert!((gbit - 5.6e-5).abs() < 1e-12, "{}", gbit);
+        assert_eq!(recs[1].extra["transponder"]["sent_bytes"], 7000);
+        assert_eq!(recs[1].extra["leader"]["received_bytes"], 7000);
+        let table = render(&recs.iter().collect::<Vec<_>>(), Units::GB);
+        assert!(
+            table.contains("Gbit/s") && table.contains("GB/s"),
+            "{}",
+            table
+        );
+    }
+
+    #[test]
+    fn rr_streams_combine_by_position() {
+        let b = |secs: f64, bytes: u64| Batch {
+            start: Duration::ZERO,
+            seconds: secs,
+            bytes,
+            rounds: 10,
+        };
+        let s = combine(&[vec![b(0.1, 100), b(0.2, 100)], vec![b(0.3, 50)]]);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].bytes, 150);
+        assert!((s[0].seconds - 0.3).abs() < 1e-12);
+    }
+}
