@@ -69,6 +69,18 @@ fn short(kernel: &str, op: &str) -> String {
 
 /// The grid for one op of a sweep suite.
 fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
+    let rows = sweep_rows(records, op, units)?;
+    let mut out = format!(
+        "{} bandwidth, {} best/median (per-thread working set; all threads together)\n",
+        op,
+        units.label()
+    );
+    out.push_str(&grid(&rows));
+    Some(out)
+}
+
+/// The cells of [`sweep_grid`], header row first (also used by Markdown).
+pub fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec<String>>> {
     let recs: Vec<&&Record> = records
         .iter()
         .filter(|r| r.op == op && r.status == Status::Ok && r.size_bytes.is_some())
@@ -79,7 +91,9 @@ fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
     let mut kernels: Vec<String> = Vec::new();
     for r in &recs {
         let name = match &r.pattern {
-            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => format!("{}:{}", p, r.kernel),
+            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => {
+                format!("{}:{}", p, r.kernel)
+            }
             _ => r.kernel.clone(),
         };
         if !kernels.contains(&name) {
@@ -89,7 +103,9 @@ fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
     let mut by_size: BTreeMap<(u64, u32), (String, BTreeMap<String, String>)> = BTreeMap::new();
     for r in &recs {
         let name = match &r.pattern {
-            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => format!("{}:{}", p, r.kernel),
+            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => {
+                format!("{}:{}", p, r.kernel)
+            }
             _ => r.kernel.clone(),
         };
         let e = by_size
@@ -98,7 +114,11 @@ fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
         if let Some(s) = r.gbps {
             e.1.insert(
                 name,
-                format!("{}/{}", fmt_rate(rate(s.best, units)), fmt_rate(rate(s.median, units))),
+                format!(
+                    "{}/{}",
+                    fmt_rate(rate(s.best, units)),
+                    fmt_rate(rate(s.median, units))
+                ),
             );
         }
     }
@@ -117,20 +137,23 @@ fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
         if multi {
             row.push(t.to_string());
         }
-        row.extend(kernels.iter().map(|k| cells.get(k).cloned().unwrap_or_else(|| "-".into())));
+        row.extend(
+            kernels
+                .iter()
+                .map(|k| cells.get(k).cloned().unwrap_or_else(|| "-".into())),
+        );
         rows.push(row);
     }
-    let mut out = format!(
-        "{} bandwidth, {} best/median (per-thread working set; all threads together)\n",
-        op,
-        units.label()
-    );
-    out.push_str(&grid(&rows));
-    Some(out)
+    Some(rows)
 }
 
 /// One row per record, for suites without a size grid.
 fn long_table(records: &[&Record], units: Units) -> String {
+    grid(&long_rows(records, units))
+}
+
+/// The cells of [`long_table`], header row first (also used by Markdown).
+pub fn long_rows(records: &[&Record], units: Units) -> Vec<Vec<String>> {
     let mut rows = vec![vec![
         "suite".to_string(),
         "kernel".to_string(),
@@ -158,7 +181,7 @@ fn long_table(records: &[&Record], units: Units) -> String {
             cv,
         ]);
     }
-    grid(&rows)
+    rows
 }
 
 /// Render every suite in the run, then skipped/errored records, then the
@@ -191,13 +214,21 @@ pub fn render(run: &Run) -> String {
             let _ = writeln!(out, "{}", long_table(&recs, units));
         }
     }
-    let not_ok: Vec<&Record> = run.records.iter().filter(|r| r.status != Status::Ok).collect();
+    let not_ok: Vec<&Record> = run
+        .records
+        .iter()
+        .filter(|r| r.status != Status::Ok)
+        .collect();
     if !not_ok.is_empty() {
         let mut seen: Vec<String> = Vec::new();
         for r in not_ok {
             let line = format!(
                 "{} {}: {}",
-                if r.status == Status::Skipped { "skipped" } else { "error" },
+                if r.status == Status::Skipped {
+                    "skipped"
+                } else {
+                    "error"
+                },
                 r.kernel,
                 r.reason.as_deref().unwrap_or("")
             );
