@@ -5,8 +5,10 @@
 //! baseline; every later run gets the change of the chosen statistic in %
 //! and a verdict:
 //! - `same`: the figure is identical;
-//! - `noise`: the two runs' sample ranges [min, max] overlap, so the change
-//!   is smaller than the spread the runs themselves show;
+//! - `noise`: the change is smaller than the spread the runs themselves
+//!   show. A run's spread is |best − median| / median: how far its typical
+//!   sample sits from its best. Unlike [min, max] it is not widened by one
+//!   preempted sample, which on a shared machine every case has;
 //! - `faster` / `slower`: the ranges do not overlap (for latency, lower is
 //!   faster).
 //!
@@ -102,12 +104,21 @@ pub fn label(r: &Record) -> String {
     s
 }
 
+/// |best − median| / median; 0 where only one figure is known.
+pub fn spread(m: &Metric) -> f64 {
+    if m.median != 0.0 {
+        ((m.best - m.median) / m.median).abs()
+    } else {
+        0.0
+    }
+}
+
 fn verdict(base: &Metric, m: &Metric, stat: StatKind) -> (f64, Verdict) {
     let (a, b) = (base.pick(stat), m.pick(stat));
     let change = if a != 0.0 { (b - a) / a * 100.0 } else { 0.0 };
     let v = if a == b {
         Verdict::Same
-    } else if m.min <= base.max && base.min <= m.max {
+    } else if change.abs() <= 100.0 * spread(base).max(spread(m)) {
         Verdict::Noise
     } else if (b > a) == base.higher_is_better {
         Verdict::Faster
@@ -337,7 +348,7 @@ impl Comparison {
         s.push_str(&super::markdown::table(&self.grid()));
         let _ = writeln!(
             s,
-            "\n{}\n\n_noise_ = the runs' sample ranges [min, max] overlap; Δ % is against the baseline.",
+            "\n{}\n\n_noise_ = the change is within the runs' own spread (|best − median| / median); Δ % is against the baseline.",
             self.summary_line()
         );
         s

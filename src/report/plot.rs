@@ -214,6 +214,9 @@ fn line_charts(run: &Run, suite: &str, recs: &[&Record], x: XAxis, stat: StatKin
         merged.entry((unit, key)).or_default().extend(rs);
     }
     let cpu_memory = !matches!(suite, "net" | "transfer");
+    let mut units: Vec<&str> = merged.keys().map(|k| k.0).collect();
+    units.dedup();
+    let mixed_units = units.len() > 1;
     let mut out = Vec::new();
     for ((unit, op), rs) in merged {
         let mut series: Vec<Series> = Vec::new();
@@ -256,7 +259,10 @@ fn line_charts(run: &Run, suite: &str, recs: &[&Record], x: XAxis, stat: StatKin
             ),
             XAxis::Threads => ("threads", "threads", "threads"),
         };
-        let mut id = format!("{suite}-{what}-{id_x}");
+        let mut id = format!("{suite}-{id_x}");
+        if mixed_units {
+            id.push_str(&format!("-{what}"));
+        }
         let mut title = format!("{suite}: {what} vs {against} ({stat_name} of samples)");
         if !op.is_empty() {
             id.push_str(&format!("-{op}"));
@@ -415,12 +421,14 @@ fn nice_max(v: f64) -> f64 {
         return 1.0;
     }
     let mag = 10f64.powf(v.log10().floor());
-    for m in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
-        if v * 1.05 <= m * mag {
-            return m * mag;
+    for mag in [mag, mag * 10.0] {
+        for m in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0] {
+            if v * 1.05 <= m * mag {
+                return m * mag;
+            }
         }
     }
-    10.0 * mag
+    100.0 * mag
 }
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;

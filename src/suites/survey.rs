@@ -82,9 +82,21 @@ fn info_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
     Ok(Flow::Continue)
 }
 
-/// The survey's cache sweep: `cache --quick` (key kernels, 4 KiB to half
-/// the default top, one size per octave, 5 samples of ≥ 2 ms).
-pub fn cache_args() -> CacheArgs {
+/// The survey's cache sweep: the key kernels of `cache --quick`, 4 KiB to
+/// half the default top at two sizes per octave, 7 samples of ≥ 3 ms
+/// (about 10 s on a 2-core VM; `--quick` alone takes 2-3 s but finds cache
+/// edges only to within an octave).
+pub fn cache_plan(host: &Host) -> Result<super::cache::CachePlan, UserError> {
+    let mut plan = super::cache::plan(&cache_args(), host)?;
+    let top = plan.sizes.iter().copied().max().unwrap_or(4 << 10);
+    plan.sizes = super::cache::default_sizes(host, 2, 4 << 10)
+        .into_iter()
+        .filter(|&s| s <= top)
+        .collect();
+    Ok(plan)
+}
+
+fn cache_args() -> CacheArgs {
     CacheArgs {
         kernel: None,
         sizes: None,
@@ -93,14 +105,14 @@ pub fn cache_args() -> CacheArgs {
         quick: true,
         memory: MemoryArg::Thp,
         sample: SampleArgs {
-            samples: None,
-            min_sample_ms: None,
+            samples: Some(7),
+            min_sample_ms: Some(3.0),
         },
     }
 }
 
 fn cache_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
-    let plan = super::cache::plan(&cache_args(), cx.host)?;
+    let plan = cache_plan(cx.host)?;
     cx.set_options("cache", serde_json::to_value(&plan)?);
     let interrupted = super::cache::run(&plan, cx.host, cx.sink, cx.stop)?;
     Ok(if interrupted {
@@ -226,12 +238,30 @@ fn save(dir: &Path, run: &Run, sink_json: Option<&str>) -> Result<PathBuf, UserE
 pub fn render_summary(run: &Run, saved: Option<&Path>, took: Duration) -> String {
     let mut s = String::new();
     let head = summary::headline(run);
-    s.push_str("summary   ");
     if head.is_empty() {
-        s.push_str("nothing measured");
+        s.push_str("summary   nothing measured\n");
     }
-    s.push_str(&head.join(" · "));
-    s.push('\n');
+    // Wrap at ~100 columns between figures, so the line reads at a glance.
+    let mut line = String::new();
+    let mut first = true;
+    for part in head {
+        if !line.is_empty() && line.chars().count() + part.chars().count() + 3 > 100 {
+            s.push_str(if first { "summary   " } else { "          " });
+            s.push_str(&line);
+            s.push('\n');
+            line.clear();
+            first = false;
+        }
+        if !line.is_empty() {
+            line.push_str(" · ");
+        }
+        line.push_str(&part);
+    }
+    if !line.is_empty() {
+        s.push_str(if first { "summary   " } else { "          " });
+        s.push_str(&line);
+        s.push('\n');
+    }
     for (i, w) in summary::warning_lines(run).iter().enumerate() {
         s.push_str(if i == 0 { "warnings  " } else { "          " });
         s.push_str(w);
@@ -239,8 +269,7 @@ pub fn render_summary(run: &Run, saved: Option<&Path>, took: Duration) -> String
     }
     if let Some(d) = saved {
         s.push_str(&format!(
-            "saved     {}/run.json and {}/report.html (open the report in a browser; `bwscope compare` two run.json files)\n",
-            d.display(),
+            "saved     {}/  (run.json, report.html: open the report in a browser)\n",
             d.display()
         ));
     }
