@@ -18,14 +18,14 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     let out = cli.output.clone();
     if cli.command.is_some() {
         if cli.survey.out.is_some() {
-            return Err(UserError::flag("--out", "only the survey (bwscope with no subcommand) saves into a folder; use --json/--csv with subcommands").into());
-        }
-        if cli.survey.no_save {
             return Err(UserError::flag(
-                "--no-save",
-                "only the survey (bwscope with no subcommand) saves by default",
+                "--out",
+                "only the survey (bwscope with no subcommand) saves into a folder; use --json/--csv with subcommands",
             )
             .into());
+        }
+        if cli.survey.no_save {
+            return Err(UserError::flag("--no-save", "only the survey (bwscope with no subcommand) saves by default").into());
         }
     }
     match cli.command {
@@ -115,11 +115,7 @@ fn info(a: &InfoArgs, out: &OutputArgs) -> anyhow::Result<u8> {
 /// The human view of `info`.
 pub fn render_info(h: &Host) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "cpu        {} ({}, family {:#x} model {:#x} stepping {})",
-        h.cpu.model_name, h.cpu.vendor, h.cpu.family, h.cpu.model, h.cpu.stepping
-    );
+    let _ = writeln!(s, "cpu        {} ({}, family {:#x} model {:#x} stepping {})", h.cpu.model_name, h.cpu.vendor, h.cpu.family, h.cpu.model, h.cpu.stepping);
     let _ = writeln!(s, "features   {}", h.features.present().join(" "));
     let _ = writeln!(
         s,
@@ -130,11 +126,7 @@ pub fn render_info(h: &Host) -> String {
     );
     for c in &h.cpus {
         if c.siblings.len() > 1 && c.siblings[0] == c.id {
-            let _ = writeln!(
-                s,
-                "           SMT siblings {}",
-                topology::format_cpu_list(&c.siblings)
-            );
+            let _ = writeln!(s, "           SMT siblings {}", topology::format_cpu_list(&c.siblings));
         }
     }
     let _ = writeln!(s, "caches");
@@ -174,8 +166,7 @@ pub fn render_info(h: &Host) -> String {
         "thp        enabled={} defrag={}  hugetlb 2M reserved={}",
         e.thp_enabled.as_deref().unwrap_or("?"),
         e.thp_defrag.as_deref().unwrap_or("?"),
-        e.hugepages_2m_reserved
-            .map_or("?".into(), |v| v.to_string())
+        e.hugepages_2m_reserved.map_or("?".into(), |v| v.to_string())
     );
     let _ = writeln!(
         s,
@@ -184,40 +175,17 @@ pub fn render_info(h: &Host) -> String {
         e.numa_balancing.map_or("?".into(), |v| v.to_string()),
         e.governor.as_deref().unwrap_or("none")
     );
-    let _ = writeln!(
-        s,
-        "hypervisor {}",
-        h.cpu.hypervisor.as_deref().unwrap_or("none")
-    );
+    let _ = writeln!(s, "hypervisor {}", h.cpu.hypervisor.as_deref().unwrap_or("none"));
     match h.clock_hz {
         Some(hz) => {
-            let _ = writeln!(
-                s,
-                "core clock {:.3} GHz measured (dependent-add chain, best of 1000 samples)",
-                hz / 1e9
-            );
-            let _ = writeln!(
-                s,
-                "L1 ceilings per core at that clock (loads/stores per cycle × width):"
-            );
-            let mut rows = vec![vec![
-                "width".to_string(),
-                "".into(),
-                "read GB/s".into(),
-                "write GB/s".into(),
-                "copy GB/s".into(),
-            ]];
+            let _ = writeln!(s, "core clock {:.3} GHz measured (dependent-add chain, best of 1000 samples)", hz / 1e9);
+            let _ = writeln!(s, "L1 ceilings per core at that clock (loads/stores per cycle × width):");
+            let mut rows = vec![vec!["width".to_string(), "".into(), "read GB/s".into(), "write GB/s".into(), "copy GB/s".into()]];
             let mut widths: Vec<u32> = h.ceilings.iter().map(|c| c.width_bits).collect();
             widths.dedup();
             for w in widths {
                 let g = |op: &str| h.ceiling(op, w).map_or("-".into(), |v| format!("{:.1}", v));
-                rows.push(vec![
-                    format!("{} bit", w),
-                    "".into(),
-                    g("read"),
-                    g("write"),
-                    g("copy"),
-                ]);
+                rows.push(vec![format!("{} bit", w), "".into(), g("read"), g("write"), g("copy")]);
             }
             s.push_str(&table::grid(&rows));
         }
@@ -294,15 +262,9 @@ fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             r.op.into(),
             r.width_bits.map_or("-".into(), |w| w.to_string()),
             r.isa.into(),
-            if r.nontemporal {
-                "nt".into()
-            } else {
-                "cached".into()
-            },
+            if r.nontemporal { "nt".into() } else { "cached".into() },
             bytes.into(),
-            r.skip_reason
-                .as_ref()
-                .map_or("yes".into(), |s| format!("skipped: {}", s)),
+            r.skip_reason.as_ref().map_or("yes".into(), |s| format!("skipped: {}", s)),
         ]);
     }
     print!("{}", table::grid(&grid));
@@ -310,12 +272,7 @@ fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
 }
 
 /// Start a run with host facts and run-level warnings, and a sink.
-pub fn start_run(
-    command: &str,
-    options: serde_json::Value,
-    out: &OutputArgs,
-    host: Host,
-) -> Result<Sink, UserError> {
+pub fn start_run(command: &str, options: serde_json::Value, out: &OutputArgs, host: Host) -> Result<Sink, UserError> {
     let mut run = Run::new(command, options, host, units(out.units));
     run.warnings = suites::host_warnings(&run.host);
     Sink::new(run, out.json.as_deref(), out.csv.as_deref())

@@ -21,9 +21,7 @@ pub enum UserError {
     #[error("{flag}: {message}")]
     BadFlag { flag: &'static str, message: String },
 
-    #[error(
-        "cannot allocate {bytes} bytes: {detail}; ask for smaller sizes (--sizes) or fewer threads"
-    )]
+    #[error("cannot allocate {bytes} bytes: {detail}; ask for smaller sizes (--sizes) or fewer threads")]
     OutOfMemory { bytes: u64, detail: String },
 
     #[error("{flag}: the run needs {need} of memory but only {available} is available (MemAvailable); use smaller --sizes or fewer --threads")]

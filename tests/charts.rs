@@ -21,7 +21,12 @@ fn svg_bandwidth_vs_size() {
     let out = dir.path().join("c.svg");
     bwscope()
         .env("FONTCONFIG_FILE", empty_fontconfig(dir.path()))
-        .args(["plot", fixture_path().to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args([
+            "plot",
+            fixture_path().to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .assert()
         .success();
     let svg = std::fs::read_to_string(&out).unwrap();
@@ -61,7 +66,12 @@ fn png_decodes_with_no_system_fonts() {
     bwscope()
         .env("FONTCONFIG_FILE", empty_fontconfig(dir.path()))
         .env("FONTCONFIG_PATH", dir.path())
-        .args(["plot", fixture_path().to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args([
+            "plot",
+            fixture_path().to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .args(["--width", "800", "--height", "500"])
         .assert()
         .success();
@@ -87,7 +97,10 @@ fn png_decodes_with_no_system_fonts() {
         }
     }
     let total = (info.width * info.height) as usize;
-    assert!(non_white > total / 50, "picture is nearly blank: {non_white} of {total}");
+    assert!(
+        non_white > total / 50,
+        "picture is nearly blank: {non_white} of {total}"
+    );
     assert!(colors.len() > 20, "only {} colours", colors.len());
     // The title is text: dark anti-aliased pixels in the top band.
     let dark_top = (0..40)
@@ -97,17 +110,26 @@ fn png_decodes_with_no_system_fonts() {
             (r as u32 + g as u32 + b as u32) < 200
         })
         .count();
-    assert!(dark_top > 100, "no title text rendered ({dark_top} dark pixels)");
+    assert!(
+        dark_top > 100,
+        "no title text rendered ({dark_top} dark pixels)"
+    );
 }
 
 #[test]
 fn every_suite_gets_its_chart() {
     let dir = tempfile::tempdir().unwrap();
     let run = write(dir.path(), "all.json", &synthetic_run());
-    let out = bwscope().args(["plot", &run, "-o", "x.svg", "--list"]).output().unwrap();
+    let out = bwscope()
+        .args(["plot", &run, "-o", "x.svg", "--list"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let list = String::from_utf8(out.stdout).unwrap();
-    let ids: Vec<&str> = list.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
+    let ids: Vec<&str> = list
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
     assert_eq!(
         ids,
         vec![
@@ -126,13 +148,22 @@ fn every_suite_gets_its_chart() {
         .assert()
         .success();
     let read = |id: &str| {
-        let p = if id == "cache-size" { base.clone() } else { dir.path().join(format!("all-{id}.svg")) };
-        texts(&std::fs::read_to_string(&p).unwrap_or_else(|_| panic!("{} not written", p.display())))
+        let p = if id == "cache-size" {
+            base.clone()
+        } else {
+            dir.path().join(format!("all-{id}.svg"))
+        };
+        texts(
+            &std::fs::read_to_string(&p).unwrap_or_else(|_| panic!("{} not written", p.display())),
+        )
     };
     let lat = read("latency-size");
     assert!(lat.iter().any(|t| t == "latency, ns"), "{lat:?}");
     assert!(lat.iter().any(|t| t == "chase_random"));
-    assert!(lat.iter().any(|t| t == "L2 1 MiB"), "latency charts show cache boundaries");
+    assert!(
+        lat.iter().any(|t| t == "L2 1 MiB"),
+        "latency charts show cache boundaries"
+    );
     let thr = read("threads-threads");
     assert!(thr.iter().any(|t| t == "threads"));
     assert!(thr.iter().any(|t| t.starts_with("seq_write_512_avx512f")));
@@ -143,7 +174,10 @@ fn every_suite_gets_its_chart() {
     let net = read("net-size");
     assert!(net.iter().any(|t| t == "tcp direction=up"), "{net:?}");
     assert!(net.iter().any(|t| t == "transfer size"));
-    assert!(!net.iter().any(|t| t.starts_with("L1 ")), "no cache boundaries on network charts");
+    assert!(
+        !net.iter().any(|t| t.starts_with("L1 ")),
+        "no cache boundaries on network charts"
+    );
 }
 
 #[test]
@@ -153,8 +187,14 @@ fn bad_plot_arguments() {
     for (args, needle) in [
         (vec!["plot", f, "-o", "x.jpg"], "--output"),
         (vec!["plot", f, "-o", "x.svg", "--width", "10"], "--width"),
-        (vec!["plot", f, "-o", "x.svg", "--chart", "nope"], "available: cache-size"),
-        (vec!["plot", f, "-o", "/nonexistent-dir/x.svg"], "cannot write /nonexistent-dir/x.svg"),
+        (
+            vec!["plot", f, "-o", "x.svg", "--chart", "nope"],
+            "available: cache-size",
+        ),
+        (
+            vec!["plot", f, "-o", "/nonexistent-dir/x.svg"],
+            "cannot write /nonexistent-dir/x.svg",
+        ),
     ] {
         let out = bwscope().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

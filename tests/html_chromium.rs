@@ -15,7 +15,11 @@ fn chromium() -> Option<PathBuf> {
         .iter()
         .flat_map(|name| {
             std::env::var_os("PATH")
-                .map(|p| std::env::split_paths(&p).map(|d| d.join(name)).collect::<Vec<_>>())
+                .map(|p| {
+                    std::env::split_paths(&p)
+                        .map(|d| d.join(name))
+                        .collect::<Vec<_>>()
+                })
                 .unwrap_or_default()
         })
         .find(|p| p.is_file())
@@ -69,13 +73,18 @@ fn attr<'a>(dom: &'a str, tag_start: &str, name: &str) -> Option<&'a str> {
 #[test]
 fn report_renders_in_chromium() {
     let Some(bin) = chromium() else {
-        eprintln!("SKIP report_renders_in_chromium: chromium is not installed (apt-get install chromium)");
+        eprintln!(
+            "SKIP report_renders_in_chromium: chromium is not installed (apt-get install chromium)"
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let run = write(dir.path(), "all.json", &synthetic_run());
     let html = dir.path().join("report.html");
-    bwscope().args(["report", &run, "-o", html.to_str().unwrap()]).assert().success();
+    bwscope()
+        .args(["report", &run, "-o", html.to_str().unwrap()])
+        .assert()
+        .success();
     let text = std::fs::read_to_string(&html).unwrap();
     let figures = text.matches("<figure class=chart").count();
     assert_eq!(figures, 5, "cache, latency, threads, numa, net");
@@ -87,7 +96,10 @@ fn report_renders_in_chromium() {
         &["--dump-dom".into(), "--virtual-time-budget=3000".into()],
         &url,
     );
-    assert!(dom.contains("<body"), "no DOM dumped; chromium said:\n{log}");
+    assert!(
+        dom.contains("<body"),
+        "no DOM dumped; chromium said:\n{log}"
+    );
     assert_eq!(attr(&dom, "<html", "data-js-errors"), None, "script errors");
     for line in log.lines() {
         assert!(
@@ -95,7 +107,11 @@ fn report_renders_in_chromium() {
             "console error: {line}"
         );
     }
-    assert_eq!(attr(&dom, "<body", "data-charts"), Some(figures.to_string().as_str()), "every chart drew an <svg>");
+    assert_eq!(
+        attr(&dom, "<body", "data-charts"),
+        Some(figures.to_string().as_str()),
+        "every chart drew an <svg>"
+    );
     let selftest = attr(&dom, "<body", "data-selftest").unwrap_or("missing");
     assert!(selftest.starts_with("ok "), "sorting self-test: {selftest}");
 
@@ -103,11 +119,17 @@ fn report_renders_in_chromium() {
     let (_, log) = headless(
         &bin,
         &dir.path().join("profile-shot"),
-        &[format!("--screenshot={}", shot.display()), "--window-size=1280,2400".into()],
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1280,2400".into(),
+        ],
         &format!("file://{}", html.display()),
     );
-    let bytes = std::fs::read(&shot).unwrap_or_else(|_| panic!("no screenshot; chromium said:\n{log}"));
-    let reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().unwrap();
+    let bytes =
+        std::fs::read(&shot).unwrap_or_else(|_| panic!("no screenshot; chromium said:\n{log}"));
+    let reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap();
     assert_eq!(reader.info().width, 1280);
     eprintln!("screenshot: {}", shot.display());
     if let Some(keep) = std::env::var_os("BWSCOPE_KEEP_SCREENSHOT") {

@@ -8,10 +8,21 @@ use predicates::prelude::*;
 
 fn report(format: &str) -> String {
     let out = bwscope()
-        .args(["report", fixture_path().to_str().unwrap(), "--format", format, "-o", "-"])
+        .args([
+            "report",
+            fixture_path().to_str().unwrap(),
+            "--format",
+            format,
+            "-o",
+            "-",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -31,7 +42,10 @@ fn markdown_snapshot() {
 fn csv_snapshot() {
     let csv = report("csv");
     // One header plus one row per record.
-    assert_eq!(csv.lines().count(), 1 + fixture()["records"].as_array().unwrap().len());
+    assert_eq!(
+        csv.lines().count(),
+        1 + fixture()["records"].as_array().unwrap().len()
+    );
     insta::assert_snapshot!("csv", csv);
 }
 
@@ -39,7 +53,11 @@ fn csv_snapshot() {
 fn json_round_trips_exactly() {
     let json = report("json");
     let back: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(back, fixture(), "report --format json must reproduce the run");
+    assert_eq!(
+        back,
+        fixture(),
+        "report --format json must reproduce the run"
+    );
     insta::assert_snapshot!("json", json);
 }
 
@@ -48,7 +66,12 @@ fn html_is_self_contained() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.html");
     bwscope()
-        .args(["report", fixture_path().to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args([
+            "report",
+            fixture_path().to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("wrote"));
@@ -92,7 +115,12 @@ fn usage(args: &[&str], needle: &str) {
 
 fn bad(args: &[&str], needle: &str) {
     let out = bwscope().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "one line: {err}");
     assert!(err.contains(needle), "{err} should contain {needle}");
@@ -101,7 +129,11 @@ fn bad(args: &[&str], needle: &str) {
 #[test]
 fn not_a_bwscope_run() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write(dir.path(), "other.json", &serde_json::json!({"tool": {"name": "stream"}, "records": []}));
+    let p = write(
+        dir.path(),
+        "other.json",
+        &serde_json::json!({"tool": {"name": "stream"}, "records": []}),
+    );
     bad(&["report", &p, "-f", "md"], "other.json: not a bwscope run");
 }
 
@@ -111,7 +143,10 @@ fn newer_schema() {
     let mut v = fixture();
     v["schema_version"] = serde_json::json!(99);
     let p = write(dir.path(), "future.json", &v);
-    bad(&["report", &p, "-f", "md"], "future.json: schema version 99 is newer");
+    bad(
+        &["report", &p, "-f", "md"],
+        "future.json: schema version 99 is newer",
+    );
 }
 
 #[test]
@@ -126,13 +161,21 @@ fn truncated_file() {
 
 #[test]
 fn missing_file() {
-    bad(&["report", "/nonexistent/run.json"], "/nonexistent/run.json: cannot read");
+    bad(
+        &["report", "/nonexistent/run.json"],
+        "/nonexistent/run.json: cannot read",
+    );
 }
 
 #[test]
 fn unwritable_output() {
     bad(
-        &["report", fixture_path().to_str().unwrap(), "-o", "/nonexistent-dir/r.html"],
+        &[
+            "report",
+            fixture_path().to_str().unwrap(),
+            "-o",
+            "/nonexistent-dir/r.html",
+        ],
         "cannot write /nonexistent-dir/r.html",
     );
 }
@@ -144,7 +187,16 @@ fn sigint_survivor_loads() {
     let json = dir.path().join("cut.json");
     let bin = env!("CARGO_BIN_EXE_bwscope");
     let mut child = std::process::Command::new(bin)
-        .args(["cache", "-k", "seq_read", "--sizes", "4KiB..64MiB:x2", "--samples", "50", "--json"])
+        .args([
+            "cache",
+            "-k",
+            "seq_read",
+            "--sizes",
+            "4KiB..64MiB:x2",
+            "--samples",
+            "50",
+            "--json",
+        ])
         .arg(&json)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -172,14 +224,20 @@ fn sigint_survivor_loads() {
     } else {
         assert_eq!(status.code(), Some(130));
     }
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     if !status.success() {
         assert_eq!(v["interrupted"], true);
         assert_eq!(v["complete"], false);
     }
     let out = dir.path().join("cut.html");
     bwscope()
-        .args(["report", json.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args([
+            "report",
+            json.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .assert()
         .success();
     let html = std::fs::read_to_string(out).unwrap();
@@ -207,8 +265,17 @@ fn completions_and_man_page() {
         .success()
         .stdout(predicate::str::contains(".TH bwscope").and(predicate::str::contains("compare")));
     let dir = tempfile::tempdir().unwrap();
-    bwscope().args(["man", "--dir", dir.path().to_str().unwrap()]).assert().success();
-    for page in ["bwscope.1", "bwscope-compare.1", "bwscope-plot.1", "bwscope-report.1", "bwscope-cache.1"] {
+    bwscope()
+        .args(["man", "--dir", dir.path().to_str().unwrap()])
+        .assert()
+        .success();
+    for page in [
+        "bwscope.1",
+        "bwscope-compare.1",
+        "bwscope-plot.1",
+        "bwscope-report.1",
+        "bwscope-cache.1",
+    ] {
         let text = std::fs::read_to_string(dir.path().join(page)).unwrap_or_default();
         assert!(text.contains(".TH"), "{page} missing or empty");
     }
@@ -219,7 +286,10 @@ fn completions_and_man_page() {
 fn survey_flags_only_without_subcommand() {
     usage(&["cache", "--out", "x"], "--out");
     bad(&["--out", "x", "info"], "--out: only the survey");
-    bad(&["--out", "/proc/no/such/dir"], "cannot write /proc/no/such/dir");
+    bad(
+        &["--out", "/proc/no/such/dir"],
+        "cannot write /proc/no/such/dir",
+    );
 }
 
 /// `report` of 10,000 records: every row present (the time is printed
@@ -240,8 +310,14 @@ fn report_of_ten_thousand_records() {
     let p = write(dir.path(), "big.json", &v);
     let out = dir.path().join("big.html");
     let t0 = std::time::Instant::now();
-    bwscope().args(["report", &p, "-o", out.to_str().unwrap()]).assert().success();
-    eprintln!("report of 10000 records: {:.2} s", t0.elapsed().as_secs_f64());
+    bwscope()
+        .args(["report", &p, "-o", out.to_str().unwrap()])
+        .assert()
+        .success();
+    eprintln!(
+        "report of 10000 records: {:.2} s",
+        t0.elapsed().as_secs_f64()
+    );
     let html = std::fs::read_to_string(out).unwrap();
     assert_eq!(html.matches("<tr class=ok>").count(), 10_000);
 }

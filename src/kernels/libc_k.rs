@@ -9,8 +9,7 @@
 
 use super::{Isa, Kernel, KernelArgs, Op, Pattern};
 
-type Memcpy =
-    unsafe extern "C" fn(*mut libc::c_void, *const libc::c_void, usize) -> *mut libc::c_void;
+type Memcpy = unsafe extern "C" fn(*mut libc::c_void, *const libc::c_void, usize) -> *mut libc::c_void;
 type Memset = unsafe extern "C" fn(*mut libc::c_void, libc::c_int, usize) -> *mut libc::c_void;
 
 /// `libc::memcpy(dst, src, len)`, `reps` times.
@@ -48,8 +47,7 @@ pub const MEMCPY: Kernel = Kernel {
     pattern: Pattern::Seq,
     granule: 1,
     align: 1,
-    description:
-        "libc memcpy (implementation chosen by libc; may use NT stores above its threshold)",
+    description: "libc memcpy (implementation chosen by libc; may use NT stores above its threshold)",
     func: libc_memcpy,
 };
 
@@ -62,8 +60,7 @@ pub const MEMSET: Kernel = Kernel {
     pattern: Pattern::Seq,
     granule: 1,
     align: 1,
-    description:
-        "libc memset (implementation chosen by libc; may use NT stores above its threshold)",
+    description: "libc memset (implementation chosen by libc; may use NT stores above its threshold)",
     func: libc_memset,
 };
 

@@ -7,9 +7,9 @@
 //! divan's `BytesCount`). Adding a kernel is one function plus one entry in
 //! [`REGISTRY`].
 
-pub mod libc_k;
 #[cfg(target_arch = "x86_64")]
 pub mod x86;
+pub mod libc_k;
 
 use serde::{Deserialize, Serialize};
 
@@ -256,10 +256,7 @@ mod tests {
 
     #[test]
     fn copy_counts_half_read_half_written() {
-        let k = registry()
-            .iter()
-            .find(|k| k.name == "seq_copy_64_scalar")
-            .unwrap();
+        let k = registry().iter().find(|k| k.name == "seq_copy_64_scalar").unwrap();
         let b = k.pass_bytes(1 << 20).unwrap();
         assert_eq!(b.read, 1 << 19);
         assert_eq!(b.written, 1 << 19);
@@ -271,9 +268,7 @@ mod tests {
     fn select_by_prefix_and_errors() {
         let k = select("seq_read").unwrap();
         assert!(k.len() >= 4 && k.iter().all(|k| k.name.starts_with("seq_read")));
-        assert!(select("nope")
-            .unwrap_err()
-            .contains("unknown kernel 'nope'"));
+        assert!(select("nope").unwrap_err().contains("unknown kernel 'nope'"));
         assert_eq!(select("rep_movsb,rep_movsb").unwrap().len(), 1);
     }
 }

@@ -60,10 +60,7 @@ pub fn snapshot() -> Option<Snapshot> {
 pub fn between(a: &Snapshot, b: &Snapshot) -> Noise {
     let secs = b.at.duration_since(a.at).as_secs_f64().max(1e-9);
     let tck = clk_tck();
-    let foreign = b
-        .busy
-        .saturating_sub(a.busy)
-        .saturating_sub(b.own.saturating_sub(a.own));
+    let foreign = b.busy.saturating_sub(a.busy).saturating_sub(b.own.saturating_sub(a.own));
     Noise {
         foreign_cpus: foreign as f64 / tck / secs,
         steal_cpus: b.steal.saturating_sub(a.steal) as f64 / tck / secs,

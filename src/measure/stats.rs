@@ -23,11 +23,7 @@ pub fn summarize(values: &[f64], higher_is_better: bool) -> Option<Stats> {
     };
     let mean = v.iter().sum::<f64>() / n as f64;
     let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
-    let cv = if mean != 0.0 {
-        var.sqrt() / mean.abs()
-    } else {
-        0.0
-    };
+    let cv = if mean != 0.0 { var.sqrt() / mean.abs() } else { 0.0 };
     let (min, max) = (v[0], v[n - 1]);
     Some(Stats {
         best: if higher_is_better { max } else { min },
@@ -47,10 +43,7 @@ mod tests {
     #[test]
     fn odd_and_even_medians() {
         let s = summarize(&[3.0, 1.0, 2.0], true).unwrap();
-        assert_eq!(
-            (s.best, s.median, s.min, s.max, s.n),
-            (3.0, 2.0, 1.0, 3.0, 3)
-        );
+        assert_eq!((s.best, s.median, s.min, s.max, s.n), (3.0, 2.0, 1.0, 3.0, 3));
         let s = summarize(&[4.0, 1.0, 2.0, 3.0], true).unwrap();
         assert_eq!(s.median, 2.5);
     }

@@ -196,12 +196,7 @@ impl Team {
             match ready_rx.recv() {
                 Ok((i, Ok(m))) => memory[i] = m,
                 Ok((_, Err(e))) => return Err(e),
-                Err(_) => {
-                    return Err(UserError::flag(
-                        "--threads",
-                        "a worker thread died while starting",
-                    ))
-                }
+                Err(_) => return Err(UserError::flag("--threads", "a worker thread died while starting")),
             }
         }
         team.memory = memory;
@@ -227,18 +222,12 @@ impl Team {
             let (i, t) = self.done.recv().expect("worker alive");
             out[i] = Some(t);
         }
-        out.into_iter()
-            .map(|t| t.expect("every worker reported"))
-            .collect()
+        out.into_iter().map(|t| t.expect("every worker reported")).collect()
     }
 
     /// Run `f` on worker `i`'s buffer, on that worker's thread (tests read
     /// back what a kernel wrote; suites refill).
-    pub fn inspect<R: Send + 'static>(
-        &self,
-        i: usize,
-        f: impl FnOnce(&mut Buffer) -> R + Send + 'static,
-    ) -> R {
+    pub fn inspect<R: Send + 'static>(&self, i: usize, f: impl FnOnce(&mut Buffer) -> R + Send + 'static) -> R {
         let (tx, rx) = channel();
         self.workers[i]
             .tx

@@ -154,15 +154,8 @@ mod tests {
         let b = Buffer::new(3 << 20, PageKind::Thp, 7).unwrap();
         assert_eq!(b.as_ptr() as usize % ALIGN, 0);
         assert!(b.len() >= 3 << 20);
-        let zeros = b
-            .as_slice()
-            .chunks(8)
-            .filter(|c| c.iter().all(|&x| x == 0))
-            .count();
-        assert!(
-            zeros < 4,
-            "buffer should hold random data, found {zeros} zero words"
-        );
+        let zeros = b.as_slice().chunks(8).filter(|c| c.iter().all(|&x| x == 0)).count();
+        assert!(zeros < 4, "buffer should hold random data, found {zeros} zero words");
     }
 
     #[test]

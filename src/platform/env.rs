@@ -58,10 +58,7 @@ impl Environment {
                         .to_string_lossy()
                         .into_owned()
                 };
-                Some((
-                    f(&u.nodename),
-                    format!("{} {} {}", f(&u.sysname), f(&u.release), f(&u.machine)),
-                ))
+                Some((f(&u.nodename), format!("{} {} {}", f(&u.sysname), f(&u.release), f(&u.machine))))
             } else {
                 None
             }
@@ -95,10 +92,7 @@ impl Environment {
 mod tests {
     #[test]
     fn selector() {
-        assert_eq!(
-            super::selected("always [madvise] never").as_deref(),
-            Some("madvise")
-        );
+        assert_eq!(super::selected("always [madvise] never").as_deref(), Some("madvise"));
         assert_eq!(super::selected("none"), None);
     }
 

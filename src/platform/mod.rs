@@ -91,7 +91,11 @@ impl Host {
     /// The regime a per-thread working set of `bytes` falls in. `threads`
     /// buffers share caches that more than one cpu shares.
     pub fn regime(&self, bytes: u64, threads: u32) -> String {
-        for c in self.caches.iter().filter(|c| c.kind != "instruction") {
+        for c in self
+            .caches
+            .iter()
+            .filter(|c| c.kind != "instruction")
+        {
             let sharers = (c.shared_cpus.len() as u64).clamp(1, threads.max(1) as u64);
             if bytes * sharers <= c.size_bytes {
                 return format!("L{}", c.level);
@@ -118,11 +122,7 @@ impl Host {
 /// serves to flag impossible results.
 pub fn per_cycle(host_vendor: &str, family: u32, width_bits: u32) -> (f64, f64) {
     let amd = host_vendor.contains("AMD");
-    let loads = if width_bits <= 64 && (amd && family >= 0x17) {
-        3.0
-    } else {
-        2.0
-    };
+    let loads = if width_bits <= 64 && (amd && family >= 0x17) { 3.0 } else { 2.0 };
     let stores = match width_bits {
         0..=64 => 2.0,
         // Zen 3's 128-bit store rate is not documented; 2 is the
@@ -198,11 +198,7 @@ mod tests {
         for (level, size) in [(1u8, 32u64 << 10), (2, 512 << 10), (3, 32 << 20)] {
             h.caches.push(Cache {
                 level,
-                kind: if level == 1 {
-                    "data".into()
-                } else {
-                    "unified".into()
-                },
+                kind: if level == 1 { "data".into() } else { "unified".into() },
                 size_bytes: size,
                 line_bytes: 64,
                 shared_cpus: if level == 3 { vec![0, 1] } else { vec![0] },

@@ -122,11 +122,7 @@ pub fn nodes() -> Vec<Node> {
                 .map(|kb| kb * 1024)
         });
         let distances = read(d.join("distance"))
-            .map(|s| {
-                s.split_whitespace()
-                    .filter_map(|v| v.parse().ok())
-                    .collect()
-            })
+            .map(|s| s.split_whitespace().filter_map(|v| v.parse().ok()).collect())
             .unwrap_or_default();
         nodes.push(Node {
             id,
@@ -185,13 +181,9 @@ pub fn sysfs_caches(cpu: u32) -> Vec<Cache> {
         let Some(level) = read(format!("{}/level", d)).and_then(|s| s.parse().ok()) else {
             break;
         };
-        let kind = read(format!("{}/type", d))
-            .unwrap_or_default()
-            .to_lowercase();
+        let kind = read(format!("{}/type", d)).unwrap_or_default().to_lowercase();
         let size_bytes = read(format!("{}/size", d))
-            .and_then(|s| {
-                crate::util::units::parse_size(&s.replace('K', "KiB").replace('M', "MiB")).ok()
-            })
+            .and_then(|s| crate::util::units::parse_size(&s.replace('K', "KiB").replace('M', "MiB")).ok())
             .unwrap_or(0);
         let line_bytes = read(format!("{}/coherency_line_size", d))
             .and_then(|s| s.parse().ok())
@@ -225,10 +217,7 @@ pub fn merge_caches(cpuid: &[super::cpu::CpuidCache], sysfs: &[Cache]) -> Vec<Ca
                 .find(|s| s.level == c.level && s.kind == c.kind);
             let source = match s {
                 Some(s) if s.size_bytes == c.size_bytes => "cpuid+sysfs".to_string(),
-                Some(s) => format!(
-                    "cpuid (sysfs says {})",
-                    crate::util::units::format_bytes(s.size_bytes)
-                ),
+                Some(s) => format!("cpuid (sysfs says {})", crate::util::units::format_bytes(s.size_bytes)),
                 None => "cpuid".to_string(),
             };
             Cache {
@@ -249,10 +238,7 @@ mod tests {
 
     #[test]
     fn cpu_lists() {
-        assert_eq!(
-            parse_cpu_list("0-3,8,10-11"),
-            Some(vec![0, 1, 2, 3, 8, 10, 11])
-        );
+        assert_eq!(parse_cpu_list("0-3,8,10-11"), Some(vec![0, 1, 2, 3, 8, 10, 11]));
         assert_eq!(parse_cpu_list("5"), Some(vec![5]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("x"), None);

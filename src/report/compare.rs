@@ -279,7 +279,7 @@ impl Comparison {
     }
 
     fn grid(&self) -> Vec<Vec<String>> {
-        let short: Vec<String> = (0..self.files.len()).map(|i| run_letter(i)).collect();
+        let short: Vec<String> = (0..self.files.len()).map(run_letter).collect();
         let mut head = vec!["case".to_string(), "unit".to_string()];
         for (i, l) in short.iter().enumerate() {
             head.push(format!("{l} best"));

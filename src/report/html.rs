@@ -236,9 +236,9 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
     }
     for c in &charts {
         let svg = plot::svg(c, width, height)?;
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<figure class=chart id=\"chart-{0}\" data-chart=\"{0}\">{1}<figcaption>{2} — <code>bwscope plot RUN.json --chart {0} -o {0}.svg</code></figcaption></figure>\n",
+            "<figure class=chart id=\"chart-{0}\" data-chart=\"{0}\">{1}<figcaption>{2} — <code>bwscope plot RUN.json --chart {0} -o {0}.svg</code></figcaption></figure>",
             esc(&c.id),
             strip_xml_decl(&svg),
             esc(&c.title)
@@ -291,13 +291,13 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
     );
 
     let raw = serde_json::to_string_pretty(run)?;
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<section id=raw><h2>Raw JSON</h2><details><summary>the run exactly as bwscope stored it ({} bytes)</summary><pre>{}</pre></details></section>\n",
+        "<section id=raw><h2>Raw JSON</h2><details><summary>the run exactly as bwscope stored it ({} bytes)</summary><pre>{}</pre></details></section>",
         raw.len(),
         esc(&raw)
     );
-    let _ = write!(s, "</main><script>{SCRIPT}</script></body></html>\n");
+    let _ = writeln!(s, "</main><script>{SCRIPT}</script></body></html>");
     Ok(s)
 }
 

@@ -38,6 +38,5 @@ pub fn load(path: &str) -> Result<Run, UserError> {
             "schema version {version} is newer than this bwscope understands ({SCHEMA_VERSION}); upgrade bwscope"
         )));
     }
-    serde_json::from_value(value)
-        .map_err(|e| bad(format!("does not match the bwscope schema: {e}")))
+    serde_json::from_value(value).map_err(|e| bad(format!("does not match the bwscope schema: {e}")))
 }

@@ -263,11 +263,21 @@ fn line_charts(run: &Run, suite: &str, recs: &[&Record], x: XAxis, stat: StatKin
         if mixed_units {
             id.push_str(&format!("-{what}"));
         }
-        let mut title = format!("{suite}: {what} vs {against} ({stat_name} of samples)");
+        // "latency: latency vs size" says it twice; "cache read: bandwidth …" does not.
+        let mut head = if suite == what {
+            String::new()
+        } else {
+            suite.to_string()
+        };
         if !op.is_empty() {
             id.push_str(&format!("-{op}"));
-            title = format!("{suite} {op}: {what} vs {against} ({stat_name} of samples)");
+            head = format!("{head} {op}").trim().to_string();
         }
+        let title = if head.is_empty() {
+            format!("{what} vs {against} ({stat_name} of samples)")
+        } else {
+            format!("{head}: {what} vs {against} ({stat_name} of samples)")
+        };
         let markers = if x == XAxis::Bytes && cpu_memory {
             cache_markers(run)
         } else {
@@ -417,7 +427,7 @@ fn bytes_label(e: f64) -> String {
 }
 
 fn nice_max(v: f64) -> f64 {
-    if !(v > 0.0) {
+    if v.is_nan() || v <= 0.0 {
         return 1.0;
     }
     let mag = 10f64.powf(v.log10().floor());

@@ -111,7 +111,9 @@ impl Sink {
 
     fn write_json(&self) -> Result<(), UserError> {
         if let Some(Target::File(p)) = &self.json {
-            let bytes = Json.serialize(&self.run).map_err(|e| unwritable(p, e))?;
+            let bytes = Json
+                .serialize(&self.run)
+                .map_err(|e| unwritable(p, e))?;
             write_atomic(p, &bytes)?;
         }
         Ok(())
@@ -123,15 +125,7 @@ impl Sink {
         if self.echo_warnings {
             for w in &r.warnings {
                 if matches!(w, Warning::AboveCeiling { .. }) {
-                    warnings::emit(
-                        &format!(
-                            "{} {}",
-                            r.kernel,
-                            r.size_bytes
-                                .map_or(String::new(), crate::util::units::format_bytes)
-                        ),
-                        w,
-                    );
+                    warnings::emit(&format!("{} {}", r.kernel, r.size_bytes.map_or(String::new(), crate::util::units::format_bytes)), w);
                 }
             }
         }
@@ -167,9 +161,7 @@ impl Sink {
         }
         self.write_json()?;
         if let Some(Target::Stdout) = &self.json {
-            let bytes = Json
-                .serialize(&self.run)
-                .map_err(|e| unwritable(std::path::Path::new("-"), e))?;
+            let bytes = Json.serialize(&self.run).map_err(|e| unwritable(std::path::Path::new("-"), e))?;
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(&bytes);
             let _ = out.flush();
@@ -197,17 +189,7 @@ pub fn summarize_warnings(run: &Run) {
             if let Some(e) = kinds.iter_mut().find(|e| e.0 == kind) {
                 e.1 += 1;
             } else {
-                kinds.push((
-                    kind,
-                    1,
-                    format!(
-                        "{} {}",
-                        r.kernel,
-                        r.size_bytes
-                            .map_or(String::new(), crate::util::units::format_bytes)
-                    ),
-                    w.clone(),
-                ));
+                kinds.push((kind, 1, format!("{} {}", r.kernel, r.size_bytes.map_or(String::new(), crate::util::units::format_bytes)), w.clone()));
             }
         }
     }

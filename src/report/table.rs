@@ -91,9 +91,7 @@ pub fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec
     let mut kernels: Vec<String> = Vec::new();
     for r in &recs {
         let name = match &r.pattern {
-            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => {
-                format!("{}:{}", p, r.kernel)
-            }
+            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => format!("{}:{}", p, r.kernel),
             _ => r.kernel.clone(),
         };
         if !kernels.contains(&name) {
@@ -103,9 +101,7 @@ pub fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec
     let mut by_size: BTreeMap<(u64, u32), (String, BTreeMap<String, String>)> = BTreeMap::new();
     for r in &recs {
         let name = match &r.pattern {
-            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => {
-                format!("{}:{}", p, r.kernel)
-            }
+            Some(p) if p != "seq" && !r.kernel.starts_with(p.as_str()) => format!("{}:{}", p, r.kernel),
             _ => r.kernel.clone(),
         };
         let e = by_size
@@ -114,11 +110,7 @@ pub fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec
         if let Some(s) = r.gbps {
             e.1.insert(
                 name,
-                format!(
-                    "{}/{}",
-                    fmt_rate(rate(s.best, units)),
-                    fmt_rate(rate(s.median, units))
-                ),
+                format!("{}/{}", fmt_rate(rate(s.best, units)), fmt_rate(rate(s.median, units))),
             );
         }
     }
@@ -137,11 +129,7 @@ pub fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec
         if multi {
             row.push(t.to_string());
         }
-        row.extend(
-            kernels
-                .iter()
-                .map(|k| cells.get(k).cloned().unwrap_or_else(|| "-".into())),
-        );
+        row.extend(kernels.iter().map(|k| cells.get(k).cloned().unwrap_or_else(|| "-".into())));
         rows.push(row);
     }
     Some(rows)
@@ -214,21 +202,13 @@ pub fn render(run: &Run) -> String {
             let _ = writeln!(out, "{}", long_table(&recs, units));
         }
     }
-    let not_ok: Vec<&Record> = run
-        .records
-        .iter()
-        .filter(|r| r.status != Status::Ok)
-        .collect();
+    let not_ok: Vec<&Record> = run.records.iter().filter(|r| r.status != Status::Ok).collect();
     if !not_ok.is_empty() {
         let mut seen: Vec<String> = Vec::new();
         for r in not_ok {
             let line = format!(
                 "{} {}: {}",
-                if r.status == Status::Skipped {
-                    "skipped"
-                } else {
-                    "error"
-                },
+                if r.status == Status::Skipped { "skipped" } else { "error" },
                 r.kernel,
                 r.reason.as_deref().unwrap_or("")
             );

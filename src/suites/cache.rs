@@ -76,9 +76,7 @@ pub fn key_kernels(host: &Host) -> Vec<&'static Kernel> {
         .unwrap_or(64);
     let mut out: Vec<&'static Kernel> = kernels::registry()
         .iter()
-        .filter(|k| {
-            k.name.starts_with("seq_") && k.width_bits == widest && k.supported(&host.features)
-        })
+        .filter(|k| k.name.starts_with("seq_") && k.width_bits == widest && k.supported(&host.features))
         .filter(|k| !(k.nontemporal && k.op == kernels::Op::Copy))
         .collect();
     out.extend(
@@ -97,9 +95,7 @@ pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
         None => kernels::registry().iter().collect(),
     };
     let sizes = match &args.sizes {
-        Some(s) => {
-            units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?
-        }
+        Some(s) => units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?,
         None if args.quick => {
             let top = default_top(host) / 2;
             units::geometric(4 << 10, top, 2.0)
@@ -139,12 +135,7 @@ pub fn page_kind(m: MemoryArg) -> PageKind {
 
 /// Run the sweep, pushing records into `sink`. Returns true when SIGINT
 /// stopped it (every finished record is already in the sink).
-pub fn run(
-    plan: &CachePlan,
-    host: &Host,
-    sink: &mut Sink,
-    stop: &AtomicBool,
-) -> anyhow::Result<bool> {
+pub fn run(plan: &CachePlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) -> anyhow::Result<bool> {
     let runnable: Vec<&'static Kernel> = plan
         .kernels
         .iter()

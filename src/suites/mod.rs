@@ -41,17 +41,10 @@ pub fn default_cpu_order(host: &Host) -> Vec<u32> {
 }
 
 /// The cpus a team runs on, from `--threads` and `--cpus`.
-pub fn resolve_cpus(
-    host: &Host,
-    threads: Option<usize>,
-    cpus: Option<&str>,
-) -> Result<Vec<u32>, UserError> {
+pub fn resolve_cpus(host: &Host, threads: Option<usize>, cpus: Option<&str>) -> Result<Vec<u32>, UserError> {
     if let Some(list) = cpus {
         let parsed = topology::parse_cpu_list(list).ok_or_else(|| {
-            UserError::flag(
-                "--cpus",
-                format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list),
-            )
+            UserError::flag("--cpus", format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list))
         })?;
         if parsed.is_empty() {
             return Err(UserError::flag("--cpus", "the list is empty"));
@@ -70,11 +63,7 @@ pub fn resolve_cpus(
             if t != parsed.len() {
                 return Err(UserError::flag(
                     "--threads",
-                    format!(
-                        "{} threads but --cpus names {} cpus: give one or make them agree",
-                        t,
-                        parsed.len()
-                    ),
+                    format!("{} threads but --cpus names {} cpus: give one or make them agree", t, parsed.len()),
                 ));
             }
         }
@@ -126,28 +115,16 @@ pub fn sample_opts(args: &SampleArgs, default: SampleOpts) -> Result<SampleOpts,
     }
     let min_sample = match args.min_sample_ms {
         Some(ms) if !(ms > 0.0 && ms <= 60_000.0) => {
-            return Err(UserError::flag(
-                "--min-sample-ms",
-                "must be above 0 and at most 60000",
-            ))
+            return Err(UserError::flag("--min-sample-ms", "must be above 0 and at most 60000"))
         }
         Some(ms) => Duration::from_secs_f64(ms / 1000.0),
         None => default.min_sample,
     };
-    Ok(SampleOpts {
-        samples,
-        min_sample,
-    })
+    Ok(SampleOpts { samples, min_sample })
 }
 
 /// A bandwidth record from a measured case.
-pub fn bandwidth_record(
-    suite: &str,
-    k: &Kernel,
-    m: &Measured,
-    host: &Host,
-    cpus: &[u32],
-) -> Record {
+pub fn bandwidth_record(suite: &str, k: &Kernel, m: &Measured, host: &Host, cpus: &[u32]) -> Record {
     let threads = cpus.len() as u32;
     let ws = (m.pass.stream_len * k.streams() as usize) as u64;
     let rates = measure::gbps(&m.samples);
@@ -197,13 +174,7 @@ pub fn bandwidth_record(
 }
 
 /// The typed warnings a bandwidth record deserves.
-pub fn derive_warnings(
-    g: Option<&Stats>,
-    k: &Kernel,
-    host: &Host,
-    threads: u32,
-    r: &Record,
-) -> Vec<Warning> {
+pub fn derive_warnings(g: Option<&Stats>, k: &Kernel, host: &Host, threads: u32, r: &Record) -> Vec<Warning> {
     let mut w = Vec::new();
     if let Some(s) = g {
         if s.cv > limits::CV {
@@ -226,9 +197,7 @@ pub fn derive_warnings(
     }
     if let Some(n) = r.noise {
         if n.foreign_cpus > limits::FOREIGN_CPUS {
-            w.push(Warning::ForeignLoad {
-                cpus: n.foreign_cpus,
-            });
+            w.push(Warning::ForeignLoad { cpus: n.foreign_cpus });
         }
         if n.steal_cpus > limits::STEAL_CPUS {
             w.push(Warning::Steal { cpus: n.steal_cpus });
@@ -252,9 +221,7 @@ pub fn kernel_ceiling(k: &Kernel, host: &Host) -> Option<f64> {
 pub fn host_warnings(host: &Host) -> Vec<Warning> {
     let mut w = Vec::new();
     if let Some(h) = &host.cpu.hypervisor {
-        w.push(Warning::VirtualMachine {
-            hypervisor: h.clone(),
-        });
+        w.push(Warning::VirtualMachine { hypervisor: h.clone() });
     }
     w
 }

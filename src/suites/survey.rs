@@ -180,7 +180,11 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
             stop,
             quiet,
         };
-        for step in &steps {
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        for (i, step) in steps.iter().enumerate() {
+            if tty && i > 0 {
+                eprintln!("[{}/{}] {}: {}", i, steps.len() - 1, step.name, step.what);
+            }
             if (step.run)(&mut cx)? == Flow::Interrupted {
                 interrupted = true;
                 break;

@@ -17,9 +17,7 @@ pub enum SizeError {
     Zero(String),
     #[error("'{0}' is too large: the largest size accepted is 1 TiB")]
     TooLarge(String),
-    #[error(
-        "range '{0}' is malformed: write FROM..TO:xFACTOR (e.g. 1KiB..1GiB:x2) or FROM..TO:+STEP"
-    )]
+    #[error("range '{0}' is malformed: write FROM..TO:xFACTOR (e.g. 1KiB..1GiB:x2) or FROM..TO:+STEP")]
     BadRange(String),
 }
 

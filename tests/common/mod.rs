@@ -60,7 +60,10 @@ pub fn synthetic_run() -> Value {
     let mut run = fixture();
     let t = template(&run);
     let mut extra = Vec::new();
-    for (i, size) in [4u64 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20].iter().enumerate() {
+    for (i, size) in [4u64 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20]
+        .iter()
+        .enumerate()
+    {
         let mut r = t.clone();
         r["suite"] = json!("latency");
         r["kernel"] = json!("chase_random");
