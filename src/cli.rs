@@ -62,8 +62,8 @@ pub struct PlotArgs {
     #[arg(value_name = "RUN.json")]
     pub run: String,
     /// Output file, .svg or .png; with several charts the others go next to it as NAME-<chart>.EXT
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: String,
+    #[arg(long, short = 'o', value_name = "FILE", required_unless_present = "list")]
+    pub output: Option<String>,
     /// Picture width in pixels
     #[arg(long, default_value_t = 1280, value_name = "PX")]
     pub width: u32,

@@ -51,11 +51,9 @@ pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
         }
         return Ok(EXIT_OK);
     }
-    let format = Format::from_path(&a.output).ok_or_else(|| {
-        UserError::flag(
-            "--output",
-            format!("'{}' must end in .svg or .png", a.output),
-        )
+    let output = a.output.as_deref().unwrap_or_default();
+    let format = Format::from_path(output).ok_or_else(|| {
+        UserError::flag("--output", format!("'{output}' must end in .svg or .png"))
     })?;
     check_side("--width", a.width)?;
     check_side("--height", a.height)?;
@@ -88,9 +86,9 @@ pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
     };
     for (i, c) in chosen.iter().enumerate() {
         let path = if i == 0 {
-            a.output.clone()
+            output.to_string()
         } else {
-            sibling(&a.output, &c.id)
+            sibling(output, &c.id)
         };
         let bytes = match format {
             Format::Svg => plot::svg(c, a.width, a.height)?.into_bytes(),

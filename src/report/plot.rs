@@ -570,11 +570,27 @@ where
             .label_font(("sans-serif", px(14)))
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(180, 180, 180))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(legend_corner(c))
             .draw()?;
     }
     root.present()?;
     Ok(())
+}
+
+/// Put the legend where the curves are low: upper right when they fall
+/// with x (bandwidth over size), upper left when they rise (latency over
+/// size, thread scaling).
+fn legend_corner(c: &LineChart) -> SeriesLabelPosition {
+    let rise: f64 = c
+        .series
+        .iter()
+        .filter_map(|s| Some(s.points.last()?.1 - s.points.first()?.1))
+        .sum();
+    if rise > 0.0 {
+        SeriesLabelPosition::UpperLeft
+    } else {
+        SeriesLabelPosition::UpperRight
+    }
 }
 
 fn heat_color(t: f64) -> RGBColor {
