@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "bwscope",
     version,
     about = "Measures how fast bytes move: caches, DRAM, cores, memory types, accelerators, network",
-    long_about = "Measures how fast bytes move on this machine.\n\nWith no subcommand, surveys the machine: info, a quick cache→DRAM sweep of the key kernels, and a short summary.\n\nBandwidth is in GB/s = 10^9 bytes/s unless --units GiB. Bytes counted = bytes read + bytes written by the kernel, from its declaration (a copy over an N-byte working set counts N).",
+    long_about = "Measures how fast bytes move on this machine.\n\nWith no subcommand, surveys the machine (under a minute): info, a cache→DRAM sweep of the key kernels, and a short summary; saves run.json and report.html into ./bwscope-results/<UTC time> (--out DIR, --no-save).\n\nBandwidth is in GB/s = 10^9 bytes/s unless --units GiB. Bytes counted = bytes read + bytes written by the kernel, from its declaration (a copy over an N-byte working set counts N).",
     after_help = "Exit codes: 0 ok, 1 internal error, 2 bad input (the message names the flag), 130 interrupted (files keep every finished record)."
 )]
 pub struct Cli {
@@ -62,7 +62,12 @@ pub struct PlotArgs {
     #[arg(value_name = "RUN.json")]
     pub run: String,
     /// Output file, .svg or .png; with several charts the others go next to it as NAME-<chart>.EXT
-    #[arg(long, short = 'o', value_name = "FILE", required_unless_present = "list")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FILE",
+        required_unless_present = "list"
+    )]
     pub output: Option<String>,
     /// Picture width in pixels
     #[arg(long, default_value_t = 1280, value_name = "PX")]
