@@ -51,6 +51,7 @@ const STYLE: &str = r#"
 *{box-sizing:border-box}
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--fg);background:var(--bg);margin:0}
 main{max-width:1200px;margin:0 auto;padding:24px}
+section,h3{scroll-margin-top:48px}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
 h3{font-size:16px;margin:20px 0 8px}
 .meta{color:var(--muted);margin:0 0 12px}
