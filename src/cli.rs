@@ -11,7 +11,7 @@ pub use crate::net::args::*;
     name = "bwscope",
     version,
     about = "Measures how fast bytes move: caches, DRAM, cores, memory types, accelerators, network",
-    long_about = "Measures how fast bytes move on this machine.\n\nWith no subcommand, surveys the machine: info, a quick cache→DRAM sweep of the key kernels, and a short summary.\n\nBandwidth is in GB/s = 10^9 bytes/s unless --units GiB. Bytes counted = bytes read + bytes written by the kernel, from its declaration (a copy over an N-byte working set counts N).",
+    long_about = "Measures how fast bytes move on this machine.\n\nWith no subcommand, surveys the machine (under a minute): info, a cache→DRAM sweep of the key kernels, and a short summary; saves run.json and report.html into ./bwscope-results/<UTC time> (--out DIR, --no-save).\n\nBandwidth is in GB/s = 10^9 bytes/s unless --units GiB. Bytes counted = bytes read + bytes written by the kernel, from its declaration (a copy over an N-byte working set counts N).",
     after_help = "Exit codes: 0 ok, 1 internal error, 2 bad input (the message names the flag), 130 interrupted (files keep every finished record)."
 )]
 pub struct Cli {
@@ -21,6 +21,21 @@ pub struct Cli {
     /// Output options, accepted before or after the subcommand.
     #[command(flatten)]
     pub output: OutputArgs,
+
+    /// Options of the default survey (no subcommand).
+    #[command(flatten)]
+    pub survey: SurveyArgs,
+}
+
+/// Where the default survey keeps its results.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SurveyArgs {
+    /// Survey only: save run.json and report.html into DIR (default ./bwscope-results/<UTC time>)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<String>,
+    /// Survey only: save nothing (print the summary only)
+    #[arg(long, conflicts_with = "out")]
+    pub no_save: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -39,6 +54,110 @@ pub enum Command {
     Regs(RegsArgs),
     /// Network bandwidth over TCP: `net serve` on one machine (the transponder), `net run HOST` on the other (the leader)
     Net(NetArgs),
+    /// Draw a saved run as SVG or PNG: bandwidth vs size, latency, thread scaling, NUMA matrix
+    Plot(PlotArgs),
+    /// Render a saved run as a self-contained HTML report (or Markdown, table, CSV, JSON)
+    Report(ReportArgs),
+    /// Compare saved runs case by case: change in %, noise, regressions
+    Compare(CompareArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per subcommand into a directory
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PlotArgs {
+    /// A run saved with --json (or by the survey)
+    #[arg(value_name = "RUN.json")]
+    pub run: String,
+    /// Output file, .svg or .png; with several charts the others go next to it as NAME-<chart>.EXT
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FILE",
+        required_unless_present = "list"
+    )]
+    pub output: Option<String>,
+    /// Picture width in pixels
+    #[arg(long, default_value_t = 1280, value_name = "PX")]
+    pub width: u32,
+    /// Picture height in pixels
+    #[arg(long, default_value_t = 720, value_name = "PX")]
+    pub height: u32,
+    /// Only this chart (ids are listed by --list)
+    #[arg(long, value_name = "ID")]
+    pub chart: Option<String>,
+    /// List the charts this run supports and exit
+    #[arg(long)]
+    pub list: bool,
+    /// Which statistic of the samples to plot
+    #[arg(long, value_enum, default_value = "best")]
+    pub stat: crate::report::metric::StatKind,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Html,
+    #[value(name = "md")]
+    Markdown,
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// A run saved with --json (or by the survey); a file cut short by Ctrl-C loads too
+    #[arg(value_name = "RUN.json")]
+    pub run: String,
+    /// Output file ('-' = stdout); default: RUN.html next to the input for html, stdout otherwise
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<String>,
+    /// Output format (default: from the -o extension, else html)
+    #[arg(long, short = 'f', value_enum)]
+    pub format: Option<ReportFormat>,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareFormat {
+    Table,
+    #[value(name = "md")]
+    Markdown,
+    Json,
+}
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Exit codes: 0 compared, 2 bad input, 3 a case is slower than --fail-if-slower."
+)]
+pub struct CompareArgs {
+    /// Runs to compare; the first is the baseline
+    #[arg(value_name = "RUN.json", num_args = 2.., required = true)]
+    pub runs: Vec<String>,
+    /// Exit with code 3 when a case is slower than the baseline by more than PCT % (and not within noise)
+    #[arg(long, value_name = "PCT")]
+    pub fail_if_slower: Option<f64>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// Which statistic of the samples to compare
+    #[arg(long, value_enum, default_value = "best")]
+    pub stat: crate::report::metric::StatKind,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ManArgs {
+    /// Write bwscope.1 and one page per subcommand into DIR instead of printing bwscope.1
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -18,8 +18,24 @@ use crate::util::units::format_bytes;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     let out = cli.output.clone();
+    if cli.command.is_some() {
+        if cli.survey.out.is_some() {
+            return Err(UserError::flag(
+                "--out",
+                "only the survey (bwscope with no subcommand) saves into a folder; use --json/--csv with subcommands",
+            )
+            .into());
+        }
+        if cli.survey.no_save {
+            return Err(UserError::flag(
+                "--no-save",
+                "only the survey (bwscope with no subcommand) saves by default",
+            )
+            .into());
+        }
+    }
     match cli.command {
-        None => suites::survey::run(&out),
+        None => suites::survey::run(&out, &cli.survey),
         Some(Command::Info(a)) => info(&a, &out),
         Some(Command::Kernels(a)) => list_kernels(&a, &out),
         Some(Command::Cache(a)) => cache(&a, &out),
@@ -27,7 +43,43 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Latency(a)) => suites::latency::command(&a, &out),
         Some(Command::Regs(a)) => suites::regs::command(&a, &out),
         Some(Command::Net(a)) => suites::net::dispatch(&a, &out),
+        Some(Command::Plot(a)) => crate::report::commands::plot(&a),
+        Some(Command::Report(a)) => crate::report::commands::report(&a),
+        Some(Command::Compare(a)) => crate::report::commands::compare(&a),
+        Some(Command::Completions(a)) => completions(&a),
+        Some(Command::Man(a)) => man(&a),
     }
+}
+
+/// A completion script for `shell`, generated from the CLI definition.
+fn completions(a: &crate::cli::CompletionsArgs) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    clap_complete::generate(a.shell, &mut cmd, "bwscope", &mut std::io::stdout());
+    Ok(EXIT_OK)
+}
+
+/// The man page(s), generated from the CLI definition.
+fn man(a: &crate::cli::ManArgs) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    match &a.dir {
+        Some(dir) => {
+            let unwritable = |e: std::io::Error| UserError::Unwritable {
+                path: dir.clone(),
+                detail: e.to_string(),
+            };
+            std::fs::create_dir_all(dir).map_err(unwritable)?;
+            clap_mangen::generate_to(cmd, dir).map_err(unwritable)?;
+            println!("wrote man pages into {dir}");
+        }
+        None => {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut buf)?;
+            std::io::stdout().lock().write_all(&buf)?;
+        }
+    }
+    Ok(EXIT_OK)
 }
 
 pub fn units(u: UnitsArg) -> Units {

@@ -1,11 +1,18 @@
 //! Results: the model, the exporters (one per format), and the sink that
 //! writes records as they complete.
 
+pub mod commands;
+pub mod compare;
 pub mod csv;
+pub mod html;
 pub mod json;
+pub mod markdown;
+pub mod metric;
 pub mod model;
+pub mod plot;
 pub mod progress;
 pub mod sink;
+pub mod summary;
 pub mod table;
 pub mod warnings;
 

@@ -88,6 +88,18 @@ fn column(r: &Record) -> String {
 
 /// The grid for one op of a sweep suite.
 fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
+    let rows = sweep_rows(records, op, units)?;
+    let mut out = format!(
+        "{} bandwidth, {} best/median (per-thread working set; all threads together)\n",
+        op,
+        units.label()
+    );
+    out.push_str(&grid(&rows));
+    Some(out)
+}
+
+/// The cells of [`sweep_grid`], header row first (also used by Markdown).
+pub fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec<String>>> {
     let recs: Vec<&&Record> = records
         .iter()
         .filter(|r| r.op == op && r.status == Status::Ok && r.size_bytes.is_some())
@@ -141,17 +153,16 @@ fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
         );
         rows.push(row);
     }
-    let mut out = format!(
-        "{} bandwidth, {} best/median (per-thread working set; all threads together)\n",
-        op,
-        units.label()
-    );
-    out.push_str(&grid(&rows));
-    Some(out)
+    Some(rows)
 }
 
 /// One row per record, for suites without a size grid.
 fn long_table(records: &[&Record], units: Units) -> String {
+    grid(&long_rows(records, units))
+}
+
+/// The cells of [`long_table`], header row first (also used by Markdown).
+pub fn long_rows(records: &[&Record], units: Units) -> Vec<Vec<String>> {
     let mut rows = vec![vec![
         "suite".to_string(),
         "kernel".to_string(),
@@ -179,7 +190,7 @@ fn long_table(records: &[&Record], units: Units) -> String {
             cv,
         ]);
     }
-    grid(&rows)
+    rows
 }
 
 /// Render every suite in the run, then skipped/errored records, then the

@@ -1,17 +1,104 @@
 //! The default job (`bwscope` with no subcommand): what this machine is and
-//! how fast its caches and DRAM are, in about ten seconds, with a summary a
-//! person can read at a glance.
+//! how fast bytes move through it, in under a minute on a 2-core machine,
+//! ending in a summary a person can read in ten seconds, with the JSON and
+//! an HTML report saved into a results folder.
+//!
+//! The survey is a list of [`Step`]s run in order into one run; adding a
+//! suite to it is one entry in [`steps`]. A step records its resolved plan
+//! under `options.<step name>` and pushes records into the shared sink; the
+//! summary ([`crate::report::summary`]) reads whatever records exist, so a
+//! suite's headline appears as soon as its step does.
 
-use crate::cli::{CacheArgs, MemoryArg, OutputArgs, SampleArgs};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use crate::cli::{CacheArgs, MemoryArg, OutputArgs, SampleArgs, SurveyArgs};
 use crate::commands;
-use crate::error::{EXIT_INTERRUPTED, EXIT_OK};
+use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::platform::Host;
-use crate::report::model::{Record, Run, Status};
-use crate::report::table;
+use crate::report::html::Html;
+use crate::report::json::Json;
+use crate::report::model::Run;
+use crate::report::sink::{self, Sink};
+use crate::report::{summary, table, Exporter};
 
-pub fn run(out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = Host::detect(true);
-    let args = CacheArgs {
+/// What a step gets: the machine, the sink of the run, the SIGINT flag, and
+/// whether stdout belongs to a machine-readable stream.
+pub struct Ctx<'a> {
+    pub host: &'a Host,
+    pub sink: &'a mut Sink,
+    pub stop: &'static AtomicBool,
+    pub quiet: bool,
+}
+
+impl Ctx<'_> {
+    /// Record a step's resolved plan under `options.<name>`.
+    pub fn set_options(&mut self, name: &str, plan: serde_json::Value) {
+        if let serde_json::Value::Object(m) = &mut self.sink.run_mut().options {
+            m.insert(name.to_string(), plan);
+        }
+    }
+}
+
+/// Whether the survey goes on after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Interrupted,
+}
+
+/// One part of the survey.
+pub struct Step {
+    pub name: &'static str,
+    /// What the step measures, for `options.steps` and the docs.
+    pub what: &'static str,
+    pub run: fn(&mut Ctx) -> anyhow::Result<Flow>,
+}
+
+/// The survey, in order. Suites still to come (latency by size, thread
+/// scaling at a DRAM-sized set, memory kinds; transfers and network when a
+/// device or peer is present) each add one entry here.
+pub fn steps() -> Vec<Step> {
+    vec![
+        Step {
+            name: "info",
+            what: "CPU, caches, topology, measured clock and L1 ceilings",
+            run: info_step,
+        },
+        Step {
+            name: "cache",
+            what: "cache → DRAM sweep of the key kernels (read/write/copy at the widest ISA, NT write, rep movsb, libc memcpy), one size per octave",
+            run: cache_step,
+        },
+    ]
+}
+
+fn info_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
+    if !cx.quiet {
+        print!("{}", commands::render_info(cx.host));
+        println!();
+    }
+    Ok(Flow::Continue)
+}
+
+/// The survey's cache sweep: the key kernels of `cache --quick`, 4 KiB to
+/// half the default top at two sizes per octave, 7 samples of ≥ 3 ms
+/// (about 10 s on a 2-core VM; `--quick` alone takes 2-3 s but finds cache
+/// edges only to within an octave).
+pub fn cache_plan(host: &Host) -> Result<super::cache::CachePlan, UserError> {
+    let mut plan = super::cache::plan(&cache_args(), host)?;
+    let top = plan.sizes.iter().copied().max().unwrap_or(4 << 10);
+    plan.sizes = crate::util::units::geometric(4 << 10, top, std::f64::consts::SQRT_2)
+        .into_iter()
+        .map(|s| s.div_ceil(1024) * 1024)
+        .collect();
+    plan.sizes.dedup();
+    Ok(plan)
+}
+
+fn cache_args() -> CacheArgs {
+    CacheArgs {
         kernel: None,
         sizes: None,
         threads: None,
@@ -21,82 +108,199 @@ pub fn run(out: &OutputArgs) -> anyhow::Result<u8> {
         first_use: false,
         pattern: None,
         sample: SampleArgs {
-            samples: None,
-            min_sample_ms: None,
+            samples: Some(7),
+            min_sample_ms: Some(3.0),
         },
-    };
-    let plan = super::cache::plan(&args, &host)?;
-    let mut sink = commands::start_run("survey", serde_json::to_value(&plan)?, out, host.clone())?;
-    let taken = sink.stdout_taken();
-    if !taken {
-        print!("{}", commands::render_info(&host));
-        println!();
     }
-    let stop = crate::util::signal::install();
-    let interrupted = super::cache::run(&plan, &host, &mut sink, stop)?;
-    let run = sink.finish(interrupted)?;
-    if !taken {
-        print!("{}", table::render(&run));
-        println!("{}", summary(&run));
-    }
+}
+
+fn cache_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
+    let plan = cache_plan(cx.host)?;
+    cx.set_options("cache", serde_json::to_value(&plan)?);
+    let interrupted = super::cache::run(&plan, cx.host, cx.sink, cx.stop)?;
     Ok(if interrupted {
-        EXIT_INTERRUPTED
+        Flow::Interrupted
     } else {
-        EXIT_OK
+        Flow::Continue
     })
 }
 
-fn best_in<'a>(
-    run: &'a Run,
-    op: &str,
-    regime: &str,
-    kernel_prefix: &str,
-) -> Option<(f64, &'a Record)> {
-    let recs = run.records.iter().filter(|r| {
-        r.status == Status::Ok
-            && r.op == op
-            && r.kernel.starts_with(kernel_prefix)
-            && !r.nontemporal.unwrap_or(false)
-            && r.regime.as_deref() == Some(regime)
-    });
-    if regime == "DRAM" {
-        // The largest size: furthest from the last cache's edge.
-        recs.max_by_key(|r| r.size_bytes)
-            .and_then(|r| r.gbps.map(|g| (g.best, r)))
-    } else {
-        recs.filter_map(|r| r.gbps.map(|g| (g.best, r)))
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-    }
+/// `./bwscope-results/2026-11-21T12-51-11Z`: sortable, and no colons
+/// (which some file systems and tools reject).
+pub fn default_dir() -> PathBuf {
+    let stamp = crate::util::time::now_rfc3339().replace(':', "-");
+    Path::new("bwscope-results").join(stamp)
 }
 
-/// "L1 read 203 GB/s = 98 % of this core's limit · L2 … · DRAM read …".
-pub fn summary(run: &Run) -> String {
-    let mut parts = Vec::new();
-    for regime in ["L1", "L2", "L3", "DRAM"] {
-        if let Some((g, r)) = best_in(run, "read", regime, "seq_read") {
-            let limit = r
-                .width_bits
-                .and_then(|w| run.host.ceiling("read", w))
-                .map(|c| format!(" = {:.0} % of this core's limit", g / c * 100.0))
-                .filter(|_| regime == "L1")
-                .unwrap_or_default();
-            parts.push(format!("{} read {:.1} GB/s{}", regime, g, limit));
+/// Create the results folder before anything is measured, so an
+/// unwritable path fails at once.
+fn prepare_dir(args: &SurveyArgs) -> Result<Option<PathBuf>, UserError> {
+    if args.no_save {
+        return Ok(None);
+    }
+    let dir = args
+        .out
+        .as_ref()
+        .map(PathBuf::from)
+        .unwrap_or_else(default_dir);
+    std::fs::create_dir_all(&dir).map_err(|e| UserError::Unwritable {
+        path: dir.display().to_string(),
+        detail: format!("{e} (--out)"),
+    })?;
+    // Probe: a directory we cannot create files in fails here, not after
+    // a minute of measuring.
+    let probe = dir.join(".bwscope-write-test");
+    std::fs::write(&probe, b"").map_err(|e| UserError::Unwritable {
+        path: dir.display().to_string(),
+        detail: format!("{e} (--out)"),
+    })?;
+    let _ = std::fs::remove_file(probe);
+    Ok(Some(dir))
+}
+
+pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
+    let t0 = Instant::now();
+    let dir = prepare_dir(args)?;
+    let mut out = out.clone();
+    if out.json.is_none() {
+        out.json = dir
+            .as_ref()
+            .map(|d| d.join("run.json").display().to_string());
+    }
+    let host = Host::detect(true);
+    let steps = steps();
+    let options = serde_json::json!({
+        "steps": steps.iter().map(|s| serde_json::json!({"name": s.name, "what": s.what})).collect::<Vec<_>>(),
+    });
+    let mut sink = commands::start_run("survey", options, &out, host.clone())?;
+    let quiet = sink.stdout_taken();
+    let stop = crate::util::signal::install();
+    let mut interrupted = false;
+    {
+        let mut cx = Ctx {
+            host: &host,
+            sink: &mut sink,
+            stop,
+            quiet,
+        };
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        for (i, step) in steps.iter().enumerate() {
+            if tty && i > 0 {
+                eprintln!("[{}/{}] {}: {}", i, steps.len() - 1, step.name, step.what);
+            }
+            if (step.run)(&mut cx)? == Flow::Interrupted {
+                interrupted = true;
+                break;
+            }
         }
     }
-    if let Some((g, _)) = best_in(run, "write", "DRAM", "seq_write") {
-        parts.push(format!("DRAM write {:.1} GB/s", g));
+    // The summary below says the same as the per-kind warning lines, more
+    // briefly; critical warnings were already printed as they happened.
+    sink.echo_warnings = false;
+    let run = sink.finish(interrupted)?;
+    let saved = match &dir {
+        Some(d) => Some(save(d, &run, out.json.as_deref())?),
+        None => None,
+    };
+    let text = format!(
+        "{}\n{}",
+        table::render(&run),
+        render_summary(&run, saved.as_deref(), t0.elapsed())
+    );
+    if quiet {
+        // stdout carries JSON/CSV; the summary still reaches a person.
+        eprint!("{}", render_summary(&run, saved.as_deref(), t0.elapsed()));
+    } else {
+        print!("{text}");
     }
-    let nt = run
-        .records
-        .iter()
-        .filter(|r| r.status == Status::Ok && r.nontemporal == Some(true) && r.op == "write")
-        .max_by_key(|r| r.size_bytes)
-        .and_then(|r| r.gbps.map(|g| g.best));
-    if let Some(g) = nt {
-        parts.push(format!("DRAM NT write {:.1} GB/s", g));
+    if interrupted {
+        return Ok(EXIT_INTERRUPTED);
     }
-    if let Some((g, _)) = best_in(run, "copy", "DRAM", "libc_memcpy") {
-        parts.push(format!("DRAM memcpy {:.1} GB/s", g));
+    Ok(EXIT_OK)
+}
+
+/// Write run.json (unless the sink already wrote it there) and
+/// report.html; returns the folder.
+fn save(dir: &Path, run: &Run, sink_json: Option<&str>) -> Result<PathBuf, UserError> {
+    let json_path = dir.join("run.json");
+    if sink_json != Some(json_path.to_str().unwrap_or_default()) {
+        let bytes = Json.serialize(run).map_err(|e| UserError::Unwritable {
+            path: json_path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        sink::write_atomic(&json_path, &bytes)?;
     }
-    format!("summary: {}", parts.join(" · "))
+    let html_path = dir.join("report.html");
+    let bytes = Html::default()
+        .serialize(run)
+        .map_err(|e| UserError::Unwritable {
+            path: html_path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+    sink::write_atomic(&html_path, &bytes)?;
+    Ok(dir.to_path_buf())
+}
+
+/// The closing block: headline, warnings, where the files are, time taken.
+pub fn render_summary(run: &Run, saved: Option<&Path>, took: Duration) -> String {
+    let mut s = String::new();
+    let head = summary::headline(run);
+    if head.is_empty() {
+        s.push_str("summary   nothing measured\n");
+    }
+    // Wrap at ~100 columns between figures, so the line reads at a glance.
+    let mut line = String::new();
+    let mut first = true;
+    for part in head {
+        if !line.is_empty() && line.chars().count() + part.chars().count() + 3 > 100 {
+            s.push_str(if first { "summary   " } else { "          " });
+            s.push_str(&line);
+            s.push('\n');
+            line.clear();
+            first = false;
+        }
+        if !line.is_empty() {
+            line.push_str(" · ");
+        }
+        line.push_str(&part);
+    }
+    if !line.is_empty() {
+        s.push_str(if first { "summary   " } else { "          " });
+        s.push_str(&line);
+        s.push('\n');
+    }
+    for (i, w) in summary::warning_lines(run).iter().enumerate() {
+        s.push_str(if i == 0 { "warnings  " } else { "          " });
+        s.push_str(w);
+        s.push('\n');
+    }
+    if let Some(d) = saved {
+        s.push_str(&format!(
+            "saved     {}/  (run.json, report.html: open the report in a browser)\n",
+            d.display()
+        ));
+    }
+    s.push_str(&format!("took      {:.0} s\n", took.as_secs_f64()));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_have_unique_names() {
+        let s = steps();
+        let mut names: Vec<&str> = s.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), s.len());
+        assert_eq!(s[0].name, "info");
+    }
+
+    #[test]
+    fn default_dir_has_no_colons() {
+        let d = default_dir().display().to_string();
+        assert!(d.starts_with("bwscope-results/") && !d.contains(':'), "{d}");
+    }
 }

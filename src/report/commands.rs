@@ -1,0 +1,209 @@
+//! Handlers of the subcommands that read saved runs: `plot`, `report`,
+//! `compare`. They never measure; every picture and table comes from the
+//! JSON, so it cannot disagree with the data.
+
+use std::path::Path;
+
+use super::compare::{self, EXIT_SLOWER};
+use super::csv::Csv;
+use super::html::Html;
+use super::json::{self, Json};
+use super::markdown::Markdown;
+use super::plot::{self, Format};
+use super::table::Table;
+use super::Exporter;
+use crate::cli::{CompareArgs, CompareFormat, PlotArgs, ReportArgs, ReportFormat};
+use crate::commands::write_output;
+use crate::error::{UserError, EXIT_OK};
+
+fn check_side(flag: &'static str, v: u32) -> Result<(), UserError> {
+    if !(plot::MIN_SIDE..=plot::MAX_SIDE).contains(&v) {
+        return Err(UserError::flag(
+            flag,
+            format!(
+                "{v} pixels is out of range; use {} to {}",
+                plot::MIN_SIDE,
+                plot::MAX_SIDE
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `out.svg` + chart id → `out-<id>.svg`.
+fn sibling(path: &str, id: &str) -> String {
+    let p = Path::new(path);
+    let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("chart");
+    let ext = p.extension().and_then(|s| s.to_str()).unwrap_or("svg");
+    let name = format!("{stem}-{id}.{ext}");
+    match p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d.join(name).display().to_string(),
+        None => name,
+    }
+}
+
+pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
+    let run = json::load(&a.run)?;
+    let charts = plot::charts(&run, a.stat);
+    if a.list {
+        for c in &charts {
+            println!("{:<40} {}", c.id, c.title);
+        }
+        return Ok(EXIT_OK);
+    }
+    let output = a.output.as_deref().unwrap_or_default();
+    let format = Format::from_path(output).ok_or_else(|| {
+        UserError::flag("--output", format!("'{output}' must end in .svg or .png"))
+    })?;
+    check_side("--width", a.width)?;
+    check_side("--height", a.height)?;
+    if charts.is_empty() {
+        return Err(UserError::BadInput {
+            path: a.run.clone(),
+            problem: "has nothing to chart (no suite with two or more sizes, thread counts or NUMA nodes measured)"
+                .into(),
+        }
+        .into());
+    }
+    let chosen: Vec<&plot::Chart> = match &a.chart {
+        Some(id) => {
+            let c = charts.iter().find(|c| &c.id == id).ok_or_else(|| {
+                UserError::flag(
+                    "--chart",
+                    format!(
+                        "no chart '{id}' in this run; available: {}",
+                        charts
+                            .iter()
+                            .map(|c| c.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })?;
+            vec![c]
+        }
+        None => charts.iter().collect(),
+    };
+    for (i, c) in chosen.iter().enumerate() {
+        let path = if i == 0 {
+            output.to_string()
+        } else {
+            sibling(output, &c.id)
+        };
+        let bytes = match format {
+            Format::Svg => plot::svg(c, a.width, a.height)?.into_bytes(),
+            Format::Png => plot::png(c, a.width, a.height)?,
+        };
+        write_output(&path, &bytes)?;
+        if path != "-" {
+            println!("wrote {} ({})", path, c.title);
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+fn format_of(path: &str) -> Option<ReportFormat> {
+    let l = path.to_ascii_lowercase();
+    let ext = Path::new(&l).extension()?.to_str()?.to_string();
+    Some(match ext.as_str() {
+        "html" | "htm" => ReportFormat::Html,
+        "md" | "markdown" => ReportFormat::Markdown,
+        "csv" => ReportFormat::Csv,
+        "json" => ReportFormat::Json,
+        "txt" => ReportFormat::Table,
+        _ => return None,
+    })
+}
+
+/// `RUN.json` → `RUN.html` beside it.
+fn default_html_path(run: &str) -> String {
+    let p = Path::new(run);
+    p.with_extension("html").display().to_string()
+}
+
+pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
+    let run = json::load(&a.run)?;
+    let format = a
+        .format
+        .or_else(|| a.output.as_deref().and_then(format_of))
+        .unwrap_or(ReportFormat::Html);
+    let exporter: Box<dyn Exporter> = match format {
+        ReportFormat::Html => Box::new(Html::default()),
+        ReportFormat::Markdown => Box::new(Markdown),
+        ReportFormat::Table => Box::new(Table),
+        ReportFormat::Csv => Box::new(Csv),
+        ReportFormat::Json => Box::new(Json),
+    };
+    let out = match (&a.output, format) {
+        (Some(o), _) => o.clone(),
+        (None, ReportFormat::Html) => default_html_path(&a.run),
+        (None, _) => "-".into(),
+    };
+    let bytes = exporter.serialize(&run)?;
+    write_output(&out, &bytes)?;
+    if out != "-" {
+        println!("wrote {out}");
+    }
+    Ok(EXIT_OK)
+}
+
+pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
+    if let Some(p) = a.fail_if_slower {
+        if !(p >= 0.0 && p.is_finite()) {
+            return Err(UserError::flag(
+                "--fail-if-slower",
+                "must be a percentage of 0 or more, e.g. 5",
+            )
+            .into());
+        }
+    }
+    let mut runs = Vec::with_capacity(a.runs.len());
+    for p in &a.runs {
+        runs.push((p.clone(), json::load(p)?));
+    }
+    let c = compare::compare(&runs, a.stat)?;
+    let text = match a.format {
+        CompareFormat::Table => c.render_table(),
+        CompareFormat::Markdown => c.render_markdown(),
+        CompareFormat::Json => c.render_json(),
+    };
+    print!("{text}");
+    if let Some(pct) = a.fail_if_slower {
+        let slow = c.slower_than(pct);
+        if !slow.is_empty() {
+            let (row, i, by) = slow
+                .iter()
+                .max_by(|x, y| x.2.total_cmp(&y.2))
+                .expect("non-empty");
+            eprintln!(
+                "error: {} cases are slower than {}% (worst: {} in {}, {:.1}% slower than {})",
+                slow.len(),
+                pct,
+                row.label,
+                c.files[*i],
+                by,
+                c.files[0]
+            );
+            return Ok(EXIT_SLOWER);
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sibling_names() {
+        assert_eq!(
+            super::sibling("out/a.svg", "latency-size"),
+            "out/a-latency-size.svg"
+        );
+        assert_eq!(super::sibling("a.png", "x"), "a-x.png");
+        assert_eq!(super::default_html_path("d/run.json"), "d/run.html");
+        assert_eq!(
+            super::format_of("R.MD"),
+            Some(crate::cli::ReportFormat::Markdown)
+        );
+        assert_eq!(super::format_of("r"), None);
+    }
+}

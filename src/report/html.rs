@@ -1,0 +1,336 @@
+//! The HTML report: one self-contained file (no network, no external
+//! scripts, styles or fonts) with the summary, warnings, charts as inline
+//! SVG, sortable tables of every record, the environment, the method, and
+//! the raw JSON as an appendix.
+//!
+//! The page carries a small self-check used by the Chromium test: errors
+//! are recorded in `data-js-errors` on `<html>`, and opening the page with
+//! `#selftest` sorts the first table and records the outcome in
+//! `data-selftest` on `<body>`.
+
+use std::fmt::Write as _;
+
+use super::metric::{self, StatKind};
+use super::model::{Record, Run, Status};
+use super::{plot, summary, Exporter};
+use crate::util::units::format_bytes;
+
+pub struct Html {
+    /// Size of the inline charts (the SVG scales to the page width).
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Default for Html {
+    fn default() -> Self {
+        Html {
+            width: 1280,
+            height: 720,
+        }
+    }
+}
+
+/// Escape text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + s.len() / 16);
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+const STYLE: &str = r#"
+:root{--fg:#1d232a;--muted:#5b6570;--line:#d8dde3;--bg:#fff;--band:#f5f7f9;--accent:#1f77b4;--warn:#8a5300;--warnbg:#fff6e5}
+*{box-sizing:border-box}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--fg);background:var(--bg);margin:0}
+main{max-width:1200px;margin:0 auto;padding:24px}
+section,h3{scroll-margin-top:48px}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
+h3{font-size:16px;margin:20px 0 8px}
+.meta{color:var(--muted);margin:0 0 12px}
+nav{position:sticky;top:0;background:var(--bg);border-bottom:1px solid var(--line);padding:8px 24px;z-index:2}
+nav a{margin-right:16px;color:var(--accent);text-decoration:none}
+ul.headline{list-style:none;padding:0;margin:0;display:flex;flex-wrap:wrap;gap:8px}
+ul.headline li{background:var(--band);border:1px solid var(--line);border-radius:6px;padding:6px 10px;font-weight:600}
+ul.warnings{background:var(--warnbg);color:var(--warn);border:1px solid #f0d9a8;border-radius:6px;padding:10px 10px 10px 30px}
+figure.chart{margin:0 0 24px;border:1px solid var(--line);border-radius:6px;padding:8px;background:#fff}
+figure.chart svg{width:100%;height:auto;display:block}
+figure.chart figcaption{color:var(--muted);font-size:13px;margin-top:4px}
+.tablewrap{overflow-x:auto;max-height:70vh;overflow-y:auto;border:1px solid var(--line);border-radius:6px}
+table{border-collapse:collapse;font-size:13px;width:100%}
+th,td{padding:4px 8px;border-bottom:1px solid var(--line);white-space:nowrap}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:var(--band);position:sticky;top:0;text-align:left;cursor:pointer;user-select:none}
+th.sorted-asc::after{content:" ▲"}th.sorted-desc::after{content:" ▼"}
+tr.skipped td,tr.error td{color:var(--muted)}
+pre{background:var(--band);border:1px solid var(--line);border-radius:6px;padding:10px;overflow:auto;font-size:12px}
+details summary{cursor:pointer;color:var(--accent)}
+"#;
+
+/// Sort a table by a clicked header: numeric when both cells parse as
+/// numbers (sort keys live in `data-v`), text otherwise; click again to
+/// reverse. Then the #selftest hook.
+const SCRIPT: &str = r#"
+(function(){
+function key(td){var v=td.getAttribute('data-v');if(v===null)v=td.textContent;var n=parseFloat(v);return isNaN(n)||!/^-?[0-9.eE+-]+$/.test(v.trim())?{s:v}:{n:n};}
+function cmp(a,b){if(a.n!==undefined&&b.n!==undefined)return a.n-b.n;if(a.n!==undefined)return -1;if(b.n!==undefined)return 1;return a.s<b.s?-1:a.s>b.s?1:0;}
+function sortBy(th){var table=th.closest('table'),tb=table.tBodies[0],i=th.cellIndex;
+var asc=!th.classList.contains('sorted-asc');
+table.querySelectorAll('th').forEach(function(h){h.classList.remove('sorted-asc','sorted-desc');});
+th.classList.add(asc?'sorted-asc':'sorted-desc');
+var rows=Array.prototype.slice.call(tb.rows);
+rows.sort(function(r1,r2){var c=cmp(key(r1.cells[i]),key(r2.cells[i]));return asc?c:-c;});
+var f=document.createDocumentFragment();rows.forEach(function(r){f.appendChild(r);});tb.appendChild(f);}
+document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){sortBy(th);});});
+document.body.setAttribute('data-charts',String(document.querySelectorAll('figure.chart svg').length));
+if(location.hash==='#selftest'){
+ var t=document.querySelector('table.sortable'),out='no table';
+ if(t){var th=null;t.querySelectorAll('th').forEach(function(h){if(h.getAttribute('data-k')==='best')th=h;});
+  if(!th)out='no best column';else{sortBy(th);sortBy(th);
+   var v=Array.prototype.map.call(t.tBodies[0].rows,function(r){return parseFloat(r.cells[th.cellIndex].getAttribute('data-v'));}).filter(function(x){return !isNaN(x);});
+   var ok=v.length>0;for(var j=1;j<v.length;j++)if(v[j-1]<v[j])ok=false;out=ok?'ok '+v.length+' rows':'not sorted';}}
+ document.body.setAttribute('data-selftest',out);}
+})();
+"#;
+
+fn num_cell(v: Option<f64>, digits: usize) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("<td class=n data-v=\"{x}\">{x:.digits$}</td>"),
+        _ => "<td class=n data-v=\"\"></td>".into(),
+    }
+}
+
+fn text_cell(s: &str) -> String {
+    format!("<td>{}</td>", esc(s))
+}
+
+/// One sortable table of records; every record, including skipped ones.
+fn records_table(recs: &[&Record]) -> String {
+    let cols = [
+        ("kernel", "kernel"),
+        ("op", "op"),
+        ("pattern", "pattern"),
+        ("size", "size"),
+        ("threads", "threads"),
+        ("regime", "regime"),
+        ("best", "best"),
+        ("median", "median"),
+        ("min", "min"),
+        ("max", "max"),
+        ("cv", "CV %"),
+        ("unit", "unit"),
+        ("samples", "samples"),
+        ("memory", "memory"),
+        ("status", "status"),
+        ("notes", "warnings / reason"),
+    ];
+    let mut s = String::from("<div class=tablewrap><table class=sortable><thead><tr>");
+    for (k, title) in cols {
+        let _ = write!(s, "<th data-k=\"{k}\">{}</th>", esc(title));
+    }
+    s.push_str("</tr></thead><tbody>\n");
+    for r in recs {
+        let m = metric::of(r);
+        let status = match r.status {
+            Status::Ok => "ok",
+            Status::Skipped => "skipped",
+            Status::Error => "error",
+        };
+        let _ = write!(s, "<tr class={status}>");
+        s.push_str(&text_cell(&r.kernel));
+        s.push_str(&text_cell(&r.op));
+        s.push_str(&text_cell(r.pattern.as_deref().unwrap_or("")));
+        match r.size_bytes {
+            Some(b) => {
+                let _ = write!(
+                    s,
+                    "<td class=n data-v=\"{b}\">{}</td>",
+                    esc(&format_bytes(b))
+                );
+            }
+            None => s.push_str("<td class=n data-v=\"\"></td>"),
+        }
+        let _ = write!(s, "<td class=n data-v=\"{0}\">{0}</td>", r.threads);
+        s.push_str(&text_cell(r.regime.as_deref().unwrap_or("")));
+        s.push_str(&num_cell(m.map(|m| m.best), 2));
+        s.push_str(&num_cell(m.map(|m| m.median), 2));
+        s.push_str(&num_cell(m.map(|m| m.min), 2));
+        s.push_str(&num_cell(m.map(|m| m.max), 2));
+        s.push_str(&num_cell(r.gbps.map(|g| g.cv * 100.0), 1));
+        s.push_str(&text_cell(m.map_or("", |m| m.unit)));
+        let _ = write!(s, "<td class=n data-v=\"{0}\">{0}</td>", r.samples.len());
+        s.push_str(&text_cell(
+            r.memory.as_ref().map_or("", |m| m.kind.as_str()),
+        ));
+        s.push_str(&text_cell(status));
+        let mut notes: Vec<String> = r.warnings.iter().map(|w| w.to_string()).collect();
+        if let Some(reason) = &r.reason {
+            notes.insert(0, reason.clone());
+        }
+        s.push_str(&text_cell(&notes.join("; ")));
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table></div>\n");
+    s
+}
+
+/// The whole report.
+pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
+    let h = &run.host;
+    let title = format!("bwscope {} — {}", run.command, h.cpu.model_name);
+    let mut s = String::with_capacity(64 * 1024 + run.records.len() * 2048);
+    let _ = write!(
+        s,
+        "<!doctype html>\n<html lang=en><head><meta charset=utf-8>\
+<meta name=viewport content=\"width=device-width,initial-scale=1\">\
+<title>{}</title><style>{STYLE}</style>\
+<script>window.addEventListener('error',function(e){{var h=document.documentElement;h.setAttribute('data-js-errors',(h.getAttribute('data-js-errors')||'')+(e.message||'error')+';');}});</script>\
+</head><body>\n",
+        esc(&title)
+    );
+    s.push_str("<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#records\">Records</a><a href=\"#environment\">Environment</a><a href=\"#method\">Method</a><a href=\"#raw\">Raw JSON</a></nav>\n<main>\n");
+    let _ = writeln!(s, "<h1>{}</h1>", esc(&title));
+    let _ =
+        writeln!(
+        s,
+        "<p class=meta>bwscope {} · <code>{}</code> · started {} · finished {} · {} records{}</p>",
+        esc(&run.tool.version),
+        esc(&run.command_line.join(" ")),
+        esc(&run.started_at),
+        esc(run.finished_at.as_deref().unwrap_or("not finished")),
+        run.records.len(),
+        if run.interrupted { " · <strong>interrupted</strong>" } else { "" }
+    );
+
+    s.push_str("<section id=summary><h2>Summary</h2>\n");
+    let head = summary::headline(run);
+    if head.is_empty() {
+        s.push_str("<p>No headline figures: the run has no cache-sweep or latency records.</p>\n");
+    } else {
+        s.push_str("<ul class=headline>");
+        for p in head {
+            let _ = write!(s, "<li>{}</li>", esc(&p));
+        }
+        s.push_str("</ul>\n");
+    }
+    let warns = summary::warning_lines(run);
+    if !warns.is_empty() {
+        s.push_str("<h3>Warnings</h3><ul class=warnings>");
+        for w in warns {
+            let _ = write!(s, "<li>{}</li>", esc(&w));
+        }
+        s.push_str("</ul>\n");
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=charts><h2>Charts</h2>\n");
+    let charts = plot::charts(run, StatKind::Best);
+    if charts.is_empty() {
+        s.push_str("<p>No chart: no suite in this run has two or more sizes, thread counts or NUMA nodes.</p>\n");
+    }
+    for c in &charts {
+        let svg = plot::svg(c, width, height)?;
+        let _ = writeln!(
+            s,
+            "<figure class=chart id=\"chart-{0}\" data-chart=\"{0}\">{1}<figcaption>{2} — <code>bwscope plot RUN.json --chart {0} -o {0}.svg</code></figcaption></figure>",
+            esc(&c.id),
+            strip_xml_decl(&svg),
+            esc(&c.title)
+        );
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=records><h2>Records</h2><p class=meta>Click a column header to sort; click again to reverse. Bandwidth in GB/s = 10<sup>9</sup> B/s; latency in ns.</p>\n");
+    let mut suites: Vec<&str> = Vec::new();
+    for r in &run.records {
+        if !suites.contains(&r.suite.as_str()) {
+            suites.push(&r.suite);
+        }
+    }
+    for suite in suites {
+        let recs: Vec<&Record> = run.records.iter().filter(|r| r.suite == suite).collect();
+        let _ = writeln!(
+            s,
+            "<h3 id=\"suite-{0}\">{0} ({1} records)</h3>",
+            esc(suite),
+            recs.len()
+        );
+        s.push_str(&records_table(&recs));
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=environment><h2>Environment</h2>\n");
+    let _ = writeln!(
+        s,
+        "<pre>{}hostname   {}\n</pre>",
+        esc(&crate::commands::render_info(h)),
+        esc(h.env.hostname.as_deref().unwrap_or("?"))
+    );
+    let opts = serde_json::to_string_pretty(&run.options).unwrap_or_default();
+    let _ = writeln!(s, "<h3>Options</h3><pre>{}</pre>", esc(&opts));
+    s.push_str("</section>\n");
+
+    let _ = writeln!(
+        s,
+        "<section id=method><h2>Method</h2>\n<ul>\
+<li><strong>Bytes counted.</strong> {}.</li>\
+<li><strong>Units.</strong> GB/s = 10<sup>9</sup> bytes per second (the JSON always stores GB/s; tables were shown in {}).</li>\
+<li><strong>Samples.</strong> Each case is calibrated (also the warm-up, never reported) until one sample lasts at least the minimum sample time, then timed N times; the kernel's declared bytes over the wall time of a sample give its rate. Multi-thread samples span the earliest start to the latest end, between barriers.</li>\
+<li><strong>Best and median.</strong> <em>best</em> is the fastest sample (the estimate of what the path can do), <em>median</em> the typical one; min, max and CV show the spread. Charts plot <em>best</em>.</li>\
+<li><strong>Regimes.</strong> L1/L2/L3/DRAM labels come from the cache sizes in the environment; cache boundaries on the charts are those sizes.</li>\
+<li><strong>Kernels.</strong> Hot loops are hand-written assembly (<code>bwscope kernels</code> lists each one's instructions, width and bytes per pass); buffers hold random data and are pre-faulted.</li>\
+</ul></section>",
+        esc(&run.byte_convention),
+        esc(run.display_units.label())
+    );
+
+    let raw = serde_json::to_string_pretty(run)?;
+    let _ = writeln!(
+        s,
+        "<section id=raw><h2>Raw JSON</h2><details><summary>the run exactly as bwscope stored it ({} bytes)</summary><pre>{}</pre></details></section>",
+        raw.len(),
+        esc(&raw)
+    );
+    let _ = writeln!(s, "</main><script>{SCRIPT}</script></body></html>");
+    Ok(s)
+}
+
+/// Inline SVG must not carry an XML declaration.
+fn strip_xml_decl(svg: &str) -> &str {
+    match svg.strip_prefix("<?xml") {
+        Some(rest) => rest.find("?>").map_or(svg, |i| rest[i + 2..].trim_start()),
+        None => svg,
+    }
+}
+
+impl Exporter for Html {
+    fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        Ok(render(run, self.width, self.height)?.into_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn strips_declaration() {
+        assert_eq!(strip_xml_decl("<?xml version=\"1.0\"?>\n<svg/>"), "<svg/>");
+        assert_eq!(strip_xml_decl("<svg/>"), "<svg/>");
+    }
+}

@@ -1,0 +1,120 @@
+//! Shared by the report tests: the recorded fixture run and synthetic runs
+//! of the suites that chart differently (latency, threads, numa, net),
+//! built from the fixture's real records by changing the case fields.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+/// A real `bwscope cache --quick --sizes 16KiB,1MiB,64MiB --samples 3`
+/// run, recorded once (command line trimmed to hide the build path).
+pub fn fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cache-quick.json")
+}
+
+pub fn fixture() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture_path()).unwrap()).unwrap()
+}
+
+pub fn bwscope() -> assert_cmd::Command {
+    assert_cmd::Command::new(env!("CARGO_BIN_EXE_bwscope"))
+}
+
+pub fn write(dir: &Path, name: &str, v: &Value) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec_pretty(v).unwrap()).unwrap();
+    p.display().to_string()
+}
+
+/// The first ok record of the fixture, as a template.
+fn template(run: &Value) -> Value {
+    run["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["status"] == "ok")
+        .unwrap()
+        .clone()
+}
+
+/// Multiply every figure of `r.gbps` (and payload) by `f`.
+pub fn scale_gbps(r: &mut Value, f: f64) {
+    for key in ["gbps", "payload_gbps"] {
+        if let Some(o) = r[key].as_object_mut() {
+            for k in ["best", "median", "min", "max", "mean"] {
+                let v = o[k].as_f64().unwrap();
+                o.insert(k.into(), json!(v * f));
+            }
+        }
+    }
+}
+
+fn stats(best: f64) -> Value {
+    json!({"best": best, "median": best * 0.97, "min": best * 0.9, "max": best, "mean": best * 0.96, "cv": 0.02, "n": 5})
+}
+
+/// The fixture plus records of the latency, threads, numa and net suites.
+pub fn synthetic_run() -> Value {
+    let mut run = fixture();
+    let t = template(&run);
+    let mut extra = Vec::new();
+    for (i, size) in [4u64 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20]
+        .iter()
+        .enumerate()
+    {
+        let mut r = t.clone();
+        r["suite"] = json!("latency");
+        r["kernel"] = json!("chase_random");
+        r["op"] = json!("latency");
+        r["size_bytes"] = json!(size);
+        r["gbps"] = Value::Null;
+        r["payload_gbps"] = Value::Null;
+        r["extra"] = json!({"latency_ns": stats(1.0 + 20.0 * i as f64)});
+        extra.push(r);
+    }
+    for threads in [1u32, 2] {
+        for kernel in ["seq_read_512_avx512f", "seq_write_512_avx512f"] {
+            let mut r = t.clone();
+            r["suite"] = json!("threads");
+            r["kernel"] = json!(kernel);
+            r["size_bytes"] = json!(256u64 << 20);
+            r["threads"] = json!(threads);
+            r["regime"] = json!("DRAM");
+            r["gbps"] = stats(20.0 + 10.0 * threads as f64);
+            extra.push(r);
+        }
+    }
+    for cpu in [0u32, 1] {
+        for mem in [0u32, 1] {
+            let mut r = t.clone();
+            r["suite"] = json!("numa");
+            r["placement"] = json!({"cpu_node": cpu, "memory_node": mem});
+            r["extra"] = json!({"case_cpu_node": cpu, "case_memory_node": mem});
+            r["gbps"] = stats(if cpu == mem { 30.0 } else { 18.0 });
+            extra.push(r);
+        }
+    }
+    for dir in ["up", "down"] {
+        for size in [1u64 << 10, 64 << 10, 1 << 20] {
+            let mut r = t.clone();
+            r["suite"] = json!("net");
+            r["kernel"] = json!("tcp");
+            r["op"] = json!("send");
+            r["size_bytes"] = json!(size);
+            r["extra"] = json!({"case_direction": dir});
+            r["gbps"] = stats(size as f64 / 1e5);
+            extra.push(r);
+        }
+    }
+    run["records"].as_array_mut().unwrap().extend(extra);
+    run
+}
+
+/// An empty fontconfig configuration: no font directories at all.
+pub fn empty_fontconfig(dir: &Path) -> PathBuf {
+    let p = dir.join("fonts.conf");
+    std::fs::write(&p, "<?xml version=\"1.0\"?>\n<!DOCTYPE fontconfig SYSTEM \"fonts.dtd\">\n<fontconfig></fontconfig>\n").unwrap();
+    p
+}

@@ -1,0 +1,42 @@
+//! The default survey: runs every step, prints the summary, and saves the
+//! JSON and the HTML report into the folder it names.
+
+mod common;
+
+use common::bwscope;
+
+#[test]
+fn survey_saves_json_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("results");
+    let t0 = std::time::Instant::now();
+    let out = bwscope()
+        .args(["--out", out_dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    eprintln!("survey took {:.1} s", t0.elapsed().as_secs_f64());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("core clock"), "info step printed");
+    assert!(stdout.contains("summary   L1 read "), "{stdout}");
+    assert!(stdout.contains("DRAM read "), "{stdout}");
+    assert!(
+        stdout.contains(&format!("saved     {}/", out_dir.display())),
+        "{stdout}"
+    );
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["command"], "survey");
+    assert_eq!(run["complete"], true);
+    assert_eq!(run["options"]["steps"][1]["name"], "cache");
+    let recs = run["records"].as_array().unwrap();
+    assert!(recs
+        .iter()
+        .any(|r| r["suite"] == "cache" && r["regime"] == "DRAM" && r["status"] == "ok"));
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("chart-cache-size") && html.contains("L1 read "));
+}
