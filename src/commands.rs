@@ -21,6 +21,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Info(a)) => info(&a, &out),
         Some(Command::Kernels(a)) => list_kernels(&a, &out),
         Some(Command::Cache(a)) => cache(&a, &out),
+        Some(Command::Threads(a)) => suites::threads::command(&a, &out),
+        Some(Command::Numa(a)) => suites::numa::command(&a, &out),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Where bytes live: aligned buffers and their page policy.
 
 pub mod buffer;
+pub mod numa;
 pub mod smaps;
 
 pub use buffer::Buffer;

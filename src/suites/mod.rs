@@ -4,7 +4,11 @@
 //! a measured case into a record with its warnings.
 
 pub mod cache;
+pub mod chase;
+pub mod mix;
+pub mod numa;
 pub mod survey;
+pub mod threads;
 
 use crate::cli::SampleArgs;
 use crate::error::UserError;
