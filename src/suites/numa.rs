@@ -167,6 +167,18 @@ pub fn parse_load(host: &Host, spec: &str, oversubscribe: bool) -> Result<(Vec<u
     Ok((cpus, format!("{}@node{}", n, node)))
 }
 
+/// The memory node of a loaded-latency run: the first of --memory-nodes,
+/// else the probe cpu's node, else the load's node (everything local, as
+/// MLC's loaded latency).
+fn load_memory_node(host: &Host, a: &NumaArgs, load_cpus: &[u32]) -> u32 {
+    a.memory_nodes
+        .as_deref()
+        .and_then(topology::parse_cpu_list)
+        .and_then(|v| v.first().copied())
+        .or_else(|| a.probe_cpu.map(|c| node_of(host, c)))
+        .unwrap_or_else(|| node_of(host, load_cpus[0]))
+}
+
 pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
     let with_cpus: Vec<u32> = host.nodes.iter().filter(|n| !node_cpus(host, n.id).is_empty()).map(|n| n.id).collect();
     let with_memory: Vec<u32> = host
@@ -297,7 +309,7 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
                 c
             }
             None => {
-                let mem_node = memory_nodes.first().copied().unwrap_or(0);
+                let mem_node = load_memory_node(host, a, &cpus);
                 let mut pref = node_cpus(host, mem_node);
                 pref.extend(host.allowed_cpus.iter().copied());
                 pref.into_iter().find(|c| !cpus.contains(c)).ok_or_else(|| {
@@ -338,6 +350,11 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
             roles,
             latency: !a.no_latency,
         }
+    };
+    // The load mode uses one memory node for probe and load alike.
+    let memory_nodes = match &mode {
+        Mode::Load { cpus, .. } => vec![load_memory_node(host, a, cpus)],
+        _ => memory_nodes,
     };
     let threads_total = match &mode {
         Mode::Load { cpus, .. } => cpus.len() + 1,
@@ -799,7 +816,7 @@ fn run_load(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atomic
     let ks = MixKernels::widest(host);
     let ws = plan.size as usize;
     let opts = plan.opts();
-    let mem = plan.memory_nodes.first().copied().unwrap_or_else(|| node_of(host, *probe_cpu));
+    let mem = plan.memory_nodes[0];
     let page = page_kind(plan);
     let probe_node = node_of(host, *probe_cpu);
     let mut load_team = Some(
@@ -1042,9 +1059,10 @@ pub fn render(run: &Run) -> String {
         let _ = writeln_s(
             &mut out,
             &format!(
-                "loaded {}: probe on cpu {:?}, load {} (delay after every 4 KiB each load thread streams)",
+                "loaded {}: probe on cpu {}, memory on node {}, load {} (delay after every 4 KiB each load thread streams)",
                 if probe_lat { "latency" } else { "bandwidth" },
                 opts["mode"]["probe_cpu"],
+                mem_nodes.first().map_or("?".into(), |n| n.to_string()),
                 opts["mode"]["description"].as_str().unwrap_or("?")
             ),
         );
