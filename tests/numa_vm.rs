@@ -35,7 +35,9 @@ fn in_path(cmd: &str) -> Option<PathBuf> {
 
 /// True when the ELF file has no PT_INTERP header (statically linked).
 fn is_static_elf(p: &Path) -> bool {
-    let Ok(b) = std::fs::read(p) else { return false };
+    let Ok(b) = std::fs::read(p) else {
+        return false;
+    };
     if b.len() < 64 || &b[..4] != b"\x7fELF" || b[4] != 2 {
         return false;
     }
@@ -49,7 +51,9 @@ fn is_static_elf(p: &Path) -> bool {
 }
 
 fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/numa-vm").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/numa-vm")
+        .join(name)
 }
 
 fn run_ok(cmd: &mut Command, what: &str) {
@@ -95,7 +99,10 @@ fn run_guest(kernel: &Path, initrd: &Path, limit: Duration) -> String {
 fn section<'a>(log: &'a str, name: &str) -> &'a str {
     let begin = format!("=== BEGIN {name}\n");
     let end = format!("\n=== END {name}");
-    let a = log.find(&begin).unwrap_or_else(|| panic!("no {name} output in the guest log:\n{log}")) + begin.len();
+    let a = log
+        .find(&begin)
+        .unwrap_or_else(|| panic!("no {name} output in the guest log:\n{log}"))
+        + begin.len();
     let b = log[a..].find(&end).expect("end marker") + a;
     &log[a..b]
 }
@@ -107,11 +114,20 @@ fn json(log: &str, name: &str) -> Value {
 }
 
 fn records<'a>(run: &'a Value, kernel: &str) -> Vec<&'a Value> {
-    run["records"].as_array().unwrap().iter().filter(|r| r["kernel"] == kernel).collect()
+    run["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kernel"] == kernel)
+        .collect()
 }
 
 fn u32s(v: &Value) -> Vec<u32> {
-    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as u32)
+        .collect()
 }
 
 #[test]
@@ -122,7 +138,9 @@ fn numa_guest_places_memory_where_asked() {
     let Some(_) = in_path("qemu-system-x86_64") else {
         return skip("qemu-system-x86_64 not found (apt-get install --no-install-recommends qemu-system-x86)");
     };
-    let busybox = std::env::var_os("BUSYBOX").map(PathBuf::from).unwrap_or_else(|| "/bin/busybox".into());
+    let busybox = std::env::var_os("BUSYBOX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/bin/busybox".into());
     if !is_static_elf(&busybox) {
         return skip("no static busybox at /bin/busybox (apt-get install busybox-static)");
     }
@@ -136,7 +154,10 @@ fn numa_guest_places_memory_where_asked() {
         None => work.join("vmlinuz"),
     };
     if !kernel.is_file() && std::env::var_os("BWSCOPE_VM_FETCH").is_some() {
-        run_ok(Command::new(script("fetch-kernel.sh")).arg(&work), "fetch-kernel.sh");
+        run_ok(
+            Command::new(script("fetch-kernel.sh")).arg(&work),
+            "fetch-kernel.sh",
+        );
     }
     if !kernel.is_file() {
         return skip(&format!(
@@ -152,13 +173,19 @@ fn numa_guest_places_memory_where_asked() {
             // A target dir of its own: the test's own cargo may still hold
             // the lock of the outer one.
             run_ok(
-                Command::new(script("build-static.sh")).arg(&out).arg(work.join("target")),
+                Command::new(script("build-static.sh"))
+                    .arg(&out)
+                    .arg(work.join("target")),
                 "build-static.sh",
             );
             out
         }
     };
-    assert!(is_static_elf(&bin), "{} is not a static binary", bin.display());
+    assert!(
+        is_static_elf(&bin),
+        "{} is not a static binary",
+        bin.display()
+    );
     let initrd = work.join("initrd.cpio.gz");
     run_ok(
         Command::new(script("mkinitramfs.sh"))
@@ -172,7 +199,10 @@ fn numa_guest_places_memory_where_asked() {
     let log = run_guest(&kernel, &initrd, Duration::from_secs(240));
     eprintln!("numa_vm: guest ran {:.1} s", t0.elapsed().as_secs_f64());
     std::fs::write(work.join("vm.log"), &log).unwrap();
-    assert!(log.contains("=== VM nodes=0-1 cpus=0-3"), "guest is not a 2-node machine:\n{log}");
+    assert!(
+        log.contains("=== VM nodes=0-1 cpus=0-3"),
+        "guest is not a 2-node machine:\n{log}"
+    );
     assert!(log.contains("=== DONE"), "guest did not finish:\n{log}");
 
     // Matrix: 2×2 cells, memory verified on the bound node, distances read.
@@ -181,7 +211,10 @@ fn numa_guest_places_memory_where_asked() {
     assert_eq!(nodes.len(), 2);
     assert_eq!(u32s(&nodes[0]["distances"]), vec![10, 20]);
     assert_eq!(u32s(&nodes[1]["distances"]), vec![20, 10]);
-    assert_eq!(m["host"]["env"]["numa_balancing"], 1, "the kernel enables balancing on 2 nodes");
+    assert_eq!(
+        m["host"]["env"]["numa_balancing"], 1,
+        "the kernel enables balancing on 2 nodes"
+    );
     for kernel in ["mix_read", "chase_64_scalar"] {
         let recs = records(&m, kernel);
         assert_eq!(recs.len(), 4, "{kernel}: want a 2×2 matrix");
@@ -189,12 +222,25 @@ fn numa_guest_places_memory_where_asked() {
         for r in recs {
             assert_eq!(r["status"], "ok", "{r}");
             let p = &r["placement"];
-            let (c, mem) = (p["cpu_node"].as_u64().unwrap(), p["memory_node"].as_u64().unwrap());
-            assert_eq!(p["verified_fraction"], 1.0, "{kernel} cell {c}×{mem} not fully placed: {r}");
+            let (c, mem) = (
+                p["cpu_node"].as_u64().unwrap(),
+                p["memory_node"].as_u64().unwrap(),
+            );
+            assert_eq!(
+                p["verified_fraction"], 1.0,
+                "{kernel} cell {c}×{mem} not fully placed: {r}"
+            );
             let node_cpus = u32s(&nodes[c as usize]["cpus"]);
             let cpus = u32s(&r["cpus"]);
-            assert!(cpus.iter().all(|x| node_cpus.contains(x)), "cell {c} ran on {cpus:?}");
-            assert_eq!(u32s(&r["extra"]["observed_cpus"]), cpus, "threads not on their cpus");
+            assert!(
+                cpus.iter().all(|x| node_cpus.contains(x)),
+                "cell {c} ran on {cpus:?}"
+            );
+            assert_eq!(
+                u32s(&r["extra"]["observed_cpus"]),
+                cpus,
+                "threads not on their cpus"
+            );
             cells.push((c, mem));
         }
         cells.sort_unstable();
@@ -208,12 +254,17 @@ fn numa_guest_places_memory_where_asked() {
     let p = json(&log, "pair");
     for pair in ["write_pair", "read_pair"] {
         let recs = records(&p, pair);
-        let labels: Vec<&str> = recs.iter().map(|r| r["extra"]["case_memory_nodes"].as_str().unwrap()).collect();
+        let labels: Vec<&str> = recs
+            .iter()
+            .map(|r| r["extra"]["case_memory_nodes"].as_str().unwrap())
+            .collect();
         assert_eq!(labels, vec!["0/0", "0/1"], "{pair}");
         for r in &recs {
             assert_eq!(r["status"], "ok");
             assert_eq!(r["placement"]["verified_fraction"], 1.0, "{r}");
-            let each = r["extra"]["verified_fraction_per_thread"].as_array().unwrap();
+            let each = r["extra"]["verified_fraction_per_thread"]
+                .as_array()
+                .unwrap();
             assert!(each.len() == 2 && each.iter().all(|f| f == 1.0), "{r}");
             assert_eq!(u32s(&r["extra"]["observed_cpus"]), vec![0, 1]);
             assert!(r["extra"]["total_seconds"]["median"].as_f64().unwrap() > 0.0);

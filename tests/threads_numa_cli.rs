@@ -13,8 +13,18 @@ fn bw() -> Command {
 }
 
 fn run_json(args: &[&str]) -> Value {
-    let out = bw().args(args).args(QUICK).args(["--json", "-"]).output().unwrap();
-    assert!(out.status.success(), "{:?}: {}", args, String::from_utf8_lossy(&out.stderr));
+    let out = bw()
+        .args(args)
+        .args(QUICK)
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        args,
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
 
@@ -24,7 +34,15 @@ fn allowed_cpus() -> usize {
 
 #[test]
 fn threads_curve_records_scaling_and_placement() {
-    let run = run_json(&["threads", "--sizes", "8MiB", "--kernel", "seq_read_64_scalar,seq_copy_64_scalar", "--threads", "1"]);
+    let run = run_json(&[
+        "threads",
+        "--sizes",
+        "8MiB",
+        "--kernel",
+        "seq_read_64_scalar,seq_copy_64_scalar",
+        "--threads",
+        "1",
+    ]);
     let recs = run["records"].as_array().unwrap();
     assert_eq!(recs.len(), 2);
     for r in recs {
@@ -46,7 +64,17 @@ fn threads_two_threads_split_the_total_and_report_skew() {
         return;
     }
     for shared in [false, true] {
-        let mut args = vec!["threads", "--sizes", "16MiB", "--kernel", "seq_write_64_scalar", "--counts", "2", "--threads", "2"];
+        let mut args = vec![
+            "threads",
+            "--sizes",
+            "16MiB",
+            "--kernel",
+            "seq_write_64_scalar",
+            "--counts",
+            "2",
+            "--threads",
+            "2",
+        ];
         if shared {
             args.push("--shared");
         }
@@ -65,12 +93,20 @@ fn threads_two_threads_split_the_total_and_report_skew() {
 
 #[test]
 fn threads_table_shows_efficiency() {
-    bw().args(["threads", "--sizes", "4MiB", "--kernel", "seq_read_64_scalar", "--threads", "1"])
-        .args(QUICK)
-        .assert()
-        .success()
-        .stdout(contains("efficiency"))
-        .stdout(contains("seq_read_64_scalar"));
+    bw().args([
+        "threads",
+        "--sizes",
+        "4MiB",
+        "--kernel",
+        "seq_read_64_scalar",
+        "--threads",
+        "1",
+    ])
+    .args(QUICK)
+    .assert()
+    .success()
+    .stdout(contains("efficiency"))
+    .stdout(contains("seq_read_64_scalar"));
 }
 
 #[test]
@@ -79,16 +115,36 @@ fn threads_bad_input_exits_2() {
         .assert()
         .code(2)
         .stderr(contains("--threads").and(contains("--oversubscribe")));
-    bw().args(["threads", "--cpus", "4000"]).assert().code(2).stderr(contains("--cpus"));
-    bw().args(["threads", "--threads", "1", "--counts", "2"]).assert().code(2).stderr(contains("--counts"));
-    bw().args(["threads", "--sizes", "1KiB"]).assert().code(2).stderr(contains("--sizes"));
+    bw().args(["threads", "--cpus", "4000"])
+        .assert()
+        .code(2)
+        .stderr(contains("--cpus"));
+    bw().args(["threads", "--threads", "1", "--counts", "2"])
+        .assert()
+        .code(2)
+        .stderr(contains("--counts"));
+    bw().args(["threads", "--sizes", "1KiB"])
+        .assert()
+        .code(2)
+        .stderr(contains("--sizes"));
 }
 
 #[test]
 fn threads_oversubscribe_allows_more_threads_than_cpus() {
     let n = allowed_cpus() + 1;
     let n_s = n.to_string();
-    let run = run_json(&["threads", "--threads", &n_s, "--counts", &n_s, "--oversubscribe", "--sizes", "8MiB", "--kernel", "seq_read_64_scalar"]);
+    let run = run_json(&[
+        "threads",
+        "--threads",
+        &n_s,
+        "--counts",
+        &n_s,
+        "--oversubscribe",
+        "--sizes",
+        "8MiB",
+        "--kernel",
+        "seq_read_64_scalar",
+    ]);
     assert_eq!(run["records"][0]["threads"], n);
 }
 
@@ -98,8 +154,18 @@ use predicates::prelude::*;
 fn numa_matrix_verifies_placement() {
     let run = run_json(&["numa", "--size", "4MiB", "--threads", "1"]);
     let nodes = run["host"]["nodes"].as_array().unwrap().len();
-    let bw: Vec<&Value> = run["records"].as_array().unwrap().iter().filter(|r| r["kernel"] == "mix_read").collect();
-    let lat: Vec<&Value> = run["records"].as_array().unwrap().iter().filter(|r| r["kernel"] == "chase_64_scalar").collect();
+    let bw: Vec<&Value> = run["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kernel"] == "mix_read")
+        .collect();
+    let lat: Vec<&Value> = run["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kernel"] == "chase_64_scalar")
+        .collect();
     assert_eq!(bw.len(), nodes * nodes, "an N×N matrix");
     assert_eq!(lat.len(), nodes * nodes);
     for r in bw.iter().chain(lat.iter()) {
@@ -127,16 +193,37 @@ fn numa_one_node_prints_a_note_not_an_error() {
 
 #[test]
 fn numa_mixes_and_roles() {
-    let run = run_json(&["numa", "--size", "4MiB", "--threads", "1", "--no-latency", "--mix", "read,3:1,1:1nt,write"]);
+    let run = run_json(&[
+        "numa",
+        "--size",
+        "4MiB",
+        "--threads",
+        "1",
+        "--no-latency",
+        "--mix",
+        "read,3:1,1:1nt,write",
+    ]);
     let recs = run["records"].as_array().unwrap();
     let names: Vec<&str> = recs.iter().map(|r| r["kernel"].as_str().unwrap()).collect();
     assert_eq!(names, vec!["mix_read", "mix_3:1", "mix_1:1nt", "mix_write"]);
     let r31 = &recs[1];
-    let (rd, wr) = (r31["bytes_read_per_pass"].as_u64().unwrap(), r31["bytes_written_per_pass"].as_u64().unwrap());
+    let (rd, wr) = (
+        r31["bytes_read_per_pass"].as_u64().unwrap(),
+        r31["bytes_written_per_pass"].as_u64().unwrap(),
+    );
     assert_eq!(rd, 3 * wr, "3:1 reads three bytes per byte written");
     assert_eq!(recs[2]["nontemporal"], true);
     if allowed_cpus() >= 2 {
-        let run = run_json(&["numa", "--size", "4MiB", "--threads", "2", "--no-latency", "--roles", "read,ntwrite"]);
+        let run = run_json(&[
+            "numa",
+            "--size",
+            "4MiB",
+            "--threads",
+            "2",
+            "--no-latency",
+            "--roles",
+            "read,ntwrite",
+        ]);
         let r = &run["records"][0];
         assert_eq!(r["kernel"], "roles_read+ntwrite");
         assert_eq!(r["per_thread_gbps"].as_array().unwrap().len(), 2);
@@ -151,7 +238,10 @@ fn numa_write_pair_runs_locally_and_skips_remote_on_one_node() {
     }
     let run = run_json(&["numa", "--scenario", "write-pair", "--size", "4MiB"]);
     let recs = run["records"].as_array().unwrap();
-    let local: Vec<&Value> = recs.iter().filter(|r| r["extra"]["case_memory_nodes"] == "0/0").collect();
+    let local: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["extra"]["case_memory_nodes"] == "0/0")
+        .collect();
     assert_eq!(local.len(), 2, "write and read pairs, local/local");
     for r in local {
         assert_eq!(r["status"], "ok");
@@ -159,7 +249,8 @@ fn numa_write_pair_runs_locally_and_skips_remote_on_one_node() {
         assert_eq!(r["placement"]["verified_fraction"], 1.0);
     }
     if run["host"]["nodes"].as_array().unwrap().len() == 1 {
-        assert!(recs.iter().any(|r| r["status"] == "skipped" && r["reason"].as_str().unwrap().contains("second NUMA node")));
+        assert!(recs.iter().any(|r| r["status"] == "skipped"
+            && r["reason"].as_str().unwrap().contains("second NUMA node")));
     }
 }
 
@@ -169,7 +260,9 @@ fn numa_loaded_latency_curve() {
         eprintln!("skipped: needs 2 cpus (one load, one probe)");
         return;
     }
-    let run = run_json(&["numa", "--load", "1@0", "--delays", "0,5000", "--size", "4MiB"]);
+    let run = run_json(&[
+        "numa", "--load", "1@0", "--delays", "0,5000", "--size", "4MiB",
+    ]);
     let recs = run["records"].as_array().unwrap();
     assert_eq!(recs.len(), 3, "unloaded + 2 delays");
     assert!(recs[0]["extra"]["injected_gbps"].is_null());
@@ -183,7 +276,17 @@ fn numa_loaded_latency_curve() {
         assert!(r["extra"]["latency_ns"]["best"].as_f64().unwrap() > 0.0);
         assert!(r["placement"]["load"].is_string());
     }
-    let run = run_json(&["numa", "--load", "1@0", "--delays", "0", "--size", "4MiB", "--probe", "bandwidth"]);
+    let run = run_json(&[
+        "numa",
+        "--load",
+        "1@0",
+        "--delays",
+        "0",
+        "--size",
+        "4MiB",
+        "--probe",
+        "bandwidth",
+    ]);
     assert!(run["records"][1]["gbps"]["best"].as_f64().unwrap() > 0.0);
 }
 
@@ -199,7 +302,16 @@ fn numa_bad_input_exits_2() {
         (vec!["numa", "--load", "1@9"], "--load"),
         (vec!["numa", "--load", "1@0", "--delays", "x"], "--delays"),
         (vec!["numa", "--size", "1KiB"], "--size"),
-        (vec!["numa", "--roles", "read,write,read,write,read,write,read,write,read", "-t", "1"], "--roles"),
+        (
+            vec![
+                "numa",
+                "--roles",
+                "read,write,read,write,read,write,read,write,read",
+                "-t",
+                "1",
+            ],
+            "--roles",
+        ),
     ] {
         bw().args(&args).assert().code(2).stderr(contains(flag));
     }

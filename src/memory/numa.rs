@@ -23,7 +23,10 @@ const MASK_BITS: usize = MASK_WORDS * 64;
 
 fn mask(node: u32) -> Result<[libc::c_ulong; MASK_WORDS], String> {
     if node as usize >= MASK_BITS {
-        return Err(format!("node {} is beyond the {} nodes this tool can address", node, MASK_BITS));
+        return Err(format!(
+            "node {} is beyond the {} nodes this tool can address",
+            node, MASK_BITS
+        ));
     }
     let mut m = [0 as libc::c_ulong; MASK_WORDS];
     m[node as usize / 64] |= 1 << (node % 64);
@@ -112,7 +115,10 @@ pub struct PageCensus {
 
 impl PageCensus {
     pub fn on_node(&self, node: u32) -> u64 {
-        self.per_node.iter().find(|(n, _)| *n == node).map_or(0, |p| p.1)
+        self.per_node
+            .iter()
+            .find(|(n, _)| *n == node)
+            .map_or(0, |p| p.1)
     }
 
     /// Fraction of all pages on `node`, 0..1.
@@ -141,7 +147,10 @@ fn query(pages: &[*mut libc::c_void], status: &mut [libc::c_int]) -> Result<(), 
         )
     };
     if rc < 0 {
-        return Err(format!("move_pages query failed: {}", std::io::Error::last_os_error()));
+        return Err(format!(
+            "move_pages query failed: {}",
+            std::io::Error::last_os_error()
+        ));
     }
     Ok(())
 }
@@ -168,7 +177,9 @@ pub fn census(addr: *const u8, len: usize) -> Result<PageCensus, String> {
         let mut status = vec![0 as libc::c_int; n];
         query(&pages, &mut status)?;
         for attempt in 0..=5 {
-            let busy: Vec<usize> = (0..pages.len()).filter(|&i| status[i] == -libc::EBUSY).collect();
+            let busy: Vec<usize> = (0..pages.len())
+                .filter(|&i| status[i] == -libc::EBUSY)
+                .collect();
             // Tally settled pages, keep the busy ones for another round.
             for &s in &status {
                 if s >= 0 {

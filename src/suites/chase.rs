@@ -35,8 +35,8 @@ pub unsafe fn build(base: *mut u8, len: usize, seed: u64) -> *const u8 {
         let j = (rng.next_u64() % i as u64) as usize;
         order.swap(i, j);
     }
-    for i in 0..n {
-        let next = base.add(order[i] as usize * LINE) as usize;
+    for (i, &o) in order.iter().enumerate() {
+        let next = base.add(o as usize * LINE) as usize;
         (base.add(i * LINE) as *mut usize).write(next);
     }
     base
@@ -90,7 +90,12 @@ pub struct Latency {
 
 /// Calibrate the number of loads to `min_sample`, then take `samples`
 /// samples. `None` when stopped by `stop`.
-pub fn measure(start: *const u8, samples: usize, min_sample: Duration, stop: &AtomicBool) -> Option<Latency> {
+pub fn measure(
+    start: *const u8,
+    samples: usize,
+    min_sample: Duration,
+    stop: &AtomicBool,
+) -> Option<Latency> {
     let mut loads: u64 = 1 << 12;
     let mut p = start;
     // Calibration doubles as warm-up (TLB, page tables, caches).
@@ -105,7 +110,11 @@ pub fn measure(start: *const u8, samples: usize, min_sample: Duration, stop: &At
         if secs >= min_sample.as_secs_f64() || loads >= 1 << 36 {
             break;
         }
-        let f = if secs > 0.0 { min_sample.as_secs_f64() / secs * 1.1 } else { 16.0 };
+        let f = if secs > 0.0 {
+            min_sample.as_secs_f64() / secs * 1.1
+        } else {
+            16.0
+        };
         loads = ((loads as f64 * f.clamp(1.5, 1000.0)) as u64 / 8 + 1) * 8;
     }
     let mut ns = Vec::with_capacity(samples);
@@ -173,6 +182,10 @@ mod tests {
         let l = measure(start, 3, Duration::from_millis(2), &stop).unwrap();
         assert_eq!(l.ns.len(), 3);
         // A dependent load takes at least a few cycles and far below 10 µs.
-        assert!(l.stats.best > 0.2 && l.stats.best < 10_000.0, "{:?}", l.stats);
+        assert!(
+            l.stats.best > 0.2 && l.stats.best < 10_000.0,
+            "{:?}",
+            l.stats
+        );
     }
 }

@@ -78,12 +78,22 @@ impl Mix {
         let r: u32 = r.trim().parse().map_err(|_| bad())?;
         let w: u32 = w.trim().parse().map_err(|_| bad())?;
         if r + w == 0 || r > 16 || w > 16 {
-            return Err(format!("'{}': each side of R:W must be 0..16 and not both 0", s.trim()));
+            return Err(format!(
+                "'{}': each side of R:W must be 0..16 and not both 0",
+                s.trim()
+            ));
         }
         if nt && w == 0 {
-            return Err(format!("'{}': nt applies to writes, and this mix writes nothing", s.trim()));
+            return Err(format!(
+                "'{}': nt applies to writes, and this mix writes nothing",
+                s.trim()
+            ));
         }
-        Ok(Mix { reads: r, writes: w, nt })
+        Ok(Mix {
+            reads: r,
+            writes: w,
+            nt,
+        })
     }
 
     /// The name used in records and tables: `read`, `write`, `ntwrite`,
@@ -136,7 +146,12 @@ impl MixKernels {
         let pick = |op: Op, nt: bool| -> &'static Kernel {
             kernels::registry()
                 .iter()
-                .filter(|k| k.name.starts_with("seq_") && k.op == op && k.nontemporal == nt && k.supported(&host.features))
+                .filter(|k| {
+                    k.name.starts_with("seq_")
+                        && k.op == op
+                        && k.nontemporal == nt
+                        && k.supported(&host.features)
+                })
                 .max_by_key(|k| k.width_bits)
                 .expect("scalar kernels always run")
         };
@@ -164,7 +179,11 @@ impl MixKernels {
             v.push(self.read.name);
         }
         if m.writes > 0 {
-            v.push(if m.nt { self.ntwrite.name } else { self.write.name });
+            v.push(if m.nt {
+                self.ntwrite.name
+            } else {
+                self.write.name
+            });
         }
         v
     }
@@ -221,7 +240,13 @@ impl ThreadRun {
 
 /// Every worker runs `reps` passes of its own mix (`mixes[i]`) over the
 /// first `ws` bytes of its buffer, all released by one barrier.
-pub fn run_fixed(team: &Team, ks: MixKernels, mixes: &[Mix], ws: usize, reps: u64) -> Vec<ThreadRun> {
+pub fn run_fixed(
+    team: &Team,
+    ks: MixKernels,
+    mixes: &[Mix],
+    ws: usize,
+    reps: u64,
+) -> Vec<ThreadRun> {
     let barrier = Arc::new(SpinBarrier::new(team.threads()));
     let mixes: Arc<Vec<Mix>> = Arc::new(mixes.to_vec());
     team.run_each(move |i, buf| {
@@ -252,12 +277,22 @@ pub fn span(runs: &[ThreadRun]) -> (f64, f64) {
     let s = runs.iter().map(|t| t.start).min().expect("non-empty");
     let e = runs.iter().map(|t| t.end).max().expect("non-empty");
     let ls = runs.iter().map(|t| t.start).max().expect("non-empty");
-    (e.duration_since(s).as_secs_f64(), ls.duration_since(s).as_secs_f64())
+    (
+        e.duration_since(s).as_secs_f64(),
+        ls.duration_since(s).as_secs_f64(),
+    )
 }
 
 /// Calibrate passes so the slowest thread's run lasts ≥ `min` (this is
 /// also the warm-up). `None` when stopped.
-pub fn calibrate(team: &Team, ks: MixKernels, mixes: &[Mix], ws: usize, min: Duration, stop: &AtomicBool) -> Option<u64> {
+pub fn calibrate(
+    team: &Team,
+    ks: MixKernels,
+    mixes: &[Mix],
+    ws: usize,
+    min: Duration,
+    stop: &AtomicBool,
+) -> Option<u64> {
     let mut reps = 1u64;
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -267,7 +302,11 @@ pub fn calibrate(team: &Team, ks: MixKernels, mixes: &[Mix], ws: usize, min: Dur
         if secs >= min.as_secs_f64() || reps >= 1 << 30 {
             return Some(reps);
         }
-        let f = if secs > 0.0 { min.as_secs_f64() / secs * 1.1 } else { 16.0 };
+        let f = if secs > 0.0 {
+            min.as_secs_f64() / secs * 1.1
+        } else {
+            16.0
+        };
         reps = ((reps as f64 * f.clamp(1.5, 1000.0)).ceil() as u64).max(reps + 1);
     }
 }
@@ -339,8 +378,22 @@ mod tests {
     fn parses_mlc_ratios_and_roles() {
         assert_eq!(Mix::parse("read").unwrap(), Mix::READ);
         assert_eq!(Mix::parse("ntwrite").unwrap(), Mix::NTWRITE);
-        assert_eq!(Mix::parse("3:1").unwrap(), Mix { reads: 3, writes: 1, nt: false });
-        assert_eq!(Mix::parse("1:1nt").unwrap(), Mix { reads: 1, writes: 1, nt: true });
+        assert_eq!(
+            Mix::parse("3:1").unwrap(),
+            Mix {
+                reads: 3,
+                writes: 1,
+                nt: false
+            }
+        );
+        assert_eq!(
+            Mix::parse("1:1nt").unwrap(),
+            Mix {
+                reads: 1,
+                writes: 1,
+                nt: true
+            }
+        );
         assert_eq!(Mix::parse("0:1").unwrap().name(), "write");
         assert_eq!(Mix::parse("2:0").unwrap().name(), "read");
         assert_eq!(Mix::parse("2:1").unwrap().name(), "2:1");

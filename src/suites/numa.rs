@@ -85,8 +85,12 @@ impl NumaPlan {
 }
 
 fn parse_nodes(host: &Host, s: &str, flag: &'static str) -> Result<Vec<u32>, UserError> {
-    let v = topology::parse_cpu_list(s)
-        .ok_or_else(|| UserError::flag(flag, format!("'{}' is not a node list: write e.g. 0,1 or 0-3", s)))?;
+    let v = topology::parse_cpu_list(s).ok_or_else(|| {
+        UserError::flag(
+            flag,
+            format!("'{}' is not a node list: write e.g. 0,1 or 0-3", s),
+        )
+    })?;
     if v.is_empty() {
         return Err(UserError::flag(flag, "the list is empty"));
     }
@@ -94,7 +98,11 @@ fn parse_nodes(host: &Host, s: &str, flag: &'static str) -> Result<Vec<u32>, Use
     if let Some(bad) = v.iter().find(|n| !ids.contains(n)) {
         return Err(UserError::flag(
             flag,
-            format!("node {} does not exist (nodes here: {})", bad, topology::format_cpu_list(&ids)),
+            format!(
+                "node {} does not exist (nodes here: {})",
+                bad,
+                topology::format_cpu_list(&ids)
+            ),
         ));
     }
     Ok(v)
@@ -105,7 +113,11 @@ fn node_cpus(host: &Host, node: u32) -> Vec<u32> {
     let mut primary = Vec::new();
     let mut secondary = Vec::new();
     let mut cores = Vec::new();
-    for c in host.cpus.iter().filter(|c| c.node == node && host.allowed_cpus.contains(&c.id)) {
+    for c in host
+        .cpus
+        .iter()
+        .filter(|c| c.node == node && host.allowed_cpus.contains(&c.id))
+    {
         if cores.contains(&(c.package, c.core)) {
             secondary.push(c.id);
         } else {
@@ -134,7 +146,11 @@ fn node_of(host: &Host, cpu: u32) -> u32 {
 }
 
 /// Parse `N@K`, `N@nodeK` or `cpus:LIST` into load cpus.
-pub fn parse_load(host: &Host, spec: &str, oversubscribe: bool) -> Result<(Vec<u32>, String), UserError> {
+pub fn parse_load(
+    host: &Host,
+    spec: &str,
+    oversubscribe: bool,
+) -> Result<(Vec<u32>, String), UserError> {
     let flag = "--load";
     let s = spec.trim();
     if let Some(list) = s.strip_prefix("cpus:") {
@@ -142,20 +158,42 @@ pub fn parse_load(host: &Host, spec: &str, oversubscribe: bool) -> Result<(Vec<u
         let d = format!("cpus:{}", topology::format_cpu_list(&cpus));
         return Ok((cpus, d));
     }
-    let bad = || UserError::flag(flag, format!("'{}' is not a load: write N@NODE (e.g. 2@0) or cpus:LIST (e.g. cpus:0-3)", s));
+    let bad = || {
+        UserError::flag(
+            flag,
+            format!(
+                "'{}' is not a load: write N@NODE (e.g. 2@0) or cpus:LIST (e.g. cpus:0-3)",
+                s
+            ),
+        )
+    };
     let (n, node) = s.split_once('@').ok_or_else(bad)?;
     let n: usize = n.trim().parse().map_err(|_| bad())?;
-    let node: u32 = node.trim().trim_start_matches("node").parse().map_err(|_| bad())?;
+    let node: u32 = node
+        .trim()
+        .trim_start_matches("node")
+        .parse()
+        .map_err(|_| bad())?;
     if n == 0 {
         return Err(UserError::flag(flag, "needs at least 1 load thread"));
     }
     if !host.nodes.iter().any(|x| x.id == node) {
         let ids: Vec<u32> = host.nodes.iter().map(|n| n.id).collect();
-        return Err(UserError::flag(flag, format!("node {} does not exist (nodes here: {})", node, topology::format_cpu_list(&ids))));
+        return Err(UserError::flag(
+            flag,
+            format!(
+                "node {} does not exist (nodes here: {})",
+                node,
+                topology::format_cpu_list(&ids)
+            ),
+        ));
     }
     let avail = node_cpus(host, node);
     if avail.is_empty() {
-        return Err(UserError::flag(flag, format!("node {} has no cpus this process may use", node)));
+        return Err(UserError::flag(
+            flag,
+            format!("node {} has no cpus this process may use", node),
+        ));
     }
     if n > avail.len() && !oversubscribe {
         return Err(UserError::flag(
@@ -180,7 +218,12 @@ fn load_memory_node(host: &Host, a: &NumaArgs, load_cpus: &[u32]) -> u32 {
 }
 
 pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
-    let with_cpus: Vec<u32> = host.nodes.iter().filter(|n| !node_cpus(host, n.id).is_empty()).map(|n| n.id).collect();
+    let with_cpus: Vec<u32> = host
+        .nodes
+        .iter()
+        .filter(|n| !node_cpus(host, n.id).is_empty())
+        .map(|n| n.id)
+        .collect();
     let with_memory: Vec<u32> = host
         .nodes
         .iter()
@@ -202,14 +245,24 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
         (None, None) => with_cpus.clone(),
     };
     if let Some(bad) = cpu_nodes.iter().find(|n| !with_cpus.contains(n)) {
-        return Err(UserError::flag("--cpu-nodes", format!("node {} has no cpus this process may use", bad)));
+        return Err(UserError::flag(
+            "--cpu-nodes",
+            format!("node {} has no cpus this process may use", bad),
+        ));
     }
     let memory_nodes = match &a.memory_nodes {
         Some(s) => parse_nodes(host, s, "--memory-nodes")?,
         None => with_memory,
     };
-    if let Some(bad) = memory_nodes.iter().find(|n| host.nodes.iter().any(|x| x.id == **n && x.memory_bytes == Some(0))) {
-        return Err(UserError::flag("--memory-nodes", format!("node {} has no memory", bad)));
+    if let Some(bad) = memory_nodes.iter().find(|n| {
+        host.nodes
+            .iter()
+            .any(|x| x.id == **n && x.memory_bytes == Some(0))
+    }) {
+        return Err(UserError::flag(
+            "--memory-nodes",
+            format!("node {} has no memory", bad),
+        ));
     }
     if matches!(a.scenario, Some(ScenarioArg::WritePair)) {
         // The pair runs on node 0 (the first cpu node).
@@ -225,13 +278,25 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
                     if cpu_nodes.len() > 1 || a.cpu_nodes.is_some() {
                         return Err(UserError::flag(
                             "--cpus",
-                            format!("cpu {} is on node {}, not on cpu node {}: give cpus of one node", bad, node_of(host, *bad), node),
+                            format!(
+                                "cpu {} is on node {}, not on cpu node {}: give cpus of one node",
+                                bad,
+                                node_of(host, *bad),
+                                node
+                            ),
                         ));
                     }
                 }
                 if let Some(t) = a.threads {
                     if t != c.len() {
-                        return Err(UserError::flag("--threads", format!("{} threads but --cpus names {} cpus: give one or make them agree", t, c.len())));
+                        return Err(UserError::flag(
+                            "--threads",
+                            format!(
+                                "{} threads but --cpus names {} cpus: give one or make them agree",
+                                t,
+                                c.len()
+                            ),
+                        ));
                     }
                 }
                 c.clone()
@@ -274,10 +339,20 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
         None => super::cache::default_top(host),
     };
     if size < (2 * mix::CHUNK) as u64 {
-        return Err(UserError::flag("--size", format!("must be at least {} per thread", format_bytes(2 * mix::CHUNK as u64))));
+        return Err(UserError::flag(
+            "--size",
+            format!(
+                "must be at least {} per thread",
+                format_bytes(2 * mix::CHUNK as u64)
+            ),
+        ));
     }
     let parse_mixes = |s: &str, flag: &'static str| -> Result<Vec<Mix>, UserError> {
-        let s = if s.trim().eq_ignore_ascii_case("mlc") { mix::DEFAULT_MIXES } else { s };
+        let s = if s.trim().eq_ignore_ascii_case("mlc") {
+            mix::DEFAULT_MIXES
+        } else {
+            s
+        };
         mix::parse_list(s).map_err(|m| UserError::flag(flag, m))
     };
     let mode = if let Some(ScenarioArg::WritePair) = a.scenario {
@@ -301,10 +376,16 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
         let probe_cpu = match a.probe_cpu {
             Some(c) => {
                 if !host.allowed_cpus.contains(&c) {
-                    return Err(UserError::flag("--probe-cpu", format!("cpu {} is offline or not allowed for this process", c)));
+                    return Err(UserError::flag(
+                        "--probe-cpu",
+                        format!("cpu {} is offline or not allowed for this process", c),
+                    ));
                 }
                 if cpus.contains(&c) {
-                    return Err(UserError::flag("--probe-cpu", format!("cpu {} also runs a load thread: pick another", c)));
+                    return Err(UserError::flag(
+                        "--probe-cpu",
+                        format!("cpu {} also runs a load thread: pick another", c),
+                    ));
                 }
                 c
             }
@@ -387,7 +468,14 @@ fn verify(team: &Team, intended: &[u32], ws: usize) -> Result<(f64, Vec<f64>), S
         total += c.pages;
         each.push(c.fraction_on(node));
     }
-    Ok((if total > 0 { on as f64 / total as f64 } else { 0.0 }, each))
+    Ok((
+        if total > 0 {
+            on as f64 / total as f64
+        } else {
+            0.0
+        },
+        each,
+    ))
 }
 
 /// Fixed-work samples of per-thread mixes on `team`: aggregate samples
@@ -433,7 +521,10 @@ fn measure_mix(
         let (secs, skew) = mix::span(&runs);
         max_skew = max_skew.max(skew);
         let bytes: u64 = runs.iter().map(|r| r.bytes()).sum();
-        samples.push(Sample { seconds: secs, bytes });
+        samples.push(Sample {
+            seconds: secs,
+            bytes,
+        });
         for (i, r) in runs.iter().enumerate() {
             per_thread_best[i] = per_thread_best[i].max(r.bytes() as f64 / r.seconds() / 1e9);
         }
@@ -455,7 +546,15 @@ fn measure_mix(
 }
 
 /// A record for one measured mix on one team.
-fn mix_record(kernel: String, mixes: &[Mix], ks: &MixKernels, m: &MixMeasured, host: &Host, cpus: &[u32], ws: u64) -> Record {
+fn mix_record(
+    kernel: String,
+    mixes: &[Mix],
+    ks: &MixKernels,
+    m: &MixMeasured,
+    host: &Host,
+    cpus: &[u32],
+    ws: u64,
+) -> Record {
     let rates = measure::gbps(&m.samples);
     let uniform = mixes.iter().all(|x| *x == mixes[0]);
     let op = if !uniform {
@@ -485,7 +584,11 @@ fn mix_record(kernel: String, mixes: &[Mix], ks: &MixKernels, m: &MixMeasured, h
         samples: m.samples.clone(),
         gbps: stats::summarize(&rates, true),
         payload_gbps: stats::summarize(&rates, true),
-        per_thread_gbps: if cpus.len() > 1 { m.per_thread_best.clone() } else { Vec::new() },
+        per_thread_gbps: if cpus.len() > 1 {
+            m.per_thread_best.clone()
+        } else {
+            Vec::new()
+        },
         noise: m.noise,
         ..Record::default()
     };
@@ -495,12 +598,16 @@ fn mix_record(kernel: String, mixes: &[Mix], ks: &MixKernels, m: &MixMeasured, h
         v.dedup();
         v
     };
-    r.extra.insert("kernels".into(), serde_json::to_value(kernels).expect("plain"));
+    r.extra.insert(
+        "kernels".into(),
+        serde_json::to_value(kernels).expect("plain"),
+    );
     r.extra.insert(
         "mix".into(),
         serde_json::to_value(mixes.iter().map(|x| x.name()).collect::<Vec<_>>()).expect("plain"),
     );
-    r.extra.insert("chunk_bytes".into(), (mix::CHUNK as u64).into());
+    r.extra
+        .insert("chunk_bytes".into(), (mix::CHUNK as u64).into());
     if let Some(g) = r.gbps {
         if g.cv > crate::report::warnings::limits::CV {
             r.warnings.push(Warning::HighCv { cv: g.cv });
@@ -511,13 +618,21 @@ fn mix_record(kernel: String, mixes: &[Mix], ks: &MixKernels, m: &MixMeasured, h
 
 fn mix_kernel_name(mixes: &[Mix], roles: bool) -> String {
     if roles {
-        format!("roles_{}", mixes.iter().map(|m| m.name()).collect::<Vec<_>>().join("+"))
+        format!(
+            "roles_{}",
+            mixes.iter().map(|m| m.name()).collect::<Vec<_>>().join("+")
+        )
     } else {
         format!("mix_{}", mixes[0].name())
     }
 }
 
-fn placement(cpu_node: u32, memory_node: u32, verified: Option<f64>, skew: Option<f64>) -> Placement {
+fn placement(
+    cpu_node: u32,
+    memory_node: u32,
+    verified: Option<f64>,
+    skew: Option<f64>,
+) -> Placement {
     Placement {
         cpu_node: Some(cpu_node),
         memory_node: Some(memory_node),
@@ -532,7 +647,8 @@ fn skipped_cell(kernel: &str, cpu_node: u32, memory_node: u32, reason: String) -
     let mut r = Record::skipped("numa", kernel, reason);
     r.placement = Some(placement(cpu_node, memory_node, None, None));
     r.extra.insert("case_cpu_node".into(), cpu_node.into());
-    r.extra.insert("case_memory_node".into(), memory_node.into());
+    r.extra
+        .insert("case_memory_node".into(), memory_node.into());
     r
 }
 
@@ -548,13 +664,26 @@ struct Refusals {
 }
 
 fn observed_cpus(team: &Team) -> serde_json::Value {
-    let v: Vec<Option<u32>> = (0..team.threads()).map(|i| team.inspect(i, |_| current_cpu())).collect();
+    let v: Vec<Option<u32>> = (0..team.threads())
+        .map(|i| team.inspect(i, |_| current_cpu()))
+        .collect();
     serde_json::to_value(v).expect("plain")
 }
 
 /// The matrix. Returns true when interrupted.
-fn run_matrix(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static AtomicBool, refusals: &mut Refusals) -> anyhow::Result<bool> {
-    let Mode::Matrix { mixes, roles, latency } = &plan.mode else {
+fn run_matrix(
+    plan: &NumaPlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &'static AtomicBool,
+    refusals: &mut Refusals,
+) -> anyhow::Result<bool> {
+    let Mode::Matrix {
+        mixes,
+        roles,
+        latency,
+    } = &plan.mode
+    else {
         unreachable!("run_matrix on a matrix plan")
     };
     let ks = MixKernels::widest(host);
@@ -564,7 +693,10 @@ fn run_matrix(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atom
     // One measurement per mix, or one with per-thread roles.
     let sets: Vec<(String, Option<Mix>)> = match roles {
         Some(r) => vec![(mix_kernel_name(r, true), None)],
-        None => mixes.iter().map(|m| (mix_kernel_name(&[*m], false), Some(*m))).collect(),
+        None => mixes
+            .iter()
+            .map(|m| (mix_kernel_name(&[*m], false), Some(*m)))
+            .collect(),
     };
     let cells = plan.cell_cpus.len() * plan.memory_nodes.len();
     let bar = crate::report::progress::bar(cells as u64, sink.stdout_taken());
@@ -596,7 +728,15 @@ fn run_matrix(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atom
                     (None, None) => unreachable!("a mix or roles"),
                 };
                 if mix::pass_bytes(&per_thread[0], ws).is_none() {
-                    sink.push(skipped_cell(name, *cpu_node, mem, format!("--size {} holds less than one group of 64 KiB chunks of this mix", format_bytes(ws as u64))))?;
+                    sink.push(skipped_cell(
+                        name,
+                        *cpu_node,
+                        mem,
+                        format!(
+                            "--size {} holds less than one group of 64 KiB chunks of this mix",
+                            format_bytes(ws as u64)
+                        ),
+                    ))?;
                     continue;
                 }
                 let Some(mm) = measure_mix(&team, ks, &per_thread, ws, None, &opts, stop) else {
@@ -605,7 +745,12 @@ fn run_matrix(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atom
                 };
                 let mut r = mix_record(name.clone(), &per_thread, &ks, &mm, host, cpus, ws as u64);
                 r.memory = mem_info.clone();
-                r.placement = Some(placement(*cpu_node, mem, None, (cpus.len() > 1).then_some(mm.max_skew)));
+                r.placement = Some(placement(
+                    *cpu_node,
+                    mem,
+                    None,
+                    (cpus.len() > 1).then_some(mm.max_skew),
+                ));
                 r.extra.insert("case_cpu_node".into(), (*cpu_node).into());
                 r.extra.insert("case_memory_node".into(), mem.into());
                 if let Some(m) = m {
@@ -628,7 +773,8 @@ fn run_matrix(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atom
                 sink.push(r)?;
             }
             if *latency {
-                if let Some(r) = latency_cell(plan, host, cpus[0], *cpu_node, mem, stop, refusals)? {
+                if let Some(r) = latency_cell(plan, host, cpus[0], *cpu_node, mem, stop, refusals)?
+                {
                     sink.push(r)?;
                 } else {
                     bar.finish_and_clear();
@@ -642,13 +788,20 @@ fn run_matrix(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atom
     Ok(false)
 }
 
-fn apply_verification(r: &mut Record, verified: &Result<(f64, Vec<f64>), String>, migrated: Option<u64>) {
+fn apply_verification(
+    r: &mut Record,
+    verified: &Result<(f64, Vec<f64>), String>,
+    migrated: Option<u64>,
+) {
     match verified {
         Ok((f, each)) => {
             if let Some(p) = r.placement.as_mut() {
                 p.verified_fraction = Some(*f);
             }
-            r.extra.insert("verified_fraction_per_thread".into(), serde_json::to_value(each).expect("plain"));
+            r.extra.insert(
+                "verified_fraction_per_thread".into(),
+                serde_json::to_value(each).expect("plain"),
+            );
             if *f < 0.999 {
                 r.warnings.push(Warning::Other {
                     message: format!("only {:.1} % of the pages are on the intended node after the measurement", f * 100.0),
@@ -660,7 +813,10 @@ fn apply_verification(r: &mut Record, verified: &Result<(f64, Vec<f64>), String>
             r.extra.insert("verify_error".into(), e.clone().into());
         }
     }
-    r.extra.insert("numa_pages_migrated".into(), migrated.map_or(serde_json::Value::Null, Into::into));
+    r.extra.insert(
+        "numa_pages_migrated".into(),
+        migrated.map_or(serde_json::Value::Null, Into::into),
+    );
 }
 
 /// One thread's pointer-chase latency with memory on `mem`. `Ok(None)`
@@ -679,7 +835,12 @@ fn latency_cell(
         Ok(t) => t,
         Err(e) => {
             refusals.first.get_or_insert(e.to_string());
-            return Ok(Some(skipped_cell(CHASE_KERNEL, cpu_node, mem, format!("cannot place memory on node {}: {}", mem, e))));
+            return Ok(Some(skipped_cell(
+                CHASE_KERNEL,
+                cpu_node,
+                mem,
+                format!("cannot place memory on node {}: {}", mem, e),
+            )));
         }
     };
     let opts = plan.opts();
@@ -719,26 +880,48 @@ fn latency_record(lat: &chase::Latency, host: &Host, cpus: &[u32], ws: u64) -> R
         regime: Some(host.regime(ws, 1)),
         ..Record::default()
     };
-    r.extra.insert("latency_ns".into(), serde_json::to_value(lat.stats).expect("plain"));
-    r.extra.insert("latency_ns_samples".into(), serde_json::to_value(&lat.ns).expect("plain"));
-    r.extra.insert("loads_per_sample".into(), lat.loads_per_sample.into());
+    r.extra.insert(
+        "latency_ns".into(),
+        serde_json::to_value(lat.stats).expect("plain"),
+    );
+    r.extra.insert(
+        "latency_ns_samples".into(),
+        serde_json::to_value(&lat.ns).expect("plain"),
+    );
+    r.extra
+        .insert("loads_per_sample".into(), lat.loads_per_sample.into());
     r
 }
 
 /// The write-pair scenario. Returns true when interrupted.
-fn run_pair(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool, refusals: &mut Refusals) -> anyhow::Result<bool> {
+fn run_pair(
+    plan: &NumaPlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &AtomicBool,
+    refusals: &mut Refusals,
+) -> anyhow::Result<bool> {
     let ks = MixKernels::widest(host);
     let ws = plan.size as usize;
     let opts = plan.opts();
     let (node, cpus) = plan.cell_cpus[0].clone();
-    let remotes: Vec<u32> = plan.memory_nodes.iter().copied().filter(|&m| m != node).collect();
+    let remotes: Vec<u32> = plan
+        .memory_nodes
+        .iter()
+        .copied()
+        .filter(|&m| m != node)
+        .collect();
     for (pair, m) in [("write_pair", Mix::WRITE), ("read_pair", Mix::READ)] {
         if cpus.len() < 2 {
             sink.push(skipped_cell(
                 pair,
                 node,
                 node,
-                format!("needs 2 cpus on node {}; it has {} usable (add --oversubscribe to share one)", node, cpus.len()),
+                format!(
+                    "needs 2 cpus on node {}; it has {} usable (add --oversubscribe to share one)",
+                    node,
+                    cpus.len()
+                ),
             ))?;
             continue;
         }
@@ -749,11 +932,17 @@ fn run_pair(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool, re
         let mut local_median: Option<f64> = None;
         for nodes in cases {
             let label = format!("{}/{}", nodes[0], nodes[1]);
-            let team = match Team::spawn_bound(&pair_cpus, ws + 8192, page_kind(plan), Some(&nodes)) {
+            let team = match Team::spawn_bound(&pair_cpus, ws + 8192, page_kind(plan), Some(&nodes))
+            {
                 Ok(t) => t,
                 Err(e) => {
                     refusals.first.get_or_insert(e.to_string());
-                    let mut r = skipped_cell(pair, node, nodes[1], format!("cannot place memory on nodes {}: {}", label, e));
+                    let mut r = skipped_cell(
+                        pair,
+                        node,
+                        nodes[1],
+                        format!("cannot place memory on nodes {}: {}", label, e),
+                    );
                     r.extra.insert("case_memory_nodes".into(), label.into());
                     sink.push(r)?;
                     continue;
@@ -773,16 +962,33 @@ fn run_pair(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool, re
             let t = stats::summarize(&secs, false).expect("samples");
             let pct = local_median.map(|l| (t.median / l - 1.0) * 100.0);
             local_median.get_or_insert(t.median);
-            let mut r = mix_record(pair.into(), &per_thread, &ks, &mm, host, &pair_cpus, ws as u64);
+            let mut r = mix_record(
+                pair.into(),
+                &per_thread,
+                &ks,
+                &mm,
+                host,
+                &pair_cpus,
+                ws as u64,
+            );
             r.memory = None;
             r.placement = Some(placement(node, nodes[1], None, Some(mm.max_skew)));
             apply_verification(&mut r, &verified, None);
             let e = &mut r.extra;
             e.insert("case_scenario".into(), "write-pair".into());
             e.insert("case_memory_nodes".into(), label.into());
-            e.insert("memory_nodes".into(), serde_json::to_value(&nodes).expect("plain"));
-            e.insert("total_seconds".into(), serde_json::to_value(t).expect("plain"));
-            e.insert("percent_vs_local".into(), pct.map_or(serde_json::Value::Null, Into::into));
+            e.insert(
+                "memory_nodes".into(),
+                serde_json::to_value(&nodes).expect("plain"),
+            );
+            e.insert(
+                "total_seconds".into(),
+                serde_json::to_value(t).expect("plain"),
+            );
+            e.insert(
+                "percent_vs_local".into(),
+                pct.map_or(serde_json::Value::Null, Into::into),
+            );
             e.insert("observed_cpus".into(), observed);
             sink.push(r)?;
         }
@@ -793,7 +999,10 @@ fn run_pair(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool, re
                 node,
                 "local/remote needs a second NUMA node with memory; this machine has one (only local/local was measured)".into(),
             );
-            r.extra.insert("case_memory_nodes".into(), format!("{}/remote", node).into());
+            r.extra.insert(
+                "case_memory_nodes".into(),
+                format!("{}/remote", node).into(),
+            );
             sink.push(r)?;
         }
     }
@@ -801,7 +1010,12 @@ fn run_pair(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool, re
 }
 
 /// The loaded-latency curve. Returns true when interrupted.
-fn run_load(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static AtomicBool) -> anyhow::Result<bool> {
+fn run_load(
+    plan: &NumaPlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &'static AtomicBool,
+) -> anyhow::Result<bool> {
     let Mode::Load {
         cpus,
         description,
@@ -820,11 +1034,20 @@ fn run_load(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atomic
     let page = page_kind(plan);
     let probe_node = node_of(host, *probe_cpu);
     let mut load_team = Some(
-        Team::spawn_bound(cpus, ws, page, Some(&vec![mem; cpus.len()]))
-            .map_err(|e| UserError::flag("--memory-nodes", format!("cannot place the load's memory on node {}: {}", mem, e)))?,
+        Team::spawn_bound(cpus, ws, page, Some(&vec![mem; cpus.len()])).map_err(|e| {
+            UserError::flag(
+                "--memory-nodes",
+                format!("cannot place the load's memory on node {}: {}", mem, e),
+            )
+        })?,
     );
-    let probe_team = Team::spawn_bound(&[*probe_cpu], ws + 8192, page, Some(&[mem]))
-        .map_err(|e| UserError::flag("--memory-nodes", format!("cannot place the probe's memory on node {}: {}", mem, e)))?;
+    let probe_team =
+        Team::spawn_bound(&[*probe_cpu], ws + 8192, page, Some(&[mem])).map_err(|e| {
+            UserError::flag(
+                "--memory-nodes",
+                format!("cannot place the probe's memory on node {}: {}", mem, e),
+            )
+        })?;
     let chase_start = if *probe == ProbeArg::Latency {
         Some(probe_team.inspect(0, move |b| {
             // SAFETY: the worker's own buffer.
@@ -835,7 +1058,9 @@ fn run_load(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atomic
     };
     let read = ks.read;
     // None = the unloaded baseline, then each delay.
-    let steps: Vec<Option<u64>> = std::iter::once(None).chain(delays_ns.iter().map(|&d| Some(d))).collect();
+    let steps: Vec<Option<u64>> = std::iter::once(None)
+        .chain(delays_ns.iter().map(|&d| Some(d)))
+        .collect();
     let bar = crate::report::progress::bar(steps.len() as u64, sink.stdout_taken());
     for step in steps {
         bar.set_message(match step {
@@ -851,7 +1076,17 @@ fn run_load(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atomic
             std::thread::spawn(move || {
                 let inj = team.run_each(move |_, b| {
                     // SAFETY: the worker's own buffer.
-                    unsafe { mix::stream_until(&ks, &m, b.as_mut_ptr(), b.len(), Duration::from_nanos(d), &ls, &st) }
+                    unsafe {
+                        mix::stream_until(
+                            &ks,
+                            &m,
+                            b.as_mut_ptr(),
+                            b.len(),
+                            Duration::from_nanos(d),
+                            &ls,
+                            &st,
+                        )
+                    }
                 });
                 (team, inj)
             })
@@ -864,7 +1099,9 @@ fn run_load(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atomic
             std::thread::sleep(Duration::from_millis(20));
         }
         let lat = chase_start.map(|s| {
-            probe_team.inspect(0, move |_| chase::measure(s as *const u8, opts.samples, opts.min_sample, stop))
+            probe_team.inspect(0, move |_| {
+                chase::measure(s as *const u8, opts.samples, opts.min_sample, stop)
+            })
         });
         let bw = if *probe == ProbeArg::Bandwidth {
             Some(measure::measure_case(&probe_team, read, ws, &opts, stop))
@@ -882,13 +1119,21 @@ fn run_load(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atomic
             bar.finish_and_clear();
             return Ok(true);
         }
-        let injected_gbps = injected
-            .as_ref()
-            .map(|v| v.iter().map(|i| i.bytes as f64 / i.seconds.max(1e-9) / 1e9).sum::<f64>());
+        let injected_gbps = injected.as_ref().map(|v| {
+            v.iter()
+                .map(|i| i.bytes as f64 / i.seconds.max(1e-9) / 1e9)
+                .sum::<f64>()
+        });
         let mut r = match (lat.flatten(), bw) {
             (Some(l), _) => latency_record(&l, host, &[*probe_cpu], ws as u64),
-            (None, Some(Ok(Some(m)))) => super::bandwidth_record("numa", read, &m, host, &[*probe_cpu]),
-            _ => Record::skipped("numa", read.name, "working set too small for the probe kernel"),
+            (None, Some(Ok(Some(m)))) => {
+                super::bandwidth_record("numa", read, &m, host, &[*probe_cpu])
+            }
+            _ => Record::skipped(
+                "numa",
+                read.name,
+                "working set too small for the probe kernel",
+            ),
         };
         r.kernel = format!("loaded_{}", r.kernel);
         let load_desc = match step {
@@ -903,11 +1148,23 @@ fn run_load(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atomic
             start_skew_seconds: None,
         });
         let e = &mut r.extra;
-        e.insert("case_delay_ns".into(), step.map_or(serde_json::Value::Null, Into::into));
+        e.insert(
+            "case_delay_ns".into(),
+            step.map_or(serde_json::Value::Null, Into::into),
+        );
         e.insert("case_load".into(), description.clone().into());
-        e.insert("injected_gbps".into(), injected_gbps.map_or(serde_json::Value::Null, Into::into));
-        e.insert("load_threads".into(), (if step.is_some() { cpus.len() } else { 0 }).into());
-        e.insert("load_cpus".into(), serde_json::to_value(cpus).expect("plain"));
+        e.insert(
+            "injected_gbps".into(),
+            injected_gbps.map_or(serde_json::Value::Null, Into::into),
+        );
+        e.insert(
+            "load_threads".into(),
+            (if step.is_some() { cpus.len() } else { 0 }).into(),
+        );
+        e.insert(
+            "load_cpus".into(),
+            serde_json::to_value(cpus).expect("plain"),
+        );
         e.insert("load_mix".into(), load_mix.name().into());
         let verified = verify(&probe_team, &[mem], ws);
         apply_verification(&mut r, &verified, None);
@@ -918,8 +1175,16 @@ fn run_load(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static Atomic
     Ok(false)
 }
 
-pub fn run(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static AtomicBool) -> anyhow::Result<bool> {
-    let mut refusals = Refusals { any_ok: false, first: None };
+pub fn run(
+    plan: &NumaPlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &'static AtomicBool,
+) -> anyhow::Result<bool> {
+    let mut refusals = Refusals {
+        any_ok: false,
+        first: None,
+    };
     let interrupted = match plan.mode {
         Mode::Matrix { .. } => run_matrix(plan, host, sink, stop, &mut refusals)?,
         Mode::WritePair => run_pair(plan, host, sink, stop, &mut refusals)?,
@@ -929,7 +1194,14 @@ pub fn run(plan: &NumaPlan, host: &Host, sink: &mut Sink, stop: &'static AtomicB
         if let Some(e) = refusals.first {
             // Nothing could be placed at all: the flag is wrong for this
             // machine, not one cell. Records are already written.
-            return Err(UserError::flag("--memory-nodes", format!("no cell could be placed: {}", e.trim_start_matches("--memory-nodes: "))).into());
+            return Err(UserError::flag(
+                "--memory-nodes",
+                format!(
+                    "no cell could be placed: {}",
+                    e.trim_start_matches("--memory-nodes: ")
+                ),
+            )
+            .into());
         }
     }
     Ok(interrupted)
@@ -957,7 +1229,9 @@ fn rate(g: f64, u: Units) -> String {
 }
 
 fn latency_of(r: &Record) -> Option<crate::report::model::Stats> {
-    r.extra.get("latency_ns").and_then(|v| serde_json::from_value(v.clone()).ok())
+    r.extra
+        .get("latency_ns")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
 }
 
 /// Matrices, scenario and load tables, then notes.
@@ -967,7 +1241,8 @@ pub fn render(run: &Run) -> String {
     let mut out = String::new();
     let opts = &run.options;
     let cpu_nodes: Vec<u32> = serde_json::from_value(opts["cpu_nodes"].clone()).unwrap_or_default();
-    let mem_nodes: Vec<u32> = serde_json::from_value(opts["memory_nodes"].clone()).unwrap_or_default();
+    let mem_nodes: Vec<u32> =
+        serde_json::from_value(opts["memory_nodes"].clone()).unwrap_or_default();
     let mode = opts["mode"]["mode"].as_str().unwrap_or("matrix");
     let mark = |r: &Record| match r.placement.as_ref().and_then(|p| p.verified_fraction) {
         Some(f) if f < 0.999 => format!(" ({:.0}% placed)", f * 100.0),
@@ -985,7 +1260,10 @@ pub fn render(run: &Run) -> String {
             let title = if lat {
                 "latency, ns per dependent load (pointer chase, 1 thread), best/median".to_string()
             } else {
-                let threads = recs.iter().find(|r| &r.kernel == k).map_or(0, |r| r.threads);
+                let threads = recs
+                    .iter()
+                    .find(|r| &r.kernel == k)
+                    .map_or(0, |r| r.threads);
                 format!(
                     "{}: bandwidth {} best/median, {} thread(s) per cell",
                     k.trim_start_matches("mix_"),
@@ -993,7 +1271,10 @@ pub fn render(run: &Run) -> String {
                     threads
                 )
             };
-            let _ = writeln_s(&mut out, &format!("{} (rows: cpu node, columns: memory node)", title));
+            let _ = writeln_s(
+                &mut out,
+                &format!("{} (rows: cpu node, columns: memory node)", title),
+            );
             let mut rows = vec![{
                 let mut h = vec!["cpu \\ mem".to_string(), String::new()];
                 h.extend(mem_nodes.iter().map(|m| format!("node {}", m)));
@@ -1005,9 +1286,13 @@ pub fn render(run: &Run) -> String {
                     row.push(match cell(&recs, k, c, m) {
                         Some(r) if r.status == Status::Ok => {
                             if lat {
-                                latency_of(r).map_or("-".into(), |s| format!("{:.1}/{:.1}{}", s.best, s.median, mark(r)))
+                                latency_of(r).map_or("-".into(), |s| {
+                                    format!("{:.1}/{:.1}{}", s.best, s.median, mark(r))
+                                })
                             } else {
-                                r.gbps.map_or("-".into(), |g| format!("{}/{}{}", rate(g.best, u), rate(g.median, u), mark(r)))
+                                r.gbps.map_or("-".into(), |g| {
+                                    format!("{}/{}{}", rate(g.best, u), rate(g.median, u), mark(r))
+                                })
                             }
                         }
                         Some(_) => "skipped".into(),
@@ -1034,11 +1319,17 @@ pub fn render(run: &Run) -> String {
             "placed".into(),
         ]];
         for r in recs.iter().filter(|r| r.status == Status::Ok) {
-            let t: Option<crate::report::model::Stats> =
-                r.extra.get("total_seconds").and_then(|v| serde_json::from_value(v.clone()).ok());
+            let t: Option<crate::report::model::Stats> = r
+                .extra
+                .get("total_seconds")
+                .and_then(|v| serde_json::from_value(v.clone()).ok());
             rows.push(vec![
                 r.kernel.trim_end_matches("_pair").to_string(),
-                r.extra.get("case_memory_nodes").and_then(|v| v.as_str()).unwrap_or("?").to_string(),
+                r.extra
+                    .get("case_memory_nodes")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("?")
+                    .to_string(),
                 t.map_or("-".into(), |t| format!("{:.4}", t.best)),
                 t.map_or("-".into(), |t| format!("{:.4}", t.median)),
                 r.gbps.map_or("-".into(), |g| rate(g.best, u)),
@@ -1070,19 +1361,33 @@ pub fn render(run: &Run) -> String {
             "delay ns".to_string(),
             "".into(),
             format!("injected {}", u.label()),
-            if probe_lat { "latency ns best".into() } else { format!("probe {} best", u.label()) },
+            if probe_lat {
+                "latency ns best".into()
+            } else {
+                format!("probe {} best", u.label())
+            },
             "median".into(),
         ]];
         for r in recs.iter().filter(|r| r.status == Status::Ok) {
             let (b, m) = if probe_lat {
-                latency_of(r).map_or(("-".into(), "-".into()), |s| (format!("{:.1}", s.best), format!("{:.1}", s.median)))
+                latency_of(r).map_or(("-".into(), "-".into()), |s| {
+                    (format!("{:.1}", s.best), format!("{:.1}", s.median))
+                })
             } else {
-                r.gbps.map_or(("-".into(), "-".into()), |g| (rate(g.best, u), rate(g.median, u)))
+                r.gbps.map_or(("-".into(), "-".into()), |g| {
+                    (rate(g.best, u), rate(g.median, u))
+                })
             };
             rows.push(vec![
-                r.extra.get("case_delay_ns").and_then(|v| v.as_u64()).map_or("unloaded".into(), |d| d.to_string()),
+                r.extra
+                    .get("case_delay_ns")
+                    .and_then(|v| v.as_u64())
+                    .map_or("unloaded".into(), |d| d.to_string()),
                 String::new(),
-                r.extra.get("injected_gbps").and_then(|v| v.as_f64()).map_or("0".into(), |g| rate(g, u)),
+                r.extra
+                    .get("injected_gbps")
+                    .and_then(|v| v.as_f64())
+                    .map_or("0".into(), |g| rate(g, u)),
                 b,
                 m,
             ]);
@@ -1113,10 +1418,16 @@ pub fn render(run: &Run) -> String {
         ),
     );
     if nodes.len() == 1 {
-        let _ = writeln_s(&mut out, "note: this machine has one NUMA node, so the matrix is 1×1 (local only).");
+        let _ = writeln_s(
+            &mut out,
+            "note: this machine has one NUMA node, so the matrix is 1×1 (local only).",
+        );
     }
     if mode == "matrix" && !recs.iter().any(|r| r.kernel == CHASE_KERNEL) {
-        let _ = writeln_s(&mut out, "note: latency matrix not measured (--no-latency): bandwidth only.");
+        let _ = writeln_s(
+            &mut out,
+            "note: latency matrix not measured (--no-latency): bandwidth only.",
+        );
     }
     out.push_str(&super::threads::footer(run));
     out
@@ -1186,7 +1497,10 @@ mod tests {
         assert_eq!(parse_load(&h, "2@1", false).unwrap().0, vec![2, 3]);
         assert_eq!(parse_load(&h, "1@node0", false).unwrap().1, "1@node0");
         assert_eq!(parse_load(&h, "cpus:1-2", false).unwrap().0, vec![1, 2]);
-        assert!(parse_load(&h, "3@1", false).unwrap_err().to_string().contains("--oversubscribe"));
+        assert!(parse_load(&h, "3@1", false)
+            .unwrap_err()
+            .to_string()
+            .contains("--oversubscribe"));
         assert_eq!(parse_load(&h, "3@1", true).unwrap().0, vec![2, 3, 2]);
         for bad in ["2", "x@1", "0@0", "1@7", "cpus:9"] {
             let e = parse_load(&h, bad, false).unwrap_err().to_string();
@@ -1198,8 +1512,13 @@ mod tests {
     fn node_lists_are_checked() {
         let h = two_node_host();
         assert_eq!(parse_nodes(&h, "0-1", "--cpu-nodes").unwrap(), vec![0, 1]);
-        let e = parse_nodes(&h, "3", "--memory-nodes").unwrap_err().to_string();
-        assert!(e.contains("--memory-nodes") && e.contains("node 3 does not exist"), "{e}");
+        let e = parse_nodes(&h, "3", "--memory-nodes")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--memory-nodes") && e.contains("node 3 does not exist"),
+            "{e}"
+        );
         assert_eq!(node_cpus(&h, 1), vec![2, 3]);
     }
 }

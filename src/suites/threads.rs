@@ -58,25 +58,40 @@ pub fn default_kernels(host: &Host) -> Vec<&'static Kernel> {
         .max()
         .unwrap_or(64);
     let pick = |op: Op, nt: bool| {
-        kernels::registry()
-            .iter()
-            .find(|k| k.name.starts_with("seq_") && k.op == op && k.nontemporal == nt && k.width_bits == widest)
+        kernels::registry().iter().find(|k| {
+            k.name.starts_with("seq_")
+                && k.op == op
+                && k.nontemporal == nt
+                && k.width_bits == widest
+        })
     };
-    [pick(Op::Read, false), pick(Op::Write, false), pick(Op::Write, true), pick(Op::Copy, false)]
-        .into_iter()
-        .flatten()
-        .collect()
+    [
+        pick(Op::Read, false),
+        pick(Op::Write, false),
+        pick(Op::Write, true),
+        pick(Op::Copy, false),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Allowed cpus ordered by `placement`; without `smt` only the first
 /// allowed sibling of each core.
 pub fn placement_order(host: &Host, placement: PlacementArg, smt: bool) -> Vec<u32> {
-    let mut cpus: Vec<&topology::Cpu> = host.cpus.iter().filter(|c| host.allowed_cpus.contains(&c.id)).collect();
+    let mut cpus: Vec<&topology::Cpu> = host
+        .cpus
+        .iter()
+        .filter(|c| host.allowed_cpus.contains(&c.id))
+        .collect();
     cpus.sort_by_key(|c| (c.node, c.package, c.core, c.id));
     let mut primary: Vec<&topology::Cpu> = Vec::new();
     let mut secondary: Vec<&topology::Cpu> = Vec::new();
     for c in cpus {
-        if primary.iter().any(|p| (p.package, p.core) == (c.package, c.core)) {
+        if primary
+            .iter()
+            .any(|p| (p.package, p.core) == (c.package, c.core))
+        {
             secondary.push(c);
         } else {
             primary.push(c);
@@ -89,7 +104,8 @@ pub fn placement_order(host: &Host, placement: PlacementArg, smt: bool) -> Vec<u
         PlacementArg::Compact => {
             if smt {
                 // Siblings next to each other: core 0's threads, then core 1's.
-                let mut all: Vec<&topology::Cpu> = primary.iter().chain(secondary.iter()).copied().collect();
+                let mut all: Vec<&topology::Cpu> =
+                    primary.iter().chain(secondary.iter()).copied().collect();
                 all.sort_by_key(|c| (c.node, c.package, c.core, c.id));
                 all.iter().map(|c| c.id).collect()
             } else {
@@ -145,8 +161,12 @@ pub fn default_counts(n: usize) -> Vec<usize> {
 
 /// An explicit cpu list, validated against the cpus this process may use.
 pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32>, UserError> {
-    let parsed = topology::parse_cpu_list(list)
-        .ok_or_else(|| UserError::flag(flag, format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list)))?;
+    let parsed = topology::parse_cpu_list(list).ok_or_else(|| {
+        UserError::flag(
+            flag,
+            format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list),
+        )
+    })?;
     if parsed.is_empty() {
         return Err(UserError::flag(flag, "the list is empty"));
     }
@@ -169,7 +189,9 @@ pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
         None => default_kernels(host),
     };
     let mut sizes = match &a.sizes {
-        Some(s) => units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?,
+        Some(s) => {
+            units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?
+        }
         None => {
             let llc = host.llc_size().unwrap_or(32 << 20);
             vec![(llc / 2).max(1 << 20), super::cache::default_top(host) * 4]
@@ -178,7 +200,10 @@ pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
     sizes.sort_unstable();
     sizes.dedup();
     if sizes.iter().any(|&s| s < 4096) {
-        return Err(UserError::flag("--sizes", "each total working set must be at least 4KiB"));
+        return Err(UserError::flag(
+            "--sizes",
+            "each total working set must be at least 4KiB",
+        ));
     }
     let (order, placement) = match &a.cpus {
         Some(list) => (parse_cpus(host, list, "--cpus")?, "cpus".to_string()),
@@ -212,11 +237,22 @@ pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
                 .filter(|s| !s.trim().is_empty())
                 .map(|s| s.trim().parse::<usize>())
                 .collect::<Result<_, _>>()
-                .map_err(|_| UserError::flag("--counts", format!("'{}' is not a list of thread counts: write e.g. 1,2,4", list)))?;
+                .map_err(|_| {
+                    UserError::flag(
+                        "--counts",
+                        format!(
+                            "'{}' is not a list of thread counts: write e.g. 1,2,4",
+                            list
+                        ),
+                    )
+                })?;
             c.sort_unstable();
             c.dedup();
             if c.is_empty() || c[0] == 0 || *c.last().unwrap() > n {
-                return Err(UserError::flag("--counts", format!("counts must be between 1 and {} (--threads)", n)));
+                return Err(UserError::flag(
+                    "--counts",
+                    format!("counts must be between 1 and {} (--threads)", n),
+                ));
             }
             c
         }
@@ -277,14 +313,21 @@ fn measure_shared(
             // SAFETY: as above; the plan only runs supported kernels.
             let checksum = unsafe { (kernel.func)(&args) };
             let end = Instant::now();
-            ThreadTiming { start, end, checksum }
+            ThreadTiming {
+                start,
+                end,
+                checksum,
+            }
         })
     };
     let span = |ts: &[ThreadTiming]| {
         let s = ts.iter().map(|t| t.start).min().expect("team");
         let e = ts.iter().map(|t| t.end).max().expect("team");
         let ls = ts.iter().map(|t| t.start).max().expect("team");
-        (e.duration_since(s).as_secs_f64(), ls.duration_since(s).as_secs_f64())
+        (
+            e.duration_since(s).as_secs_f64(),
+            ls.duration_since(s).as_secs_f64(),
+        )
     };
     let min = opts.min_sample.as_secs_f64();
     let mut reps = 1u64;
@@ -313,7 +356,10 @@ fn measure_shared(
         let ts = run(reps);
         let (secs, skew) = span(&ts);
         max_skew = max_skew.max(skew);
-        samples.push(Sample { seconds: secs, bytes });
+        samples.push(Sample {
+            seconds: secs,
+            bytes,
+        });
         for (i, t) in ts.iter().enumerate() {
             per_thread[i].push(t.seconds());
         }
@@ -336,7 +382,11 @@ fn measure_shared(
 
 /// Largest start skew as a fraction of the shortest sample.
 pub fn skew_fraction(m: &Measured) -> f64 {
-    let shortest = m.samples.iter().map(|s| s.seconds).fold(f64::INFINITY, f64::min);
+    let shortest = m
+        .samples
+        .iter()
+        .map(|s| s.seconds)
+        .fold(f64::INFINITY, f64::min);
     if shortest.is_finite() && shortest > 0.0 {
         m.max_start_skew / shortest
     } else {
@@ -345,7 +395,12 @@ pub fn skew_fraction(m: &Measured) -> f64 {
 }
 
 /// Run the curve. Returns true when interrupted.
-pub fn run(plan: &ThreadsPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) -> anyhow::Result<bool> {
+pub fn run(
+    plan: &ThreadsPlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &AtomicBool,
+) -> anyhow::Result<bool> {
     let runnable: Vec<&'static Kernel> = plan
         .kernels
         .iter()
@@ -385,7 +440,9 @@ pub fn run(plan: &ThreadsPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) 
         } else {
             (Team::spawn(&cpus, buf_len, page)?, None)
         };
-        let observed: Vec<Option<u32>> = (0..count).map(|i| team.inspect(i, |_| current_cpu())).collect();
+        let observed: Vec<Option<u32>> = (0..count)
+            .map(|i| team.inspect(i, |_| current_cpu()))
+            .collect();
         let mem = match &shared {
             Some(b) => Some(b.memory_info()),
             None => team.memory().first().cloned(),
@@ -397,7 +454,11 @@ pub fn run(plan: &ThreadsPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) 
                     sink.push(Record::skipped(
                         "threads",
                         k.name,
-                        format!("{} split over {} threads is less than 4KiB each", format_bytes(total), count),
+                        format!(
+                            "{} split over {} threads is less than 4KiB each",
+                            format_bytes(total),
+                            count
+                        ),
                     ))?;
                 }
                 continue;
@@ -413,10 +474,19 @@ pub fn run(plan: &ThreadsPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) 
             }
             let bases: Vec<usize> = shared
                 .as_ref()
-                .map(|b| (0..count).map(|i| b.as_ptr() as usize + i * buf_len).collect())
+                .map(|b| {
+                    (0..count)
+                        .map(|i| b.as_ptr() as usize + i * buf_len)
+                        .collect()
+                })
                 .unwrap_or_default();
             for &k in &runnable {
-                bar.set_message(format!("{} {} × {}", k.name, count, format_bytes(ws as u64)));
+                bar.set_message(format!(
+                    "{} {} × {}",
+                    k.name,
+                    count,
+                    format_bytes(ws as u64)
+                ));
                 let measured = if shared.is_some() {
                     measure_shared(&team, k, &bases, ws, &opts, stop)
                 } else {
@@ -431,7 +501,11 @@ pub fn run(plan: &ThreadsPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) 
                         sink.push(Record::skipped(
                             "threads",
                             k.name,
-                            format!("{} per thread is smaller than one {}-byte block per stream", format_bytes(ws as u64), k.granule),
+                            format!(
+                                "{} per thread is smaller than one {}-byte block per stream",
+                                format_bytes(ws as u64),
+                                k.granule
+                            ),
                         ))?;
                         bar.inc(1);
                         continue;
@@ -461,7 +535,10 @@ pub fn run(plan: &ThreadsPlan, host: &Host, sink: &mut Sink, stop: &AtomicBool) 
                 e.insert("case_placement".into(), plan.placement.clone().into());
                 e.insert("case_shared".into(), plan.shared.into());
                 e.insert("start_skew_fraction".into(), skew_fraction(&m).into());
-                e.insert("scaling_efficiency".into(), eff.map_or(serde_json::Value::Null, Into::into));
+                e.insert(
+                    "scaling_efficiency".into(),
+                    eff.map_or(serde_json::Value::Null, Into::into),
+                );
                 e.insert(
                     "observed_cpus".into(),
                     serde_json::to_value(&observed).expect("plain data"),
@@ -490,11 +567,21 @@ fn rate(g: f64, u: Units) -> String {
 /// thread count.
 pub fn render(run: &Run) -> String {
     let u = run.display_units;
-    let ok: Vec<&Record> = run.records.iter().filter(|r| r.status == Status::Ok && r.suite == "threads").collect();
+    let ok: Vec<&Record> = run
+        .records
+        .iter()
+        .filter(|r| r.status == Status::Ok && r.suite == "threads")
+        .collect();
     let mut out = String::new();
     let mut keys: Vec<(String, u64)> = Vec::new();
     for r in &ok {
-        let k = (r.kernel.clone(), r.extra.get("total_bytes").and_then(|v| v.as_u64()).unwrap_or(0));
+        let k = (
+            r.kernel.clone(),
+            r.extra
+                .get("total_bytes")
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0),
+        );
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -523,10 +610,17 @@ pub fn render(run: &Run) -> String {
     for (kernel, total) in &keys {
         let mut recs: Vec<&&Record> = ok
             .iter()
-            .filter(|r| &r.kernel == kernel && r.extra.get("total_bytes").and_then(|v| v.as_u64()) == Some(*total))
+            .filter(|r| {
+                &r.kernel == kernel
+                    && r.extra.get("total_bytes").and_then(|v| v.as_u64()) == Some(*total)
+            })
             .collect();
         recs.sort_by_key(|r| r.threads);
-        let one = recs.iter().find(|r| r.threads == 1).and_then(|r| r.gbps).map(|g| g.best);
+        let one = recs
+            .iter()
+            .find(|r| r.threads == 1)
+            .and_then(|r| r.gbps)
+            .map(|g| g.best);
         for r in recs {
             let g = r.gbps.expect("ok records have stats");
             let eff = r.extra.get("scaling_efficiency").and_then(|v| v.as_f64());
@@ -583,7 +677,11 @@ pub fn footer(run: &Run) -> String {
     for r in run.records.iter().filter(|r| r.status != Status::Ok) {
         let line = format!(
             "{} {}: {}\n",
-            if r.status == Status::Skipped { "skipped" } else { "error" },
+            if r.status == Status::Skipped {
+                "skipped"
+            } else {
+                "error"
+            },
             r.kernel,
             r.reason.as_deref().unwrap_or("")
         );
@@ -636,10 +734,22 @@ mod tests {
             (6, 0, 1),
             (7, 1, 1),
         ]);
-        assert_eq!(placement_order(&h, PlacementArg::Compact, false), vec![0, 1, 2, 3]);
-        assert_eq!(placement_order(&h, PlacementArg::Compact, true), vec![0, 4, 1, 5, 2, 6, 3, 7]);
-        assert_eq!(placement_order(&h, PlacementArg::Scatter, false), vec![0, 2, 1, 3]);
-        assert_eq!(placement_order(&h, PlacementArg::Scatter, true), vec![0, 2, 1, 3, 4, 6, 5, 7]);
+        assert_eq!(
+            placement_order(&h, PlacementArg::Compact, false),
+            vec![0, 1, 2, 3]
+        );
+        assert_eq!(
+            placement_order(&h, PlacementArg::Compact, true),
+            vec![0, 4, 1, 5, 2, 6, 3, 7]
+        );
+        assert_eq!(
+            placement_order(&h, PlacementArg::Scatter, false),
+            vec![0, 2, 1, 3]
+        );
+        assert_eq!(
+            placement_order(&h, PlacementArg::Scatter, true),
+            vec![0, 2, 1, 3, 4, 6, 5, 7]
+        );
     }
 
     #[test]
