@@ -195,7 +195,8 @@ pub struct NumaArgs {
     /// Explicit cpus for the threads of a cell, e.g. 0,2 (all must be on the cpu node)
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
-    /// Working set per thread (default: 4× the last-level cache, at least 256 MiB)
+    /// Working set per thread (default: 4× the last-level cache (at least 256 MiB) split over the
+    /// cell's threads, at least 64 MiB each)
     #[arg(long, short = 's', value_name = "SIZE")]
     pub size: Option<String>,
     /// Traffic mixes, reads:writes, comma-separated: read, write, ntwrite, or R:W like 3:1 with

@@ -336,7 +336,13 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
     }
     let size = match &a.size {
         Some(s) => units::parse_size(s).map_err(|e| UserError::flag("--size", e.to_string()))?,
-        None => super::cache::default_top(host),
+        None => {
+            // DRAM-sized in aggregate without growing with the thread
+            // count: the sweep's top size split over the cell's threads,
+            // but never below 64 MiB per thread.
+            let threads = cell_cpus.iter().map(|c| c.1.len()).max().unwrap_or(1) as u64;
+            (super::cache::default_top(host) / threads).max(64 << 20) / (2 << 20) * (2 << 20)
+        }
     };
     if size < (2 * mix::CHUNK) as u64 {
         return Err(UserError::flag(
