@@ -25,6 +25,7 @@ use crate::platform::{topology, Host};
 use crate::report::model::{Record, Run, Sample, Status, Units};
 use crate::report::sink::Sink;
 use crate::report::table;
+use crate::report::warnings::Warning;
 use crate::util::units::{self, format_bytes};
 
 /// Resolved options of one scaling run.
@@ -280,6 +281,9 @@ fn per_thread(total: u64, threads: usize) -> usize {
     (total as usize / threads) / 4096 * 4096
 }
 
+/// Start skew above this fraction of a sample earns a warning.
+pub const SKEW_LIMIT: f64 = 0.01;
+
 /// Slack per thread for a copy's second stream offset.
 const SLACK: usize = 8192;
 
@@ -380,17 +384,12 @@ fn measure_shared(
     }))
 }
 
-/// Largest start skew as a fraction of the shortest sample.
+/// Largest start skew as a fraction of the median sample's duration.
 pub fn skew_fraction(m: &Measured) -> f64 {
-    let shortest = m
-        .samples
-        .iter()
-        .map(|s| s.seconds)
-        .fold(f64::INFINITY, f64::min);
-    if shortest.is_finite() && shortest > 0.0 {
-        m.max_start_skew / shortest
-    } else {
-        0.0
+    let secs: Vec<f64> = m.samples.iter().map(|s| s.seconds).collect();
+    match crate::measure::stats::summarize(&secs, false) {
+        Some(s) if s.median > 0.0 => m.max_start_skew / s.median,
+        _ => 0.0,
     }
 }
 
@@ -432,7 +431,7 @@ pub fn run(
     for &count in &plan.counts {
         let cpus: Vec<u32> = plan.order[..count].to_vec();
         let buf_len = per_thread(max_total, count) + SLACK;
-        let (team, shared) = if plan.shared {
+        let (team, mut shared) = if plan.shared {
             let team = Team::spawn(&cpus, 4096, page)?;
             // First touch by the main thread: the whole buffer lands on its node.
             let shared = Buffer::new(buf_len * count, page, 0x5eed)?;
@@ -464,8 +463,10 @@ pub fn run(
                 continue;
             }
             let fill = (ws + SLACK).min(buf_len);
-            match &shared {
-                Some(_) => {}
+            // Fresh random data for every size, so reads never see a
+            // previous write kernel's constant pattern.
+            match shared.as_mut() {
+                Some(b) => b.fill_random(0xabcd + si as u64),
                 None => {
                     for i in 0..count {
                         team.inspect(i, move |b| b.fill_random_prefix(fill, 0xabcd + si as u64));
@@ -534,7 +535,14 @@ pub fn run(
                 e.insert("total_bytes".into(), total.into());
                 e.insert("case_placement".into(), plan.placement.clone().into());
                 e.insert("case_shared".into(), plan.shared.into());
-                e.insert("start_skew_fraction".into(), skew_fraction(&m).into());
+                let skew = skew_fraction(&m);
+                e.insert("start_skew_fraction".into(), skew.into());
+                if skew > SKEW_LIMIT {
+                    r.warnings.push(Warning::Other {
+                        message: format!("threads started up to {:.1} % of a sample apart", skew * 100.0),
+                        hint: "a worker was preempted at the barrier: quiet the machine, or raise --min-sample-ms".into(),
+                    });
+                }
                 e.insert(
                     "scaling_efficiency".into(),
                     eff.map_or(serde_json::Value::Null, Into::into),
