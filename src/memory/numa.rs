@@ -205,6 +205,33 @@ pub fn census(addr: *const u8, len: usize) -> Result<PageCensus, String> {
     })
 }
 
+/// Free memory of `node` (`Node N MemFree` in its sysfs meminfo), bytes.
+/// A buffer bound with `MPOL_BIND` cannot spill to another node, so a
+/// suite checks this before binding instead of meeting the OOM killer.
+pub fn node_free_bytes(node: u32) -> Option<u64> {
+    let text =
+        std::fs::read_to_string(format!("/sys/devices/system/node/node{}/meminfo", node)).ok()?;
+    text.lines()
+        .find(|l| l.contains("MemFree:"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+}
+
+/// Refuse a binding of `need` bytes to `node` that would leave it less than
+/// 10 % of its free memory; the reason names the sizes.
+pub fn check_node_room(node: u32, need: u64) -> Result<(), String> {
+    match node_free_bytes(node) {
+        Some(free) if need > free / 10 * 9 => Err(format!(
+            "node {} has {} free but the cell needs {}: use a smaller --size or fewer --threads",
+            node,
+            crate::util::units::format_bytes(free),
+            crate::util::units::format_bytes(need)
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `/proc/vmstat` `numa_pages_migrated`: pages the kernel moved by itself
 /// (NUMA balancing); a change during a cell means placement drifted.
 pub fn pages_migrated() -> Option<u64> {
@@ -246,6 +273,17 @@ mod tests {
         let e = unsafe { bind_range(b.as_mut_ptr(), b.len(), 1000) }.unwrap_err();
         assert!(e.contains("node 1000"), "{e}");
         assert!(mask(5000).is_err());
+    }
+
+    #[test]
+    fn node_room_is_checked() {
+        let node = crate::platform::topology::nodes()[0].id;
+        if node_free_bytes(node).is_none() {
+            return; // no per-node meminfo (no NUMA in this kernel)
+        }
+        assert!(check_node_room(node, 1 << 20).is_ok());
+        let e = check_node_room(node, 1 << 50).unwrap_err();
+        assert!(e.contains("--size"), "{e}");
     }
 
     #[test]

@@ -711,6 +711,14 @@ fn run_matrix(
             bar.set_message(format!("cpu node {} × memory node {}", cpu_node, mem));
             let migrated_before = numa::pages_migrated();
             let intended = vec![mem; cpus.len()];
+            let need = (ws as u64 + 8192) * cpus.len() as u64;
+            if let Err(reason) = numa::check_node_room(mem, need) {
+                for (name, _) in &sets {
+                    sink.push(skipped_cell(name, *cpu_node, mem, reason.clone()))?;
+                }
+                bar.inc(1);
+                continue;
+            }
             let team = match Team::spawn_bound(cpus, ws + 8192, page, Some(&intended)) {
                 Ok(t) => t,
                 Err(e) => {
@@ -837,6 +845,9 @@ fn latency_cell(
     refusals: &mut Refusals,
 ) -> anyhow::Result<Option<Record>> {
     let ws = plan.size as usize;
+    if let Err(reason) = numa::check_node_room(mem, ws as u64) {
+        return Ok(Some(skipped_cell(CHASE_KERNEL, cpu_node, mem, reason)));
+    }
     let team = match Team::spawn_bound(&[cpu], ws, page_kind(plan), Some(&[mem])) {
         Ok(t) => t,
         Err(e) => {
@@ -938,6 +949,17 @@ fn run_pair(
         let mut local_median: Option<f64> = None;
         for nodes in cases {
             let label = format!("{}/{}", nodes[0], nodes[1]);
+            let per_node =
+                |n: u32| nodes.iter().filter(|&&x| x == n).count() as u64 * (ws as u64 + 8192);
+            if let Some(reason) = nodes
+                .iter()
+                .find_map(|&n| numa::check_node_room(n, per_node(n)).err())
+            {
+                let mut r = skipped_cell(pair, node, nodes[1], reason);
+                r.extra.insert("case_memory_nodes".into(), label.into());
+                sink.push(r)?;
+                continue;
+            }
             let team = match Team::spawn_bound(&pair_cpus, ws + 8192, page_kind(plan), Some(&nodes))
             {
                 Ok(t) => t,
@@ -1039,6 +1061,8 @@ fn run_load(
     let mem = plan.memory_nodes[0];
     let page = page_kind(plan);
     let probe_node = node_of(host, *probe_cpu);
+    numa::check_node_room(mem, (ws as u64 + 8192) * (cpus.len() as u64 + 1))
+        .map_err(|m| UserError::flag("--size", m))?;
     let mut load_team = Some(
         Team::spawn_bound(cpus, ws, page, Some(&vec![mem; cpus.len()])).map_err(|e| {
             UserError::flag(
