@@ -215,7 +215,7 @@ fn numa_guest_places_memory_where_asked() {
         m["host"]["env"]["numa_balancing"], 1,
         "the kernel enables balancing on 2 nodes"
     );
-    for kernel in ["mix_read", "chase_64_scalar"] {
+    for kernel in ["mix_read", "mix_1:1", "chase_64_scalar"] {
         let recs = records(&m, kernel);
         assert_eq!(recs.len(), 4, "{kernel}: want a 2×2 matrix");
         let mut cells: Vec<(u64, u64)> = Vec::new();

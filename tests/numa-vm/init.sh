@@ -18,7 +18,7 @@ run() {
   echo "=== END $name"
 }
 S="--samples 2 --min-sample-ms 1"
-run matrix numa --size 4MiB $S
+run matrix numa --size 4MiB --mix read,1:1 $S
 run pair numa --scenario write-pair --size 4MiB $S
 run threads threads --cpus 1,3 --sizes 4MiB --kernel seq_read_64_scalar,seq_write_64_scalar $S
 run load numa --load 1@1 --probe-cpu 0 --delays 0,2000 --size 4MiB $S
