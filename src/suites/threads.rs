@@ -162,12 +162,21 @@ pub fn default_counts(n: usize) -> Vec<usize> {
 
 /// An explicit cpu list, validated against the cpus this process may use.
 pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32>, UserError> {
-    let parsed = topology::parse_cpu_list(list).ok_or_else(|| {
-        UserError::flag(
-            flag,
-            format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list),
-        )
-    })?;
+    // Keep the order given (threads are added in it); ranges expand in place.
+    let mut parsed: Vec<u32> = Vec::new();
+    for part in list.split(',').filter(|p| !p.trim().is_empty()) {
+        let cpus = topology::parse_cpu_list(part).ok_or_else(|| {
+            UserError::flag(
+                flag,
+                format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list),
+            )
+        })?;
+        for c in cpus {
+            if !parsed.contains(&c) {
+                parsed.push(c);
+            }
+        }
+    }
     if parsed.is_empty() {
         return Err(UserError::flag(flag, "the list is empty"));
     }
@@ -597,7 +606,7 @@ pub fn render(run: &Run) -> String {
     keys.sort_by_key(|k| k.1);
     if !ok.is_empty() {
         out.push_str(&format!(
-            "thread scaling, {} (aggregate = all bytes / earliest start → latest end; per thread = aggregate / threads)\n",
+            "thread scaling, {} (aggregate = all bytes / earliest start → latest end; per thread = aggregate / threads; slowest thread = lowest own-interval rate)\n",
             u.label()
         ));
     }
@@ -611,6 +620,7 @@ pub fn render(run: &Run) -> String {
         "aggregate best".into(),
         "median".into(),
         "per thread".into(),
+        "slowest thread".into(),
         "speedup".into(),
         "efficiency".into(),
         "skew % sample".into(),
@@ -642,6 +652,14 @@ pub fn render(run: &Run) -> String {
                 rate(g.best, u),
                 rate(g.median, u),
                 rate(g.best / r.threads as f64, u),
+                // Each thread's own best rate over its own interval: a
+                // thread far below the others was starved (SMT sibling,
+                // remote memory, preemption).
+                r.per_thread_gbps
+                    .iter()
+                    .copied()
+                    .reduce(f64::min)
+                    .map_or("-".into(), |v| rate(v, u)),
                 one.map_or("-".into(), |o| format!("{:.2}x", g.best / o)),
                 eff.map_or("-".into(), |e| format!("{:.0} %", e * 100.0)),
                 r.extra
@@ -758,6 +776,18 @@ mod tests {
             placement_order(&h, PlacementArg::Scatter, true),
             vec![0, 2, 1, 3, 4, 6, 5, 7]
         );
+    }
+
+    #[test]
+    fn explicit_cpus_keep_their_order() {
+        let h = host(&[(0, 0, 0), (1, 1, 0), (2, 2, 0), (3, 3, 0)]);
+        assert_eq!(parse_cpus(&h, "3,0-1,3", "--cpus").unwrap(), vec![3, 0, 1]);
+        assert!(parse_cpus(&h, "7", "--cpus")
+            .unwrap_err()
+            .to_string()
+            .contains("cpu 7"));
+        assert!(parse_cpus(&h, "a", "--cpus").is_err());
+        assert!(parse_cpus(&h, ",", "--cpus").is_err());
     }
 
     #[test]
