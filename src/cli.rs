@@ -156,6 +156,10 @@ pub struct ThreadsArgs {
     /// Allow more threads than cpus (threads then share cpus round-robin)
     #[arg(long)]
     pub oversubscribe: bool,
+    /// Run each worker as a separate process (fork), synchronised by a barrier in shared memory:
+    /// the "one instance per core" way
+    #[arg(long, conflicts_with = "shared")]
+    pub processes: bool,
     /// Page policy of the buffers
     #[arg(long, value_enum, default_value = "thp")]
     pub memory: MemoryArg,

@@ -92,6 +92,36 @@ fn threads_two_threads_split_the_total_and_report_skew() {
 }
 
 #[test]
+fn threads_as_processes() {
+    let n = allowed_cpus().min(2).to_string();
+    let run = run_json(&[
+        "threads",
+        "--processes",
+        "--threads",
+        &n,
+        "--sizes",
+        "8MiB",
+        "--kernel",
+        "seq_read_64_scalar,seq_write_64_scalar",
+    ]);
+    let recs = run["records"].as_array().unwrap();
+    assert!(!recs.is_empty());
+    for r in recs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["extra"]["case_processes"], true);
+        assert_eq!(
+            r["extra"]["observed_cpus"], r["cpus"],
+            "worker processes not on their cpus"
+        );
+        assert!(r["gbps"]["best"].as_f64().unwrap() > 0.0);
+        assert!(r["memory"]["kind"] == "thp");
+    }
+    bw().args(["threads", "--processes", "--shared"])
+        .assert()
+        .code(2);
+}
+
+#[test]
 fn threads_table_shows_efficiency() {
     bw().args([
         "threads",

@@ -7,6 +7,7 @@ pub mod cache;
 pub mod chase;
 pub mod mix;
 pub mod numa;
+pub mod procs;
 pub mod survey;
 pub mod threads;
 

@@ -26,6 +26,7 @@ use crate::report::model::{Record, Run, Sample, Status, Units};
 use crate::report::sink::Sink;
 use crate::report::table;
 use crate::report::warnings::Warning;
+use crate::suites::procs::ProcTeam;
 use crate::util::units::{self, format_bytes};
 
 /// Resolved options of one scaling run.
@@ -40,6 +41,8 @@ pub struct ThreadsPlan {
     pub counts: Vec<usize>,
     pub placement: String,
     pub shared: bool,
+    /// Workers are processes, not threads.
+    pub processes: bool,
     pub smt: bool,
     pub samples: usize,
     pub min_sample_ms: f64,
@@ -278,6 +281,7 @@ pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
         counts,
         placement,
         shared: a.shared,
+        processes: a.processes,
         smt: a.smt,
         samples: o.samples,
         min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
@@ -440,20 +444,36 @@ pub fn run(
     for &count in &plan.counts {
         let cpus: Vec<u32> = plan.order[..count].to_vec();
         let buf_len = per_thread(max_total, count) + SLACK;
-        let (team, mut shared) = if plan.shared {
+        // Processes are forked while this process has no other thread:
+        // the previous count's team was dropped (joined) at the end of its
+        // iteration.
+        let procs = if plan.processes {
+            Some(ProcTeam::spawn(&cpus, buf_len, page)?)
+        } else {
+            None
+        };
+        let (team, mut shared) = if procs.is_some() {
+            (None, None)
+        } else if plan.shared {
             let team = Team::spawn(&cpus, 4096, page)?;
             // First touch by the main thread: the whole buffer lands on its node.
             let shared = Buffer::new(buf_len * count, page, 0x5eed)?;
-            (team, Some(shared))
+            (Some(team), Some(shared))
         } else {
-            (Team::spawn(&cpus, buf_len, page)?, None)
+            (Some(Team::spawn(&cpus, buf_len, page)?), None)
         };
-        let observed: Vec<Option<u32>> = (0..count)
-            .map(|i| team.inspect(i, |_| current_cpu()))
-            .collect();
-        let mem = match &shared {
-            Some(b) => Some(b.memory_info()),
-            None => team.memory().first().cloned(),
+        let observed: Vec<Option<u32>> = match (&team, &procs) {
+            (Some(t), _) => (0..count)
+                .map(|i| t.inspect(i, |_| current_cpu()))
+                .collect(),
+            (None, Some(p)) => p.observed_cpus(),
+            (None, None) => unreachable!("threads or processes"),
+        };
+        let mem = match (&shared, &team, &procs) {
+            (Some(b), _, _) => Some(b.memory_info()),
+            (None, Some(t), _) => t.memory().first().cloned(),
+            (None, None, Some(p)) => p.memory(),
+            _ => None,
         };
         for (si, &total) in plan.sizes.iter().enumerate() {
             let ws = per_thread(total, count);
@@ -474,13 +494,15 @@ pub fn run(
             let fill = (ws + SLACK).min(buf_len);
             // Fresh random data for every size, so reads never see a
             // previous write kernel's constant pattern.
-            match shared.as_mut() {
-                Some(b) => b.fill_random(0xabcd + si as u64),
-                None => {
+            match (shared.as_mut(), &team, &procs) {
+                (Some(b), _, _) => b.fill_random(0xabcd + si as u64),
+                (None, Some(t), _) => {
                     for i in 0..count {
-                        team.inspect(i, move |b| b.fill_random_prefix(fill, 0xabcd + si as u64));
+                        t.inspect(i, move |b| b.fill_random_prefix(fill, 0xabcd + si as u64));
                     }
                 }
+                (None, None, Some(p)) => p.fill(fill, 0xabcd + si as u64),
+                _ => {}
             }
             let bases: Vec<usize> = shared
                 .as_ref()
@@ -497,10 +519,12 @@ pub fn run(
                     count,
                     format_bytes(ws as u64)
                 ));
-                let measured = if shared.is_some() {
-                    measure_shared(&team, k, &bases, ws, &opts, stop)
+                let measured = if let Some(p) = &procs {
+                    p.measure(k, ws, &opts, stop)
+                } else if shared.is_some() {
+                    measure_shared(team.as_ref().expect("team"), k, &bases, ws, &opts, stop)
                 } else {
-                    measure::measure_case(&team, k, ws, &opts, stop)
+                    measure::measure_case(team.as_ref().expect("team"), k, ws, &opts, stop)
                 };
                 let m = match measured {
                     Err(measure::Interrupted) => {
@@ -544,6 +568,9 @@ pub fn run(
                 e.insert("total_bytes".into(), total.into());
                 e.insert("case_placement".into(), plan.placement.clone().into());
                 e.insert("case_shared".into(), plan.shared.into());
+                if plan.processes {
+                    e.insert("case_processes".into(), true.into());
+                }
                 let skew = skew_fraction(&m);
                 e.insert("start_skew_fraction".into(), skew.into());
                 if skew > SKEW_LIMIT {
