@@ -283,6 +283,13 @@ fn numa_guest_places_memory_where_asked() {
         assert_eq!(u32s(&r["extra"]["observed_cpus"]), cpus);
     }
 
+    // Worker processes follow --cpus as well.
+    let pr = json(&log, "procs");
+    let r = &pr["records"][0];
+    assert_eq!(r["extra"]["case_processes"], true);
+    assert_eq!(u32s(&r["cpus"]), vec![1, 3]);
+    assert_eq!(u32s(&r["extra"]["observed_cpus"]), vec![1, 3]);
+
     // Loaded latency: an unloaded point and one per delay, probe memory placed.
     let l = json(&log, "load");
     let recs = records(&l, "loaded_chase_64_scalar");

@@ -21,6 +21,7 @@ S="--samples 2 --min-sample-ms 1"
 run matrix numa --size 4MiB --mix read,1:1 $S
 run pair numa --scenario write-pair --size 4MiB $S
 run threads threads --cpus 1,3 --sizes 4MiB --kernel seq_read_64_scalar,seq_write_64_scalar $S
+run procs threads --processes --cpus 1,3 --counts 2 --sizes 4MiB --kernel seq_read_64_scalar $S
 run load numa --load 1@1 --probe-cpu 0 --delays 0,2000 --size 4MiB $S
 /bin/bwscope numa --memory-nodes 7 >/dev/null 2>/tmp/bad.err
 echo "=== RC bad $? $(cat /tmp/bad.err)"
