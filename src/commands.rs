@@ -48,6 +48,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Compare(a)) => crate::report::commands::compare(&a),
         Some(Command::Completions(a)) => completions(&a),
         Some(Command::Man(a)) => man(&a),
+        Some(Command::Threads(a)) => suites::threads::command(&a, &out),
+        Some(Command::Numa(a)) => suites::numa::command(&a, &out),
     }
 }
 

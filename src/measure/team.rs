@@ -142,6 +142,23 @@ impl Team {
     /// Start one worker per cpu; each pins itself, then maps, first-touches
     /// and fills its own buffer of `buffer_bytes`.
     pub fn spawn(cpus: &[u32], buffer_bytes: usize, page: PageKind) -> Result<Team, UserError> {
+        Team::spawn_bound(cpus, buffer_bytes, page, None)
+    }
+
+    /// Like [`Team::spawn`], but worker `i`'s buffer is bound to NUMA node
+    /// `nodes[i]` (see `memory::numa`): the worker faults it under a
+    /// thread-wide `MPOL_BIND`, then binds the range itself (so automatic
+    /// NUMA balancing cannot move it) and restores its default policy.
+    /// A refused binding is an error naming `--memory-nodes`.
+    pub fn spawn_bound(
+        cpus: &[u32],
+        buffer_bytes: usize,
+        page: PageKind,
+        nodes: Option<&[u32]>,
+    ) -> Result<Team, UserError> {
+        if let Some(n) = nodes {
+            assert_eq!(n.len(), cpus.len(), "one memory node per worker");
+        }
         let barrier = Arc::new(SpinBarrier::new(cpus.len()));
         let (done_tx, done) = channel();
         let (ready_tx, ready_rx) = channel::<(usize, Result<MemoryInfo, UserError>)>();
@@ -152,6 +169,7 @@ impl Team {
             let barrier = barrier.clone();
             let done_tx = done_tx.clone();
             let ready_tx = ready_tx.clone();
+            let node = nodes.map(|n| n[i]);
             let handle = std::thread::Builder::new()
                 .name(format!("bwscope-w{}", i))
                 .spawn(move || {
@@ -159,7 +177,7 @@ impl Team {
                         let _ = ready_tx.send((i, Err(UserError::flag("--cpus", e))));
                         return;
                     }
-                    let mut buf = match Buffer::new(buffer_bytes, page, 0x1234 + i as u64) {
+                    let mut buf = match alloc_bound(buffer_bytes, page, 0x1234 + i as u64, node) {
                         Ok(b) => b,
                         Err(e) => {
                             let _ = ready_tx.send((i, Err(e)));
@@ -236,6 +254,37 @@ impl Team {
             .collect()
     }
 
+    /// Run `f(i, buffer)` on every worker at once, on the workers' own
+    /// threads, and collect the results in worker order. For suites whose
+    /// threads do different things (read/write roles, timed windows,
+    /// background load); `f` synchronises its own timed region (e.g. with
+    /// a [`SpinBarrier`] it captures).
+    pub fn run_each<R, F>(&self, f: F) -> Vec<R>
+    where
+        R: Send + 'static,
+        F: Fn(usize, &mut Buffer) -> R + Send + Sync + 'static,
+    {
+        let f = Arc::new(f);
+        let (tx, rx) = channel();
+        for (i, w) in self.workers.iter().enumerate() {
+            let f = f.clone();
+            let tx = tx.clone();
+            w.tx.send(Cmd::Inspect(Box::new(move |b| {
+                let _ = tx.send((i, f(i, b)));
+            })))
+            .expect("worker alive");
+        }
+        drop(tx);
+        let mut out: Vec<Option<R>> = (0..self.workers.len()).map(|_| None).collect();
+        for _ in 0..self.workers.len() {
+            let (i, r) = rx.recv().expect("worker alive");
+            out[i] = Some(r);
+        }
+        out.into_iter()
+            .map(|r| r.expect("every worker reported"))
+            .collect()
+    }
+
     /// Run `f` on worker `i`'s buffer, on that worker's thread (tests read
     /// back what a kernel wrote; suites refill).
     pub fn inspect<R: Send + 'static>(
@@ -252,6 +301,29 @@ impl Team {
             .expect("worker alive");
         rx.recv().expect("worker alive")
     }
+}
+
+/// Allocate a worker's buffer, on `node` when given.
+fn alloc_bound(
+    len: usize,
+    page: PageKind,
+    seed: u64,
+    node: Option<u32>,
+) -> Result<Buffer, UserError> {
+    let Some(node) = node else {
+        return Buffer::new(len, page, seed);
+    };
+    let refused = |m: String| UserError::flag("--memory-nodes", m);
+    crate::memory::numa::set_thread_policy(Some(node)).map_err(refused)?;
+    let buf = Buffer::new(len, page, seed);
+    let reset = crate::memory::numa::set_thread_policy(None);
+    let mut buf = buf?;
+    reset.map_err(refused)?;
+    // SAFETY: the buffer's own mapping, 2 MiB aligned, length a multiple
+    // of 4 KiB.
+    unsafe { crate::memory::numa::bind_range(buf.as_mut_ptr(), buf.len(), node) }
+        .map_err(refused)?;
+    Ok(buf)
 }
 
 fn run_one(

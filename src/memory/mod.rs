@@ -3,6 +3,7 @@
 pub mod buffer;
 pub mod device;
 pub mod kind;
+pub mod numa;
 pub mod smaps;
 
 pub use buffer::Buffer;

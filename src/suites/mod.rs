@@ -4,13 +4,18 @@
 //! a measured case into a record with its warnings.
 
 pub mod cache;
+pub mod chase;
 pub mod first_use;
 pub mod latency;
 pub mod memtype;
+pub mod mix;
 pub mod net;
+pub mod numa;
 pub mod pinned;
+pub mod procs;
 pub mod regs;
 pub mod survey;
+pub mod threads;
 
 use crate::cli::SampleArgs;
 use crate::error::UserError;

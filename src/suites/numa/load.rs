@@ -1,0 +1,173 @@
+//! Background load and the loaded-latency curve.
+
+use super::*;
+
+use super::cell::*;
+
+/// The loaded-latency curve. Returns true when interrupted.
+pub(super) fn run_load(
+    plan: &NumaPlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &'static AtomicBool,
+) -> anyhow::Result<bool> {
+    let Mode::Load {
+        cpus,
+        description,
+        delays_ns,
+        load_mix,
+        probe_cpu,
+        probe,
+    } = &plan.mode
+    else {
+        unreachable!("run_load on a load plan")
+    };
+    let ks = MixKernels::widest(host);
+    let ws = plan.size as usize;
+    let opts = plan.opts();
+    let mem = plan.memory_nodes[0];
+    let page = page_kind(plan);
+    let probe_node = node_of(host, *probe_cpu);
+    numa::check_node_room(mem, (ws as u64 + 8192) * (cpus.len() as u64 + 1))
+        .map_err(|m| UserError::flag("--size", m))?;
+    let mut load_team = Some(
+        Team::spawn_bound(cpus, ws, page, Some(&vec![mem; cpus.len()])).map_err(|e| {
+            UserError::flag(
+                "--memory-nodes",
+                format!("cannot place the load's memory on node {}: {}", mem, e),
+            )
+        })?,
+    );
+    let probe_team =
+        Team::spawn_bound(&[*probe_cpu], ws + 8192, page, Some(&[mem])).map_err(|e| {
+            UserError::flag(
+                "--memory-nodes",
+                format!("cannot place the probe's memory on node {}: {}", mem, e),
+            )
+        })?;
+    let chase_start = if *probe == ProbeArg::Latency {
+        Some(probe_team.inspect(0, move |b| {
+            // SAFETY: the worker's own buffer.
+            unsafe { chase::build(b.as_mut_ptr(), ws, 0x10ad) as usize }
+        }))
+    } else {
+        None
+    };
+    let read = ks.read;
+    // None = the unloaded baseline, then each delay.
+    let steps: Vec<Option<u64>> = std::iter::once(None)
+        .chain(delays_ns.iter().map(|&d| Some(d)))
+        .collect();
+    let bar = crate::report::progress::bar(steps.len() as u64, sink.stdout_taken());
+    for step in steps {
+        bar.set_message(match step {
+            None => "unloaded".to_string(),
+            Some(d) => format!("delay {} ns", d),
+        });
+        let load_stop = Arc::new(AtomicBool::new(false));
+        let started = Arc::new(AtomicUsize::new(0));
+        let handle = step.map(|d| {
+            let team = load_team.take().expect("load team present");
+            let (ls, st) = (load_stop.clone(), started.clone());
+            let m = *load_mix;
+            std::thread::spawn(move || {
+                let inj = team.run_each(move |_, b| {
+                    // SAFETY: the worker's own buffer.
+                    unsafe {
+                        mix::stream_until(
+                            &ks,
+                            &m,
+                            b.as_mut_ptr(),
+                            b.len(),
+                            Duration::from_nanos(d),
+                            &ls,
+                            &st,
+                        )
+                    }
+                });
+                (team, inj)
+            })
+        });
+        if handle.is_some() {
+            while started.load(Ordering::Acquire) < cpus.len() {
+                std::thread::yield_now();
+            }
+            // Let the load reach steady state.
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let lat = chase_start.map(|s| {
+            probe_team.inspect(0, move |_| {
+                chase::measure(s as *const u8, opts.samples, opts.min_sample, stop)
+            })
+        });
+        let bw = if *probe == ProbeArg::Bandwidth {
+            Some(measure::measure_case(&probe_team, read, ws, &opts, stop))
+        } else {
+            None
+        };
+        load_stop.store(true, Ordering::Release);
+        let injected = handle.map(|h| {
+            let (team, inj) = h.join().expect("load thread");
+            load_team = Some(team);
+            inj
+        });
+        let interrupted = matches!(lat, Some(None)) || matches!(bw, Some(Err(_)));
+        if interrupted {
+            bar.finish_and_clear();
+            return Ok(true);
+        }
+        let injected_gbps = injected.as_ref().map(|v| {
+            v.iter()
+                .map(|i| i.bytes as f64 / i.seconds.max(1e-9) / 1e9)
+                .sum::<f64>()
+        });
+        let mut r = match (lat.flatten(), bw) {
+            (Some(l), _) => latency_record(&l, host, &[*probe_cpu], ws as u64),
+            (None, Some(Ok(Some(m)))) => {
+                crate::suites::bandwidth_record("numa", read, &m, host, &[*probe_cpu])
+            }
+            _ => Record::skipped(
+                "numa",
+                read.name,
+                "working set too small for the probe kernel",
+            ),
+        };
+        r.kernel = format!("loaded_{}", r.kernel);
+        let load_desc = match step {
+            None => "none".to_string(),
+            Some(d) => format!("{} {} delay={}ns/4KiB", description, load_mix.name(), d),
+        };
+        r.placement = Some(Placement {
+            cpu_node: Some(probe_node),
+            memory_node: Some(mem),
+            verified_fraction: None,
+            load: Some(load_desc),
+            start_skew_seconds: None,
+        });
+        let e = &mut r.extra;
+        e.insert(
+            "case_delay_ns".into(),
+            step.map_or(serde_json::Value::Null, Into::into),
+        );
+        e.insert("case_load".into(), description.clone().into());
+        e.insert(
+            "injected_gbps".into(),
+            injected_gbps.map_or(serde_json::Value::Null, Into::into),
+        );
+        e.insert(
+            "load_threads".into(),
+            (if step.is_some() { cpus.len() } else { 0 }).into(),
+        );
+        e.insert(
+            "load_cpus".into(),
+            serde_json::to_value(cpus).expect("plain"),
+        );
+        e.insert("load_mix".into(), load_mix.name().into());
+        let verified = verify(&probe_team, &[mem], ws);
+        apply_verification(&mut r, &verified, None);
+        sink.push(r)?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(false)
+}

@@ -1,0 +1,178 @@
+//! The cpu-node × memory-node matrix: bandwidth per mix and chase latency.
+
+use super::*;
+
+use super::cell::*;
+
+/// The matrix. Returns true when interrupted.
+pub(super) fn run_matrix(
+    plan: &NumaPlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &'static AtomicBool,
+    refusals: &mut Refusals,
+) -> anyhow::Result<bool> {
+    let Mode::Matrix {
+        mixes,
+        roles,
+        latency,
+    } = &plan.mode
+    else {
+        unreachable!("run_matrix on a matrix plan")
+    };
+    let ks = MixKernels::widest(host);
+    let ws = plan.size as usize;
+    let opts = plan.opts();
+    let page = page_kind(plan);
+    // One measurement per mix, or one with per-thread roles.
+    let sets: Vec<(String, Option<Mix>)> = match roles {
+        Some(r) => vec![(mix_kernel_name(r, true), None)],
+        None => mixes
+            .iter()
+            .map(|m| (mix_kernel_name(&[*m], false), Some(*m)))
+            .collect(),
+    };
+    let cells = plan.cell_cpus.len() * plan.memory_nodes.len();
+    let bar = crate::report::progress::bar(cells as u64, sink.stdout_taken());
+    for (cpu_node, cpus) in &plan.cell_cpus {
+        for &mem in &plan.memory_nodes {
+            bar.set_message(format!("cpu node {} × memory node {}", cpu_node, mem));
+            let migrated_before = numa::pages_migrated();
+            let intended = vec![mem; cpus.len()];
+            let need = (ws as u64 + 8192) * cpus.len() as u64;
+            if let Err(reason) = numa::check_node_room(mem, need) {
+                for (name, _) in &sets {
+                    sink.push(skipped_cell(name, *cpu_node, mem, reason.clone()))?;
+                }
+                bar.inc(1);
+                continue;
+            }
+            let team = match Team::spawn_bound(cpus, ws + 8192, page, Some(&intended)) {
+                Ok(t) => t,
+                Err(e) => {
+                    let reason = format!("cannot place memory on node {}: {}", mem, e);
+                    refusals.first.get_or_insert(e.to_string());
+                    for (name, _) in &sets {
+                        sink.push(skipped_cell(name, *cpu_node, mem, reason.clone()))?;
+                    }
+                    bar.inc(1);
+                    continue;
+                }
+            };
+            refusals.any_ok = true;
+            let observed = observed_cpus(&team);
+            let mem_info = team.memory().first().cloned();
+            let mut recs = Vec::new();
+            for (name, m) in &sets {
+                let per_thread: Vec<Mix> = match (m, roles) {
+                    (Some(m), _) => vec![*m; cpus.len()],
+                    (None, Some(r)) => r.clone(),
+                    (None, None) => unreachable!("a mix or roles"),
+                };
+                if mix::pass_bytes(&per_thread[0], ws).is_none() {
+                    sink.push(skipped_cell(
+                        name,
+                        *cpu_node,
+                        mem,
+                        format!(
+                            "--size {} holds less than one group of 64 KiB chunks of this mix",
+                            format_bytes(ws as u64)
+                        ),
+                    ))?;
+                    continue;
+                }
+                let Some(mm) = measure_mix(&team, ks, &per_thread, ws, None, &opts, stop) else {
+                    bar.finish_and_clear();
+                    return Ok(true);
+                };
+                let mut r = mix_record(name.clone(), &per_thread, &ks, &mm, host, cpus, ws as u64);
+                r.memory = mem_info.clone();
+                r.placement = Some(placement(
+                    *cpu_node,
+                    mem,
+                    None,
+                    (cpus.len() > 1).then_some(mm.max_skew),
+                ));
+                r.extra.insert("case_cpu_node".into(), (*cpu_node).into());
+                r.extra.insert("case_memory_node".into(), mem.into());
+                if let Some(m) = m {
+                    r.extra.insert("case_mix".into(), m.name().into());
+                } else {
+                    r.extra.insert("case_roles".into(), name.clone().into());
+                }
+                r.extra.insert("observed_cpus".into(), observed.clone());
+                recs.push(r);
+            }
+            // Where the pages are after the measurement.
+            let verified = verify(&team, &intended, ws);
+            let migrated = match (migrated_before, numa::pages_migrated()) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+                _ => None,
+            };
+            drop(team);
+            for mut r in recs {
+                apply_verification(&mut r, &verified, migrated);
+                sink.push(r)?;
+            }
+            if *latency {
+                if let Some(r) = latency_cell(plan, host, cpus[0], *cpu_node, mem, stop, refusals)?
+                {
+                    sink.push(r)?;
+                } else {
+                    bar.finish_and_clear();
+                    return Ok(true);
+                }
+            }
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    Ok(false)
+}
+
+/// One thread's pointer-chase latency with memory on `mem`. `Ok(None)`
+/// when interrupted.
+pub(super) fn latency_cell(
+    plan: &NumaPlan,
+    host: &Host,
+    cpu: u32,
+    cpu_node: u32,
+    mem: u32,
+    stop: &'static AtomicBool,
+    refusals: &mut Refusals,
+) -> anyhow::Result<Option<Record>> {
+    let ws = plan.size as usize;
+    if let Err(reason) = numa::check_node_room(mem, ws as u64) {
+        return Ok(Some(skipped_cell(CHASE_KERNEL, cpu_node, mem, reason)));
+    }
+    let team = match Team::spawn_bound(&[cpu], ws, page_kind(plan), Some(&[mem])) {
+        Ok(t) => t,
+        Err(e) => {
+            refusals.first.get_or_insert(e.to_string());
+            return Ok(Some(skipped_cell(
+                CHASE_KERNEL,
+                cpu_node,
+                mem,
+                format!("cannot place memory on node {}: {}", mem, e),
+            )));
+        }
+    };
+    let opts = plan.opts();
+    let lat = team.inspect(0, move |b| {
+        // SAFETY: the worker's own buffer, 2 MiB aligned.
+        let start = unsafe { chase::build(b.as_mut_ptr(), ws.min(b.len()), 0xc4a5e) };
+        chase::measure(start, opts.samples, opts.min_sample, stop)
+    });
+    let Some(lat) = lat else {
+        return Ok(None);
+    };
+    let verified = verify(&team, &[mem], ws);
+    let mut r = latency_record(&lat, host, &[cpu], ws as u64);
+    r.memory = team.memory().first().cloned();
+    r.placement = Some(placement(cpu_node, mem, None, None));
+    r.extra.insert("case_cpu_node".into(), cpu_node.into());
+    r.extra.insert("case_memory_node".into(), mem.into());
+    r.extra.insert("observed_cpus".into(), observed_cpus(&team));
+    apply_verification(&mut r, &verified, None);
+    Ok(Some(r))
+}

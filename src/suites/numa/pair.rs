@@ -1,0 +1,133 @@
+//! The write-pair scenario (AMD's NUMA guide): two writers, then two
+//! readers, on node 0 with memory local/local vs local/remote.
+
+use super::*;
+
+use super::cell::*;
+
+/// The write-pair scenario. Returns true when interrupted.
+pub(super) fn run_pair(
+    plan: &NumaPlan,
+    host: &Host,
+    sink: &mut Sink,
+    stop: &AtomicBool,
+    refusals: &mut Refusals,
+) -> anyhow::Result<bool> {
+    let ks = MixKernels::widest(host);
+    let ws = plan.size as usize;
+    let opts = plan.opts();
+    let (node, cpus) = plan.cell_cpus[0].clone();
+    let remotes: Vec<u32> = plan
+        .memory_nodes
+        .iter()
+        .copied()
+        .filter(|&m| m != node)
+        .collect();
+    for (pair, m) in [("write_pair", Mix::WRITE), ("read_pair", Mix::READ)] {
+        if cpus.len() < 2 {
+            sink.push(skipped_cell(
+                pair,
+                node,
+                node,
+                format!(
+                    "needs 2 cpus on node {}; it has {} usable (add --oversubscribe to share one)",
+                    node,
+                    cpus.len()
+                ),
+            ))?;
+            continue;
+        }
+        let pair_cpus = cpus[..2].to_vec();
+        let mut cases: Vec<Vec<u32>> = vec![vec![node, node]];
+        cases.extend(remotes.iter().map(|&r| vec![node, r]));
+        let mut reps: Option<u64> = None;
+        let mut local_median: Option<f64> = None;
+        for nodes in cases {
+            let label = format!("{}/{}", nodes[0], nodes[1]);
+            let per_node =
+                |n: u32| nodes.iter().filter(|&&x| x == n).count() as u64 * (ws as u64 + 8192);
+            if let Some(reason) = nodes
+                .iter()
+                .find_map(|&n| numa::check_node_room(n, per_node(n)).err())
+            {
+                let mut r = skipped_cell(pair, node, nodes[1], reason);
+                r.extra.insert("case_memory_nodes".into(), label.into());
+                sink.push(r)?;
+                continue;
+            }
+            let team = match Team::spawn_bound(&pair_cpus, ws + 8192, page_kind(plan), Some(&nodes))
+            {
+                Ok(t) => t,
+                Err(e) => {
+                    refusals.first.get_or_insert(e.to_string());
+                    let mut r = skipped_cell(
+                        pair,
+                        node,
+                        nodes[1],
+                        format!("cannot place memory on nodes {}: {}", label, e),
+                    );
+                    r.extra.insert("case_memory_nodes".into(), label.into());
+                    sink.push(r)?;
+                    continue;
+                }
+            };
+            refusals.any_ok = true;
+            let per_thread = vec![m; 2];
+            // The same work in every case: passes calibrated on local/local.
+            let Some(mm) = measure_mix(&team, ks, &per_thread, ws, reps, &opts, stop) else {
+                return Ok(true);
+            };
+            reps.get_or_insert(mm.reps);
+            let verified = verify(&team, &nodes, ws);
+            let observed = observed_cpus(&team);
+            drop(team);
+            let secs: Vec<f64> = mm.samples.iter().map(|s| s.seconds).collect();
+            let t = stats::summarize(&secs, false).expect("samples");
+            let pct = local_median.map(|l| (t.median / l - 1.0) * 100.0);
+            local_median.get_or_insert(t.median);
+            let mut r = mix_record(
+                pair.into(),
+                &per_thread,
+                &ks,
+                &mm,
+                host,
+                &pair_cpus,
+                ws as u64,
+            );
+            r.memory = None;
+            r.placement = Some(placement(node, nodes[1], None, Some(mm.max_skew)));
+            apply_verification(&mut r, &verified, None);
+            let e = &mut r.extra;
+            e.insert("case_scenario".into(), "write-pair".into());
+            e.insert("case_memory_nodes".into(), label.into());
+            e.insert(
+                "memory_nodes".into(),
+                serde_json::to_value(&nodes).expect("plain"),
+            );
+            e.insert(
+                "total_seconds".into(),
+                serde_json::to_value(t).expect("plain"),
+            );
+            e.insert(
+                "percent_vs_local".into(),
+                pct.map_or(serde_json::Value::Null, Into::into),
+            );
+            e.insert("observed_cpus".into(), observed);
+            sink.push(r)?;
+        }
+        if remotes.is_empty() {
+            let mut r = skipped_cell(
+                pair,
+                node,
+                node,
+                "local/remote needs a second NUMA node with memory; this machine has one (only local/local was measured)".into(),
+            );
+            r.extra.insert(
+                "case_memory_nodes".into(),
+                format!("{}/remote", node).into(),
+            );
+            sink.push(r)?;
+        }
+    }
+    Ok(false)
+}

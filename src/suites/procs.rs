@@ -1,0 +1,383 @@
+//! `bwscope threads --processes`: the seed's "one instance per core", done
+//! as separate processes instead of threads. Each worker is a `fork`ed
+//! child that pins itself, first-touches its own buffer and waits on a
+//! control block in a shared anonymous mapping; the parent releases a job
+//! by bumping a generation counter, the children meet at a spin barrier in
+//! the same mapping, run the kernel, and stamp `CLOCK_MONOTONIC` (one clock
+//! for the whole system, so stamps compare across processes).
+//!
+//! Forking is safe here because the parent is single-threaded when it
+//! forks (bwscope starts no background threads: no progress ticker, no
+//! pool), and a child never returns into the parent's code: it leaves with
+//! `_exit`, so no destructor or buffered output of the parent runs twice.
+//! `PR_SET_PDEATHSIG` kills a child whose parent dies.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::error::UserError;
+use crate::kernels::{self, Kernel, KernelArgs};
+use crate::measure::team::{dst_offset, pin_current};
+use crate::measure::{noise, Interrupted, Measured, SampleOpts};
+use crate::memory::{Buffer, PageKind};
+use crate::report::model::{MemoryInfo, Sample};
+
+/// Most worker processes one run may have.
+pub const MAX_PROCESSES: usize = 1024;
+
+const CMD_RUN: u64 = 0;
+const CMD_FILL: u64 = 1;
+const CMD_QUIT: u64 = 2;
+
+#[repr(C)]
+struct Slot {
+    /// 0 starting, 1 ready, 2 failed.
+    state: AtomicU64,
+    cpu: AtomicU64,
+    start_ns: AtomicU64,
+    end_ns: AtomicU64,
+    checksum: AtomicU64,
+    thp_fraction_bits: AtomicU64,
+    page_bytes: AtomicU64,
+}
+
+#[repr(C)]
+struct Control {
+    generation: AtomicU64,
+    cmd: AtomicU64,
+    kernel: AtomicU64,
+    reps: AtomicU64,
+    stream_len: AtomicU64,
+    seed: AtomicU64,
+    done: AtomicU64,
+    barrier_count: AtomicU64,
+    barrier_generation: AtomicU64,
+    slots: [Slot; MAX_PROCESSES],
+}
+
+/// A group of pinned worker processes; dropping it ends them.
+pub struct ProcTeam {
+    ctrl: *mut Control,
+    pids: Vec<libc::pid_t>,
+    pub cpus: Vec<u32>,
+    memory: Option<MemoryInfo>,
+}
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn spin_until(mut done: impl FnMut() -> bool) {
+    let mut spins = 0u32;
+    while !done() {
+        spins = spins.wrapping_add(1);
+        if spins % (1 << 14) == 0 {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// The sense-counting barrier of `team::SpinBarrier`, on shared memory.
+fn barrier(c: &Control, n: u64) {
+    let gen = c.barrier_generation.load(Ordering::Acquire);
+    if c.barrier_count.fetch_add(1, Ordering::AcqRel) + 1 == n {
+        c.barrier_count.store(0, Ordering::Relaxed);
+        c.barrier_generation.fetch_add(1, Ordering::Release);
+        return;
+    }
+    spin_until(|| c.barrier_generation.load(Ordering::Acquire) != gen);
+}
+
+/// The child's whole life; never returns.
+fn child(c: &Control, i: usize, n: u64, cpu: u32, len: usize, page: PageKind) -> ! {
+    // SAFETY: prctl with an integer argument.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    let slot = &c.slots[i];
+    let mut buf = match pin_current(cpu)
+        .ok()
+        .and_then(|_| Buffer::new(len, page, 0x1234 + i as u64).ok())
+    {
+        Some(b) => b,
+        None => {
+            slot.state.store(2, Ordering::Release);
+            // SAFETY: leaves the child without touching the parent's state.
+            unsafe { libc::_exit(1) }
+        }
+    };
+    let info = buf.memory_info();
+    slot.thp_fraction_bits.store(
+        info.thp_fraction.unwrap_or(-1.0).to_bits(),
+        Ordering::Relaxed,
+    );
+    slot.page_bytes
+        .store(info.page_bytes.unwrap_or(0), Ordering::Relaxed);
+    // SAFETY: no preconditions.
+    slot.cpu
+        .store(unsafe { libc::sched_getcpu() } as u64, Ordering::Relaxed);
+    slot.state.store(1, Ordering::Release);
+    let mut seen = 0u64;
+    loop {
+        spin_until(|| c.generation.load(Ordering::Acquire) != seen);
+        seen = c.generation.load(Ordering::Acquire);
+        match c.cmd.load(Ordering::Acquire) {
+            CMD_QUIT => unsafe { libc::_exit(0) },
+            CMD_FILL => {
+                let l = c.stream_len.load(Ordering::Relaxed) as usize;
+                buf.fill_random_prefix(l, c.seed.load(Ordering::Relaxed) ^ i as u64);
+            }
+            _ => {
+                let k = &kernels::registry()[c.kernel.load(Ordering::Relaxed) as usize];
+                let stream_len = c.stream_len.load(Ordering::Relaxed) as usize;
+                let base = buf.as_mut_ptr();
+                let mut args = KernelArgs::new(
+                    base,
+                    base,
+                    stream_len,
+                    c.reps.load(Ordering::Relaxed).max(1),
+                );
+                // SAFETY: the parent sized the buffer for both streams.
+                args.dst = unsafe { base.add(dst_offset(k, stream_len)) };
+                barrier(c, n);
+                let start = now_ns();
+                // SAFETY: streams inside the buffer; the parent only sends
+                // kernels this CPU supports.
+                let sum = unsafe { (k.func)(&args) };
+                let end = now_ns();
+                slot.start_ns.store(start, Ordering::Relaxed);
+                slot.end_ns.store(end, Ordering::Relaxed);
+                slot.checksum.store(sum, Ordering::Relaxed);
+            }
+        }
+        c.done.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+impl ProcTeam {
+    /// Fork one pinned worker per cpu, each owning `buffer_bytes`.
+    pub fn spawn(cpus: &[u32], buffer_bytes: usize, page: PageKind) -> Result<ProcTeam, UserError> {
+        if cpus.len() > MAX_PROCESSES {
+            return Err(UserError::flag(
+                "--threads",
+                format!("--processes supports at most {} workers", MAX_PROCESSES),
+            ));
+        }
+        let size = std::mem::size_of::<Control>();
+        // SAFETY: anonymous shared mapping, checked; zeroed memory is a
+        // valid Control (all atomics at 0).
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(UserError::flag(
+                "--processes",
+                format!(
+                    "cannot map shared memory: {}",
+                    std::io::Error::last_os_error()
+                ),
+            ));
+        }
+        let mut team = ProcTeam {
+            ctrl: p as *mut Control,
+            pids: Vec::new(),
+            cpus: cpus.to_vec(),
+            memory: None,
+        };
+        let n = cpus.len() as u64;
+        for (i, &cpu) in cpus.iter().enumerate() {
+            // SAFETY: see the module doc: single-threaded parent, and the
+            // child only runs `child`, which ends in _exit.
+            let pid = unsafe { libc::fork() };
+            if pid < 0 {
+                return Err(UserError::flag(
+                    "--processes",
+                    format!("fork failed: {}", std::io::Error::last_os_error()),
+                ));
+            }
+            if pid == 0 {
+                child(team.ctl(), i, n, cpu, buffer_bytes, page);
+            }
+            team.pids.push(pid);
+        }
+        for (i, &cpu) in cpus.iter().enumerate() {
+            let s = &team.ctl().slots[i];
+            spin_until(|| s.state.load(Ordering::Acquire) != 0);
+            if s.state.load(Ordering::Acquire) == 2 {
+                return Err(UserError::flag(
+                    "--processes",
+                    format!(
+                        "worker on cpu {} could not pin itself or allocate {} bytes",
+                        cpu, buffer_bytes
+                    ),
+                ));
+            }
+        }
+        let s = &team.ctl().slots[0];
+        let thp = f64::from_bits(s.thp_fraction_bits.load(Ordering::Relaxed));
+        team.memory = Some(MemoryInfo {
+            kind: page.name().into(),
+            page_bytes: Some(s.page_bytes.load(Ordering::Relaxed)).filter(|&b| b > 0),
+            thp_fraction: (thp >= 0.0).then_some(thp),
+            locked_fraction: None,
+        });
+        Ok(team)
+    }
+
+    fn ctl(&self) -> &Control {
+        // SAFETY: mapped for the team's lifetime; only atomics inside.
+        unsafe { &*self.ctrl }
+    }
+
+    pub fn memory(&self) -> Option<MemoryInfo> {
+        self.memory.clone()
+    }
+
+    /// The cpu each worker saw right after pinning itself.
+    pub fn observed_cpus(&self) -> Vec<Option<u32>> {
+        (0..self.cpus.len())
+            .map(|i| Some(self.ctl().slots[i].cpu.load(Ordering::Relaxed) as u32))
+            .collect()
+    }
+
+    fn command(&self, cmd: u64) {
+        let c = self.ctl();
+        c.done.store(0, Ordering::Release);
+        c.cmd.store(cmd, Ordering::Release);
+        c.generation.fetch_add(1, Ordering::AcqRel);
+        let n = self.cpus.len() as u64;
+        spin_until(|| c.done.load(Ordering::Acquire) == n);
+    }
+
+    /// Refill the first `len` bytes of every worker's buffer.
+    pub fn fill(&self, len: usize, seed: u64) {
+        let c = self.ctl();
+        c.stream_len.store(len as u64, Ordering::Relaxed);
+        c.seed.store(seed, Ordering::Relaxed);
+        self.command(CMD_FILL);
+    }
+
+    /// Run `kernel` `reps` times over `stream_len` bytes per stream on every
+    /// worker; (start, end, checksum) per worker, ns.
+    fn run(&self, kernel: &'static Kernel, stream_len: usize, reps: u64) -> Vec<(u64, u64, u64)> {
+        let c = self.ctl();
+        let idx = kernels::registry()
+            .iter()
+            .position(|k| k.name == kernel.name)
+            .expect("registered kernel");
+        c.kernel.store(idx as u64, Ordering::Relaxed);
+        c.stream_len.store(stream_len as u64, Ordering::Relaxed);
+        c.reps.store(reps, Ordering::Relaxed);
+        self.command(CMD_RUN);
+        (0..self.cpus.len())
+            .map(|i| {
+                let s = &c.slots[i];
+                (
+                    s.start_ns.load(Ordering::Relaxed),
+                    s.end_ns.load(Ordering::Relaxed),
+                    s.checksum.load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+
+    /// `measure::measure_case` for processes: calibrate, then timed samples.
+    pub fn measure(
+        &self,
+        kernel: &'static Kernel,
+        ws: usize,
+        opts: &SampleOpts,
+        stop: &AtomicBool,
+    ) -> Result<Option<Measured>, Interrupted> {
+        let Some(pass) = kernel.pass_bytes(ws) else {
+            return Ok(None);
+        };
+        let span = |t: &[(u64, u64, u64)]| {
+            let s = t.iter().map(|x| x.0).min().expect("team");
+            let e = t.iter().map(|x| x.1).max().expect("team");
+            let ls = t.iter().map(|x| x.0).max().expect("team");
+            ((e - s) as f64 / 1e9, (ls - s) as f64 / 1e9)
+        };
+        let min = opts.min_sample.as_secs_f64();
+        let mut reps = 1u64;
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Err(Interrupted);
+            }
+            let (secs, _) = span(&self.run(kernel, pass.stream_len, reps));
+            if secs >= min || reps >= 1 << 40 {
+                break;
+            }
+            let f = if secs > 0.0 { min / secs * 1.1 } else { 16.0 };
+            reps = ((reps as f64 * f.clamp(1.5, 1000.0)).ceil() as u64).max(reps + 1);
+        }
+        let before = noise::snapshot();
+        let n = self.cpus.len();
+        let bytes = (pass.read + pass.written) * reps * n as u64;
+        let mut samples = Vec::new();
+        let mut per_thread = vec![Vec::new(); n];
+        let mut max_skew: f64 = 0.0;
+        let mut checksums = Vec::new();
+        for _ in 0..opts.samples.max(1) {
+            if stop.load(Ordering::Relaxed) {
+                return Err(Interrupted);
+            }
+            let t = self.run(kernel, pass.stream_len, reps);
+            let (secs, skew) = span(&t);
+            max_skew = max_skew.max(skew);
+            samples.push(Sample {
+                seconds: secs,
+                bytes,
+            });
+            for (i, x) in t.iter().enumerate() {
+                per_thread[i].push((x.1 - x.0) as f64 / 1e9);
+            }
+            checksums = t.iter().map(|x| x.2).collect();
+        }
+        let noise = match (before, noise::snapshot()) {
+            (Some(a), Some(b)) => Some(noise::between(&a, &b)),
+            _ => None,
+        };
+        Ok(Some(Measured {
+            pass,
+            reps,
+            samples,
+            per_thread_seconds: per_thread,
+            max_start_skew: max_skew,
+            noise,
+            checksums,
+        }))
+    }
+}
+
+impl Drop for ProcTeam {
+    fn drop(&mut self) {
+        let c = self.ctl();
+        c.cmd.store(CMD_QUIT, Ordering::Release);
+        c.generation.fetch_add(1, Ordering::AcqRel);
+        for &pid in &self.pids {
+            let mut status = 0;
+            // SAFETY: our own children.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+        }
+        // SAFETY: the mapping made in spawn, no references outlive self.
+        unsafe {
+            libc::munmap(
+                self.ctrl as *mut libc::c_void,
+                std::mem::size_of::<Control>(),
+            )
+        };
+    }
+}
