@@ -56,9 +56,8 @@ pub struct Step {
     pub run: fn(&mut Ctx) -> anyhow::Result<Flow>,
 }
 
-/// The survey, in order. Suites still to come (latency by size, thread
-/// scaling at a DRAM-sized set, memory kinds; transfers and network when a
-/// device or peer is present) each add one entry here.
+/// The survey, in order. Transfers and the network need a device or a peer
+/// and run only when asked (`bwscope transfer`, `bwscope net run`).
 pub fn steps() -> Vec<Step> {
     vec![
         Step {
@@ -71,7 +70,107 @@ pub fn steps() -> Vec<Step> {
             what: "cache → DRAM sweep of the key kernels (read/write/copy at the widest ISA, NT write, rep movsb, libc memcpy), one size per octave",
             run: cache_step,
         },
+        Step {
+            name: "latency",
+            what: "load-to-use latency by pointer chase, one size per octave from L1 to DRAM",
+            run: latency_step,
+        },
+        Step {
+            name: "threads",
+            what: "read bandwidth over 1..N pinned threads (one per physical core) at a DRAM-sized set",
+            run: threads_step,
+        },
+        Step {
+            name: "memtype",
+            what: "memory kinds available here: first-use cost, copy and read bandwidth, break-even",
+            run: memtype_step,
+        },
     ]
+}
+
+fn flow(interrupted: bool) -> Flow {
+    if interrupted {
+        Flow::Interrupted
+    } else {
+        Flow::Continue
+    }
+}
+
+fn no_samples() -> SampleArgs {
+    SampleArgs {
+        samples: None,
+        min_sample_ms: None,
+    }
+}
+
+fn latency_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
+    let args = crate::cli::LatencyArgs {
+        sizes: None,
+        pages: crate::cli::PagesArg::Thp,
+        view: None,
+        window: None,
+        stride: None,
+        cpu: None,
+        quick: true,
+        sample: no_samples(),
+    };
+    let plan = super::latency::plan(&args, cx.host)?;
+    cx.set_options("latency", serde_json::to_value(&plan)?);
+    let mut interrupted = false;
+    let flag = &mut interrupted;
+    let (h, p, stop) = (cx.host, &plan, cx.stop);
+    let total = (plan.sizes.len() * plan.views.len()) as u64;
+    super::pinned::run_on_cpu(plan.cpu, cx.sink, total, move |tx| {
+        *flag = super::latency::run_cases(p, h, tx, stop)?;
+        Ok(())
+    })?;
+    Ok(flow(interrupted))
+}
+
+fn threads_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
+    // 256 MiB in all: 8× this L3, DRAM-bound, and quick to fault in.
+    let top = super::cache::default_top(cx.host);
+    let args = crate::cli::ThreadsArgs {
+        kernel: Some(widest_read(cx.host)),
+        sizes: Some(format!("{}B", top)),
+        threads: None,
+        counts: None,
+        cpus: None,
+        placement: crate::cli::PlacementArg::Compact,
+        smt: false,
+        shared: false,
+        oversubscribe: false,
+        processes: false,
+        memory: MemoryArg::Thp,
+        sample: no_samples(),
+    };
+    let plan = super::threads::plan(&args, cx.host)?;
+    cx.set_options("threads", serde_json::to_value(&plan)?);
+    Ok(flow(super::threads::run(&plan, cx.host, cx.sink, cx.stop)?))
+}
+
+/// The widest sequential read kernel this CPU runs.
+fn widest_read(host: &Host) -> String {
+    super::cache::key_kernels(host)
+        .iter()
+        .find(|k| k.name.starts_with("seq_read_"))
+        .map_or("seq_read_64_scalar".into(), |k| k.name.to_string())
+}
+
+fn memtype_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
+    let args = crate::cli::MemtypeArgs {
+        kinds: None,
+        size: None,
+        passes: Some(10),
+        read_passes: Some(3),
+        kernel: None,
+        cpu: None,
+        device_mem: Vec::new(),
+        allow_device_writes: false,
+    };
+    let plan = super::memtype::plan(&args, cx.host)?;
+    cx.set_options("memtype", serde_json::to_value(&plan)?);
+    Ok(flow(super::memtype::run(&plan, cx.host, cx.sink, cx.stop)?))
 }
 
 fn info_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
