@@ -21,6 +21,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Info(a)) => info(&a, &out),
         Some(Command::Kernels(a)) => list_kernels(&a, &out),
         Some(Command::Cache(a)) => cache(&a, &out),
+        Some(Command::Transfer(a)) => suites::transfer::command(&a, &out),
     }
 }
 

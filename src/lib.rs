@@ -14,4 +14,5 @@ pub mod memory;
 pub mod platform;
 pub mod report;
 pub mod suites;
+pub mod transfer;
 pub mod util;

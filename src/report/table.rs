@@ -181,7 +181,9 @@ pub fn render(run: &Run) -> String {
             }
         }
         let sweep = recs.iter().any(|r| r.size_bytes.is_some()) && suite == "cache";
-        if sweep {
+        if suite == "transfer" {
+            let _ = writeln!(out, "{}", crate::suites::transfer::render(run, &recs, units));
+        } else if sweep {
             for op in ops {
                 if let Some(g) = sweep_grid(&recs, op, units) {
                     let _ = writeln!(out, "{}", g);

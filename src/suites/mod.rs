@@ -5,6 +5,7 @@
 
 pub mod cache;
 pub mod survey;
+pub mod transfer;
 
 use crate::cli::SampleArgs;
 use crate::error::UserError;
