@@ -522,10 +522,17 @@ pub fn run(
                     if plan.verify {
                         let v = verify(session.as_mut(), Direction::Map, size as usize, seed(ki, size, dir));
                         match v {
-                            Ok(v) => {
+                            Ok(Ok(v)) => {
                                 r.extra.insert("verified".into(), json!(v));
                             }
+                            Ok(Err(msg)) => {
+                                r.extra.insert("verified".into(), json!(false));
+                                r.status = Status::Error;
+                                r.reason = Some(format!("verification of the mapping failed: {}", msg));
+                            }
                             Err(e) => {
+                                r.status = Status::Error;
+                                r.reason = Some(e.to_string());
                                 r.extra.insert("error_name".into(), json!(e.name));
                             }
                         }
