@@ -22,21 +22,31 @@ fn bwscope() -> Command {
 fn standin(variant: &str) -> Option<PathBuf> {
     static FULL: OnceLock<Option<PathBuf>> = OnceLock::new();
     static ONLY_INIT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let cell = if variant == "only-init" { &ONLY_INIT } else { &FULL };
+    let cell = if variant == "only-init" {
+        &ONLY_INIT
+    } else {
+        &FULL
+    };
     cell.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("standin-libcuda-{}", variant));
+        let dir =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("standin-libcuda-{}", variant));
         std::fs::create_dir_all(&dir).ok()?;
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/standin_libcuda.c");
         let lib = dir.join("libcuda.so.1");
         let mut cc = Proc::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-        cc.args(["-shared", "-fPIC", "-O2", "-Wall", "-o"]).arg(&lib).arg(&src);
+        cc.args(["-shared", "-fPIC", "-O2", "-Wall", "-o"])
+            .arg(&lib)
+            .arg(&src);
         if variant == "only-init" {
             cc.arg("-DONLY_INIT");
         }
         match cc.status() {
             Ok(s) if s.success() => {}
             other => {
-                eprintln!("SKIP: cannot compile the stand-in libcuda ({:?}); install a C compiler (cc)", other);
+                eprintln!(
+                    "SKIP: cannot compile the stand-in libcuda ({:?}); install a C compiler (cc)",
+                    other
+                );
                 return None;
             }
         }
@@ -50,9 +60,13 @@ fn standin(variant: &str) -> Option<PathBuf> {
 
 /// A real NVIDIA driver would shadow the "absent" tests.
 fn real_libcuda_present() -> bool {
-    ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/lib/libcuda.so.1"]
-        .iter()
-        .any(|p| Path::new(p).exists())
+    [
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "/usr/lib64/libcuda.so.1",
+        "/usr/lib/libcuda.so.1",
+    ]
+    .iter()
+    .any(|p| Path::new(p).exists())
 }
 
 fn run_json(cmd: &mut Command) -> Value {
@@ -63,7 +77,8 @@ fn run_json(cmd: &mut Command) -> Value {
         out.status.code(),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn records(run: &Value) -> Vec<Value> {
@@ -72,13 +87,16 @@ fn records(run: &Value) -> Vec<Value> {
 
 fn find<'a>(recs: &'a [Value], kind: Option<&str>, dir: &str) -> Vec<&'a Value> {
     recs.iter()
-        .filter(|r| r["extra"]["direction"] == dir && kind.is_none_or(|k| r["extra"]["host_kind"] == k))
+        .filter(|r| {
+            r["extra"]["direction"] == dir && kind.is_none_or(|k| r["extra"]["host_kind"] == k)
+        })
         .collect()
 }
 
 fn cuda(dir: &Path) -> Command {
     let mut c = bwscope();
-    c.env("LD_LIBRARY_PATH", dir).args(["transfer", "--backend", "cuda"]);
+    c.env("LD_LIBRARY_PATH", dir)
+        .args(["transfer", "--backend", "cuda"]);
     c
 }
 
@@ -91,7 +109,11 @@ fn cuda_absent_is_a_skipped_record_and_exit_0() {
         return;
     }
     let empty = tempfile::tempdir().unwrap();
-    let run = run_json(bwscope().env("LD_LIBRARY_PATH", empty.path()).args(["transfer", "--backend", "cuda"]));
+    let run = run_json(bwscope().env("LD_LIBRARY_PATH", empty.path()).args([
+        "transfer",
+        "--backend",
+        "cuda",
+    ]));
     let r = records(&run);
     assert_eq!(r.len(), 1);
     assert_eq!(r[0]["status"], "skipped");
@@ -113,11 +135,21 @@ fn standin_sweep_passes_flags_verifies_and_names_the_device() {
         .args(QUICK)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("stand-in device 0 (host memcpy, not a GPU)"), "{table}");
+    assert!(
+        table.contains("stand-in device 0 (host memcpy, not a GPU)"),
+        "{table}"
+    );
     let run: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(run["options"]["device"]["name"], "stand-in device 0 (host memcpy, not a GPU)");
+    assert_eq!(
+        run["options"]["device"]["name"],
+        "stand-in device 0 (host memcpy, not a GPU)"
+    );
     assert_eq!(run["options"]["device"]["copy_engines"], 2);
     let recs = records(&run);
     for kind in ["pageable", "pinned", "pinned-wc", "registered", "mapped"] {
@@ -127,11 +159,21 @@ fn standin_sweep_passes_flags_verifies_and_names_the_device() {
             for r in rs {
                 assert_eq!(r["status"], "ok", "{r}");
                 assert_eq!(r["extra"]["verified"], true, "{r}");
-                assert_eq!(r["extra"]["device"], "stand-in device 0 (host memcpy, not a GPU)");
+                assert_eq!(
+                    r["extra"]["device"],
+                    "stand-in device 0 (host memcpy, not a GPU)"
+                );
                 let g = r["gbps"]["best"].as_f64().unwrap();
                 assert!(g.is_finite() && g > 0.0);
-                assert!(r["extra"]["event_gbps"]["best"].as_f64().is_some(), "events timed: {r}");
-                let expect = if kind == "pageable" && dir != "bidir" { "host-clock" } else { "device-events" };
+                assert!(
+                    r["extra"]["event_gbps"]["best"].as_f64().is_some(),
+                    "events timed: {r}"
+                );
+                let expect = if kind == "pageable" && dir != "bidir" {
+                    "host-clock"
+                } else {
+                    "device-events"
+                };
                 assert_eq!(r["extra"]["timer"], expect, "{kind} {dir}");
             }
         }
@@ -151,7 +193,10 @@ fn standin_sweep_passes_flags_verifies_and_names_the_device() {
     assert_eq!(d.len(), 2);
     for r in d {
         assert_eq!(r["extra"]["host_kind"], Value::Null);
-        let (g, p) = (r["gbps"]["best"].as_f64().unwrap(), r["payload_gbps"]["best"].as_f64().unwrap());
+        let (g, p) = (
+            r["gbps"]["best"].as_f64().unwrap(),
+            r["payload_gbps"]["best"].as_f64().unwrap(),
+        );
         assert!((g - 2.0 * p).abs() < 1e-6 * g, "{g} vs {p}");
         assert_eq!(r["extra"]["verified"], true);
     }
@@ -163,9 +208,9 @@ fn standin_sweep_passes_flags_verifies_and_names_the_device() {
     // The flags each kind asked the driver for.
     let calls = std::fs::read_to_string(&log).unwrap();
     for line in [
-        "cuMemHostAlloc bytes=65536 flags=1",       // pinned: PORTABLE (not cudarc's WC default)
-        "cuMemHostAlloc bytes=65536 flags=5",       // pinned-wc: PORTABLE|WRITECOMBINED
-        "cuMemHostAlloc bytes=65536 flags=3",       // mapped: PORTABLE|DEVICEMAP
+        "cuMemHostAlloc bytes=65536 flags=1", // pinned: PORTABLE (not cudarc's WC default)
+        "cuMemHostAlloc bytes=65536 flags=5", // pinned-wc: PORTABLE|WRITECOMBINED
+        "cuMemHostAlloc bytes=65536 flags=3", // mapped: PORTABLE|DEVICEMAP
         "cuMemHostRegister_v2 bytes=65536 flags=1", // registered: PORTABLE
         "cuMemHostGetDevicePointer_v2 flags=0",
         "cuStreamCreate flags=1", // non-blocking streams
@@ -173,7 +218,10 @@ fn standin_sweep_passes_flags_verifies_and_names_the_device() {
     ] {
         assert!(calls.contains(line), "missing '{line}' in\n{calls}");
     }
-    assert!(!calls.contains("cuEventCreate flags=2"), "no DISABLE_TIMING events");
+    assert!(
+        !calls.contains("cuEventCreate flags=2"),
+        "no DISABLE_TIMING events"
+    );
 }
 
 #[test]
@@ -182,7 +230,14 @@ fn standin_driver_error_mid_sweep_is_an_error_record_and_the_run_continues() {
     let run = run_json(
         cuda(&dir)
             .env("STANDIN_CUDA_FAIL_ALLOC_ABOVE", "65536")
-            .args(["--kinds", "pinned", "--directions", "h2d,d2h", "--sizes", "4KiB,1MiB,16KiB"])
+            .args([
+                "--kinds",
+                "pinned",
+                "--directions",
+                "h2d,d2h",
+                "--sizes",
+                "4KiB,1MiB,16KiB",
+            ])
             .args(QUICK),
     );
     let recs = records(&run);
@@ -190,7 +245,11 @@ fn standin_driver_error_mid_sweep_is_an_error_record_and_the_run_continues() {
     assert_eq!(h2d.len(), 3);
     let by_size = |s: u64| h2d.iter().find(|r| r["size_bytes"] == s).unwrap();
     assert_eq!(by_size(4096)["status"], "ok");
-    assert_eq!(by_size(16384)["status"], "ok", "the run continues after the failure");
+    assert_eq!(
+        by_size(16384)["status"],
+        "ok",
+        "the run continues after the failure"
+    );
     let bad = by_size(1 << 20);
     assert_eq!(bad["status"], "error");
     assert_eq!(bad["extra"]["error_name"], "CUDA_ERROR_OUT_OF_MEMORY");
@@ -203,21 +262,42 @@ fn standin_corruption_fails_verification() {
     let run = run_json(
         cuda(&dir)
             .env("STANDIN_CUDA_CORRUPT", "1")
-            .args(["--kinds", "pinned", "--directions", "d2h", "--sizes", "64KiB"])
+            .args([
+                "--kinds",
+                "pinned",
+                "--directions",
+                "d2h",
+                "--sizes",
+                "64KiB",
+            ])
             .args(QUICK),
     );
     let recs = records(&run);
     let r = find(&recs, Some("pinned"), "d2h")[0];
     assert_eq!(r["extra"]["verified"], false);
     assert_eq!(r["status"], "error");
-    assert!(r["reason"].as_str().unwrap().contains("verification failed: 1 of 65536 bytes differ"), "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("verification failed: 1 of 65536 bytes differ"),
+        "{r}"
+    );
     // The measurement is kept.
     assert!(r["gbps"]["best"].as_f64().is_some());
     // --no-verify: no check, verified null.
     let run = run_json(
         cuda(&dir)
             .env("STANDIN_CUDA_CORRUPT", "1")
-            .args(["--kinds", "pinned", "--directions", "d2h", "--sizes", "64KiB", "--no-verify"])
+            .args([
+                "--kinds",
+                "pinned",
+                "--directions",
+                "d2h",
+                "--sizes",
+                "64KiB",
+                "--no-verify",
+            ])
             .args(QUICK),
     );
     let recs = records(&run);
@@ -237,17 +317,38 @@ fn standin_without_devices_or_symbols_is_skipped() {
         let r = records(&run);
         assert_eq!(r.len(), 1);
         assert_eq!(r[0]["status"], "skipped");
-        assert!(r[0]["reason"].as_str().unwrap().contains(expect), "{}", r[0]["reason"]);
+        assert!(
+            r[0]["reason"].as_str().unwrap().contains(expect),
+            "{}",
+            r[0]["reason"]
+        );
     }
-    let Some(dir) = standin("only-init") else { return };
+    let Some(dir) = standin("only-init") else {
+        return;
+    };
     let out = cuda(&dir).args(["--json", "-"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "loader panic leaked: {stderr}");
+    assert!(
+        !stderr.contains("panicked"),
+        "loader panic leaked: {stderr}"
+    );
     let run: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = records(&run);
     assert_eq!(r[0]["status"], "skipped");
-    assert!(r[0]["reason"].as_str().unwrap().contains("cuDeviceGetCount"), "{}", r[0]["reason"]);
+    assert!(
+        r[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("cuDeviceGetCount"),
+        "{}",
+        r[0]["reason"]
+    );
 }
 
 fn exit2(cmd: &mut Command, needle: &str) {
@@ -255,29 +356,65 @@ fn exit2(cmd: &mut Command, needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {err}");
     assert!(err.contains(needle), "expected '{needle}' in: {err}");
-    assert_eq!(err.trim().lines().filter(|l| l.starts_with("error")).count(), 1, "one line: {err}");
+    assert_eq!(
+        err.trim()
+            .lines()
+            .filter(|l| l.starts_with("error"))
+            .count(),
+        1,
+        "one line: {err}"
+    );
 }
 
 #[test]
 fn bad_input_exits_2_naming_the_flag() {
-    exit2(bwscope().args(["transfer", "--directions", "sideways"]), "--directions");
+    exit2(
+        bwscope().args(["transfer", "--directions", "sideways"]),
+        "--directions",
+    );
     exit2(bwscope().args(["transfer", "--sizes", "12XB"]), "--sizes");
     exit2(bwscope().args(["transfer", "--samples", "0"]), "--samples");
-    let out = bwscope().args(["transfer", "--backend", "vulkan"]).output().unwrap();
+    let out = bwscope()
+        .args(["transfer", "--backend", "vulkan"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let Some(dir) = standin("full") else { return };
     exit2(cuda(&dir).args(["--device", "3"]), "--device");
     exit2(cuda(&dir).args(["--kinds", "host-ptr"]), "is a opencl kind");
-    exit2(cuda(&dir).args(["--kinds", "pinned-uc"]), "unknown kind 'pinned-uc'");
+    exit2(
+        cuda(&dir).args(["--kinds", "pinned-uc"]),
+        "unknown kind 'pinned-uc'",
+    );
     // 256 MiB of stand-in device memory: 1 GiB does not fit.
-    exit2(cuda(&dir).args(["--sizes", "1GiB", "--directions", "h2d"]), "free device memory");
+    exit2(
+        cuda(&dir).args(["--sizes", "1GiB", "--directions", "h2d"]),
+        "free device memory",
+    );
     exit2(cuda(&dir).args(["--host-node", "99"]), "--host-node");
-    exit2(cuda(&dir).args(["--kinds", "pinned", "--directions", "map"]), "mapped kinds");
+    exit2(
+        cuda(&dir).args(["--kinds", "pinned", "--directions", "map"]),
+        "mapped kinds",
+    );
 }
 
 /// `None` (printed) when this machine has no usable OpenCL device.
 fn opencl_available() -> bool {
-    let run = run_json(bwscope().args(["transfer", "--backend", "opencl", "--sizes", "4KiB", "--directions", "h2d", "--kinds", "host-ptr"]).args(QUICK));
+    let run = run_json(
+        bwscope()
+            .args([
+                "transfer",
+                "--backend",
+                "opencl",
+                "--sizes",
+                "4KiB",
+                "--directions",
+                "h2d",
+                "--kinds",
+                "host-ptr",
+            ])
+            .args(QUICK),
+    );
     let r = &records(&run)[0];
     if r["status"] == "skipped" {
         eprintln!("SKIP: no OpenCL device: {}", r["reason"]);
@@ -291,7 +428,11 @@ fn opencl_every_kind_and_direction_verifies_and_detects_zero_copy() {
     if !opencl_available() {
         return;
     }
-    let run = run_json(bwscope().args(["transfer", "--backend", "opencl", "--sizes", "64KiB,2MiB"]).args(QUICK));
+    let run = run_json(
+        bwscope()
+            .args(["transfer", "--backend", "opencl", "--sizes", "64KiB,2MiB"])
+            .args(QUICK),
+    );
     let recs = records(&run);
     let unified = run["options"]["device"]["host_unified"] == true;
     for kind in ["host-ptr", "alloc-host-ptr", "alloc-host-ptr-ro"] {
@@ -304,12 +445,21 @@ fn opencl_every_kind_and_direction_verifies_and_detects_zero_copy() {
                 let g = r["gbps"]["best"].as_f64().unwrap();
                 assert!(g.is_finite() && g > 0.0, "{r}");
                 assert!(r["extra"]["host_gbps"]["best"].as_f64().unwrap() > 0.0);
-                assert!(r["extra"]["event_gbps"]["best"].as_f64().unwrap() > 0.0, "profiling events: {r}");
+                assert!(
+                    r["extra"]["event_gbps"]["best"].as_f64().unwrap() > 0.0,
+                    "profiling events: {r}"
+                );
             }
         }
-        let probes: Vec<_> = ["cpu-read", "cpu-write"].iter().flat_map(|d| find(&recs, Some(kind), d)).collect();
+        let probes: Vec<_> = ["cpu-read", "cpu-write"]
+            .iter()
+            .flat_map(|d| find(&recs, Some(kind), d))
+            .collect();
         assert_eq!(probes.len(), 2, "{kind}");
-        assert!(probes.iter().all(|r| r["gbps"]["best"].as_f64().unwrap() > 0.0 && r["extra"]["behaves_wc"].is_boolean()));
+        assert!(probes
+            .iter()
+            .all(|r| r["gbps"]["best"].as_f64().unwrap() > 0.0
+                && r["extra"]["behaves_wc"].is_boolean()));
         let maps = find(&recs, Some(kind), "map");
         if kind == "host-ptr" {
             assert!(maps.is_empty(), "host-ptr has nothing to map");
@@ -323,14 +473,20 @@ fn opencl_every_kind_and_direction_verifies_and_detects_zero_copy() {
                 // PoCL: host-unified, maps move no data; never a GB/s figure.
                 assert_eq!(m["extra"]["zero_copy"], true, "{m}");
                 assert_eq!(m["gbps"], Value::Null);
-                assert!(m["samples"].as_array().unwrap().iter().all(|s| s["bytes"] == 0));
+                assert!(m["samples"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|s| s["bytes"] == 0));
                 assert!(m["extra"]["map_unmap_seconds"]["median"].as_f64().unwrap() > 0.0);
             }
         }
     }
     let d = find(&recs, None, "d2d");
     assert_eq!(d.len(), 2);
-    assert!(d.iter().all(|r| r["extra"]["verified"] == true && r["extra"]["bytes_counted"] == "read+write"));
+    assert!(d
+        .iter()
+        .all(|r| r["extra"]["verified"] == true && r["extra"]["bytes_counted"] == "read+write"));
 }
 
 #[test]
@@ -338,9 +494,18 @@ fn opencl_sizes_above_the_device_limit_exit_2() {
     if !opencl_available() {
         return;
     }
-    exit2(bwscope().args(["transfer", "--backend", "opencl", "--sizes", "1TiB"]), "--sizes");
-    exit2(bwscope().args(["transfer", "--backend", "opencl", "--device", "99"]), "--device");
-    exit2(bwscope().args(["transfer", "--backend", "opencl", "--kinds", "pinned"]), "is a cuda kind");
+    exit2(
+        bwscope().args(["transfer", "--backend", "opencl", "--sizes", "1TiB"]),
+        "--sizes",
+    );
+    exit2(
+        bwscope().args(["transfer", "--backend", "opencl", "--device", "99"]),
+        "--device",
+    );
+    exit2(
+        bwscope().args(["transfer", "--backend", "opencl", "--kinds", "pinned"]),
+        "is a cuda kind",
+    );
 }
 
 #[test]
@@ -356,14 +521,27 @@ fn opencl_absent_is_skipped() {
     let r = records(&run);
     assert_eq!(r.len(), 1);
     assert_eq!(r[0]["status"], "skipped");
-    assert!(r[0]["reason"].as_str().unwrap().contains("opencl"), "{}", r[0]["reason"]);
+    assert!(
+        r[0]["reason"].as_str().unwrap().contains("opencl"),
+        "{}",
+        r[0]["reason"]
+    );
 }
 
 #[test]
 fn csv_has_transfer_rows() {
     let Some(dir) = standin("full") else { return };
     let out = cuda(&dir)
-        .args(["--kinds", "pinned", "--directions", "h2d", "--sizes", "4KiB", "--csv", "-"])
+        .args([
+            "--kinds",
+            "pinned",
+            "--directions",
+            "h2d",
+            "--sizes",
+            "4KiB",
+            "--csv",
+            "-",
+        ])
         .args(QUICK)
         .output()
         .unwrap();
@@ -371,5 +549,9 @@ fn csv_has_transfer_rows() {
     let text = String::from_utf8_lossy(&out.stdout);
     let rows: Vec<&str> = text.lines().collect();
     assert!(rows[0].starts_with("suite,kernel,op"));
-    assert!(rows.iter().any(|l| l.starts_with("transfer,cuda_h2d_pinned,h2d,")), "{text}");
+    assert!(
+        rows.iter()
+            .any(|l| l.starts_with("transfer,cuda_h2d_pinned,h2d,")),
+        "{text}"
+    );
 }

@@ -26,7 +26,9 @@ use crate::platform::{topology, Host};
 use crate::report::model::{MemoryInfo, Placement, Record, Run, Sample, Stats, Status, Units};
 use crate::report::table;
 use crate::report::warnings::{limits, Warning};
-use crate::transfer::{self, pci, Api, Backend, Direction, DriverError, HostKind, Needs, Opened, Session, Timed, Timer};
+use crate::transfer::{
+    self, pci, Api, Backend, Direction, DriverError, HostKind, Needs, Opened, Session, Timed, Timer,
+};
 use crate::util::units::{format_bytes, parse_size_list};
 
 const SUITE: &str = "transfer";
@@ -76,28 +78,49 @@ fn parse_dirs(spec: Option<&str>) -> Result<Vec<Direction>, UserError> {
     let mut v = Vec::new();
     for d in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let d = Direction::parse(d).ok_or_else(|| {
-            UserError::flag("--directions", format!("unknown direction '{}': use h2d, d2h, d2d, bidir or map", d))
+            UserError::flag(
+                "--directions",
+                format!("unknown direction '{}': use h2d, d2h, d2d, bidir or map", d),
+            )
         })?;
         if !v.contains(&d) {
             v.push(d);
         }
     }
     if v.is_empty() {
-        return Err(UserError::flag("--directions", "no direction given: use e.g. h2d,d2h"));
+        return Err(UserError::flag(
+            "--directions",
+            "no direction given: use e.g. h2d,d2h",
+        ));
     }
     Ok(v)
 }
 
 fn parse_kinds(spec: Option<&str>, b: &dyn Backend) -> Result<Vec<HostKind>, UserError> {
     let offered = b.kinds();
-    let names = || offered.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ");
+    let names = || {
+        offered
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let Some(spec) = spec else {
         return Ok(offered.to_vec());
     };
     let mut v = Vec::new();
     for s in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let k = HostKind::parse(s)
-            .ok_or_else(|| UserError::flag("--kinds", format!("unknown kind '{}': the {} backend offers {}", s, b.info().backend, names())))?;
+        let k = HostKind::parse(s).ok_or_else(|| {
+            UserError::flag(
+                "--kinds",
+                format!(
+                    "unknown kind '{}': the {} backend offers {}",
+                    s,
+                    b.info().backend,
+                    names()
+                ),
+            )
+        })?;
         if !offered.contains(&k) {
             return Err(UserError::flag(
                 "--kinds",
@@ -116,14 +139,24 @@ fn parse_kinds(spec: Option<&str>, b: &dyn Backend) -> Result<Vec<HostKind>, Use
         }
     }
     if v.is_empty() {
-        return Err(UserError::flag("--kinds", format!("no kind given: choose from {}", names())));
+        return Err(UserError::flag(
+            "--kinds",
+            format!("no kind given: choose from {}", names()),
+        ));
     }
     Ok(v)
 }
 
 /// Device and host memory one size needs, checked before anything runs.
-fn size_problem(size: u64, dirs: &[Direction], kinds: &[HostKind], info: &transfer::DeviceInfo) -> Option<String> {
-    let two_dev = dirs.iter().any(|d| matches!(d, Direction::D2d | Direction::Bidir));
+fn size_problem(
+    size: u64,
+    dirs: &[Direction],
+    kinds: &[HostKind],
+    info: &transfer::DeviceInfo,
+) -> Option<String> {
+    let two_dev = dirs
+        .iter()
+        .any(|d| matches!(d, Direction::D2d | Direction::Bidir));
     let two_host = dirs.contains(&Direction::Bidir);
     if let Some(m) = info.max_alloc_bytes {
         if size > m {
@@ -137,7 +170,9 @@ fn size_problem(size: u64, dirs: &[Direction], kinds: &[HostKind], info: &transf
     }
     let dev_bufs = if two_dev { 2 } else { 1 };
     // OpenCL ALLOC_HOST_PTR buffers come from the runtime too.
-    let runtime_host = kinds.iter().any(|k| matches!(k, HostKind::AllocHostPtr | HostKind::AllocHostPtrRo));
+    let runtime_host = kinds
+        .iter()
+        .any(|k| matches!(k, HostKind::AllocHostPtr | HostKind::AllocHostPtrRo));
     let host_bufs = if two_host { 2 } else { 1 };
     let dev_need = size * (dev_bufs + if runtime_host { host_bufs } else { 0 });
     let (limit, what) = match (info.free_mem_bytes, info.total_mem_bytes) {
@@ -210,13 +245,22 @@ fn pin_to(cpus: &[u32]) -> Result<(), String> {
     Ok(())
 }
 
+/// Where the host thread runs and its memory lives.
+struct HostPlacement {
+    cpus: Vec<u32>,
+    node: Option<u32>,
+    /// `--host-node`, `device-local` or `unknown`.
+    source: String,
+    notes: Vec<String>,
+}
+
 /// Resolve where the host thread runs: `--host-node`, else the device's
 /// local cpus from sysfs, else anywhere.
 fn placement(
     host: &Host,
     host_node: Option<u32>,
     pci: Option<&pci::PciContext>,
-) -> Result<(Vec<u32>, Option<u32>, String, Vec<String>), UserError> {
+) -> Result<HostPlacement, UserError> {
     let mut notes = Vec::new();
     let allowed = &host.allowed_cpus;
     if let Some(n) = host_node {
@@ -226,39 +270,78 @@ fn placement(
                 format!(
                     "no NUMA node {} here (nodes: {})",
                     n,
-                    host.nodes.iter().map(|x| x.id.to_string()).collect::<Vec<_>>().join(", ")
+                    host.nodes
+                        .iter()
+                        .map(|x| x.id.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )
         })?;
-        let cpus: Vec<u32> = node.cpus.iter().copied().filter(|c| allowed.contains(c)).collect();
+        let cpus: Vec<u32> = node
+            .cpus
+            .iter()
+            .copied()
+            .filter(|c| allowed.contains(c))
+            .collect();
         if cpus.is_empty() {
             return Err(UserError::flag(
                 "--host-node",
-                format!("node {} has no cpu this process may use (allowed: {})", n, topology::format_cpu_list(allowed)),
+                format!(
+                    "node {} has no cpu this process may use (allowed: {})",
+                    n,
+                    topology::format_cpu_list(allowed)
+                ),
             ));
         }
         if let Err(e) = set_mempolicy(n, true) {
             notes.push(format!("could not bind host memory to node {}: {}", n, e));
         }
-        return Ok((cpus, Some(n), "--host-node".into(), notes));
+        return Ok(HostPlacement {
+            cpus,
+            node: Some(n),
+            source: "--host-node".into(),
+            notes,
+        });
     }
     if let Some(p) = pci {
-        let cpus: Vec<u32> = p.local_cpus.iter().copied().filter(|c| allowed.contains(c)).collect();
+        let cpus: Vec<u32> = p
+            .local_cpus
+            .iter()
+            .copied()
+            .filter(|c| allowed.contains(c))
+            .collect();
         if !cpus.is_empty() {
             if let Some(n) = p.numa_node {
                 if let Err(e) = set_mempolicy(n, false) {
-                    notes.push(format!("could not prefer node {} for host memory: {}", n, e));
+                    notes.push(format!(
+                        "could not prefer node {} for host memory: {}",
+                        n, e
+                    ));
                 }
             }
-            return Ok((cpus, p.numa_node, "device-local".into(), notes));
+            return Ok(HostPlacement {
+                cpus,
+                node: p.numa_node,
+                source: "device-local".into(),
+                notes,
+            });
         }
     }
     notes.push("device locality unknown (no PCI sysfs entry): host thread not restricted".into());
-    Ok((allowed.clone(), None, "unknown".into(), notes))
+    Ok(HostPlacement {
+        cpus: allowed.clone(),
+        node: None,
+        source: "unknown".into(),
+        notes,
+    })
 }
 
 /// Open the backend `--backend` names; `auto` tries CUDA, then OpenCL.
-fn open_backend(arg: BackendArg, index: usize) -> Result<Result<Box<dyn Backend>, String>, UserError> {
+fn open_backend(
+    arg: BackendArg,
+    index: usize,
+) -> Result<Result<Box<dyn Backend>, String>, UserError> {
     let order: &[Api] = match arg {
         BackendArg::Auto => &[Api::Cuda, Api::Opencl],
         BackendArg::Cuda => &[Api::Cuda],
@@ -334,13 +417,26 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     }
     sizes = kept;
     if sizes.is_empty() {
-        return Err(UserError::flag("--sizes", "no default size fits this device; pass smaller --sizes").into());
+        return Err(UserError::flag(
+            "--sizes",
+            "no default size fits this device; pass smaller --sizes",
+        )
+        .into());
     }
     let pci_ctx = info.pci_bus_id.as_deref().and_then(pci::read_sysfs);
-    let (cpus, node, source, notes) = placement(&host, a.host_node, pci_ctx.as_ref())?;
+    let HostPlacement {
+        cpus,
+        node,
+        source,
+        notes,
+    } = placement(&host, a.host_node, pci_ctx.as_ref())?;
     if let Err(e) = pin_to(&cpus) {
         run_warnings.push(Warning::Other {
-            message: format!("could not pin the host thread to cpus {}: {}", topology::format_cpu_list(&cpus), e),
+            message: format!(
+                "could not pin the host thread to cpus {}: {}",
+                topology::format_cpu_list(&cpus),
+                e
+            ),
             hint: "check the process's cpu affinity (taskset)".into(),
         });
     }
@@ -366,14 +462,18 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         info.backend,
         info.index,
         info.name,
-        info.pci_bus_id.as_deref().map(|p| format!(" at {}", p)).unwrap_or_default(),
+        info.pci_bus_id
+            .as_deref()
+            .map(|p| format!(" at {}", p))
+            .unwrap_or_default(),
         topology::format_cpu_list(&cpus),
         plan.placement_source
     );
     for n in &notes {
         eprintln!("transfer: {}", n);
     }
-    let mut sink = crate::commands::start_run(SUITE, serde_json::to_value(&plan)?, out, host.clone())?;
+    let mut sink =
+        crate::commands::start_run(SUITE, serde_json::to_value(&plan)?, out, host.clone())?;
     sink.run_mut().warnings.extend(run_warnings);
     let stop = crate::util::signal::install();
     let interrupted = run(&plan, backend.as_mut(), &mut sink, stop)?;
@@ -400,7 +500,12 @@ fn skipped_run(a: &TransferArgs, out: &OutputArgs, host: Host, reason: &str) -> 
         BackendArg::Cuda => "cuda",
         BackendArg::Opencl => "opencl",
     };
-    let mut sink = crate::commands::start_run(SUITE, json!({ "backend": backend, "device": a.device }), out, host)?;
+    let mut sink = crate::commands::start_run(
+        SUITE,
+        json!({ "backend": backend, "device": a.device }),
+        out,
+        host,
+    )?;
     let mut r = Record::skipped(SUITE, backend, format!("no accelerator: {}", reason));
     r.extra.insert("backend".into(), json!(backend));
     r.extra.insert("device".into(), Value::Null);
@@ -416,7 +521,14 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn base(&self, kernel: String, op: &str, kind: Option<HostKind>, dir: &str, size: u64) -> Record {
+    fn base(
+        &self,
+        kernel: String,
+        op: &str,
+        kind: Option<HostKind>,
+        dir: &str,
+        size: u64,
+    ) -> Record {
         let p = self.plan;
         let mut r = Record {
             suite: SUITE.into(),
@@ -447,7 +559,14 @@ impl Ctx<'_> {
         r
     }
 
-    fn error(&self, kernel: String, kind: Option<HostKind>, dir: &str, size: u64, e: &DriverError) -> Record {
+    fn error(
+        &self,
+        kernel: String,
+        kind: Option<HostKind>,
+        dir: &str,
+        size: u64,
+        e: &DriverError,
+    ) -> Record {
         let mut r = self.base(kernel, dir, kind, dir, size);
         r.status = Status::Error;
         r.reason = Some(e.to_string());
@@ -473,10 +592,21 @@ pub fn run(
 ) -> Result<bool, UserError> {
     let ctx = Ctx { plan, stop };
     let backend = plan.backend.clone();
-    let host_dirs: Vec<Direction> = plan.dir_list.iter().copied().filter(|d| *d != Direction::D2d).collect();
+    let host_dirs: Vec<Direction> = plan
+        .dir_list
+        .iter()
+        .copied()
+        .filter(|d| *d != Direction::D2d)
+        .collect();
     // Best real copy rate per (kind, size): the zero-copy reference.
     let mut best_copy: HashMap<(usize, u64), f64> = HashMap::new();
-    let probe_size = plan.sizes.iter().copied().max().unwrap_or(4096).clamp(4096, PROBE_MAX);
+    let probe_size = plan
+        .sizes
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(4096)
+        .clamp(4096, PROBE_MAX);
     for (ki, &kind) in plan.kind_list.iter().enumerate() {
         if stop.load(Ordering::Relaxed) {
             return Ok(true);
@@ -494,16 +624,26 @@ pub fn run(
                 second_host: host_dirs.contains(&Direction::Bidir),
                 second_device: host_dirs.contains(&Direction::Bidir),
             };
-            let timers: Vec<Timer> = host_dirs.iter().map(|&d| b.headline_timer(kind, d)).collect();
-            let mut session = match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
-                Ok(s) => s,
-                Err(e) => {
-                    for &d in &host_dirs {
-                        sink.push(ctx.error(kernel_name(&backend, d.name(), Some(kind)), Some(kind), d.name(), size, &e))?;
+            let timers: Vec<Timer> = host_dirs
+                .iter()
+                .map(|&d| b.headline_timer(kind, d))
+                .collect();
+            let mut session =
+                match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        for &d in &host_dirs {
+                            sink.push(ctx.error(
+                                kernel_name(&backend, d.name(), Some(kind)),
+                                Some(kind),
+                                d.name(),
+                                size,
+                                &e,
+                            ))?;
+                        }
+                        continue;
                     }
-                    continue;
-                }
-            };
+                };
             for (&dir, &timer) in host_dirs.iter().zip(&timers) {
                 if stop.load(Ordering::Relaxed) {
                     return Ok(true);
@@ -520,7 +660,12 @@ pub fn run(
                     );
                     // The mapping itself is still checked.
                     if plan.verify {
-                        let v = verify(session.as_mut(), Direction::Map, size as usize, seed(ki, size, dir));
+                        let v = verify(
+                            session.as_mut(),
+                            Direction::Map,
+                            size as usize,
+                            seed(ki, size, dir),
+                        );
                         match v {
                             Ok(Ok(v)) => {
                                 r.extra.insert("verified".into(), json!(v));
@@ -528,7 +673,8 @@ pub fn run(
                             Ok(Err(msg)) => {
                                 r.extra.insert("verified".into(), json!(false));
                                 r.status = Status::Error;
-                                r.reason = Some(format!("verification of the mapping failed: {}", msg));
+                                r.reason =
+                                    Some(format!("verification of the mapping failed: {}", msg));
                             }
                             Err(e) => {
                                 r.status = Status::Error;
@@ -542,7 +688,16 @@ pub fn run(
                     continue;
                 }
                 let reference = best_copy.get(&(ki, size)).copied();
-                let rec = measure_case(&ctx, session.as_mut(), kind, dir, size, timer, reference, ki);
+                let rec = measure_case(
+                    &ctx,
+                    session.as_mut(),
+                    kind,
+                    dir,
+                    size,
+                    timer,
+                    reference,
+                    ki,
+                );
                 match rec {
                     Ok(Some(r)) => {
                         if matches!(dir, Direction::H2d | Direction::D2h) {
@@ -569,14 +724,24 @@ pub fn run(
                 second_device: true,
             };
             let timer = b.headline_timer(kind, Direction::D2d);
-            let mut session = match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
-                Ok(s) => s,
-                Err(e) => {
-                    sink.push(ctx.error(name, None, "d2d", size, &e))?;
-                    continue;
-                }
-            };
-            match measure_case(&ctx, session.as_mut(), kind, Direction::D2d, size, timer, None, usize::MAX) {
+            let mut session =
+                match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        sink.push(ctx.error(name, None, "d2d", size, &e))?;
+                        continue;
+                    }
+                };
+            match measure_case(
+                &ctx,
+                session.as_mut(),
+                kind,
+                Direction::D2d,
+                size,
+                timer,
+                None,
+                usize::MAX,
+            ) {
                 Ok(Some(r)) => sink.push(r)?,
                 Ok(None) => return Ok(true),
                 Err(e) => sink.push(ctx.error(name, None, "d2d", size, &e))?,
@@ -587,7 +752,7 @@ pub fn run(
 }
 
 fn seed(ki: usize, size: u64, dir: Direction) -> u64 {
-    (ki as u64 + 1) * 0x9e37_79b9_7f4a_7c15 ^ size.rotate_left(17) ^ dir as u64
+    ((ki as u64 + 1) * 0x9e37_79b9_7f4a_7c15) ^ size.rotate_left(17) ^ dir as u64
 }
 
 /// Pseudo-random bytes: every byte position differs from its neighbours
@@ -609,12 +774,22 @@ fn compare(got: &[u8], want: &[u8]) -> Result<(), String> {
     }
     let bad = got.iter().zip(want).filter(|(a, b)| a != b).count();
     let first = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
-    Err(format!("{} of {} bytes differ, first at offset {}", bad, want.len(), first))
+    Err(format!(
+        "{} of {} bytes differ, first at offset {}",
+        bad,
+        want.len(),
+        first
+    ))
 }
 
 /// Pattern written, copied, read back, compared. `Ok(Err(msg))` is a
 /// mismatch; `Err` a driver failure; `Ok(Ok(None))`: nothing to check.
-fn verify(s: &mut dyn Session, dir: Direction, n: usize, seed: u64) -> Result<Result<Option<bool>, String>, DriverError> {
+fn verify(
+    s: &mut dyn Session,
+    dir: Direction,
+    n: usize,
+    seed: u64,
+) -> Result<Result<Option<bool>, String>, DriverError> {
     let pat = pattern(n, seed);
     let not: Vec<u8> = pat.iter().map(|b| !b).collect();
     let mut scratch = vec![0u8; n];
@@ -662,7 +837,11 @@ fn verify(s: &mut dyn Session, dir: Direction, n: usize, seed: u64) -> Result<Re
 
 /// Warm-up (excluded), calibrate `reps` on the host clock to reach the
 /// minimum sample time, then take the samples. `None` when interrupted.
-fn sample<F>(mut f: F, opts: &SampleOpts, stop: &AtomicBool) -> Result<Option<(u64, Vec<Timed>)>, DriverError>
+fn sample<F>(
+    mut f: F,
+    opts: &SampleOpts,
+    stop: &AtomicBool,
+) -> Result<Option<(u64, Vec<Timed>)>, DriverError>
 where
     F: FnMut(u64) -> Result<Timed, DriverError>,
 {
@@ -678,7 +857,9 @@ where
             break;
         }
         let factor = if t > 0.0 { (min / t) * 1.1 } else { 16.0 };
-        reps = ((reps as f64 * factor.clamp(1.5, 1000.0)).ceil() as u64).max(reps + 1).min(1 << 20);
+        reps = ((reps as f64 * factor.clamp(1.5, 1000.0)).ceil() as u64)
+            .max(reps + 1)
+            .min(1 << 20);
     }
     let mut out = Vec::with_capacity(opts.samples);
     for _ in 0..opts.samples {
@@ -691,7 +872,8 @@ where
 }
 
 fn rates(bytes: u64, secs: impl Iterator<Item = Option<f64>>) -> Option<Vec<f64>> {
-    secs.map(|s| s.filter(|s| *s > 0.0).map(|s| bytes as f64 / s / 1e9)).collect()
+    secs.map(|s| s.filter(|s| *s > 0.0).map(|s| bytes as f64 / s / 1e9))
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -711,8 +893,17 @@ fn measure_case(
         min_sample: Duration::from_secs_f64(plan.min_sample_ms / 1e3),
     };
     let host_kind = (dir != Direction::D2d).then_some(kind);
-    let mut r = ctx.base(kernel_name(&plan.backend, dir.name(), host_kind), dir.name(), host_kind, dir.name(), size);
-    let Some((reps, timed)) = transfer::catch(dir.name(), || sample(|reps| s.run(dir, reps), &opts, ctx.stop))? else {
+    let mut r = ctx.base(
+        kernel_name(&plan.backend, dir.name(), host_kind),
+        dir.name(),
+        host_kind,
+        dir.name(),
+        size,
+    );
+    let Some((reps, timed)) = transfer::catch(dir.name(), || {
+        sample(|reps| s.run(dir, reps), &opts, ctx.stop)
+    })?
+    else {
         return Ok(None);
     };
     // Bytes per sample under the suite's convention.
@@ -742,17 +933,36 @@ fn measure_case(
         r.bytes_written_per_pass = Some(size);
     }
     r.extra.insert("timer".into(), json!(used));
-    r.extra.insert("bytes_counted".into(), json!(match dir {
-        Direction::D2d => "read+write",
-        Direction::Bidir => "both directions",
-        _ => "payload",
-    }));
-    r.extra.insert("host_gbps".into(), json!(host_rates.as_deref().and_then(|v| stats::summarize(v, true))));
-    r.extra.insert("event_gbps".into(), json!(event_rates.as_deref().and_then(|v| stats::summarize(v, true))));
+    r.extra.insert(
+        "bytes_counted".into(),
+        json!(match dir {
+            Direction::D2d => "read+write",
+            Direction::Bidir => "both directions",
+            _ => "payload",
+        }),
+    );
+    r.extra.insert(
+        "host_gbps".into(),
+        json!(host_rates
+            .as_deref()
+            .and_then(|v| stats::summarize(v, true))),
+    );
+    r.extra.insert(
+        "event_gbps".into(),
+        json!(event_rates
+            .as_deref()
+            .and_then(|v| stats::summarize(v, true))),
+    );
     if dir == Direction::Bidir {
         let per = |i: usize| rates(size * reps, timed.iter().map(|t| t.per_dir_s.map(|p| p[i])));
-        r.extra.insert("h2d_gbps".into(), json!(per(0).as_deref().and_then(|v| stats::summarize(v, true))));
-        r.extra.insert("d2h_gbps".into(), json!(per(1).as_deref().and_then(|v| stats::summarize(v, true))));
+        r.extra.insert(
+            "h2d_gbps".into(),
+            json!(per(0).as_deref().and_then(|v| stats::summarize(v, true))),
+        );
+        r.extra.insert(
+            "d2h_gbps".into(),
+            json!(per(1).as_deref().and_then(|v| stats::summarize(v, true))),
+        );
     }
     let g = stats::summarize(&headline, true);
     // Zero-copy: a map that "moves" bytes faster than any real copy moved
@@ -760,16 +970,27 @@ fn measure_case(
     let zero_copy = dir == Direction::Map
         && (plan.device.host_unified == Some(true)
             || g.is_some_and(|g| {
-                g.best > ZERO_COPY_ABSURD_GBPS || reference_gbps.is_some_and(|rf| g.best > ZERO_COPY_FACTOR * rf)
+                g.best > ZERO_COPY_ABSURD_GBPS
+                    || reference_gbps.is_some_and(|rf| g.best > ZERO_COPY_FACTOR * rf)
             }));
     if dir == Direction::Map {
         r.extra.insert("zero_copy".into(), json!(zero_copy));
         let per_map: Vec<f64> = timed.iter().map(|t| t.host_s / reps as f64).collect();
-        r.extra.insert("map_unmap_seconds".into(), json!(stats::summarize(&per_map, false)));
-        r.extra.insert("reference_copy_gbps".into(), json!(reference_gbps));
+        r.extra.insert(
+            "map_unmap_seconds".into(),
+            json!(stats::summarize(&per_map, false)),
+        );
+        r.extra
+            .insert("reference_copy_gbps".into(), json!(reference_gbps));
     }
     if zero_copy {
-        r.samples = secs.iter().map(|&s| Sample { seconds: s, bytes: 0 }).collect();
+        r.samples = secs
+            .iter()
+            .map(|&s| Sample {
+                seconds: s,
+                bytes: 0,
+            })
+            .collect();
         r.extra.insert(
             "note".into(),
             json!(if plan.device.host_unified == Some(true) {
@@ -781,11 +1002,21 @@ fn measure_case(
     } else {
         r.samples = secs.iter().map(|&s| Sample { seconds: s, bytes }).collect();
         r.gbps = g;
-        r.payload_gbps = stats::summarize(&headline.iter().map(|x| x * payload_ratio).collect::<Vec<_>>(), true);
+        r.payload_gbps = stats::summarize(
+            &headline
+                .iter()
+                .map(|x| x * payload_ratio)
+                .collect::<Vec<_>>(),
+            true,
+        );
         if let Some(g) = &g {
             r.warnings = spread_warnings(g);
             if let Some(l) = plan.pci.as_ref().and_then(|c| c.theoretical_gbps) {
-                let per_dir_best = if dir == Direction::Bidir { g.best / 2.0 } else { g.best };
+                let per_dir_best = if dir == Direction::Bidir {
+                    g.best / 2.0
+                } else {
+                    g.best
+                };
                 if matches!(dir, Direction::H2d | Direction::D2h | Direction::Bidir)
                     && per_dir_best > l * limits::OVER_CEILING
                 {
@@ -801,7 +1032,9 @@ fn measure_case(
         r.memory = Some(memory_info(kind, p, size));
     }
     if plan.verify {
-        match transfer::catch("verify", || verify(s, dir, size as usize, seed(ki, size, dir)))? {
+        match transfer::catch("verify", || {
+            verify(s, dir, size as usize, seed(ki, size, dir))
+        })? {
             Ok(v) => {
                 r.extra.insert("verified".into(), json!(v));
             }
@@ -833,8 +1066,12 @@ fn memory_info(kind: HostKind, addr: usize, size: u64) -> MemoryInfo {
     MemoryInfo {
         kind: kind.name().into(),
         page_bytes: s.as_ref().map(|s| s.kernel_page_bytes),
-        thp_fraction: s.as_ref().map(|s| (s.anon_huge_bytes as f64 / size as f64).min(1.0)),
-        locked_fraction: s.as_ref().map(|s| (s.locked_bytes as f64 / size as f64).min(1.0)),
+        thp_fraction: s
+            .as_ref()
+            .map(|s| (s.anon_huge_bytes as f64 / size as f64).min(1.0)),
+        locked_fraction: s
+            .as_ref()
+            .map(|s| (s.locked_bytes as f64 / size as f64).min(1.0)),
     }
 }
 
@@ -859,7 +1096,15 @@ fn cpu_probe(ctx: &Ctx, b: &mut dyn Backend, kind: HostKind, size: usize) -> Vec
         Err(e) => {
             return ["read", "write"]
                 .iter()
-                .map(|op| ctx.error(name(op), Some(kind), &format!("cpu-{}", op), size as u64, &e))
+                .map(|op| {
+                    ctx.error(
+                        name(op),
+                        Some(kind),
+                        &format!("cpu-{}", op),
+                        size as u64,
+                        &e,
+                    )
+                })
                 .collect()
         }
     };
@@ -873,7 +1118,11 @@ fn cpu_probe(ctx: &Ctx, b: &mut dyn Backend, kind: HostKind, size: usize) -> Vec
     for op in [Op::Read, Op::Write] {
         let dir = format!("cpu-{}", op.name());
         let Some(k) = probe_kernel(op, addr as usize) else {
-            out.push(Record::skipped(SUITE, &name(op.name()), "no asm kernel fits this buffer's alignment"));
+            out.push(Record::skipped(
+                SUITE,
+                &name(op.name()),
+                "no asm kernel fits this buffer's alignment",
+            ));
             continue;
         };
         let len = size - size % k.granule;
@@ -903,8 +1152,17 @@ fn cpu_probe(ctx: &Ctx, b: &mut dyn Backend, kind: HostKind, size: usize) -> Vec
             break;
         };
         let bytes = len as u64 * reps;
-        let g: Vec<f64> = timed.iter().map(|t| bytes as f64 / t.host_s / 1e9).collect();
-        r.samples = timed.iter().map(|t| Sample { seconds: t.host_s, bytes }).collect();
+        let g: Vec<f64> = timed
+            .iter()
+            .map(|t| bytes as f64 / t.host_s / 1e9)
+            .collect();
+        r.samples = timed
+            .iter()
+            .map(|t| Sample {
+                seconds: t.host_s,
+                bytes,
+            })
+            .collect();
         r.reps_per_sample = Some(reps);
         r.bytes_read_per_pass = Some(if op == Op::Read { len as u64 } else { 0 });
         r.bytes_written_per_pass = Some(if op == Op::Write { len as u64 } else { 0 });
@@ -919,12 +1177,18 @@ fn cpu_probe(ctx: &Ctx, b: &mut dyn Backend, kind: HostKind, size: usize) -> Vec
     }
     // The verdict goes on both records: reads far slower than writes mean
     // the CPU sees write-combined / uncached memory.
-    let best = |op: &str| out.iter().find(|r| r.op == op).and_then(|r| r.gbps).map(|g| g.best);
+    let best = |op: &str| {
+        out.iter()
+            .find(|r| r.op == op)
+            .and_then(|r| r.gbps)
+            .map(|g| g.best)
+    };
     if let (Some(rd), Some(wr)) = (best("read"), best("write")) {
         let ratio = rd / wr;
         for r in &mut out {
             r.extra.insert("cpu_read_over_write".into(), json!(ratio));
-            r.extra.insert("behaves_wc".into(), json!(ratio < WC_READ_OVER_WRITE));
+            r.extra
+                .insert("behaves_wc".into(), json!(ratio < WC_READ_OVER_WRITE));
         }
     }
     out
@@ -943,8 +1207,12 @@ pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
             s(&d["name"]).unwrap_or_default(),
             s(&d["backend"]).unwrap_or_default(),
             d["index"],
-            s(&d["driver_version"]).map(|v| format!(", driver {}", v)).unwrap_or_default(),
-            s(&d["pci_bus_id"]).map(|v| format!(", pci {}", v)).unwrap_or_default(),
+            s(&d["driver_version"])
+                .map(|v| format!(", driver {}", v))
+                .unwrap_or_default(),
+            s(&d["pci_bus_id"])
+                .map(|v| format!(", pci {}", v))
+                .unwrap_or_default(),
         );
         let p = &o["pci"];
         if p.is_object() {
@@ -962,10 +1230,18 @@ pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
             "host:   cpus {} ({}), verification {}",
             o["host_cpus"]
                 .as_array()
-                .map(|a| topology::format_cpu_list(&a.iter().filter_map(|v| v.as_u64().map(|x| x as u32)).collect::<Vec<_>>()))
+                .map(|a| topology::format_cpu_list(
+                    &a.iter()
+                        .filter_map(|v| v.as_u64().map(|x| x as u32))
+                        .collect::<Vec<_>>()
+                ))
                 .unwrap_or_default(),
             s(&o["placement_source"]).unwrap_or_default(),
-            if o["verify"].as_bool() == Some(false) { "off" } else { "on" }
+            if o["verify"].as_bool() == Some(false) {
+                "off"
+            } else {
+                "on"
+            }
         );
     }
     let mut rows = vec![vec![
@@ -991,9 +1267,9 @@ pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
     };
     for r in records.iter().filter(|r| r.status != Status::Skipped) {
         let e = &r.extra;
-        let (best, med, cv) = r
-            .gbps
-            .map_or(("-".into(), "-".into(), "-".into()), |g| (f(g.best), f(g.median), format!("{:.1}", g.cv * 100.0)));
+        let (best, med, cv) = r.gbps.map_or(("-".into(), "-".into(), "-".into()), |g| {
+            (f(g.best), f(g.median), format!("{:.1}", g.cv * 100.0))
+        });
         let mut note = String::new();
         if r.status == Status::Error {
             note = format!("error: {}", r.reason.as_deref().unwrap_or(""));
@@ -1008,23 +1284,39 @@ pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
                 note = format!(
                     "read/write {:.2}{}",
                     ratio,
-                    if ratio < WC_READ_OVER_WRITE { ": behaves write-combined" } else { "" }
+                    if ratio < WC_READ_OVER_WRITE {
+                        ": behaves write-combined"
+                    } else {
+                        ""
+                    }
                 );
             }
-        } else if let (Some(h), Some(ev)) = (e["host_gbps"]["best"].as_f64(), e["event_gbps"]["best"].as_f64()) {
+        } else if let (Some(h), Some(ev)) = (
+            e["host_gbps"]["best"].as_f64(),
+            e["event_gbps"]["best"].as_f64(),
+        ) {
             note = format!("host {} / events {}", f(h), f(ev));
         }
         if r.op == "d2d" && r.status == Status::Ok {
             note = format!("read+write counted; {}", note);
         }
         rows.push(vec![
-            e.get("host_kind").and_then(Value::as_str).unwrap_or("-").to_string(),
-            e.get("direction").and_then(Value::as_str).unwrap_or(&r.op).to_string(),
+            e.get("host_kind")
+                .and_then(Value::as_str)
+                .unwrap_or("-")
+                .to_string(),
+            e.get("direction")
+                .and_then(Value::as_str)
+                .unwrap_or(&r.op)
+                .to_string(),
             r.size_bytes.map_or("-".into(), format_bytes),
             best,
             med,
             cv,
-            e.get("timer").and_then(Value::as_str).unwrap_or("-").to_string(),
+            e.get("timer")
+                .and_then(Value::as_str)
+                .unwrap_or("-")
+                .to_string(),
             match e.get("verified") {
                 Some(Value::Bool(true)) => "yes".into(),
                 Some(Value::Bool(false)) => "FAILED".into(),
@@ -1046,8 +1338,14 @@ mod tests {
 
     #[test]
     fn directions_parse_and_reject() {
-        assert_eq!(parse_dirs(Some("h2d,d2h,h2d")).unwrap(), vec![Direction::H2d, Direction::D2h]);
-        assert!(parse_dirs(Some("up")).unwrap_err().to_string().contains("--directions"));
+        assert_eq!(
+            parse_dirs(Some("h2d,d2h,h2d")).unwrap(),
+            vec![Direction::H2d, Direction::D2h]
+        );
+        assert!(parse_dirs(Some("up"))
+            .unwrap_err()
+            .to_string()
+            .contains("--directions"));
         assert_eq!(parse_dirs(None).unwrap().len(), 5);
     }
 
@@ -1058,7 +1356,10 @@ mod tests {
         assert!(compare(&a, &b).is_ok());
         b[10] ^= 1;
         b[20] ^= 1;
-        assert_eq!(compare(&b, &a).unwrap_err(), "2 of 64 bytes differ, first at offset 10");
+        assert_eq!(
+            compare(&b, &a).unwrap_err(),
+            "2 of 64 bytes differ, first at offset 10"
+        );
         assert_ne!(pattern(64, 3), pattern(64, 4));
     }
 
@@ -1088,7 +1389,11 @@ mod tests {
         assert_eq!(t.len(), 3);
         assert!(t.iter().all(|t| t.host_s >= 0.010));
         assert_eq!(calls[0], 1, "warm-up first");
-        assert_eq!(calls.len(), 1 + 2 + 3, "warm-up, two calibration calls, three samples: {calls:?}");
+        assert_eq!(
+            calls.len(),
+            1 + 2 + 3,
+            "warm-up, two calibration calls, three samples: {calls:?}"
+        );
     }
 
     #[test]
@@ -1101,14 +1406,18 @@ mod tests {
         let d = [Direction::H2d];
         let k = [HostKind::HostPtr];
         assert!(size_problem(1 << 20, &d, &k, &info).is_none());
-        assert!(size_problem(2 << 20, &d, &k, &info).unwrap().contains("largest allocation"));
+        assert!(size_problem(2 << 20, &d, &k, &info)
+            .unwrap()
+            .contains("largest allocation"));
         let info = transfer::DeviceInfo {
             free_mem_bytes: Some(3 << 20),
             ..Default::default()
         };
-        assert!(size_problem(2 << 20, &[Direction::D2d], &[HostKind::Pinned], &info)
-            .unwrap()
-            .contains("free device memory"));
+        assert!(
+            size_problem(2 << 20, &[Direction::D2d], &[HostKind::Pinned], &info)
+                .unwrap()
+                .contains("free device memory")
+        );
         assert!(size_problem(1 << 20, &[Direction::D2d], &[HostKind::Pinned], &info).is_none());
     }
 }

@@ -17,11 +17,13 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
-use cudarc::driver::sys::{self, CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUresult, CUstream};
+use cudarc::driver::sys::{
+    self, CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUresult, CUstream,
+};
 
 use super::{
-    catch, Backend, DeviceInfo, Direction, DriverError, HostKind, Needs, NoSuchDevice, Opened, Session, Timed, Timer,
-    Unavailable, CUDA_KINDS,
+    catch, Backend, DeviceInfo, Direction, DriverError, HostKind, Needs, NoSuchDevice, Opened,
+    Session, Timed, Timer, Unavailable, CUDA_KINDS,
 };
 use crate::memory::{Buffer as HostBuffer, PageKind};
 
@@ -34,7 +36,9 @@ const EVENT_DEFAULT: u32 = 0;
 pub fn host_flags(kind: HostKind) -> Option<u32> {
     match kind {
         HostKind::Pinned => Some(sys::CU_MEMHOSTALLOC_PORTABLE),
-        HostKind::PinnedWc => Some(sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_WRITECOMBINED),
+        HostKind::PinnedWc => {
+            Some(sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_WRITECOMBINED)
+        }
         HostKind::Mapped => Some(sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP),
         HostKind::Registered => Some(sys::CU_MEMHOSTREGISTER_PORTABLE),
         _ => None,
@@ -63,7 +67,11 @@ fn ck(call: &str, r: CUresult) -> Result<(), DriverError> {
 }
 
 fn c_string(buf: &[c_char]) -> String {
-    let bytes: Vec<u8> = buf.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
     String::from_utf8_lossy(&bytes).trim().to_string()
 }
 
@@ -85,19 +93,33 @@ pub fn open(index: usize) -> Opened {
         }
     });
     let count = match probe {
-        Ok(0) => return Opened::Unavailable(Unavailable("CUDA driver loaded but it reports no devices".into())),
+        Ok(0) => {
+            return Opened::Unavailable(Unavailable(
+                "CUDA driver loaded but it reports no devices".into(),
+            ))
+        }
         Ok(n) => n,
         Err(e) => return Opened::Unavailable(Unavailable(format!("CUDA driver unusable: {}", e))),
     };
     if index >= count {
         let names = (0..count)
-            .map(|i| catch("cuDeviceGetName", || unsafe { device_name(i) }).unwrap_or_else(|_| "?".into()))
+            .map(|i| {
+                catch("cuDeviceGetName", || unsafe { device_name(i) })
+                    .unwrap_or_else(|_| "?".into())
+            })
             .collect();
-        return Opened::BadIndex(NoSuchDevice { index, count, names });
+        return Opened::BadIndex(NoSuchDevice {
+            index,
+            count,
+            names,
+        });
     }
     match catch("open", || unsafe { CudaBackend::new(index) }) {
         Ok(b) => Opened::Ready(Box::new(b)),
-        Err(e) => Opened::Unavailable(Unavailable(format!("cannot open CUDA device {}: {}", index, e))),
+        Err(e) => Opened::Unavailable(Unavailable(format!(
+            "cannot open CUDA device {}: {}",
+            index, e
+        ))),
     }
 }
 
@@ -105,7 +127,10 @@ unsafe fn device_name(index: usize) -> Result<String, DriverError> {
     let mut dev: CUdevice = 0;
     ck("cuDeviceGet", sys::cuDeviceGet(&mut dev, index as i32))?;
     let mut buf = [0 as c_char; 256];
-    ck("cuDeviceGetName", sys::cuDeviceGetName(buf.as_mut_ptr(), buf.len() as i32, dev))?;
+    ck(
+        "cuDeviceGetName",
+        sys::cuDeviceGetName(buf.as_mut_ptr(), buf.len() as i32, dev),
+    )?;
     Ok(c_string(&buf))
 }
 
@@ -125,7 +150,8 @@ impl CudaBackend {
         ck("cuDeviceGet", sys::cuDeviceGet(&mut dev, index as i32))?;
         let name = device_name(index)?;
         let mut bus = [0 as c_char; 64];
-        let pci = (sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as i32, dev) == CUresult::CUDA_SUCCESS)
+        let pci = (sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as i32, dev)
+            == CUresult::CUDA_SUCCESS)
             .then(|| super::pci::normalize_bus_id(&c_string(&bus)));
         let attr = |a: CUdevice_attribute| {
             let mut v = 0;
@@ -135,18 +161,25 @@ impl CudaBackend {
         let integrated = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_INTEGRATED);
         let can_map = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY);
         let mut total = 0usize;
-        let total = (sys::cuDeviceTotalMem_v2(&mut total, dev) == CUresult::CUDA_SUCCESS).then_some(total as u64);
+        let total = (sys::cuDeviceTotalMem_v2(&mut total, dev) == CUresult::CUDA_SUCCESS)
+            .then_some(total as u64);
         let mut ver = 0;
         let driver_version = (sys::cuDriverGetVersion(&mut ver) == CUresult::CUDA_SUCCESS)
             .then(|| format!("{}.{}", ver / 1000, (ver % 1000) / 10));
         let mut ctx: CUcontext = std::ptr::null_mut();
-        ck("cuDevicePrimaryCtxRetain", sys::cuDevicePrimaryCtxRetain(&mut ctx, dev))?;
+        ck(
+            "cuDevicePrimaryCtxRetain",
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev),
+        )?;
         ck("cuCtxSetCurrent", sys::cuCtxSetCurrent(ctx))?;
         let (mut free, mut tot) = (0usize, 0usize);
         ck("cuMemGetInfo_v2", sys::cuMemGetInfo_v2(&mut free, &mut tot))?;
         let mut streams: [CUstream; 2] = [std::ptr::null_mut(); 2];
         for s in &mut streams {
-            ck("cuStreamCreate", sys::cuStreamCreate(s, STREAM_NON_BLOCKING))?;
+            ck(
+                "cuStreamCreate",
+                sys::cuStreamCreate(s, STREAM_NON_BLOCKING),
+            )?;
         }
         let mut notes = Vec::new();
         if can_map == Some(0) {
@@ -203,7 +236,12 @@ impl Backend for CudaBackend {
         }
     }
 
-    fn prepare(&mut self, kind: HostKind, bytes: usize, needs: Needs) -> Result<Box<dyn Session + '_>, DriverError> {
+    fn prepare(
+        &mut self,
+        kind: HostKind,
+        bytes: usize,
+        needs: Needs,
+    ) -> Result<Box<dyn Session + '_>, DriverError> {
         let mut s = CuSession {
             b: self,
             kind,
@@ -244,7 +282,10 @@ enum CuHost {
 
 impl CuHost {
     unsafe fn new(kind: HostKind, bytes: usize, seed: u64) -> Result<CuHost, DriverError> {
-        let page = |seed| HostBuffer::new(bytes, PageKind::Regular, seed).map_err(|e| DriverError::new("mmap", e.to_string()));
+        let page = |seed| {
+            HostBuffer::new(bytes, PageKind::Regular, seed)
+                .map_err(|e| DriverError::new("mmap", e.to_string()))
+        };
         match kind {
             HostKind::Pageable => Ok(CuHost::Pageable(page(seed)?)),
             HostKind::Registered => {
@@ -258,11 +299,17 @@ impl CuHost {
             }
             HostKind::Pinned | HostKind::PinnedWc | HostKind::Mapped => {
                 let mut p: *mut c_void = std::ptr::null_mut();
-                ck("cuMemHostAlloc", sys::cuMemHostAlloc(&mut p, bytes, host_flags(kind).unwrap_or(0)))?;
+                ck(
+                    "cuMemHostAlloc",
+                    sys::cuMemHostAlloc(&mut p, bytes, host_flags(kind).unwrap_or(0)),
+                )?;
                 let h = CuHost::Alloc(p as *mut u8);
                 if kind == HostKind::Mapped {
                     let mut d: CUdeviceptr = 0;
-                    if let Err(e) = ck("cuMemHostGetDevicePointer_v2", sys::cuMemHostGetDevicePointer_v2(&mut d, p, 0)) {
+                    if let Err(e) = ck(
+                        "cuMemHostGetDevicePointer_v2",
+                        sys::cuMemHostGetDevicePointer_v2(&mut d, p, 0),
+                    ) {
                         sys::cuMemFreeHost(p);
                         return Err(e);
                     }
@@ -276,7 +323,10 @@ impl CuHost {
                 }
                 Ok(h)
             }
-            other => Err(DriverError::new("prepare", format!("{} is not a CUDA kind", other.name()))),
+            other => Err(DriverError::new(
+                "prepare",
+                format!("{} is not a CUDA kind", other.name()),
+            )),
         }
     }
 
@@ -302,8 +352,14 @@ impl CuSession<'_> {
         let mut ms = 0f32;
         // SAFETY: both events exist and were recorded.
         unsafe {
-            ck("cuEventSynchronize", sys::cuEventSynchronize(self.events[b]))?;
-            ck("cuEventElapsedTime", sys::cuEventElapsedTime(&mut ms, self.events[a], self.events[b]))?;
+            ck(
+                "cuEventSynchronize",
+                sys::cuEventSynchronize(self.events[b]),
+            )?;
+            ck(
+                "cuEventElapsedTime",
+                sys::cuEventElapsedTime(&mut ms, self.events[a], self.events[b]),
+            )?;
         }
         Ok(ms as f64 / 1e3)
     }
@@ -411,12 +467,22 @@ impl Session for CuSession<'_> {
 
     fn write_device(&mut self, i: usize, src: &[u8]) -> Result<(), DriverError> {
         // SAFETY: device buffer i holds self.bytes ≥ src.len() bytes.
-        unsafe { ck("cuMemcpyHtoD_v2", sys::cuMemcpyHtoD_v2(self.dev[i], src.as_ptr() as *const c_void, src.len())) }
+        unsafe {
+            ck(
+                "cuMemcpyHtoD_v2",
+                sys::cuMemcpyHtoD_v2(self.dev[i], src.as_ptr() as *const c_void, src.len()),
+            )
+        }
     }
 
     fn read_device(&mut self, i: usize, dst: &mut [u8]) -> Result<(), DriverError> {
         // SAFETY: as above.
-        unsafe { ck("cuMemcpyDtoH_v2", sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, self.dev[i], dst.len())) }
+        unsafe {
+            ck(
+                "cuMemcpyDtoH_v2",
+                sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, self.dev[i], dst.len()),
+            )
+        }
     }
 
     /// For `mapped`: write through the host pointer, then read the same
@@ -431,8 +497,14 @@ impl Session for CuSession<'_> {
         // SAFETY: p is a DEVICEMAP allocation of n bytes.
         unsafe {
             let mut d: CUdeviceptr = 0;
-            ck("cuMemHostGetDevicePointer_v2", sys::cuMemHostGetDevicePointer_v2(&mut d, p as *mut c_void, 0))?;
-            ck("cuMemcpyDtoH_v2", sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, d, n))?;
+            ck(
+                "cuMemHostGetDevicePointer_v2",
+                sys::cuMemHostGetDevicePointer_v2(&mut d, p as *mut c_void, 0),
+            )?;
+            ck(
+                "cuMemcpyDtoH_v2",
+                sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, d, n),
+            )?;
         }
         Ok(Some(()))
     }

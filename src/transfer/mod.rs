@@ -64,7 +64,11 @@ pub const CUDA_KINDS: &[HostKind] = &[
     HostKind::Registered,
     HostKind::Mapped,
 ];
-pub const OPENCL_KINDS: &[HostKind] = &[HostKind::HostPtr, HostKind::AllocHostPtr, HostKind::AllocHostPtrRo];
+pub const OPENCL_KINDS: &[HostKind] = &[
+    HostKind::HostPtr,
+    HostKind::AllocHostPtr,
+    HostKind::AllocHostPtrRo,
+];
 
 impl HostKind {
     pub fn name(self) -> &'static str {
@@ -99,7 +103,10 @@ impl HostKind {
     /// Kinds whose host buffer is a mapping of a device-visible object: the
     /// `map` direction (map/unmap cost, zero-copy detection) applies.
     pub fn is_mapped(self) -> bool {
-        matches!(self, HostKind::Mapped | HostKind::AllocHostPtr | HostKind::AllocHostPtrRo)
+        matches!(
+            self,
+            HostKind::Mapped | HostKind::AllocHostPtr | HostKind::AllocHostPtrRo
+        )
     }
 }
 
@@ -118,7 +125,13 @@ pub enum Direction {
     Map,
 }
 
-pub const DIRECTIONS: &[Direction] = &[Direction::H2d, Direction::D2h, Direction::D2d, Direction::Bidir, Direction::Map];
+pub const DIRECTIONS: &[Direction] = &[
+    Direction::H2d,
+    Direction::D2h,
+    Direction::D2d,
+    Direction::Bidir,
+    Direction::Map,
+];
 
 impl Direction {
     pub fn name(self) -> &'static str {
@@ -225,7 +238,12 @@ pub trait Backend {
     /// asynchronous copies, the host clock for pageable/blocking ones.
     fn headline_timer(&self, kind: HostKind, dir: Direction) -> Timer;
     /// Allocate the buffers of one case. Host buffers hold random data.
-    fn prepare(&mut self, kind: HostKind, bytes: usize, needs: Needs) -> Result<Box<dyn Session + '_>, DriverError>;
+    fn prepare(
+        &mut self,
+        kind: HostKind,
+        bytes: usize,
+        needs: Needs,
+    ) -> Result<Box<dyn Session + '_>, DriverError>;
 }
 
 /// The buffers of one (kind, size) case.
@@ -289,7 +307,10 @@ pub fn catch<T>(what: &str, f: impl FnOnce() -> Result<T, DriverError>) -> Resul
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(DriverError::new(what, format!("loader panic: {}", msg.lines().next().unwrap_or(""))))
+            Err(DriverError::new(
+                what,
+                format!("loader panic: {}", msg.lines().next().unwrap_or("")),
+            ))
         }
     }
 }

@@ -18,12 +18,15 @@ use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU};
 use opencl3::error_codes::ClError;
 use opencl3::event::Event;
-use opencl3::memory::{Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
+use opencl3::memory::{
+    Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_ONLY,
+    CL_MEM_READ_WRITE,
+};
 use opencl3::types::{cl_bool, cl_device_id, CL_BLOCKING, CL_NON_BLOCKING};
 
 use super::{
-    Backend, DeviceInfo, Direction, DriverError, HostKind, Needs, NoSuchDevice, Opened, Session, Timed, Timer,
-    Unavailable, OPENCL_KINDS,
+    Backend, DeviceInfo, Direction, DriverError, HostKind, Needs, NoSuchDevice, Opened, Session,
+    Timed, Timer, Unavailable, OPENCL_KINDS,
 };
 use crate::memory::{Buffer as HostBuffer, PageKind};
 
@@ -39,8 +42,12 @@ fn devices() -> Result<Vec<(String, cl_device_id)>, Unavailable> {
             "OpenCL runtime not found (libOpenCL.so.1 could not be loaded): install an ICD loader and a driver, e.g. ocl-icd-libopencl1 and pocl-opencl-icd".into(),
         ));
     }
-    let platforms = opencl3::platform::get_platforms()
-        .map_err(|e| Unavailable(format!("no OpenCL platform: clGetPlatformIDs failed: {}", e)))?;
+    let platforms = opencl3::platform::get_platforms().map_err(|e| {
+        Unavailable(format!(
+            "no OpenCL platform: clGetPlatformIDs failed: {}",
+            e
+        ))
+    })?;
     let mut out = Vec::new();
     for p in platforms {
         let pname = p.name().unwrap_or_else(|_| "?".into());
@@ -49,7 +56,9 @@ fn devices() -> Result<Vec<(String, cl_device_id)>, Unavailable> {
         }
     }
     if out.is_empty() {
-        return Err(Unavailable("OpenCL platforms found but they report no devices".into()));
+        return Err(Unavailable(
+            "OpenCL platforms found but they report no devices".into(),
+        ));
     }
     Ok(out)
 }
@@ -72,7 +81,10 @@ pub fn open(index: usize) -> Opened {
     let (platform, id) = list[index].clone();
     match ClBackend::new(index, platform, id) {
         Ok(b) => Opened::Ready(Box::new(b)),
-        Err(e) => Opened::Unavailable(Unavailable(format!("cannot open OpenCL device {}: {}", index, e))),
+        Err(e) => Opened::Unavailable(Unavailable(format!(
+            "cannot open OpenCL device {}: {}",
+            index, e
+        ))),
     }
 }
 
@@ -87,12 +99,18 @@ fn pci_bus_id(d: &Device) -> Option<String> {
     let ext = d.extensions().unwrap_or_default();
     if ext.contains("cl_khr_pci_bus_info") {
         if let Ok(p) = d.pcibusinfokhr_intel() {
-            return Some(format!("{:04x}:{:02x}:{:02x}.{:x}", p.pci_domain, p.pci_bus, p.pci_device, p.pci_function));
+            return Some(format!(
+                "{:04x}:{:02x}:{:02x}.{:x}",
+                p.pci_domain, p.pci_bus, p.pci_device, p.pci_function
+            ));
         }
     }
     if ext.contains("cl_amd_device_attribute_query") {
         if let Ok(t) = d.topology_amd() {
-            return Some(format!("0000:{:02x}:{:02x}.{:x}", t.bus, t.device, t.function));
+            return Some(format!(
+                "0000:{:02x}:{:02x}.{:x}",
+                t.bus, t.device, t.function
+            ));
         }
     }
     if ext.contains("cl_nv_device_attribute_query") {
@@ -137,9 +155,16 @@ impl ClBackend {
         };
         let context = Context::from_device(&d).map_err(cl("clCreateContext"))?;
         #[allow(deprecated)] // create_with_properties needs OpenCL 2.0; this works on 1.2 too.
-        let q = || CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE).map_err(cl("clCreateCommandQueue"));
+        let q = || {
+            CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
+                .map_err(cl("clCreateCommandQueue"))
+        };
         let queues = [q()?, q()?];
-        Ok(ClBackend { info, context, queues })
+        Ok(ClBackend {
+            info,
+            context,
+            queues,
+        })
     }
 }
 
@@ -162,7 +187,12 @@ impl Backend for ClBackend {
         }
     }
 
-    fn prepare(&mut self, kind: HostKind, bytes: usize, needs: Needs) -> Result<Box<dyn Session + '_>, DriverError> {
+    fn prepare(
+        &mut self,
+        kind: HostKind,
+        bytes: usize,
+        needs: Needs,
+    ) -> Result<Box<dyn Session + '_>, DriverError> {
         let n_host = if needs.second_host { 2 } else { 1 };
         let mut host = Vec::new();
         for i in 0..n_host {
@@ -172,8 +202,10 @@ impl Backend for ClBackend {
         let mut dev = Vec::new();
         for _ in 0..n_dev {
             // SAFETY: no host pointer is passed; the runtime allocates.
-            let b = unsafe { Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, bytes, ptr::null_mut()) }
-                .map_err(cl("clCreateBuffer"))?;
+            let b = unsafe {
+                Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, bytes, ptr::null_mut())
+            }
+            .map_err(cl("clCreateBuffer"))?;
             dev.push(b);
         }
         let mut s = ClSession {
@@ -197,13 +229,21 @@ impl Backend for ClBackend {
 enum HostSide {
     Plain(HostBuffer),
     /// A runtime-allocated buffer and its current mapping.
-    Mapped { buf: Buffer<u8>, ptr: *mut u8 },
+    Mapped {
+        buf: Buffer<u8>,
+        ptr: *mut u8,
+    },
 }
 
 const MAP_FLAGS: u64 = CL_MAP_READ | CL_MAP_WRITE;
 
 impl HostSide {
-    fn new(b: &ClBackend, kind: HostKind, bytes: usize, seed: u64) -> Result<HostSide, DriverError> {
+    fn new(
+        b: &ClBackend,
+        kind: HostKind,
+        bytes: usize,
+        seed: u64,
+    ) -> Result<HostSide, DriverError> {
         let flags = match kind {
             HostKind::HostPtr => {
                 return HostBuffer::new(bytes, PageKind::Regular, seed)
@@ -212,10 +252,16 @@ impl HostSide {
             }
             HostKind::AllocHostPtr => CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE,
             HostKind::AllocHostPtrRo => CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_ONLY,
-            other => return Err(DriverError::new("prepare", format!("{} is not an OpenCL kind", other.name()))),
+            other => {
+                return Err(DriverError::new(
+                    "prepare",
+                    format!("{} is not an OpenCL kind", other.name()),
+                ))
+            }
         };
         // SAFETY: runtime-allocated, no host pointer.
-        let buf = unsafe { Buffer::<u8>::create(&b.context, flags, bytes, ptr::null_mut()) }.map_err(cl("clCreateBuffer"))?;
+        let buf = unsafe { Buffer::<u8>::create(&b.context, flags, bytes, ptr::null_mut()) }
+            .map_err(cl("clCreateBuffer"))?;
         let ptr = map(&b.queues[0], &buf, bytes)?;
         let mut h = HostSide::Mapped { buf, ptr };
         let mut rng = crate::util::rng::XorShift64::new(seed);
@@ -239,9 +285,13 @@ impl HostSide {
 fn map(q: &CommandQueue, buf: &Buffer<u8>, bytes: usize) -> Result<*mut u8, DriverError> {
     let mut p: *mut std::ffi::c_void = ptr::null_mut();
     // SAFETY: blocking map of the whole buffer; p receives the mapping.
-    unsafe { q.enqueue_map_buffer(buf, CL_BLOCKING, MAP_FLAGS, 0, bytes, &mut p, &[]) }.map_err(cl("clEnqueueMapBuffer"))?;
+    unsafe { q.enqueue_map_buffer(buf, CL_BLOCKING, MAP_FLAGS, 0, bytes, &mut p, &[]) }
+        .map_err(cl("clEnqueueMapBuffer"))?;
     if p.is_null() {
-        return Err(DriverError::new("clEnqueueMapBuffer", "returned a null mapping"));
+        return Err(DriverError::new(
+            "clEnqueueMapBuffer",
+            "returned a null mapping",
+        ));
     }
     Ok(p as *mut u8)
 }
@@ -313,8 +363,10 @@ impl Session for ClSession<'_> {
                 // session owns it and is borrowed mutably by this call).
                 let src = unsafe { std::slice::from_raw_parts(src, n) };
                 for _ in 0..reps {
-                    let e = unsafe { q[0].enqueue_write_buffer(&mut self.dev[0], blocking, 0, src, &[]) }
-                        .map_err(cl("clEnqueueWriteBuffer"))?;
+                    let e = unsafe {
+                        q[0].enqueue_write_buffer(&mut self.dev[0], blocking, 0, src, &[])
+                    }
+                    .map_err(cl("clEnqueueWriteBuffer"))?;
                     span.push(e);
                 }
                 q[0].finish().map_err(cl("clFinish"))?;
@@ -324,8 +376,9 @@ impl Session for ClSession<'_> {
                 // SAFETY: as above; no one else touches the buffer meanwhile.
                 let dst = unsafe { std::slice::from_raw_parts_mut(dst, n) };
                 for _ in 0..reps {
-                    let e = unsafe { q[0].enqueue_read_buffer(&self.dev[0], blocking, 0, dst, &[]) }
-                        .map_err(cl("clEnqueueReadBuffer"))?;
+                    let e =
+                        unsafe { q[0].enqueue_read_buffer(&self.dev[0], blocking, 0, dst, &[]) }
+                            .map_err(cl("clEnqueueReadBuffer"))?;
                     span.push(e);
                 }
                 q[0].finish().map_err(cl("clFinish"))?;
@@ -343,16 +396,24 @@ impl Session for ClSession<'_> {
                 let src: *const u8 = self.host[0].slice(n).as_ptr();
                 let dst: *mut u8 = self.host[1].slice(n).as_mut_ptr();
                 // SAFETY: two distinct host buffers owned by the session.
-                let (src, dst) = unsafe { (std::slice::from_raw_parts(src, n), std::slice::from_raw_parts_mut(dst, n)) };
+                let (src, dst) = unsafe {
+                    (
+                        std::slice::from_raw_parts(src, n),
+                        std::slice::from_raw_parts_mut(dst, n),
+                    )
+                };
                 let (a, b) = self.dev.split_at_mut(1);
                 let mut span_up = Span::default();
                 let mut span_down = Span::default();
                 for _ in 0..reps {
-                    let e = unsafe { q[0].enqueue_write_buffer(&mut a[0], CL_NON_BLOCKING, 0, src, &[]) }
-                        .map_err(cl("clEnqueueWriteBuffer"))?;
+                    let e = unsafe {
+                        q[0].enqueue_write_buffer(&mut a[0], CL_NON_BLOCKING, 0, src, &[])
+                    }
+                    .map_err(cl("clEnqueueWriteBuffer"))?;
                     span_up.push(e);
-                    let e = unsafe { q[1].enqueue_read_buffer(&b[0], CL_NON_BLOCKING, 0, dst, &[]) }
-                        .map_err(cl("clEnqueueReadBuffer"))?;
+                    let e =
+                        unsafe { q[1].enqueue_read_buffer(&b[0], CL_NON_BLOCKING, 0, dst, &[]) }
+                            .map_err(cl("clEnqueueReadBuffer"))?;
                     span_down.push(e);
                 }
                 q[0].flush().map_err(cl("clFlush"))?;
@@ -378,11 +439,15 @@ impl Session for ClSession<'_> {
             }
             Direction::Map => {
                 let HostSide::Mapped { buf, ptr } = &mut self.host[0] else {
-                    return Err(DriverError::new("map", format!("{} has no mapping", self.kind.name())));
+                    return Err(DriverError::new(
+                        "map",
+                        format!("{} has no mapping", self.kind.name()),
+                    ));
                 };
                 for _ in 0..reps {
-                    let e = unsafe { q[0].enqueue_unmap_mem_object(buf.get(), *ptr as *mut _, &[]) }
-                        .map_err(cl("clEnqueueUnmapMemObject"))?;
+                    let e =
+                        unsafe { q[0].enqueue_unmap_mem_object(buf.get(), *ptr as *mut _, &[]) }
+                            .map_err(cl("clEnqueueUnmapMemObject"))?;
                     span.push(e);
                     *ptr = map(&q[0], buf, n)?;
                 }
@@ -398,8 +463,10 @@ impl Session for ClSession<'_> {
     }
 
     fn write_device(&mut self, i: usize, src: &[u8]) -> Result<(), DriverError> {
-        unsafe { self.b.queues[0].enqueue_write_buffer(&mut self.dev[i], CL_BLOCKING, 0, src, &[]) }
-            .map_err(cl("clEnqueueWriteBuffer"))?;
+        unsafe {
+            self.b.queues[0].enqueue_write_buffer(&mut self.dev[i], CL_BLOCKING, 0, src, &[])
+        }
+        .map_err(cl("clEnqueueWriteBuffer"))?;
         Ok(())
     }
 
@@ -417,9 +484,11 @@ impl Session for ClSession<'_> {
         };
         // SAFETY: the mapping covers n bytes.
         unsafe { std::slice::from_raw_parts_mut(*ptr, n) }.copy_from_slice(&pattern[..n]);
-        unsafe { q.enqueue_unmap_mem_object(buf.get(), *ptr as *mut _, &[]) }.map_err(cl("clEnqueueUnmapMemObject"))?;
+        unsafe { q.enqueue_unmap_mem_object(buf.get(), *ptr as *mut _, &[]) }
+            .map_err(cl("clEnqueueUnmapMemObject"))?;
         q.finish().map_err(cl("clFinish"))?;
-        unsafe { q.enqueue_read_buffer(buf, CL_BLOCKING, 0, &mut out[..n], &[]) }.map_err(cl("clEnqueueReadBuffer"))?;
+        unsafe { q.enqueue_read_buffer(buf, CL_BLOCKING, 0, &mut out[..n], &[]) }
+            .map_err(cl("clEnqueueReadBuffer"))?;
         *ptr = map(q, buf, n)?;
         Ok(Some(()))
     }

@@ -33,7 +33,9 @@ pub fn normalize_bus_id(id: &str) -> String {
     let id = id.trim().trim_end_matches('\0').to_ascii_lowercase();
     match id.split_once(':') {
         Some((dom, rest)) if dom.len() > 4 => format!("{}:{}", &dom[dom.len() - 4..], rest),
-        Some((dom, rest)) if dom.len() < 4 && rest.matches(':').count() == 1 => format!("{:0>4}:{}", dom, rest),
+        Some((dom, rest)) if dom.len() < 4 && rest.matches(':').count() == 1 => {
+            format!("{:0>4}:{}", dom, rest)
+        }
         Some(_) => id,
         // "bb:dd.f" without a domain.
         None => id,
@@ -72,11 +74,22 @@ pub fn read(root: &Path, bus_id: &str) -> Option<PciContext> {
     if !dir.is_dir() {
         return None;
     }
-    let get = |f: &str| std::fs::read_to_string(dir.join(f)).ok().map(|s| s.trim().to_string());
+    let get = |f: &str| {
+        std::fs::read_to_string(dir.join(f))
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
     let speed = get("current_link_speed").as_deref().and_then(parse_speed);
-    let width = get("current_link_width").and_then(|s| s.parse::<u32>().ok()).filter(|w| *w > 0);
-    let numa = get("numa_node").and_then(|s| s.parse::<i64>().ok()).filter(|n| *n >= 0).map(|n| n as u32);
-    let local = get("local_cpulist").and_then(|s| topology::parse_cpu_list(&s)).unwrap_or_default();
+    let width = get("current_link_width")
+        .and_then(|s| s.parse::<u32>().ok())
+        .filter(|w| *w > 0);
+    let numa = get("numa_node")
+        .and_then(|s| s.parse::<i64>().ok())
+        .filter(|n| *n >= 0)
+        .map(|n| n as u32);
+    let local = get("local_cpulist")
+        .and_then(|s| topology::parse_cpu_list(&s))
+        .unwrap_or_default();
     Some(PciContext {
         bus_id: bdf,
         link_speed_gts: speed,
