@@ -555,3 +555,25 @@ fn csv_has_transfer_rows() {
         "{text}"
     );
 }
+
+#[test]
+fn auto_follows_the_kinds_and_otherwise_prefers_cuda() {
+    let Some(dir) = standin("full") else { return };
+    // CUDA (the stand-in) present, but only OpenCL kinds asked for.
+    if opencl_available() {
+        let run = run_json(
+            bwscope()
+                .env("LD_LIBRARY_PATH", &dir)
+                .args(["transfer", "--kinds", "host-ptr", "--directions", "h2d", "--sizes", "4KiB"])
+                .args(QUICK),
+        );
+        assert_eq!(run["options"]["backend"], "opencl");
+    }
+    let run = run_json(
+        bwscope()
+            .env("LD_LIBRARY_PATH", &dir)
+            .args(["transfer", "--directions", "h2d", "--sizes", "4KiB", "--kinds", "pinned"])
+            .args(QUICK),
+    );
+    assert_eq!(run["options"]["backend"], "cuda");
+}

@@ -389,7 +389,26 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             placement(&host, Some(n), None)?;
         }
     }
-    let backend = match open_backend(a.backend, a.device)? {
+    // `auto` with kinds of one API only: open that API.
+    let mut backend_arg = a.backend;
+    if backend_arg == BackendArg::Auto {
+        let apis: Vec<Api> = a
+            .kinds
+            .as_deref()
+            .unwrap_or("")
+            .split(',')
+            .filter_map(|k| HostKind::parse(k.trim()).map(|k| k.api()))
+            .collect();
+        if let Some(&first) = apis.first() {
+            if apis.iter().all(|&x| x == first) {
+                backend_arg = match first {
+                    Api::Cuda => BackendArg::Cuda,
+                    Api::Opencl => BackendArg::Opencl,
+                };
+            }
+        }
+    }
+    let backend = match open_backend(backend_arg, a.device)? {
         Ok(b) => b,
         Err(reason) => return skipped_run(a, out, host, &reason),
     };
@@ -1327,7 +1346,13 @@ pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
     }
     if rows.len() > 1 {
         out.push_str(&table::grid(&rows));
-        let _ = writeln!(out, "bytes: {}", BYTE_CONVENTION);
+        let _ = writeln!(
+            out,
+            "{} = {} bytes/s; bytes: {}",
+            units.label(),
+            if units == Units::GB { "10^9" } else { "2^30" },
+            BYTE_CONVENTION
+        );
     }
     out
 }
