@@ -126,7 +126,9 @@ pub enum BackendArg {
 }
 
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Kinds: cuda: pageable, pinned, pinned-wc, registered, mapped; opencl: host-ptr, alloc-host-ptr, alloc-host-ptr-ro.\nDirections: h2d, d2h, d2d (counts read + write), bidir (both at once on two queues), map (unmap+map of mapped kinds; zero-copy detected).\nThe seed's sweep: --sizes 160MB..3040MB:+160MB")]
+#[command(
+    after_help = "Kinds: cuda: pageable, pinned, pinned-wc, registered, mapped; opencl: host-ptr, alloc-host-ptr, alloc-host-ptr-ro.\nDirections: h2d, d2h, d2d (counts read + write), bidir (both at once on two queues), map (unmap+map of mapped kinds; zero-copy detected).\nThe seed's sweep: --sizes 160MB..3040MB:+160MB"
+)]
 pub struct TransferArgs {
     /// Which API moves the bytes
     #[arg(long, value_enum, default_value = "auto")]

@@ -564,7 +564,15 @@ fn auto_follows_the_kinds_and_otherwise_prefers_cuda() {
         let run = run_json(
             bwscope()
                 .env("LD_LIBRARY_PATH", &dir)
-                .args(["transfer", "--kinds", "host-ptr", "--directions", "h2d", "--sizes", "4KiB"])
+                .args([
+                    "transfer",
+                    "--kinds",
+                    "host-ptr",
+                    "--directions",
+                    "h2d",
+                    "--sizes",
+                    "4KiB",
+                ])
                 .args(QUICK),
         );
         assert_eq!(run["options"]["backend"], "opencl");
@@ -572,7 +580,15 @@ fn auto_follows_the_kinds_and_otherwise_prefers_cuda() {
     let run = run_json(
         bwscope()
             .env("LD_LIBRARY_PATH", &dir)
-            .args(["transfer", "--directions", "h2d", "--sizes", "4KiB", "--kinds", "pinned"])
+            .args([
+                "transfer",
+                "--directions",
+                "h2d",
+                "--sizes",
+                "4KiB",
+                "--kinds",
+                "pinned",
+            ])
             .args(QUICK),
     );
     assert_eq!(run["options"]["backend"], "cuda");

@@ -213,7 +213,8 @@ pub fn render(run: &Run) -> String {
         out.push('\n');
     }
     // The transfer table states its own convention.
-    if run.records.iter().any(|r| r.gbps.is_some() && r.suite != "transfer") {
+    let counted = |r: &Record| r.gbps.is_some() && r.suite != "transfer";
+    if run.records.iter().any(counted) {
         let _ = writeln!(
             out,
             "{} = {} bytes/s. Bytes = read + written per the kernel's declaration (a copy of N/2 into N/2 counts N); write-allocate traffic not counted.",
