@@ -593,3 +593,106 @@ fn auto_follows_the_kinds_and_otherwise_prefers_cuda() {
     );
     assert_eq!(run["options"]["backend"], "cuda");
 }
+
+/// A fixture sysfs directory for the stand-in's bus id (ffff:ff:1f.0).
+fn fake_sysfs(speed: &str, width: u32, cpus: &str) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("ffff:ff:1f.0");
+    std::fs::create_dir(&d).unwrap();
+    for (f, v) in [
+        ("current_link_speed", speed.to_string()),
+        ("current_link_width", width.to_string()),
+        ("max_link_speed", speed.to_string()),
+        ("max_link_width", width.to_string()),
+        ("numa_node", "0".into()),
+        ("local_cpulist", cpus.into()),
+    ] {
+        std::fs::write(d.join(f), format!("{v}\n")).unwrap();
+    }
+    t
+}
+
+fn first_allowed_cpu() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    list.split([',', '-']).next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn standin_link_context_pins_to_local_cpus_and_flags_rates_above_the_link() {
+    let Some(dir) = standin("full") else { return };
+    let cpu = first_allowed_cpu();
+    // A gen1 x1 link: 0.25 GB/s, which host memcpy exceeds at once.
+    let sys = fake_sysfs("2.5 GT/s PCIe", 1, &cpu.to_string());
+    let out = cuda(&dir)
+        .env("BWSCOPE_SYSFS_PCI_ROOT", sys.path())
+        .args([
+            "--kinds",
+            "pinned",
+            "--directions",
+            "h2d",
+            "--sizes",
+            "1MiB",
+        ])
+        .args(QUICK)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("link:   2.5 GT/s x1"));
+    let run = run_json(
+        cuda(&dir)
+            .env("BWSCOPE_SYSFS_PCI_ROOT", sys.path())
+            .args([
+                "--kinds",
+                "pinned",
+                "--directions",
+                "h2d",
+                "--sizes",
+                "1MiB",
+            ])
+            .args(QUICK),
+    );
+    let o = &run["options"];
+    assert_eq!(o["placement_source"], "device-local");
+    assert_eq!(o["host_cpus"], serde_json::json!([cpu]));
+    assert_eq!(o["host_node"], 0);
+    assert!((o["pci"]["theoretical_gbps"].as_f64().unwrap() - 0.25).abs() < 1e-9);
+    let recs = records(&run);
+    let r = find(&recs, Some("pinned"), "h2d")[0];
+    assert_eq!(r["cpus"], serde_json::json!([cpu]));
+    assert_eq!(r["extra"]["link_theoretical_gbps"], 0.25);
+    let w = r["warnings"].as_array().unwrap();
+    assert!(w.iter().any(|w| w["kind"] == "above_ceiling"), "{r}");
+}
+
+#[test]
+fn host_node_binds_the_host_side() {
+    let Some(dir) = standin("full") else { return };
+    let run = run_json(
+        cuda(&dir)
+            .args([
+                "--host-node",
+                "0",
+                "--kinds",
+                "pageable",
+                "--directions",
+                "h2d",
+                "--sizes",
+                "64KiB",
+            ])
+            .args(QUICK),
+    );
+    assert_eq!(run["options"]["placement_source"], "--host-node");
+    let r = &find(&records(&run), Some("pageable"), "h2d")[0].clone();
+    assert_eq!(r["placement"]["memory_node"], 0);
+    assert_eq!(r["extra"]["verified"], true);
+}
