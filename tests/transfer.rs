@@ -647,7 +647,7 @@ fn standin_link_context_pins_to_local_cpus_and_flags_rates_above_the_link() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("link:   2.5 GT/s x1"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("link:   2.5 GT/s (gen 1) x1"));
     let run = run_json(
         cuda(&dir)
             .env("BWSCOPE_SYSFS_PCI_ROOT", sys.path())
@@ -694,5 +694,7 @@ fn host_node_binds_the_host_side() {
     assert_eq!(run["options"]["placement_source"], "--host-node");
     let r = &find(&records(&run), Some("pageable"), "h2d")[0].clone();
     assert_eq!(r["placement"]["memory_node"], 0);
+    // move_pages found the host buffer on node 0 (the only node, or bound).
+    assert_eq!(r["placement"]["verified_fraction"], 1.0, "{r}");
     assert_eq!(r["extra"]["verified"], true);
 }

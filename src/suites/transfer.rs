@@ -521,7 +521,7 @@ fn skipped_run(a: &TransferArgs, out: &OutputArgs, host: Host, reason: &str) -> 
     };
     let mut sink = crate::commands::start_run(
         SUITE,
-        json!({ "backend": backend, "device": a.device }),
+        json!({ "backend": backend, "device": Value::Null, "device_index": a.device }),
         out,
         host,
     )?;
@@ -1049,6 +1049,7 @@ fn measure_case(
     }
     if let Some(p) = host_kind.map(|_| s.host(0).as_ptr() as usize) {
         r.memory = Some(memory_info(kind, p, size));
+        check_placement(&mut r, p, size as usize);
     }
     if plan.verify {
         match transfer::catch("verify", || {
@@ -1078,6 +1079,47 @@ fn spread_warnings(g: &Stats) -> Vec<Warning> {
         });
     }
     w
+}
+
+/// Fraction of (up to 64 evenly spaced) pages of `[addr, addr + len)` that
+/// `move_pages` finds on `node`: where the host buffer actually landed.
+fn pages_on_node(addr: usize, len: usize, node: u32) -> Option<f64> {
+    const PAGE: usize = 4096;
+    let n_pages = len.div_ceil(PAGE).max(1);
+    let count = n_pages.min(64);
+    let step = n_pages / count;
+    let base = addr & !(PAGE - 1);
+    let pages: Vec<*mut libc::c_void> = (0..count)
+        .map(|i| (base + i * step * PAGE) as *mut libc::c_void)
+        .collect();
+    let mut status = vec![-1i32; count];
+    // SAFETY: with a null `nodes` array move_pages only reports each page's
+    // node into `status`; both arrays hold `count` entries.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_move_pages,
+            0,
+            count as libc::c_ulong,
+            pages.as_ptr(),
+            std::ptr::null::<i32>(),
+            status.as_mut_ptr(),
+            0,
+        )
+    };
+    let valid: Vec<i32> = status.into_iter().filter(|s| *s >= 0).collect();
+    if r != 0 || valid.is_empty() {
+        return None;
+    }
+    Some(valid.iter().filter(|&&s| s as u32 == node).count() as f64 / valid.len() as f64)
+}
+
+/// Record where the host buffer's pages are, when a node was chosen.
+fn check_placement(r: &mut Record, addr: usize, len: usize) {
+    if let Some(p) = r.placement.as_mut() {
+        if let Some(n) = p.memory_node {
+            p.verified_fraction = pages_on_node(addr, len, n);
+        }
+    }
 }
 
 fn memory_info(kind: HostKind, addr: usize, size: u64) -> MemoryInfo {
@@ -1190,6 +1232,7 @@ fn cpu_probe(ctx: &Ctx, b: &mut dyn Backend, kind: HostKind, size: usize) -> Vec
         r.payload_gbps = r.gbps;
         r.warnings = r.gbps.as_ref().map(spread_warnings).unwrap_or_default();
         r.memory = Some(memory_info(kind, addr as usize, len as u64));
+        check_placement(&mut r, addr as usize, len);
         r.extra.insert("cpu_kernel".into(), json!(k.name));
         r.extra.insert("timer".into(), json!(Timer::HostClock));
         out.push(r);
@@ -1237,8 +1280,9 @@ pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
         if p.is_object() {
             let _ = writeln!(
                 out,
-                "link:   {} GT/s x{} → {} GB/s per direction (theoretical, after encoding); numa node {}",
+                "link:   {} GT/s (gen {}) x{} → {} GB/s per direction (theoretical, after encoding); numa node {}",
                 p["link_speed_gts"],
+                p["link_gen"],
                 p["link_width"],
                 p["theoretical_gbps"].as_f64().map_or("?".into(), |v| format!("{:.2}", v)),
                 p["numa_node"]

@@ -16,6 +16,8 @@ pub struct PciContext {
     pub bus_id: String,
     /// Transfer rate per lane, GT/s.
     pub link_speed_gts: Option<f64>,
+    /// PCIe generation implied by the rate (2.5 GT/s = 1 … 64 GT/s = 6).
+    pub link_gen: Option<u32>,
     pub link_width: Option<u32>,
     pub max_link_speed_gts: Option<f64>,
     pub max_link_width: Option<u32>,
@@ -46,6 +48,21 @@ pub fn normalize_bus_id(id: &str) -> String {
 pub fn parse_speed(s: &str) -> Option<f64> {
     let v: f64 = s.split_whitespace().next()?.parse().ok()?;
     (v > 0.0).then_some(v)
+}
+
+/// The PCIe generation that runs at `gts` per lane.
+pub fn generation(gts: f64) -> Option<u32> {
+    [
+        (2.5, 1),
+        (5.0, 2),
+        (8.0, 3),
+        (16.0, 4),
+        (32.0, 5),
+        (64.0, 6),
+    ]
+    .iter()
+    .find(|(r, _)| (gts - r).abs() < 0.01)
+    .map(|&(_, g)| g)
 }
 
 /// Line-encoding efficiency for a per-lane rate: 8b/10b up to 5 GT/s
@@ -93,6 +110,7 @@ pub fn read(root: &Path, bus_id: &str) -> Option<PciContext> {
     Some(PciContext {
         bus_id: bdf,
         link_speed_gts: speed,
+        link_gen: speed.and_then(generation),
         link_width: width,
         max_link_speed_gts: get("max_link_speed").as_deref().and_then(parse_speed),
         max_link_width: get("max_link_width").and_then(|s| s.parse().ok()),
@@ -134,6 +152,9 @@ mod tests {
         assert!((theoretical_gbps(2.5, 1) - 0.25).abs() < 1e-9);
         assert_eq!(parse_speed("16.0 GT/s PCIe"), Some(16.0));
         assert_eq!(parse_speed("Unknown"), None);
+        assert_eq!(generation(16.0), Some(4));
+        assert_eq!(generation(2.5), Some(1));
+        assert_eq!(generation(7.0), None);
     }
 
     #[test]
