@@ -774,31 +774,42 @@ fn seed(ki: usize, size: u64, dir: Direction) -> u64 {
     ((ki as u64 + 1) * 0x9e37_79b9_7f4a_7c15) ^ size.rotate_left(17) ^ dir as u64
 }
 
-/// Pseudo-random bytes: every byte position differs from its neighbours
-/// and from the buffers' previous contents.
-fn pattern(n: usize, seed: u64) -> Vec<u8> {
+/// Fill `buf` with the pseudo-random pattern of `seed` (its bitwise
+/// complement with `invert`): the destination is pre-filled with the
+/// complement, so a copy that moves nothing cannot pass.
+fn fill(buf: &mut [u8], seed: u64, invert: bool) {
     let mut rng = crate::util::rng::XorShift64::new(seed | 1);
-    let mut v = vec![0u8; n];
-    for c in v.chunks_mut(8) {
-        let x = rng.next_u64().to_le_bytes();
+    let mask = if invert { u64::MAX } else { 0 };
+    for c in buf.chunks_mut(8) {
+        let x = (rng.next_u64() ^ mask).to_le_bytes();
         c.copy_from_slice(&x[..c.len()]);
     }
-    v
 }
 
-/// Compare and describe the first difference.
-fn compare(got: &[u8], want: &[u8]) -> Result<(), String> {
-    if got == want {
-        return Ok(());
+/// Compare `got` with the pattern of `seed`, regenerated on the fly (no
+/// second buffer: verification at 1 GiB needs one scratch buffer only),
+/// and describe the first difference.
+fn check(got: &[u8], seed: u64) -> Result<(), String> {
+    let mut rng = crate::util::rng::XorShift64::new(seed | 1);
+    let (mut bad, mut first) = (0usize, None);
+    for (i, c) in got.chunks(8).enumerate() {
+        let want = rng.next_u64().to_le_bytes();
+        for (j, (a, b)) in c.iter().zip(&want).enumerate() {
+            if a != b {
+                bad += 1;
+                first.get_or_insert(i * 8 + j);
+            }
+        }
     }
-    let bad = got.iter().zip(want).filter(|(a, b)| a != b).count();
-    let first = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(0);
-    Err(format!(
-        "{} of {} bytes differ, first at offset {}",
-        bad,
-        want.len(),
-        first
-    ))
+    match first {
+        None => Ok(()),
+        Some(f) => Err(format!(
+            "{} of {} bytes differ, first at offset {}",
+            bad,
+            got.len(),
+            f
+        )),
+    }
 }
 
 /// Pattern written, copied, read back, compared. `Ok(Err(msg))` is a
@@ -809,47 +820,54 @@ fn verify(
     n: usize,
     seed: u64,
 ) -> Result<Result<Option<bool>, String>, DriverError> {
-    let pat = pattern(n, seed);
-    let not: Vec<u8> = pat.iter().map(|b| !b).collect();
     let mut scratch = vec![0u8; n];
     let r = match dir {
         Direction::H2d => {
-            s.host(0).copy_from_slice(&pat);
-            s.write_device(0, &not)?;
+            fill(s.host(0), seed, false);
+            fill(&mut scratch, seed, true);
+            s.write_device(0, &scratch)?;
             s.run(Direction::H2d, 1)?;
             s.read_device(0, &mut scratch)?;
-            compare(&scratch, &pat)
+            check(&scratch, seed)
         }
         Direction::D2h => {
-            s.write_device(0, &pat)?;
-            s.host(0).copy_from_slice(&not);
+            fill(&mut scratch, seed, false);
+            s.write_device(0, &scratch)?;
+            fill(s.host(0), seed, true);
             s.run(Direction::D2h, 1)?;
-            compare(s.host(0), &pat)
+            check(s.host(0), seed)
         }
         Direction::D2d => {
-            s.write_device(0, &pat)?;
-            s.write_device(1, &not)?;
+            fill(&mut scratch, seed, false);
+            s.write_device(0, &scratch)?;
+            fill(&mut scratch, seed, true);
+            s.write_device(1, &scratch)?;
             s.run(Direction::D2d, 1)?;
             s.read_device(1, &mut scratch)?;
-            compare(&scratch, &pat)
+            check(&scratch, seed)
         }
         Direction::Bidir => {
-            let pat2 = pattern(n, seed ^ 0x5555);
-            s.host(0).copy_from_slice(&pat);
-            s.write_device(0, &not)?;
-            s.write_device(1, &pat2)?;
-            let not2: Vec<u8> = pat2.iter().map(|b| !b).collect();
-            s.host(1).copy_from_slice(&not2);
+            let seed2 = seed ^ 0x5555;
+            fill(s.host(0), seed, false);
+            fill(&mut scratch, seed, true);
+            s.write_device(0, &scratch)?;
+            fill(&mut scratch, seed2, false);
+            s.write_device(1, &scratch)?;
+            fill(s.host(1), seed2, true);
             s.run(Direction::Bidir, 1)?;
             s.read_device(0, &mut scratch)?;
-            compare(&scratch, &pat)
+            check(&scratch, seed)
                 .map_err(|m| format!("h2d half: {}", m))
-                .and_then(|_| compare(s.host(1), &pat2).map_err(|m| format!("d2h half: {}", m)))
+                .and_then(|_| check(s.host(1), seed2).map_err(|m| format!("d2h half: {}", m)))
         }
-        Direction::Map => match s.map_roundtrip(&pat, &mut scratch)? {
-            None => return Ok(Ok(None)),
-            Some(()) => compare(&scratch, &pat),
-        },
+        Direction::Map => {
+            fill(s.host(0), seed, false);
+            fill(&mut scratch, seed, true);
+            match s.map_roundtrip(&mut scratch)? {
+                None => return Ok(Ok(None)),
+                Some(()) => check(&scratch, seed),
+            }
+        }
     };
     Ok(r.map(|_| Some(true)))
 }
@@ -1419,17 +1437,27 @@ mod tests {
     }
 
     #[test]
-    fn compare_reports_the_first_difference() {
-        let a = pattern(64, 3);
-        let mut b = a.clone();
-        assert!(compare(&a, &b).is_ok());
-        b[10] ^= 1;
-        b[20] ^= 1;
+    fn check_reports_the_first_difference() {
+        let mut a = vec![0u8; 64];
+        fill(&mut a, 3, false);
+        assert!(check(&a, 3).is_ok());
+        assert!(check(&a, 4).is_err());
+        a[10] ^= 1;
+        a[20] ^= 1;
         assert_eq!(
-            compare(&b, &a).unwrap_err(),
+            check(&a, 3).unwrap_err(),
             "2 of 64 bytes differ, first at offset 10"
         );
-        assert_ne!(pattern(64, 3), pattern(64, 4));
+        let mut b = vec![0u8; 61];
+        fill(&mut b, 3, true);
+        assert!(
+            b.iter().zip(&a).skip(21).all(|(x, y)| *x == !*y),
+            "complement"
+        );
+        assert_eq!(
+            check(&b, 3).unwrap_err(),
+            "61 of 61 bytes differ, first at offset 0"
+        );
     }
 
     #[test]

@@ -485,14 +485,13 @@ impl Session for CuSession<'_> {
         }
     }
 
-    /// For `mapped`: write through the host pointer, then read the same
-    /// memory back through its device alias (`cuMemHostGetDevicePointer`).
-    fn map_roundtrip(&mut self, pattern: &[u8], out: &mut [u8]) -> Result<Option<()>, DriverError> {
+    /// For `mapped`: read what the caller wrote through the host pointer
+    /// back through its device alias (`cuMemHostGetDevicePointer`).
+    fn map_roundtrip(&mut self, out: &mut [u8]) -> Result<Option<()>, DriverError> {
         if self.kind != HostKind::Mapped {
             return Ok(None);
         }
         let n = self.bytes;
-        self.host(0).copy_from_slice(&pattern[..n]);
         let p = self.host[0].ptr();
         // SAFETY: p is a DEVICEMAP allocation of n bytes.
         unsafe {

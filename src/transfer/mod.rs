@@ -257,10 +257,11 @@ pub trait Session {
     fn write_device(&mut self, i: usize, src: &[u8]) -> Result<(), DriverError>;
     /// Blocking copy from device buffer `i` into a plain slice (verification).
     fn read_device(&mut self, i: usize, dst: &mut [u8]) -> Result<(), DriverError>;
-    /// Map round trip for verification: write `pattern` through the mapping,
-    /// unmap, read the object back through the API into `out`, map again.
-    /// `None` where the kind has no map operation to check.
-    fn map_roundtrip(&mut self, pattern: &[u8], out: &mut [u8]) -> Result<Option<()>, DriverError>;
+    /// Map round trip for verification: what the caller wrote through the
+    /// mapping (`host(0)`) is read back through the API into `out` (OpenCL:
+    /// unmap, read the object, map again; CUDA `mapped`: read through the
+    /// device alias). `None` where the kind has no mapping to check.
+    fn map_roundtrip(&mut self, out: &mut [u8]) -> Result<Option<()>, DriverError>;
 }
 
 /// Why no device could be opened: a capability missing here, reported as a
