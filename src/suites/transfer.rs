@@ -1005,11 +1005,7 @@ fn measure_case(
     // Zero-copy: a map that "moves" bytes faster than any real copy moved
     // nothing. Report the time it takes, never a bandwidth.
     let zero_copy = dir == Direction::Map
-        && (plan.device.host_unified == Some(true)
-            || g.is_some_and(|g| {
-                g.best > ZERO_COPY_ABSURD_GBPS
-                    || reference_gbps.is_some_and(|rf| g.best > ZERO_COPY_FACTOR * rf)
-            }));
+        && is_zero_copy(plan.device.host_unified, g.map(|g| g.best), reference_gbps);
     if dir == Direction::Map {
         r.extra.insert("zero_copy".into(), json!(zero_copy));
         let per_map: Vec<f64> = timed.iter().map(|t| t.host_s / reps as f64).collect();
@@ -1084,6 +1080,20 @@ fn measure_case(
         }
     }
     Ok(Some(r))
+}
+
+/// A map/unmap moved no data when host and device share memory, or when
+/// its apparent rate beats 3× the best real copy of the same kind and size
+/// (clpeak's rule), or is beyond any link (10 TB/s).
+fn is_zero_copy(
+    host_unified: Option<bool>,
+    map_best_gbps: Option<f64>,
+    reference_gbps: Option<f64>,
+) -> bool {
+    host_unified == Some(true)
+        || map_best_gbps.is_some_and(|g| {
+            g > ZERO_COPY_ABSURD_GBPS || reference_gbps.is_some_and(|rf| g > ZERO_COPY_FACTOR * rf)
+        })
 }
 
 fn spread_warnings(g: &Stats) -> Vec<Warning> {
@@ -1458,6 +1468,25 @@ mod tests {
             check(&b, 3).unwrap_err(),
             "61 of 61 bytes differ, first at offset 0"
         );
+    }
+
+    #[test]
+    fn zero_copy_rules() {
+        assert!(is_zero_copy(Some(true), Some(5.0), None), "unified memory");
+        assert!(
+            is_zero_copy(None, Some(15_767.0), None),
+            "clpeak's artefact"
+        );
+        assert!(
+            is_zero_copy(Some(false), Some(100.0), Some(25.0)),
+            "> 3x the best copy"
+        );
+        assert!(
+            !is_zero_copy(Some(false), Some(60.0), Some(25.0)),
+            "a real copy through the map"
+        );
+        assert!(!is_zero_copy(None, Some(12.0), None));
+        assert!(!is_zero_copy(Some(false), None, Some(25.0)));
     }
 
     #[test]
