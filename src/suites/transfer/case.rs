@@ -3,6 +3,7 @@
 
 use super::*;
 
+/// The verification seed of one (kind, size, direction) case.
 pub(super) fn seed(ki: usize, size: u64, dir: Direction) -> u64 {
     ((ki as u64 + 1) * 0x9e37_79b9_7f4a_7c15) ^ size.rotate_left(17) ^ dir as u64
 }
