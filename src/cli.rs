@@ -58,6 +58,8 @@ pub enum Command {
     Threads(ThreadsArgs),
     /// NUMA: cpu-node × memory-node matrix, read/write mixes, write-pair scenario, loaded latency
     Numa(NumaArgs),
+    /// Host ↔ accelerator copies (CUDA or OpenCL): pageable, pinned, write-combined, mapped
+    Transfer(TransferArgs),
     /// Draw a saved run as SVG or PNG: bandwidth vs size, latency, thread scaling, NUMA matrix
     Plot(PlotArgs),
     /// Render a saved run as a self-contained HTML report (or Markdown, table, CSV, JSON)
@@ -468,6 +470,47 @@ pub struct NumaArgs {
     /// Page policy of the buffers
     #[arg(long, value_enum, default_value = "thp")]
     pub memory: MemoryArg,
+    #[command(flatten)]
+    pub sample: SampleArgs,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendArg {
+    /// CUDA if a driver and device are present, else OpenCL
+    Auto,
+    /// NVIDIA driver API (libcuda.so, loaded at run time)
+    Cuda,
+    /// OpenCL ICD (libOpenCL.so.1, loaded at run time)
+    Opencl,
+}
+
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Kinds: cuda: pageable, pinned, pinned-wc, registered, mapped; opencl: host-ptr, alloc-host-ptr, alloc-host-ptr-ro.\nDirections: h2d, d2h, d2d (counts read + write), bidir (both at once on two queues), map (unmap+map of mapped kinds; zero-copy detected).\nThe seed's sweep: --sizes 160MB..3040MB:+160MB"
+)]
+pub struct TransferArgs {
+    /// Which API moves the bytes
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
+    /// Device index in the backend's list (OpenCL: all platforms' devices in order)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub device: usize,
+    /// Host memory kinds, comma-separated (default: every kind of the backend)
+    #[arg(long, value_name = "KINDS")]
+    pub kinds: Option<String>,
+    /// Directions, comma-separated: h2d,d2h,d2d,bidir,map (default: all)
+    #[arg(long, value_name = "DIRS")]
+    pub directions: Option<String>,
+    /// Transfer sizes: list and/or ranges (default 4KiB..1GiB:x4)
+    #[arg(long, short = 's', value_name = "SIZES")]
+    pub sizes: Option<String>,
+    /// Skip the pattern → copy → read back → compare check of every case
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Run the host thread on this NUMA node and bind host buffers to it (default: the device's node)
+    #[arg(long, value_name = "NODE")]
+    pub host_node: Option<u32>,
     #[command(flatten)]
     pub sample: SampleArgs,
 }

@@ -50,6 +50,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Man(a)) => man(&a),
         Some(Command::Threads(a)) => suites::threads::command(&a, &out),
         Some(Command::Numa(a)) => suites::numa::command(&a, &out),
+        Some(Command::Transfer(a)) => suites::transfer::command(&a, &out),
     }
 }
 

@@ -15,4 +15,5 @@ pub mod net;
 pub mod platform;
 pub mod report;
 pub mod suites;
+pub mod transfer;
 pub mod util;

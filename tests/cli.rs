@@ -297,3 +297,20 @@ fn info_and_kernels() {
         );
     bw().args(["kernels", "bogus"]).assert().code(2);
 }
+
+#[test]
+fn streaming_suites_refuse_random_order_kernels() {
+    // Regression: threads/memtype ran whatever --kernel named; a random-order
+    // kernel without its access order must be refused, not crash.
+    fails_with(
+        &[
+            "threads",
+            "--kernel",
+            "rand_read_64_scalar",
+            "--sizes",
+            "1MiB",
+        ],
+        "--kernel",
+    );
+    fails_with(&["memtype", "--kernel", "rand_copy_64_scalar"], "--kernel");
+}

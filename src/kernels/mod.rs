@@ -294,6 +294,24 @@ pub fn select(spec: &str) -> Result<Vec<&'static Kernel>, String> {
     Ok(out)
 }
 
+/// [`select`] for suites that stream over plain buffers (threads, numa,
+/// memtype): random-order, chase and register kernels need an access order
+/// or no buffer at all, so naming one is an error, not a crash.
+pub fn select_streaming(spec: &str) -> Result<Vec<&'static Kernel>, String> {
+    let ks = select(spec)?;
+    if let Some(k) = ks
+        .iter()
+        .find(|k| k.pattern != Pattern::Seq || !matches!(k.op, Op::Read | Op::Write | Op::Copy))
+    {
+        return Err(format!(
+            "{} is a {} kernel; this suite runs sequential read/write/copy kernels (`bwscope kernels seq_`)",
+            k.name,
+            k.pattern.name()
+        ));
+    }
+    Ok(ks)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

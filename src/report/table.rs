@@ -215,6 +215,12 @@ pub fn render(run: &Run) -> String {
         let sweep = recs.iter().any(|r| r.size_bytes.is_some()) && suite == "cache";
         if suite == "latency" {
             let _ = writeln!(out, "{}", crate::suites::latency::render_table(&recs));
+        } else if suite == "transfer" {
+            let _ = writeln!(
+                out,
+                "{}",
+                crate::suites::transfer::render(run, &recs, units)
+            );
         } else if sweep {
             for op in ops {
                 if let Some(g) = sweep_grid(&recs, op, units) {
@@ -254,11 +260,9 @@ pub fn render(run: &Run) -> String {
         }
         out.push('\n');
     }
-    if run
-        .records
-        .iter()
-        .any(|r| r.gbps.is_some() && r.suite != "net")
-    {
+    // The net and transfer tables state their own conventions.
+    let counted = |r: &Record| r.gbps.is_some() && r.suite != "net" && r.suite != "transfer";
+    if run.records.iter().any(counted) {
         let _ = writeln!(
             out,
             "{} = {} bytes/s. Bytes = read + written per the kernel's declaration (a copy of N/2 into N/2 counts N); write-allocate traffic not counted.",

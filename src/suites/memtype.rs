@@ -77,7 +77,7 @@ const DEVICE_KINDS: [&str; 4] = ["device-wc", "device-uc", "device-fb", "device-
 pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
     let copy = match &a.kernel {
         Some(spec) => {
-            let ks = kernels::select(spec).map_err(|m| UserError::flag("--kernel", m))?;
+            let ks = kernels::select_streaming(spec).map_err(|m| UserError::flag("--kernel", m))?;
             match ks.as_slice() {
                 [k] if k.op == Op::Copy => *k,
                 [k] => return Err(UserError::flag("--kernel", format!("{} is a {} kernel; memtype needs a copy kernel (see `bwscope kernels copy`)", k.name, k.op.name()))),

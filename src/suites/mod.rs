@@ -16,6 +16,7 @@ pub mod procs;
 pub mod regs;
 pub mod survey;
 pub mod threads;
+pub mod transfer;
 
 use crate::cli::SampleArgs;
 use crate::error::UserError;

@@ -198,7 +198,9 @@ pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32
 
 pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
     let kernels = match &a.kernel {
-        Some(spec) => kernels::select(spec).map_err(|m| UserError::flag("--kernel", m))?,
+        Some(spec) => {
+            kernels::select_streaming(spec).map_err(|m| UserError::flag("--kernel", m))?
+        }
         None => default_kernels(host),
     };
     let mut sizes = match &a.sizes {

@@ -1,0 +1,484 @@
+//! One case: warm-up, calibration, samples, byte counting, verification,
+//! the zero-copy verdict; and the CPU read/write probe of a host kind.
+
+use super::*;
+
+/// The verification seed of one (kind, size, direction) case.
+pub(super) fn seed(ki: usize, size: u64, dir: Direction) -> u64 {
+    ((ki as u64 + 1) * 0x9e37_79b9_7f4a_7c15) ^ size.rotate_left(17) ^ dir as u64
+}
+
+/// Fill `buf` with the pseudo-random pattern of `seed` (its bitwise
+/// complement with `invert`): the destination is pre-filled with the
+/// complement, so a copy that moves nothing cannot pass.
+pub(super) fn fill(buf: &mut [u8], seed: u64, invert: bool) {
+    let mut rng = crate::util::rng::XorShift64::new(seed | 1);
+    let mask = if invert { u64::MAX } else { 0 };
+    for c in buf.chunks_mut(8) {
+        let x = (rng.next_u64() ^ mask).to_le_bytes();
+        c.copy_from_slice(&x[..c.len()]);
+    }
+}
+
+/// Compare `got` with the pattern of `seed`, regenerated on the fly (no
+/// second buffer: verification at 1 GiB needs one scratch buffer only),
+/// and describe the first difference.
+pub(super) fn check(got: &[u8], seed: u64) -> Result<(), String> {
+    let mut rng = crate::util::rng::XorShift64::new(seed | 1);
+    let (mut bad, mut first) = (0usize, None);
+    for (i, c) in got.chunks(8).enumerate() {
+        let want = rng.next_u64().to_le_bytes();
+        for (j, (a, b)) in c.iter().zip(&want).enumerate() {
+            if a != b {
+                bad += 1;
+                first.get_or_insert(i * 8 + j);
+            }
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some(f) => Err(format!(
+            "{} of {} bytes differ, first at offset {}",
+            bad,
+            got.len(),
+            f
+        )),
+    }
+}
+
+/// Pattern written, copied, read back, compared. `Ok(Err(msg))` is a
+/// mismatch; `Err` a driver failure; `Ok(Ok(None))`: nothing to check.
+pub(super) fn verify(
+    s: &mut dyn Session,
+    dir: Direction,
+    n: usize,
+    seed: u64,
+) -> Result<Result<Option<bool>, String>, DriverError> {
+    let mut scratch = vec![0u8; n];
+    let r = match dir {
+        Direction::H2d => {
+            fill(s.host(0), seed, false);
+            fill(&mut scratch, seed, true);
+            s.write_device(0, &scratch)?;
+            s.run(Direction::H2d, 1)?;
+            s.read_device(0, &mut scratch)?;
+            check(&scratch, seed)
+        }
+        Direction::D2h => {
+            fill(&mut scratch, seed, false);
+            s.write_device(0, &scratch)?;
+            fill(s.host(0), seed, true);
+            s.run(Direction::D2h, 1)?;
+            check(s.host(0), seed)
+        }
+        Direction::D2d => {
+            fill(&mut scratch, seed, false);
+            s.write_device(0, &scratch)?;
+            fill(&mut scratch, seed, true);
+            s.write_device(1, &scratch)?;
+            s.run(Direction::D2d, 1)?;
+            s.read_device(1, &mut scratch)?;
+            check(&scratch, seed)
+        }
+        Direction::Bidir => {
+            let seed2 = seed ^ 0x5555;
+            fill(s.host(0), seed, false);
+            fill(&mut scratch, seed, true);
+            s.write_device(0, &scratch)?;
+            fill(&mut scratch, seed2, false);
+            s.write_device(1, &scratch)?;
+            fill(s.host(1), seed2, true);
+            s.run(Direction::Bidir, 1)?;
+            s.read_device(0, &mut scratch)?;
+            check(&scratch, seed)
+                .map_err(|m| format!("h2d half: {}", m))
+                .and_then(|_| check(s.host(1), seed2).map_err(|m| format!("d2h half: {}", m)))
+        }
+        Direction::Map => {
+            fill(s.host(0), seed, false);
+            fill(&mut scratch, seed, true);
+            match s.map_roundtrip(&mut scratch)? {
+                None => return Ok(Ok(None)),
+                Some(()) => check(&scratch, seed),
+            }
+        }
+    };
+    Ok(r.map(|_| Some(true)))
+}
+
+/// Warm-up (excluded), calibrate `reps` on the host clock to reach the
+/// minimum sample time, then take the samples. `None` when interrupted.
+pub(super) fn sample<F>(
+    mut f: F,
+    opts: &SampleOpts,
+    stop: &AtomicBool,
+) -> Result<Option<(u64, Vec<Timed>)>, DriverError>
+where
+    F: FnMut(u64) -> Result<Timed, DriverError>,
+{
+    f(1)?;
+    let min = opts.min_sample.as_secs_f64();
+    let mut reps = 1u64;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let t = f(reps)?.host_s;
+        if t >= min || reps >= 1 << 20 {
+            break;
+        }
+        let factor = if t > 0.0 { (min / t) * 1.1 } else { 16.0 };
+        reps = ((reps as f64 * factor.clamp(1.5, 1000.0)).ceil() as u64)
+            .max(reps + 1)
+            .min(1 << 20);
+    }
+    let mut out = Vec::with_capacity(opts.samples);
+    for _ in 0..opts.samples {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        out.push(f(reps)?);
+    }
+    Ok(Some((reps, out)))
+}
+
+pub(super) fn rates(bytes: u64, secs: impl Iterator<Item = Option<f64>>) -> Option<Vec<f64>> {
+    secs.map(|s| s.filter(|s| *s > 0.0).map(|s| bytes as f64 / s / 1e9))
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn measure_case(
+    ctx: &Ctx,
+    s: &mut dyn Session,
+    kind: HostKind,
+    dir: Direction,
+    size: u64,
+    timer: Timer,
+    reference_gbps: Option<f64>,
+    ki: usize,
+) -> Result<Option<Record>, DriverError> {
+    let plan = ctx.plan;
+    let opts = SampleOpts {
+        samples: plan.samples,
+        min_sample: Duration::from_secs_f64(plan.min_sample_ms / 1e3),
+    };
+    let host_kind = (dir != Direction::D2d).then_some(kind);
+    let mut r = ctx.base(
+        kernel_name(&plan.backend, dir.name(), host_kind),
+        dir.name(),
+        host_kind,
+        dir.name(),
+        size,
+    );
+    let Some((reps, timed)) = transfer::catch(dir.name(), || {
+        sample(|reps| s.run(dir, reps), &opts, ctx.stop)
+    })?
+    else {
+        return Ok(None);
+    };
+    // Bytes per sample under the suite's convention.
+    let per_copy = match dir {
+        Direction::D2d | Direction::Bidir => 2 * size,
+        _ => size,
+    };
+    let bytes = per_copy * reps;
+    let payload_ratio = if dir == Direction::D2d { 0.5 } else { 1.0 };
+    let host_rates = rates(bytes, timed.iter().map(|t| Some(t.host_s)));
+    let event_rates = rates(bytes, timed.iter().map(|t| t.device_s));
+    let (headline, used) = match (timer, &event_rates) {
+        (Timer::DeviceEvents, Some(ev)) => (ev.clone(), Timer::DeviceEvents),
+        _ => (host_rates.clone().unwrap_or_default(), Timer::HostClock),
+    };
+    let secs: Vec<f64> = timed
+        .iter()
+        .map(|t| match used {
+            Timer::DeviceEvents => t.device_s.unwrap_or(t.host_s),
+            Timer::HostClock => t.host_s,
+        })
+        .collect();
+    r.reps_per_sample = Some(reps);
+    r.payload_bytes_per_pass = Some(size);
+    if dir == Direction::D2d {
+        r.bytes_read_per_pass = Some(size);
+        r.bytes_written_per_pass = Some(size);
+    }
+    r.extra.insert("timer".into(), json!(used));
+    r.extra.insert(
+        "bytes_counted".into(),
+        json!(match dir {
+            Direction::D2d => "read+write",
+            Direction::Bidir => "both directions",
+            _ => "payload",
+        }),
+    );
+    r.extra.insert(
+        "host_gbps".into(),
+        json!(host_rates
+            .as_deref()
+            .and_then(|v| stats::summarize(v, true))),
+    );
+    r.extra.insert(
+        "event_gbps".into(),
+        json!(event_rates
+            .as_deref()
+            .and_then(|v| stats::summarize(v, true))),
+    );
+    if dir == Direction::Bidir {
+        let per = |i: usize| rates(size * reps, timed.iter().map(|t| t.per_dir_s.map(|p| p[i])));
+        r.extra.insert(
+            "h2d_gbps".into(),
+            json!(per(0).as_deref().and_then(|v| stats::summarize(v, true))),
+        );
+        r.extra.insert(
+            "d2h_gbps".into(),
+            json!(per(1).as_deref().and_then(|v| stats::summarize(v, true))),
+        );
+    }
+    let g = stats::summarize(&headline, true);
+    // Zero-copy: a map that "moves" bytes faster than any real copy moved
+    // nothing. Report the time it takes, never a bandwidth.
+    let zero_copy = dir == Direction::Map
+        && is_zero_copy(plan.device.host_unified, g.map(|g| g.best), reference_gbps);
+    if dir == Direction::Map {
+        r.extra.insert("zero_copy".into(), json!(zero_copy));
+        let per_map: Vec<f64> = timed.iter().map(|t| t.host_s / reps as f64).collect();
+        r.extra.insert(
+            "map_unmap_seconds".into(),
+            json!(stats::summarize(&per_map, false)),
+        );
+        r.extra
+            .insert("reference_copy_gbps".into(), json!(reference_gbps));
+    }
+    if zero_copy {
+        r.samples = secs
+            .iter()
+            .map(|&s| Sample {
+                seconds: s,
+                bytes: 0,
+            })
+            .collect();
+        r.extra.insert(
+            "note".into(),
+            json!(if plan.device.host_unified == Some(true) {
+                "zero-copy: host and device share memory, map/unmap moved no data"
+            } else {
+                "zero-copy: map/unmap was faster than 3x the best real copy, so it moved no data"
+            }),
+        );
+    } else {
+        r.samples = secs.iter().map(|&s| Sample { seconds: s, bytes }).collect();
+        r.gbps = g;
+        r.payload_gbps = stats::summarize(
+            &headline
+                .iter()
+                .map(|x| x * payload_ratio)
+                .collect::<Vec<_>>(),
+            true,
+        );
+        if let Some(g) = &g {
+            r.warnings = spread_warnings(g);
+            if let Some(l) = plan.pci.as_ref().and_then(|c| c.theoretical_gbps) {
+                let per_dir_best = if dir == Direction::Bidir {
+                    g.best / 2.0
+                } else {
+                    g.best
+                };
+                if matches!(dir, Direction::H2d | Direction::D2h | Direction::Bidir)
+                    && per_dir_best > l * limits::OVER_CEILING
+                {
+                    r.warnings.push(Warning::AboveCeiling {
+                        gbps: per_dir_best,
+                        ceiling_gbps: l,
+                    });
+                }
+            }
+        }
+    }
+    if let Some(p) = host_kind.map(|_| s.host(0).as_ptr() as usize) {
+        r.memory = Some(memory_info(kind, p, size));
+        check_placement(&mut r, p, size as usize);
+    }
+    if plan.verify {
+        match transfer::catch("verify", || {
+            verify(s, dir, size as usize, seed(ki, size, dir))
+        })? {
+            Ok(v) => {
+                r.extra.insert("verified".into(), json!(v));
+            }
+            Err(msg) => {
+                r.extra.insert("verified".into(), json!(false));
+                r.status = Status::Error;
+                r.reason = Some(format!("verification failed: {}", msg));
+            }
+        }
+    }
+    Ok(Some(r))
+}
+
+/// A map/unmap moved no data when host and device share memory, or when
+/// its apparent rate beats 3× the best real copy of the same kind and size
+/// (clpeak's rule), or is beyond any link (10 TB/s).
+pub(super) fn is_zero_copy(
+    host_unified: Option<bool>,
+    map_best_gbps: Option<f64>,
+    reference_gbps: Option<f64>,
+) -> bool {
+    host_unified == Some(true)
+        || map_best_gbps.is_some_and(|g| {
+            g > ZERO_COPY_ABSURD_GBPS || reference_gbps.is_some_and(|rf| g > ZERO_COPY_FACTOR * rf)
+        })
+}
+
+pub(super) fn spread_warnings(g: &Stats) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if g.cv > limits::CV {
+        w.push(Warning::HighCv { cv: g.cv });
+    }
+    if g.median > 0.0 && g.best / g.median > limits::BEST_OVER_MEDIAN {
+        w.push(Warning::BestMedianSpread {
+            ratio: g.best / g.median,
+        });
+    }
+    w
+}
+
+pub(super) fn memory_info(kind: HostKind, addr: usize, size: u64) -> MemoryInfo {
+    let s = crate::memory::smaps::lookup(addr);
+    MemoryInfo {
+        kind: kind.name().into(),
+        page_bytes: s.as_ref().map(|s| s.kernel_page_bytes),
+        thp_fraction: s
+            .as_ref()
+            .map(|s| (s.anon_huge_bytes as f64 / size as f64).min(1.0)),
+        locked_fraction: s
+            .as_ref()
+            .map(|s| (s.locked_bytes as f64 / size as f64).min(1.0)),
+    }
+}
+
+/// The widest cached (not non-temporal) sequential kernel of `op` that runs
+/// here and whose alignment `addr` meets.
+pub(super) fn probe_kernel(op: Op, addr: usize) -> Option<&'static Kernel> {
+    let f = crate::platform::Features::detect();
+    kernels::registry()
+        .iter()
+        .filter(|k| k.pattern == kernels::Pattern::Seq && k.name.starts_with("seq_"))
+        .filter(|k| k.op == op && !k.nontemporal && k.width_bits > 0 && k.supported(&f))
+        .filter(|k| addr % k.align.max(1) == 0)
+        .max_by_key(|k| k.width_bits)
+}
+
+/// CPU read and write bandwidth on one buffer of `kind`.
+pub(super) fn cpu_probe(
+    ctx: &Ctx,
+    b: &mut dyn Backend,
+    kind: HostKind,
+    size: usize,
+) -> Vec<Record> {
+    let plan = ctx.plan;
+    let name = |op: &str| format!("{}_cpu-{}_{}", plan.backend, op, kind.name());
+    let needs = Needs::default();
+    let mut session = match transfer::catch("prepare", || b.prepare(kind, size, needs)) {
+        Ok(s) => s,
+        Err(e) => {
+            return ["read", "write"]
+                .iter()
+                .map(|op| {
+                    ctx.error(
+                        name(op),
+                        Some(kind),
+                        &format!("cpu-{}", op),
+                        size as u64,
+                        &e,
+                    )
+                })
+                .collect()
+        }
+    };
+    let opts = SampleOpts {
+        samples: plan.samples,
+        min_sample: Duration::from_secs_f64(plan.min_sample_ms / 1e3),
+    };
+    let buf = session.host(0);
+    let addr = buf.as_mut_ptr();
+    let mut out = Vec::new();
+    for op in [Op::Read, Op::Write] {
+        let dir = format!("cpu-{}", op.name());
+        let Some(k) = probe_kernel(op, addr as usize) else {
+            out.push(Record::skipped(
+                SUITE,
+                &name(op.name()),
+                "no asm kernel fits this buffer's alignment",
+            ));
+            continue;
+        };
+        let len = size - size % k.granule;
+        let mut r = ctx.base(name(op.name()), op.name(), Some(kind), &dir, len as u64);
+        r.width_bits = Some(k.width_bits);
+        r.nontemporal = Some(false);
+        r.pattern = Some("seq".into());
+        let call = |reps: u64| -> f64 {
+            let args = KernelArgs::new(addr, addr, len, reps);
+            let t = Instant::now();
+            // SAFETY: addr is valid for len bytes (len ≤ the buffer), aligned
+            // for k, len is a multiple of its granule, and the ISA is present.
+            let sum = unsafe { (k.func)(&args) };
+            std::hint::black_box(sum);
+            t.elapsed().as_secs_f64()
+        };
+        let Ok(Some((reps, timed))) = sample(
+            |reps| {
+                Ok(Timed {
+                    host_s: call(reps),
+                    ..Timed::default()
+                })
+            },
+            &opts,
+            ctx.stop,
+        ) else {
+            break;
+        };
+        let bytes = len as u64 * reps;
+        let g: Vec<f64> = timed
+            .iter()
+            .map(|t| bytes as f64 / t.host_s / 1e9)
+            .collect();
+        r.samples = timed
+            .iter()
+            .map(|t| Sample {
+                seconds: t.host_s,
+                bytes,
+            })
+            .collect();
+        r.reps_per_sample = Some(reps);
+        r.bytes_read_per_pass = Some(if op == Op::Read { len as u64 } else { 0 });
+        r.bytes_written_per_pass = Some(if op == Op::Write { len as u64 } else { 0 });
+        r.payload_bytes_per_pass = Some(len as u64);
+        r.gbps = stats::summarize(&g, true);
+        r.payload_gbps = r.gbps;
+        r.warnings = r.gbps.as_ref().map(spread_warnings).unwrap_or_default();
+        r.memory = Some(memory_info(kind, addr as usize, len as u64));
+        check_placement(&mut r, addr as usize, len);
+        r.extra.insert("cpu_kernel".into(), json!(k.name));
+        r.extra.insert("timer".into(), json!(Timer::HostClock));
+        out.push(r);
+    }
+    // The verdict goes on both records: reads far slower than writes mean
+    // the CPU sees write-combined / uncached memory.
+    let best = |op: &str| {
+        out.iter()
+            .find(|r| r.op == op)
+            .and_then(|r| r.gbps)
+            .map(|g| g.best)
+    };
+    if let (Some(rd), Some(wr)) = (best("read"), best("write")) {
+        let ratio = rd / wr;
+        for r in &mut out {
+            r.extra.insert("cpu_read_over_write".into(), json!(ratio));
+            r.extra
+                .insert("behaves_wc".into(), json!(ratio < WC_READ_OVER_WRITE));
+        }
+    }
+    out
+}

@@ -1,0 +1,148 @@
+//! The human table of a transfer run.
+
+use super::*;
+
+/// The human table of a transfer run: device context, then one row per
+/// record.
+pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
+    let mut out = String::new();
+    let o = &run.options;
+    if let Some(d) = o.get("device").filter(|d| d.is_object()) {
+        let s = |v: &Value| v.as_str().map(str::to_string);
+        let _ = writeln!(
+            out,
+            "device: {} ({} #{}{}{})",
+            s(&d["name"]).unwrap_or_default(),
+            s(&d["backend"]).unwrap_or_default(),
+            d["index"],
+            s(&d["driver_version"])
+                .map(|v| format!(", driver {}", v))
+                .unwrap_or_default(),
+            s(&d["pci_bus_id"])
+                .map(|v| format!(", pci {}", v))
+                .unwrap_or_default(),
+        );
+        let p = &o["pci"];
+        if p.is_object() {
+            let _ = writeln!(
+                out,
+                "link:   {} GT/s (gen {}) x{} → {} GB/s per direction (theoretical, after encoding); numa node {}",
+                p["link_speed_gts"],
+                p["link_gen"],
+                p["link_width"],
+                p["theoretical_gbps"].as_f64().map_or("?".into(), |v| format!("{:.2}", v)),
+                p["numa_node"]
+            );
+        }
+        let _ = writeln!(
+            out,
+            "host:   cpus {} ({}), verification {}",
+            o["host_cpus"]
+                .as_array()
+                .map(|a| topology::format_cpu_list(
+                    &a.iter()
+                        .filter_map(|v| v.as_u64().map(|x| x as u32))
+                        .collect::<Vec<_>>()
+                ))
+                .unwrap_or_default(),
+            s(&o["placement_source"]).unwrap_or_default(),
+            if o["verify"].as_bool() == Some(false) {
+                "off"
+            } else {
+                "on"
+            }
+        );
+    }
+    let mut rows = vec![vec![
+        "kind".to_string(),
+        "direction".into(),
+        "size".into(),
+        format!("best {}", units.label()),
+        "median".into(),
+        "cv %".into(),
+        "timer".into(),
+        "verified".into(),
+        "note".into(),
+    ]];
+    let f = |v: f64| {
+        let v = v * 1e9 / units.bytes_per_unit();
+        if v >= 100.0 {
+            format!("{:.0}", v)
+        } else if v >= 10.0 {
+            format!("{:.1}", v)
+        } else {
+            format!("{:.2}", v)
+        }
+    };
+    for r in records.iter().filter(|r| r.status != Status::Skipped) {
+        let e = &r.extra;
+        let (best, med, cv) = r.gbps.map_or(("-".into(), "-".into(), "-".into()), |g| {
+            (f(g.best), f(g.median), format!("{:.1}", g.cv * 100.0))
+        });
+        let mut note = String::new();
+        if r.status == Status::Error {
+            note = format!("error: {}", r.reason.as_deref().unwrap_or(""));
+        } else if e.get("zero_copy").and_then(Value::as_bool) == Some(true) {
+            let t = e["map_unmap_seconds"]["median"].as_f64().unwrap_or(0.0);
+            note = format!("zero-copy (map+unmap {:.1} µs, no data moved)", t * 1e6);
+        } else if r.op == "bidir" {
+            let g = |k: &str| e[k]["best"].as_f64().map_or("-".into(), f);
+            note = format!("h2d {} + d2h {}", g("h2d_gbps"), g("d2h_gbps"));
+        } else if let Some(ratio) = e.get("cpu_read_over_write").and_then(Value::as_f64) {
+            if r.op == "read" {
+                note = format!(
+                    "read/write {:.2}{}",
+                    ratio,
+                    if ratio < WC_READ_OVER_WRITE {
+                        ": behaves write-combined"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        } else if let (Some(h), Some(ev)) = (
+            e["host_gbps"]["best"].as_f64(),
+            e["event_gbps"]["best"].as_f64(),
+        ) {
+            note = format!("host {} / events {}", f(h), f(ev));
+        }
+        if r.op == "d2d" && r.status == Status::Ok {
+            note = format!("read+write counted; {}", note);
+        }
+        rows.push(vec![
+            e.get("host_kind")
+                .and_then(Value::as_str)
+                .unwrap_or("-")
+                .to_string(),
+            e.get("direction")
+                .and_then(Value::as_str)
+                .unwrap_or(&r.op)
+                .to_string(),
+            r.size_bytes.map_or("-".into(), format_bytes),
+            best,
+            med,
+            cv,
+            e.get("timer")
+                .and_then(Value::as_str)
+                .unwrap_or("-")
+                .to_string(),
+            match e.get("verified") {
+                Some(Value::Bool(true)) => "yes".into(),
+                Some(Value::Bool(false)) => "FAILED".into(),
+                _ => "-".into(),
+            },
+            note,
+        ]);
+    }
+    if rows.len() > 1 {
+        out.push_str(&table::grid(&rows));
+        let _ = writeln!(
+            out,
+            "{} = {} bytes/s; bytes: {}",
+            units.label(),
+            if units == Units::GB { "10^9" } else { "2^30" },
+            BYTE_CONVENTION
+        );
+    }
+    out
+}

@@ -1,0 +1,552 @@
+//! CUDA backend: the driver API through `cudarc::driver::sys`, with
+//! `libcuda.so` loaded at run time.
+//!
+//! cudarc's loader panics when the library or a symbol is missing, so the
+//! library is probed first (`is_culib_present`) and every driver call runs
+//! inside [`super::catch`] (the release profile keeps `panic = "unwind"`).
+//! The raw `sys` layer is used rather than cudarc's safe types so that the
+//! host allocation flags are exactly the ones named (cudarc's
+//! `alloc_pinned()` is write-combined, cudarc#579) and no per-copy event
+//! bookkeeping sits inside the timed loops.
+//!
+//! Kinds: `pageable` (page-aligned mmap, synchronous `cuMemcpyHtoD`/`DtoH`,
+//! host clock), `pinned` (`cuMemHostAlloc(PORTABLE)`), `pinned-wc`
+//! (`PORTABLE|WRITECOMBINED`), `registered` (`cuMemHostRegister(PORTABLE)`
+//! of pageable memory) and `mapped` (`PORTABLE|DEVICEMAP`); the last four
+//! copy asynchronously on a stream, timed by events.
+
+use std::ffi::{c_char, c_void, CStr};
+
+use cudarc::driver::sys::{
+    self, CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUresult, CUstream,
+};
+
+use super::{
+    catch, Backend, DeviceInfo, Direction, DriverError, HostKind, Needs, NoSuchDevice, Opened,
+    Session, Timed, Timer, Unavailable, CUDA_KINDS,
+};
+use crate::memory::{Buffer as HostBuffer, PageKind};
+
+/// `CU_STREAM_NON_BLOCKING`: no implicit sync with the legacy stream.
+const STREAM_NON_BLOCKING: u32 = 1;
+/// `CU_EVENT_DEFAULT`: timing enabled (cudarc's `new_event(None)` disables it).
+const EVENT_DEFAULT: u32 = 0;
+
+/// The host allocation flags of a kind (`cuMemHostAlloc` / `cuMemHostRegister`).
+pub fn host_flags(kind: HostKind) -> Option<u32> {
+    match kind {
+        HostKind::Pinned => Some(sys::CU_MEMHOSTALLOC_PORTABLE),
+        HostKind::PinnedWc => {
+            Some(sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_WRITECOMBINED)
+        }
+        HostKind::Mapped => Some(sys::CU_MEMHOSTALLOC_PORTABLE | sys::CU_MEMHOSTALLOC_DEVICEMAP),
+        HostKind::Registered => Some(sys::CU_MEMHOSTREGISTER_PORTABLE),
+        _ => None,
+    }
+}
+
+/// The driver's name for `r` (`CUDA_ERROR_OUT_OF_MEMORY`), from
+/// `cuGetErrorName`, falling back to the binding's variant name.
+fn error_name(r: CUresult) -> String {
+    let mut p: *const c_char = std::ptr::null();
+    // SAFETY: cuGetErrorName writes a pointer to a static string.
+    let ok = unsafe { sys::cuGetErrorName(r, &mut p) } == CUresult::CUDA_SUCCESS;
+    if ok && !p.is_null() {
+        // SAFETY: non-null, NUL-terminated static string from the driver.
+        return unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    }
+    format!("{:?}", r)
+}
+
+fn ck(call: &str, r: CUresult) -> Result<(), DriverError> {
+    if r == CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(DriverError::new(call, error_name(r)))
+    }
+}
+
+fn c_string(buf: &[c_char]) -> String {
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).trim().to_string()
+}
+
+pub fn open(index: usize) -> Opened {
+    // SAFETY: tries dlopen on the candidate names; no driver call.
+    let present = catch("dlopen", || Ok(unsafe { sys::is_culib_present() })).unwrap_or(false);
+    if !present {
+        return Opened::Unavailable(Unavailable(
+            "CUDA driver library (libcuda.so) not found: no NVIDIA driver on this machine".into(),
+        ));
+    }
+    let probe = catch("cuInit", || {
+        // SAFETY: plain driver calls with valid out-pointers.
+        unsafe {
+            ck("cuInit", sys::cuInit(0))?;
+            let mut n = 0;
+            ck("cuDeviceGetCount", sys::cuDeviceGetCount(&mut n))?;
+            Ok(n.max(0) as usize)
+        }
+    });
+    let count = match probe {
+        Ok(0) => {
+            return Opened::Unavailable(Unavailable(
+                "CUDA driver loaded but it reports no devices".into(),
+            ))
+        }
+        Ok(n) => n,
+        Err(e) => return Opened::Unavailable(Unavailable(format!("CUDA driver unusable: {}", e))),
+    };
+    if index >= count {
+        let names = (0..count)
+            .map(|i| {
+                catch("cuDeviceGetName", || unsafe { device_name(i) })
+                    .unwrap_or_else(|_| "?".into())
+            })
+            .collect();
+        return Opened::BadIndex(NoSuchDevice {
+            index,
+            count,
+            names,
+        });
+    }
+    match catch("open", || unsafe { CudaBackend::new(index) }) {
+        Ok(b) => Opened::Ready(Box::new(b)),
+        Err(e) => Opened::Unavailable(Unavailable(format!(
+            "cannot open CUDA device {}: {}",
+            index, e
+        ))),
+    }
+}
+
+unsafe fn device_name(index: usize) -> Result<String, DriverError> {
+    let mut dev: CUdevice = 0;
+    ck("cuDeviceGet", sys::cuDeviceGet(&mut dev, index as i32))?;
+    let mut buf = [0 as c_char; 256];
+    ck(
+        "cuDeviceGetName",
+        sys::cuDeviceGetName(buf.as_mut_ptr(), buf.len() as i32, dev),
+    )?;
+    Ok(c_string(&buf))
+}
+
+pub struct CudaBackend {
+    info: DeviceInfo,
+    dev: CUdevice,
+    ctx: CUcontext,
+    /// Stream 0 carries everything asynchronous but the D2H half of bidir.
+    streams: [CUstream; 2],
+}
+
+impl CudaBackend {
+    /// # Safety
+    /// Driver calls; the library is loaded and initialised.
+    unsafe fn new(index: usize) -> Result<CudaBackend, DriverError> {
+        let mut dev: CUdevice = 0;
+        ck("cuDeviceGet", sys::cuDeviceGet(&mut dev, index as i32))?;
+        let name = device_name(index)?;
+        let mut bus = [0 as c_char; 64];
+        let pci = (sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as i32, dev)
+            == CUresult::CUDA_SUCCESS)
+            .then(|| super::pci::normalize_bus_id(&c_string(&bus)));
+        let attr = |a: CUdevice_attribute| {
+            let mut v = 0;
+            (sys::cuDeviceGetAttribute(&mut v, a, dev) == CUresult::CUDA_SUCCESS).then_some(v)
+        };
+        let engines = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT);
+        let integrated = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_INTEGRATED);
+        let can_map = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY);
+        let mut total = 0usize;
+        let total = (sys::cuDeviceTotalMem_v2(&mut total, dev) == CUresult::CUDA_SUCCESS)
+            .then_some(total as u64);
+        let mut ver = 0;
+        let driver_version = (sys::cuDriverGetVersion(&mut ver) == CUresult::CUDA_SUCCESS)
+            .then(|| format!("{}.{}", ver / 1000, (ver % 1000) / 10));
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        ck(
+            "cuDevicePrimaryCtxRetain",
+            sys::cuDevicePrimaryCtxRetain(&mut ctx, dev),
+        )?;
+        ck("cuCtxSetCurrent", sys::cuCtxSetCurrent(ctx))?;
+        let (mut free, mut tot) = (0usize, 0usize);
+        ck("cuMemGetInfo_v2", sys::cuMemGetInfo_v2(&mut free, &mut tot))?;
+        let mut streams: [CUstream; 2] = [std::ptr::null_mut(); 2];
+        for s in &mut streams {
+            ck(
+                "cuStreamCreate",
+                sys::cuStreamCreate(s, STREAM_NON_BLOCKING),
+            )?;
+        }
+        let mut notes = Vec::new();
+        if can_map == Some(0) {
+            notes.push("device cannot map host memory (CAN_MAP_HOST_MEMORY = 0)".into());
+        }
+        Ok(CudaBackend {
+            info: DeviceInfo {
+                backend: "cuda".into(),
+                index,
+                name,
+                vendor: Some("NVIDIA".into()),
+                driver_version,
+                pci_bus_id: pci,
+                host_unified: integrated.map(|v| v != 0),
+                total_mem_bytes: total.or(Some(tot as u64)),
+                free_mem_bytes: Some(free as u64),
+                max_alloc_bytes: None,
+                copy_engines: engines.map(|v| v.max(0) as u32),
+                notes,
+            },
+            dev,
+            ctx,
+            streams,
+        })
+    }
+}
+
+impl Drop for CudaBackend {
+    fn drop(&mut self) {
+        let _ = catch("cleanup", || unsafe {
+            for s in self.streams {
+                sys::cuStreamDestroy_v2(s);
+            }
+            let _ = self.ctx;
+            sys::cuDevicePrimaryCtxRelease_v2(self.dev);
+            Ok(())
+        });
+    }
+}
+
+impl Backend for CudaBackend {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn kinds(&self) -> &'static [HostKind] {
+        CUDA_KINDS
+    }
+
+    fn headline_timer(&self, kind: HostKind, dir: Direction) -> Timer {
+        match dir {
+            Direction::H2d | Direction::D2h if kind == HostKind::Pageable => Timer::HostClock,
+            _ => Timer::DeviceEvents,
+        }
+    }
+
+    fn prepare(
+        &mut self,
+        kind: HostKind,
+        bytes: usize,
+        needs: Needs,
+    ) -> Result<Box<dyn Session + '_>, DriverError> {
+        let mut s = CuSession {
+            b: self,
+            kind,
+            bytes,
+            host: Vec::new(),
+            dev: Vec::new(),
+            events: Vec::new(),
+        };
+        // Allocate into `s` step by step so that Drop frees whatever was
+        // obtained when a later call fails.
+        unsafe {
+            for i in 0..if needs.second_host { 2 } else { 1 } {
+                let h = CuHost::new(kind, bytes, 0xc0da + i)?;
+                s.host.push(h);
+            }
+            for _ in 0..if needs.second_device { 2 } else { 1 } {
+                let mut d: CUdeviceptr = 0;
+                ck("cuMemAlloc_v2", sys::cuMemAlloc_v2(&mut d, bytes))?;
+                s.dev.push(d);
+            }
+            for _ in 0..3 {
+                let mut e: CUevent = std::ptr::null_mut();
+                ck("cuEventCreate", sys::cuEventCreate(&mut e, EVENT_DEFAULT))?;
+                s.events.push(e);
+            }
+        }
+        Ok(Box::new(s))
+    }
+}
+
+enum CuHost {
+    Pageable(HostBuffer),
+    /// From `cuMemHostAlloc`, freed with `cuMemFreeHost`.
+    Alloc(*mut u8),
+    /// Pageable memory registered with `cuMemHostRegister`.
+    Registered(HostBuffer),
+}
+
+impl CuHost {
+    unsafe fn new(kind: HostKind, bytes: usize, seed: u64) -> Result<CuHost, DriverError> {
+        let page = |seed| {
+            HostBuffer::new(bytes, PageKind::Regular, seed)
+                .map_err(|e| DriverError::new("mmap", e.to_string()))
+        };
+        match kind {
+            HostKind::Pageable => Ok(CuHost::Pageable(page(seed)?)),
+            HostKind::Registered => {
+                let mut b = page(seed)?;
+                let flags = host_flags(kind).unwrap_or(0);
+                ck(
+                    "cuMemHostRegister_v2",
+                    sys::cuMemHostRegister_v2(b.as_mut_ptr() as *mut c_void, bytes, flags),
+                )?;
+                Ok(CuHost::Registered(b))
+            }
+            HostKind::Pinned | HostKind::PinnedWc | HostKind::Mapped => {
+                let mut p: *mut c_void = std::ptr::null_mut();
+                ck(
+                    "cuMemHostAlloc",
+                    sys::cuMemHostAlloc(&mut p, bytes, host_flags(kind).unwrap_or(0)),
+                )?;
+                let h = CuHost::Alloc(p as *mut u8);
+                if kind == HostKind::Mapped {
+                    let mut d: CUdeviceptr = 0;
+                    if let Err(e) = ck(
+                        "cuMemHostGetDevicePointer_v2",
+                        sys::cuMemHostGetDevicePointer_v2(&mut d, p, 0),
+                    ) {
+                        sys::cuMemFreeHost(p);
+                        return Err(e);
+                    }
+                }
+                // Real data: random words, never the zero page.
+                let mut rng = crate::util::rng::XorShift64::new(seed);
+                let s = std::slice::from_raw_parts_mut(p as *mut u8, bytes);
+                for c in s.chunks_mut(8) {
+                    let v = rng.next_u64().to_le_bytes();
+                    c.copy_from_slice(&v[..c.len()]);
+                }
+                Ok(h)
+            }
+            other => Err(DriverError::new(
+                "prepare",
+                format!("{} is not a CUDA kind", other.name()),
+            )),
+        }
+    }
+
+    fn ptr(&mut self) -> *mut u8 {
+        match self {
+            CuHost::Pageable(b) | CuHost::Registered(b) => b.as_mut_ptr(),
+            CuHost::Alloc(p) => *p,
+        }
+    }
+}
+
+struct CuSession<'a> {
+    b: &'a CudaBackend,
+    kind: HostKind,
+    bytes: usize,
+    host: Vec<CuHost>,
+    dev: Vec<CUdeviceptr>,
+    events: Vec<CUevent>,
+}
+
+impl CuSession<'_> {
+    fn elapsed(&self, a: usize, b: usize) -> Result<f64, DriverError> {
+        let mut ms = 0f32;
+        // SAFETY: both events exist and were recorded.
+        unsafe {
+            ck(
+                "cuEventSynchronize",
+                sys::cuEventSynchronize(self.events[b]),
+            )?;
+            ck(
+                "cuEventElapsedTime",
+                sys::cuEventElapsedTime(&mut ms, self.events[a], self.events[b]),
+            )?;
+        }
+        Ok(ms as f64 / 1e3)
+    }
+}
+
+impl Session for CuSession<'_> {
+    fn host(&mut self, i: usize) -> &mut [u8] {
+        let n = self.bytes;
+        // SAFETY: each host buffer covers n bytes; &mut self is exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.host[i].ptr(), n) }
+    }
+
+    fn run(&mut self, dir: Direction, reps: u64) -> Result<Timed, DriverError> {
+        let n = self.bytes;
+        let sync = self.kind == HostKind::Pageable;
+        // Synchronous copies run on the legacy default stream (null), so
+        // events recorded there bracket them; async ones on our stream.
+        let s0 = if sync && matches!(dir, Direction::H2d | Direction::D2h) {
+            std::ptr::null_mut()
+        } else {
+            self.b.streams[0]
+        };
+        let s1 = self.b.streams[1];
+        let ev = self.events.clone();
+        let h0 = self.host[0].ptr();
+        let d0 = self.dev[0];
+        let t0 = std::time::Instant::now();
+        // SAFETY: pointers and sizes come from this session's allocations.
+        unsafe {
+            match dir {
+                Direction::H2d => {
+                    ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
+                    for _ in 0..reps {
+                        if sync {
+                            ck("cuMemcpyHtoD_v2", sys::cuMemcpyHtoD_v2(d0, h0 as *const c_void, n))?;
+                        } else {
+                            ck("cuMemcpyHtoDAsync_v2", sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0))?;
+                        }
+                    }
+                    ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
+                }
+                Direction::D2h => {
+                    ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
+                    for _ in 0..reps {
+                        if sync {
+                            ck("cuMemcpyDtoH_v2", sys::cuMemcpyDtoH_v2(h0 as *mut c_void, d0, n))?;
+                        } else {
+                            ck("cuMemcpyDtoHAsync_v2", sys::cuMemcpyDtoHAsync_v2(h0 as *mut c_void, d0, n, s0))?;
+                        }
+                    }
+                    ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
+                }
+                Direction::D2d => {
+                    let d1 = self.dev[1];
+                    ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
+                    for _ in 0..reps {
+                        ck("cuMemcpyDtoDAsync_v2", sys::cuMemcpyDtoDAsync_v2(d1, d0, n, s0))?;
+                    }
+                    ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
+                }
+                Direction::Bidir => {
+                    let h1 = self.host[1].ptr();
+                    let d1 = self.dev[1];
+                    // One start event; the second stream waits on it so
+                    // both directions start together.
+                    ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
+                    ck("cuStreamWaitEvent", sys::cuStreamWaitEvent(s1, ev[0], 0))?;
+                    for _ in 0..reps {
+                        ck("cuMemcpyHtoDAsync_v2", sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0))?;
+                        ck("cuMemcpyDtoHAsync_v2", sys::cuMemcpyDtoHAsync_v2(h1 as *mut c_void, d1, n, s1))?;
+                    }
+                    ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
+                    ck("cuEventRecord", sys::cuEventRecord(ev[2], s1))?;
+                    ck("cuStreamSynchronize", sys::cuStreamSynchronize(s0))?;
+                    ck("cuStreamSynchronize", sys::cuStreamSynchronize(s1))?;
+                    let host_s = t0.elapsed().as_secs_f64();
+                    let up = self.elapsed(0, 1)?;
+                    let down = self.elapsed(0, 2)?;
+                    return Ok(Timed {
+                        host_s,
+                        device_s: Some(up.max(down)),
+                        per_dir_s: Some([up, down]),
+                    });
+                }
+                Direction::Map => {
+                    return Err(DriverError::new(
+                        "map",
+                        "not available: CUDA mapped memory is used in place by kernels, there is no map call to time",
+                    ))
+                }
+            }
+            if !s0.is_null() {
+                ck("cuStreamSynchronize", sys::cuStreamSynchronize(s0))?;
+            } else {
+                ck("cuEventSynchronize", sys::cuEventSynchronize(ev[1]))?;
+            }
+        }
+        let host_s = t0.elapsed().as_secs_f64();
+        Ok(Timed {
+            host_s,
+            device_s: Some(self.elapsed(0, 1)?),
+            per_dir_s: None,
+        })
+    }
+
+    fn write_device(&mut self, i: usize, src: &[u8]) -> Result<(), DriverError> {
+        // SAFETY: device buffer i holds self.bytes ≥ src.len() bytes.
+        unsafe {
+            ck(
+                "cuMemcpyHtoD_v2",
+                sys::cuMemcpyHtoD_v2(self.dev[i], src.as_ptr() as *const c_void, src.len()),
+            )
+        }
+    }
+
+    fn read_device(&mut self, i: usize, dst: &mut [u8]) -> Result<(), DriverError> {
+        // SAFETY: as above.
+        unsafe {
+            ck(
+                "cuMemcpyDtoH_v2",
+                sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, self.dev[i], dst.len()),
+            )
+        }
+    }
+
+    /// For `mapped`: read what the caller wrote through the host pointer
+    /// back through its device alias (`cuMemHostGetDevicePointer`).
+    fn map_roundtrip(&mut self, out: &mut [u8]) -> Result<Option<()>, DriverError> {
+        if self.kind != HostKind::Mapped {
+            return Ok(None);
+        }
+        let n = self.bytes;
+        let p = self.host[0].ptr();
+        // SAFETY: p is a DEVICEMAP allocation of n bytes.
+        unsafe {
+            let mut d: CUdeviceptr = 0;
+            ck(
+                "cuMemHostGetDevicePointer_v2",
+                sys::cuMemHostGetDevicePointer_v2(&mut d, p as *mut c_void, 0),
+            )?;
+            ck(
+                "cuMemcpyDtoH_v2",
+                sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, d, n),
+            )?;
+        }
+        Ok(Some(()))
+    }
+}
+
+impl Drop for CuSession<'_> {
+    fn drop(&mut self) {
+        let host = std::mem::take(&mut self.host);
+        let dev = std::mem::take(&mut self.dev);
+        let events = std::mem::take(&mut self.events);
+        let _ = catch("cleanup", move || unsafe {
+            for e in events {
+                sys::cuEventDestroy_v2(e);
+            }
+            for d in dev {
+                sys::cuMemFree_v2(d);
+            }
+            for mut h in host {
+                match &mut h {
+                    CuHost::Alloc(p) => {
+                        sys::cuMemFreeHost(*p as *mut c_void);
+                    }
+                    CuHost::Registered(b) => {
+                        sys::cuMemHostUnregister(b.as_mut_ptr() as *mut c_void);
+                    }
+                    CuHost::Pageable(_) => {}
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_map_to_the_documented_flags() {
+        assert_eq!(host_flags(HostKind::Pinned), Some(1));
+        assert_eq!(host_flags(HostKind::PinnedWc), Some(1 | 4));
+        assert_eq!(host_flags(HostKind::Mapped), Some(1 | 2));
+        assert_eq!(host_flags(HostKind::Registered), Some(1));
+        assert_eq!(host_flags(HostKind::Pageable), None);
+    }
+}
