@@ -5,18 +5,32 @@
 # and on what else it is doing, so every cell alternates the two tools
 # ROUNDS times and compares best with best and median with median.
 #
-#   scripts/compare-peers.sh            # cache cells vs likwid-bench + L1 ceilings + suite times
+#   scripts/compare-peers.sh            # every section below
 #   ROUNDS=5 scripts/compare-peers.sh
 #   SECTIONS="cache ceilings" scripts/compare-peers.sh
 #
-# Needs: likwid (Debian package `likwid`), python3. Builds bwscope --release.
+# Sections: ceilings (L1 limits reached), cache (vs likwid-bench), times
+# (suite wall times), threads (2 threads vs likwid-bench), latency (L1
+# cycles, DRAM 4k vs 2M pages, random vs seq), memtype (thp vs regular,
+# first-use cost, break-even), net (vs iperf3 on loopback), transfer (vs
+# clpeak on an OpenCL device), reports (memcpy vs mbw). Each topic has its
+# own script, scripts/compare-peers-<topic>.sh, callable alone.
+#
+# Needs the Debian packages of the peers: likwid, iperf3, clpeak (+ an
+# OpenCL ICD such as pocl-opencl-icd), mbw; python3, jq. Builds bwscope
+# --release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 CPU=${CPU:-1}
-SECTIONS=${SECTIONS:-"ceilings cache times"}
+SECTIONS=${SECTIONS:-"ceilings cache times threads latency memtype net transfer reports"}
 cargo build --release -q
 BW=target/release/bwscope
+# Captured once: `cmd | grep -q` under pipefail fails when grep stops
+# reading early (SIGPIPE), which would silently drop cells.
+KERNELS_HERE=$("$BW" kernels)
+LIKWID_TESTS=$(likwid-bench -a 2>/dev/null || true)
+runs_here() { grep -q "^$1 .* yes\$" <<<"$KERNELS_HERE"; }
 
 stats() { # values... -> "best median"
   python3 -c 'import sys,statistics as s; v=[float(x) for x in sys.argv[1:]]; print(max(v), s.median(v))' "$@"
@@ -39,7 +53,7 @@ section_ceilings() {
   printf "measured core clock: %.3f GHz\n" "$(python3 -c "print($hz/1e9)")"
   for kb in "seq_read_256_avx2 64" "seq_copy_256_avx2 64" "seq_write_256_avx2 32" "seq_read_512_avx512f 64" "seq_write_512_avx512f 32"; do
     set -- $kb
-    "$BW" kernels "$1" 2>/dev/null | grep -q "yes" || { echo "$1: not supported here"; continue; }
+    runs_here "$1" || { echo "$1: not supported here"; continue; }
     read -r best med < <(bw_cell "$1" 16KiB)
     python3 -c "
 hz=$hz; bpc=$2; best=$best; med=$med; lim=bpc*hz/1e9
@@ -60,8 +74,8 @@ section_cache() {
   for size in $sizes; do
     for p in $pairs; do
       local t=${p%%:*} k=${p##*:}
-      "$BW" kernels "$k" 2>/dev/null | grep -q "yes" || continue
-      likwid-bench -a 2>/dev/null | grep -q "^$t " || continue
+      runs_here "$k" || continue
+      grep -q "^$t " <<<"$LIKWID_TESTS" || continue
       local bb=() bm=() lk=()
       for _ in $(seq "$ROUNDS"); do
         read -r b m < <(bw_cell "$k" "${size}B")
@@ -85,6 +99,13 @@ section_times() {
   t0=$(date +%s.%N); "$BW" cache >/dev/null 2>&1; t1=$(date +%s.%N)
   python3 -c "print(f'bwscope cache (full default sweep): {$t1-$t0:.1f} s (target <= 120 s)')"
 }
+
+section_threads() { BWSCOPE=$BW scripts/compare-peers-threads.sh "$BW"; }
+section_latency() { BWSCOPE=$BW scripts/compare-peers-latency.sh; }
+section_memtype() { BWSCOPE=$BW scripts/compare-peers-memtype.sh; }
+section_net() { BWSCOPE=$BW scripts/compare-peers-net.sh; }
+section_transfer() { BWSCOPE=$BW scripts/compare-peers-transfer.sh; }
+section_reports() { scripts/compare-peers-reports.sh "$BW"; }
 
 for s in $SECTIONS; do
   "section_$s"

@@ -273,7 +273,7 @@ pub fn run(
     }
     let max = *plan.sizes.iter().max().expect("sizes");
     // Room for a copy's second stream offset (see team::dst_offset).
-    let buffer = max as usize + 4096;
+    let buffer = max as usize + crate::measure::team::BUFFER_SLACK;
     if plan.first_use && super::first_use::run(plan, host, sink, stop)? {
         return Ok(true);
     }

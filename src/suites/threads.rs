@@ -300,7 +300,7 @@ fn per_thread(total: u64, threads: usize) -> usize {
 pub const SKEW_LIMIT: f64 = 0.01;
 
 /// Slack per thread for a copy's second stream offset.
-const SLACK: usize = 8192;
+const SLACK: usize = crate::measure::team::BUFFER_SLACK;
 
 /// Measure `kernel` with worker `i` working on `bases[i]` (a chunk of the
 /// shared buffer) instead of its own buffer. Same protocol as

@@ -1,6 +1,7 @@
 //! Background load and the loaded-latency curve.
 
 use super::*;
+use crate::measure::team::BUFFER_SLACK;
 
 use super::cell::*;
 
@@ -28,7 +29,7 @@ pub(super) fn run_load(
     let mem = plan.memory_nodes[0];
     let page = page_kind(plan);
     let probe_node = node_of(host, *probe_cpu);
-    numa::check_node_room(mem, (ws as u64 + 8192) * (cpus.len() as u64 + 1))
+    numa::check_node_room(mem, (ws + BUFFER_SLACK) as u64 * (cpus.len() as u64 + 1))
         .map_err(|m| UserError::flag("--size", m))?;
     let mut load_team = Some(
         Team::spawn_bound(cpus, ws, page, Some(&vec![mem; cpus.len()])).map_err(|e| {
@@ -38,8 +39,8 @@ pub(super) fn run_load(
             )
         })?,
     );
-    let probe_team =
-        Team::spawn_bound(&[*probe_cpu], ws + 8192, page, Some(&[mem])).map_err(|e| {
+    let probe_team = Team::spawn_bound(&[*probe_cpu], ws + BUFFER_SLACK, page, Some(&[mem]))
+        .map_err(|e| {
             UserError::flag(
                 "--memory-nodes",
                 format!("cannot place the probe's memory on node {}: {}", mem, e),

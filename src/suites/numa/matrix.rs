@@ -1,6 +1,7 @@
 //! The cpu-node × memory-node matrix: bandwidth per mix and chase latency.
 
 use super::*;
+use crate::measure::team::BUFFER_SLACK;
 
 use super::cell::*;
 
@@ -39,7 +40,7 @@ pub(super) fn run_matrix(
             bar.set_message(format!("cpu node {} × memory node {}", cpu_node, mem));
             let migrated_before = numa::pages_migrated();
             let intended = vec![mem; cpus.len()];
-            let need = (ws as u64 + 8192) * cpus.len() as u64;
+            let need = (ws + BUFFER_SLACK) as u64 * cpus.len() as u64;
             if let Err(reason) = numa::check_node_room(mem, need) {
                 for (name, _) in &sets {
                     sink.push(skipped_cell(name, *cpu_node, mem, reason.clone()))?;
@@ -47,7 +48,7 @@ pub(super) fn run_matrix(
                 bar.inc(1);
                 continue;
             }
-            let team = match Team::spawn_bound(cpus, ws + 8192, page, Some(&intended)) {
+            let team = match Team::spawn_bound(cpus, ws + BUFFER_SLACK, page, Some(&intended)) {
                 Ok(t) => t,
                 Err(e) => {
                     let reason = format!("cannot place memory on node {}: {}", mem, e);

@@ -2,6 +2,7 @@
 //! readers, on node 0 with memory local/local vs local/remote.
 
 use super::*;
+use crate::measure::team::BUFFER_SLACK;
 
 use super::cell::*;
 
@@ -44,8 +45,9 @@ pub(super) fn run_pair(
         let mut local_median: Option<f64> = None;
         for nodes in cases {
             let label = format!("{}/{}", nodes[0], nodes[1]);
-            let per_node =
-                |n: u32| nodes.iter().filter(|&&x| x == n).count() as u64 * (ws as u64 + 8192);
+            let per_node = |n: u32| {
+                nodes.iter().filter(|&&x| x == n).count() as u64 * (ws + BUFFER_SLACK) as u64
+            };
             if let Some(reason) = nodes
                 .iter()
                 .find_map(|&n| numa::check_node_room(n, per_node(n)).err())
@@ -55,8 +57,12 @@ pub(super) fn run_pair(
                 sink.push(r)?;
                 continue;
             }
-            let team = match Team::spawn_bound(&pair_cpus, ws + 8192, page_kind(plan), Some(&nodes))
-            {
+            let team = match Team::spawn_bound(
+                &pair_cpus,
+                ws + BUFFER_SLACK,
+                page_kind(plan),
+                Some(&nodes),
+            ) {
                 Ok(t) => t,
                 Err(e) => {
                     refusals.first.get_or_insert(e.to_string());
