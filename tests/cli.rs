@@ -314,3 +314,67 @@ fn streaming_suites_refuse_random_order_kernels() {
     );
     fails_with(&["memtype", "--kernel", "rand_copy_64_scalar"], "--kernel");
 }
+
+#[test]
+fn writing_to_dev_null_keeps_it_a_device() {
+    // Regression: the atomic writer renamed its temp file over the target,
+    // which replaced /dev/null with a regular file.
+    use std::os::unix::fs::FileTypeExt;
+    bw().args([
+        "cache",
+        "--kernel",
+        "seq_read_64_scalar",
+        "--sizes",
+        "16KiB",
+    ])
+    .args([
+        "--samples",
+        "2",
+        "--min-sample-ms",
+        "1",
+        "--json",
+        "/dev/null",
+        "--csv",
+        "/dev/null",
+    ])
+    .assert()
+    .success();
+    let m = std::fs::metadata("/dev/null").unwrap();
+    assert!(
+        m.file_type().is_char_device(),
+        "/dev/null is no longer a device"
+    );
+    assert!(!std::path::Path::new("/dev/null.partial").exists());
+}
+
+#[test]
+fn json_through_a_symlink_replaces_the_target_not_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("real.json");
+    let link = dir.path().join("link.json");
+    std::fs::write(&target, b"old").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    bw().args([
+        "cache",
+        "--kernel",
+        "seq_read_64_scalar",
+        "--sizes",
+        "16KiB",
+    ])
+    .args([
+        "--samples",
+        "2",
+        "--min-sample-ms",
+        "1",
+        "--json",
+        link.to_str().unwrap(),
+    ])
+    .assert()
+    .success();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(v["records"].as_array().unwrap().len(), 1);
+}

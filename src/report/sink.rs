@@ -53,7 +53,26 @@ fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
 
 /// Write `bytes` to `path` atomically (temp file in the same directory,
 /// then rename), so a reader never sees half a file.
+///
+/// Only regular files are replaced: renaming over `/dev/null`, a FIFO or
+/// any other special file would swap the device node for a plain file
+/// (`bwscope report run.json -o /dev/null` once turned this machine's
+/// /dev/null into one), so those are written in place. A symlink is
+/// followed and its target replaced, keeping the link.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), UserError> {
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            resolved = std::fs::canonicalize(path).map_err(|e| unwritable(path, e))?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
+    if let Ok(m) = std::fs::metadata(path) {
+        if !m.is_file() {
+            return std::fs::write(path, bytes).map_err(|e| unwritable(path, e));
+        }
+    }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".partial");
     let tmp = PathBuf::from(tmp);
