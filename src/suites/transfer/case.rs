@@ -5,7 +5,11 @@ use super::*;
 
 /// The verification seed of one (kind, size, direction) case.
 pub(super) fn seed(ki: usize, size: u64, dir: Direction) -> u64 {
-    ((ki as u64 + 1) * 0x9e37_79b9_7f4a_7c15) ^ size.rotate_left(17) ^ dir as u64
+    (ki as u64)
+        .wrapping_add(1)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ size.rotate_left(17)
+        ^ dir as u64
 }
 
 /// Fill `buf` with the pseudo-random pattern of `seed` (its bitwise
