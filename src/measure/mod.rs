@@ -76,13 +76,35 @@ pub fn measure_case(
     opts: &SampleOpts,
     stop: &AtomicBool,
 ) -> Result<Option<Measured>, Interrupted> {
+    measure_case_from(team, kernel, ws, opts, stop, 1)
+}
+
+/// Repetitions to start calibrating from at `ws`, given that `prev_reps`
+/// passes over `prev_ws` bytes lasted at least a sample: the same bytes per
+/// sample. Bandwidth only falls as the working set grows, so in a sweep of
+/// rising sizes the first calibration call already lasts long enough and
+/// doubles as the warm-up (a full sweep spent ~15 % of its time climbing
+/// from one repetition at every point).
+pub fn reps_hint(prev_reps: u64, prev_ws: usize, ws: usize) -> u64 {
+    ((prev_reps as u128 * prev_ws as u128) / ws.max(1) as u128).clamp(1, 1 << 40) as u64
+}
+
+/// [`measure_case`], calibrating from `start_reps` instead of one pass.
+pub fn measure_case_from(
+    team: &Team,
+    kernel: &'static Kernel,
+    ws: usize,
+    opts: &SampleOpts,
+    stop: &AtomicBool,
+    start_reps: u64,
+) -> Result<Option<Measured>, Interrupted> {
     let Some(pass) = kernel.pass_bytes(ws) else {
         return Ok(None);
     };
     let mut job = Job {
         kernel,
         stream_len: pass.stream_len,
-        reps: 1,
+        reps: start_reps.max(1),
         pattern: 0x5a5a_1234_9876_a5a5,
         index: crate::kernels::perm::index_for(kernel, pass.stream_len, team.threads()),
     };
@@ -95,6 +117,13 @@ pub fn measure_case(
         }
         let (secs, _) = aggregate(&team.run(&job));
         if secs >= min || job.reps >= 1 << 40 {
+            // A call that overshot (a hinted start, or bandwidth that fell)
+            // is trimmed back to ~min: its duration is long enough to
+            // scale from, and longer samples only cost time.
+            if secs > 1.3 * min && job.reps > 1 {
+                let scaled = (job.reps as f64 * min * 1.05 / secs).ceil() as u64;
+                job.reps = scaled.clamp(1, job.reps);
+            }
             break;
         }
         let factor = if secs > 0.0 {
@@ -150,4 +179,14 @@ pub fn gbps(samples: &[Sample]) -> Vec<f64> {
         .iter()
         .map(|s| s.bytes as f64 / s.seconds / 1e9)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reps_hint_keeps_bytes_per_sample() {
+        assert_eq!(super::reps_hint(1000, 1024, 2048), 500);
+        assert_eq!(super::reps_hint(3, 1024, 1 << 30), 1);
+        assert_eq!(super::reps_hint(u64::MAX, usize::MAX, 1), 1 << 40);
+    }
 }

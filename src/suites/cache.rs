@@ -56,20 +56,35 @@ pub fn default_top(host: &Host) -> u64 {
     llc4.next_power_of_two().max(256 << 20)
 }
 
-/// Default sweep: 1, 2 and 4 KiB (deep inside any L1), then three points
-/// per octave (2^(1/3) steps) from 8 KiB to `default_top`, each rounded to
-/// a whole KiB so every kernel's granule divides it and all kernels share
-/// rows. Three per octave puts at least two points inside every cache
-/// level and one within 26 % of each boundary, while ~50 sizes × ~30
-/// kernels × 8 samples of 10 ms keep the full sweep under two minutes.
+/// Default sweep: one point per octave from 1 KiB to `default_top`, plus
+/// quarter-octave steps within one octave either side of every cache size,
+/// where the curves bend. Each size is rounded to a whole KiB so every
+/// kernel's granule divides it and all kernels share rows. ~37 sizes × ~30
+/// kernels × 8 calls of ≥ 10 ms keep the full sweep under two minutes; a
+/// uniform three points per octave (49 sizes) took 140 s.
 pub fn default_sizes(host: &Host) -> Vec<u64> {
     let top = default_top(host);
-    let mut v: Vec<u64> = vec![1 << 10, 2 << 10, 4 << 10];
-    v.extend(
-        units::geometric(8 << 10, top, 2f64.powf(1.0 / 3.0))
-            .into_iter()
-            .map(|s| ((s + 512) / 1024).max(1) * 1024),
-    );
+    let mut v: Vec<u64> = units::geometric(1 << 10, top, 2.0);
+    let mut edges: Vec<u64> = host
+        .caches
+        .iter()
+        .filter(|c| c.kind != "instruction")
+        .map(|c| c.size_bytes)
+        .collect();
+    edges.dedup();
+    for e in edges {
+        for k in -4i32..=4 {
+            let s = (e as f64 * 2f64.powf(k as f64 / 4.0)).round() as u64;
+            if (1 << 10..=top).contains(&s) {
+                v.push(s);
+            }
+        }
+    }
+    let mut v: Vec<u64> = v
+        .into_iter()
+        .map(|s| ((s + 512) / 1024).max(1) * 1024)
+        .collect();
+    v.sort_unstable();
     v.dedup();
     v
 }
@@ -305,6 +320,9 @@ pub fn run(
     let opts = plan.sample_opts();
     let total = (plan.sizes.len() * runnable.len()) as u64;
     let bar = crate::report::progress::bar(total, sink.stdout_taken());
+    // Per kernel: (reps, working set) of its last point, to start the next
+    // point's calibration near its answer (see measure::reps_hint).
+    let mut hints: std::collections::HashMap<&str, (u64, usize)> = Default::default();
     for (si, &size) in plan.sizes.iter().enumerate() {
         for i in 0..team.threads() {
             let len = (size as usize + 4096).min(buffer);
@@ -312,7 +330,10 @@ pub fn run(
         }
         for &k in &runnable {
             bar.set_message(format!("{} {}", k.name, units::format_bytes(size)));
-            match measure::measure_case(&team, k, size as usize, &opts, stop) {
+            let start = hints
+                .get(k.name)
+                .map_or(1, |&(reps, ws)| measure::reps_hint(reps, ws, size as usize));
+            match measure::measure_case_from(&team, k, size as usize, &opts, stop, start) {
                 Err(measure::Interrupted) => {
                     bar.finish_and_clear();
                     return Ok(true);
@@ -327,6 +348,7 @@ pub fn run(
                     ),
                 ))?,
                 Ok(Some(m)) => {
+                    hints.insert(k.name, (m.reps, size as usize));
                     let mut r = super::bandwidth_record("cache", k, &m, host, &plan.cpus);
                     r.memory = mem.clone();
                     sink.push(r)?;
