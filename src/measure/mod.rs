@@ -157,11 +157,7 @@ pub fn measure_case_from(
         }
         checksums = ts.iter().map(|t| t.checksum).collect();
     }
-    let after = noise::snapshot();
-    let noise = match (before, after) {
-        (Some(a), Some(b)) => Some(noise::between(&a, &b)),
-        _ => None,
-    };
+    let noise = noise::since(before);
     Ok(Some(Measured {
         pass,
         reps: job.reps,

@@ -71,6 +71,11 @@ pub fn between(a: &Snapshot, b: &Snapshot) -> Noise {
     }
 }
 
+/// Noise from `before` until now; `None` when either snapshot failed.
+pub fn since(before: Option<Snapshot>) -> Option<Noise> {
+    Some(between(&before?, &snapshot()?))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

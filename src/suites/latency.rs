@@ -478,10 +478,7 @@ pub fn measure_case(
         });
         ns.push(secs * 1e9 / hops as f64);
     }
-    let noise = match (before, noise::snapshot()) {
-        (Some(a), Some(b)) => Some(noise::between(&a, &b)),
-        _ => None,
-    };
+    let noise = noise::since(before);
     let lat = stats::summarize(&ns, false);
     let cycles = host.clock_hz.and_then(|hz| {
         let c: Vec<f64> = ns.iter().map(|n| n * hz / 1e9).collect();

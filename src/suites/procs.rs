@@ -346,10 +346,7 @@ impl ProcTeam {
             }
             checksums = t.iter().map(|x| x.2).collect();
         }
-        let noise = match (before, noise::snapshot()) {
-            (Some(a), Some(b)) => Some(noise::between(&a, &b)),
-            _ => None,
-        };
+        let noise = noise::since(before);
         Ok(Some(Measured {
             pass,
             reps,

@@ -96,10 +96,7 @@ pub fn measure_kernel(
             bytes,
         });
     }
-    let noise = match (before, noise::snapshot()) {
-        (Some(a), Some(b)) => Some(noise::between(&a, &b)),
-        _ => None,
-    };
+    let noise = noise::since(before);
     let rates = crate::measure::gbps(&samples);
     let g = stats::summarize(&rates, true);
     let per_instr = (k.width_bits / 8).max(1) as u64;

@@ -384,10 +384,7 @@ fn measure_shared(
         }
         checksums = ts.iter().map(|t| t.checksum).collect();
     }
-    let noise = match (before, noise::snapshot()) {
-        (Some(a), Some(b)) => Some(noise::between(&a, &b)),
-        _ => None,
-    };
+    let noise = noise::since(before);
     Ok(Some(Measured {
         pass,
         reps,

@@ -77,10 +77,7 @@ pub(super) fn measure_mix(
         }
         rw = (runs[0].bytes_read / reps, runs[0].bytes_written / reps);
     }
-    let noise = match (before, noise::snapshot()) {
-        (Some(a), Some(b)) => Some(noise::between(&a, &b)),
-        _ => None,
-    };
+    let noise = noise::since(before);
     Some(MixMeasured {
         samples,
         per_thread_best,
