@@ -9,8 +9,8 @@ use crate::cli::{
 };
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::kernels;
-use crate::platform::{topology, Host};
-use crate::report::model::{Run, Units};
+use crate::model::Host;
+use crate::model::{Run, Units};
 use crate::report::sink::{self, Sink};
 use crate::report::table;
 use crate::suites;
@@ -112,7 +112,7 @@ pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
 }
 
 fn info(a: &InfoArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = Host::detect(!a.no_clock);
+    let host = crate::platform::detect_host(!a.no_clock);
     if let Some(p) = &out.json {
         let mut bytes = serde_json::to_vec_pretty(&host)?;
         bytes.push(b'\n');
@@ -139,14 +139,14 @@ pub fn render_info(h: &Host) -> String {
         "cpus       {} logical, {} physical cores, allowed {}",
         h.cpus.len(),
         h.physical_cores,
-        topology::format_cpu_list(&h.allowed_cpus)
+        crate::util::cpulist::format_cpu_list(&h.allowed_cpus)
     );
     for c in &h.cpus {
         if c.siblings.len() > 1 && c.siblings[0] == c.id {
             let _ = writeln!(
                 s,
                 "           SMT siblings {}",
-                topology::format_cpu_list(&c.siblings)
+                crate::util::cpulist::format_cpu_list(&c.siblings)
             );
         }
     }
@@ -159,7 +159,7 @@ pub fn render_info(h: &Host) -> String {
             c.kind,
             format_bytes(c.size_bytes),
             c.line_bytes,
-            topology::format_cpu_list(&c.shared_cpus),
+            crate::util::cpulist::format_cpu_list(&c.shared_cpus),
             c.source
         );
     }
@@ -169,7 +169,7 @@ pub fn render_info(h: &Host) -> String {
             s,
             "  node {}   cpus {:<8} memory {:>10}  distances {:?}",
             n.id,
-            topology::format_cpu_list(&n.cpus),
+            crate::util::cpulist::format_cpu_list(&n.cpus),
             n.memory_bytes.map_or("?".into(), format_bytes),
             n.distances
         );
@@ -242,7 +242,7 @@ pub fn render_info(h: &Host) -> String {
 }
 
 fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let f = crate::platform::Features::detect();
+    let f = crate::platform::cpu::detect_features();
     let selected: Vec<&kernels::Kernel> = match &a.filter {
         Some(spec) => kernels::select(spec).map_err(|m| UserError::flag("PREFIX", m))?,
         None => kernels::registry().iter().collect(),
@@ -337,7 +337,7 @@ pub fn start_run(
 }
 
 fn cache(a: &CacheArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = Host::detect(true);
+    let host = crate::platform::detect_host(true);
     let plan = suites::cache::plan(a, &host)?;
     let mut sink = start_run("cache", serde_json::to_value(&plan)?, out, host.clone())?;
     let stop = crate::util::signal::install();
@@ -355,7 +355,7 @@ fn cache(a: &CacheArgs, out: &OutputArgs) -> anyhow::Result<u8> {
 }
 
 fn memtype(a: &MemtypeArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = Host::detect(true);
+    let host = crate::platform::detect_host(true);
     let plan = suites::memtype::plan(a, &host)?;
     let mut sink = start_run("memtype", serde_json::to_value(&plan)?, out, host.clone())?;
     let stop = crate::util::signal::install();

@@ -11,6 +11,7 @@ pub mod error;
 pub mod kernels;
 pub mod measure;
 pub mod memory;
+pub mod model;
 pub mod net;
 pub mod platform;
 pub mod report;

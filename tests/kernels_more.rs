@@ -6,7 +6,6 @@
 
 use bwscope::kernels::{perm, registry, Kernel, KernelArgs, Op, Pattern};
 use bwscope::memory::{Buffer, PageKind};
-use bwscope::platform::Features;
 
 const GUARD: usize = 4096;
 
@@ -72,7 +71,7 @@ fn expected_read(k: &Kernel, bytes: &[u8], reps: u64) -> u64 {
 }
 
 fn here(k: &Kernel) -> bool {
-    let ok = k.supported(&Features::detect());
+    let ok = k.supported(&bwscope::platform::cpu::detect_features());
     if !ok {
         eprintln!("skipping {}: needs {}", k.name, k.isa.name());
     }

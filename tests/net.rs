@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use bwscope::model::Status;
 use bwscope::net::client::{self, ClientError, Peer};
 use bwscope::net::protocol::{self, Direction, Frame, Mode, Setup};
 use bwscope::net::server::{Server, ServerConfig};
 use bwscope::net::{read_frame, write_frame};
-use bwscope::report::model::Status;
 
 /// A transponder on an ephemeral loopback port, stopped on drop.
 struct TestServer {

@@ -22,7 +22,7 @@ pub mod x86_string;
 
 use serde::{Deserialize, Serialize};
 
-use crate::platform::Features;
+use crate::model::Features;
 
 /// Arguments of one kernel call: `reps` passes over `len` bytes per stream.
 ///

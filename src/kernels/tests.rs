@@ -6,7 +6,6 @@
 
 use super::{registry, Kernel, KernelArgs, Op};
 use crate::memory::{Buffer, PageKind};
-use crate::platform::Features;
 use crate::util::rng::XorShift64;
 
 const GUARD: usize = 4096;
@@ -124,7 +123,7 @@ fn check_kernel(k: &'static Kernel) {
 
 #[test]
 fn every_kernel_moves_exactly_its_bytes() {
-    let f = Features::detect();
+    let f = crate::platform::cpu::detect_features();
     let mut ran = 0;
     // Sequential, rep and libc kernels; random, string, chase and register
     // kernels have their own checks in tests/kernels_more.rs.

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::kernels::{Kernel, PassBytes};
-use crate::report::model::{Noise, Sample};
+use crate::model::{Noise, Sample};
 use team::{Job, Team, ThreadTiming};
 
 /// How to sample.

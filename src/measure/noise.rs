@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use crate::report::model::Noise;
+use crate::model::Noise;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Snapshot {

@@ -5,7 +5,7 @@
 //! ever slows a sample down), the median what a user typically gets; their
 //! ratio says how noisy the run was. CV = population stddev / mean.
 
-use crate::report::model::Stats;
+use crate::model::Stats;
 
 /// Statistics of `values`, where larger is better (`higher_is_better`) for
 /// rates and smaller for latencies; `best` follows that direction.

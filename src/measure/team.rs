@@ -16,7 +16,7 @@ use std::time::Instant;
 use crate::error::UserError;
 use crate::kernels::{Kernel, KernelArgs, Op};
 use crate::memory::{Buffer, PageKind};
-use crate::report::model::MemoryInfo;
+use crate::model::MemoryInfo;
 
 /// A sense-counting spin barrier. Spinning (not a futex) keeps the wake-up
 /// skew between threads in the sub-microsecond range; after a long spin it

@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 
 use crate::error::UserError;
 use crate::memory::{smaps, PageKind};
-use crate::report::model::MemoryInfo;
+use crate::model::MemoryInfo;
 
 /// 2 MiB: the x86-64 huge page size, so a THP buffer starts on a huge page.
 pub const ALIGN: usize = 2 << 20;

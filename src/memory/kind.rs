@@ -7,7 +7,7 @@
 //! [`verify`] checks `/proc/self/smaps` for what the kernel really gave.
 
 use crate::memory::PageKind;
-use crate::report::model::MemoryInfo;
+use crate::model::MemoryInfo;
 use crate::util::units::format_bytes;
 
 fn read(p: &str) -> Option<String> {

@@ -3,111 +3,59 @@
 use raw_cpuid::{CacheType, CpuId};
 use serde::{Deserialize, Serialize};
 
-/// The ISA features that matter for moving bytes.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Features {
-    pub sse2: bool,
-    pub sse4_1: bool,
-    pub avx: bool,
-    pub avx2: bool,
-    pub avx512f: bool,
-    pub avx512bw: bool,
-    /// Enhanced REP MOVSB/STOSB.
-    pub erms: bool,
-    /// Fast short REP MOVSB.
-    pub fsrm: bool,
-    pub movdiri: bool,
-    pub movdir64b: bool,
-    pub clflushopt: bool,
-    pub clwb: bool,
-    pub invariant_tsc: bool,
-}
+use crate::model::{CpuIdent, Features};
 
-impl Features {
-    /// Detect, then hide the features named in `BWSCOPE_DISABLE_ISA`
-    /// (comma-separated, e.g. `avx512f,avx2`). That lets a user compare
-    /// narrower code paths and lets tests exercise the `skipped` path on a
-    /// CPU that has everything.
-    pub fn detect() -> Features {
-        let mut f = Features::detect_raw();
-        if let Ok(list) = std::env::var("BWSCOPE_DISABLE_ISA") {
-            for name in list.split(',').map(str::trim) {
-                match name {
-                    "sse2" => f.sse2 = false,
-                    "avx" => f.avx = false,
-                    "avx2" => f.avx2 = false,
-                    "avx512f" => f.avx512f = false,
-                    "avx512bw" => f.avx512bw = false,
-                    "erms" => f.erms = false,
-                    "fsrm" => f.fsrm = false,
-                    _ => {}
-                }
+/// Detect, then hide the features named in `BWSCOPE_DISABLE_ISA`
+/// (comma-separated, e.g. `avx512f,avx2`). That lets a user compare
+/// narrower code paths and lets tests exercise the `skipped` path on a
+/// CPU that has everything.
+pub fn detect_features() -> Features {
+    let mut f = detect_raw();
+    if let Ok(list) = std::env::var("BWSCOPE_DISABLE_ISA") {
+        for name in list.split(',').map(str::trim) {
+            match name {
+                "sse2" => f.sse2 = false,
+                "avx" => f.avx = false,
+                "avx2" => f.avx2 = false,
+                "avx512f" => f.avx512f = false,
+                "avx512bw" => f.avx512bw = false,
+                "erms" => f.erms = false,
+                "fsrm" => f.fsrm = false,
+                _ => {}
             }
         }
-        f
     }
-
-    fn detect_raw() -> Features {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let c = CpuId::new();
-            let ext = c.get_extended_feature_info();
-            let apm = c.get_advanced_power_mgmt_info();
-            // raw-cpuid 11 does not expose FSRM (leaf 7 EDX bit 4) or
-            // MOVDIR64B (leaf 7 ECX bit 28): read the leaf directly.
-            // (safe since Rust 1.87: cpuid exists on every x86_64)
-            let l7 = core::arch::x86_64::__cpuid_count(7, 0);
-            Features {
-                sse2: std::is_x86_feature_detected!("sse2"),
-                sse4_1: std::is_x86_feature_detected!("sse4.1"),
-                avx: std::is_x86_feature_detected!("avx"),
-                avx2: std::is_x86_feature_detected!("avx2"),
-                avx512f: std::is_x86_feature_detected!("avx512f"),
-                avx512bw: std::is_x86_feature_detected!("avx512bw"),
-                erms: ext.as_ref().is_some_and(|e| e.has_rep_movsb_stosb()),
-                fsrm: l7.edx & (1 << 4) != 0,
-                movdiri: l7.ecx & (1 << 27) != 0,
-                movdir64b: l7.ecx & (1 << 28) != 0,
-                clflushopt: ext.as_ref().is_some_and(|e| e.has_clflushopt()),
-                clwb: ext.as_ref().is_some_and(|e| e.has_clwb()),
-                invariant_tsc: apm.is_some_and(|a| a.has_invariant_tsc()),
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        Features::default()
-    }
-
-    /// Names of the features present, for display.
-    pub fn present(&self) -> Vec<&'static str> {
-        let all = [
-            ("sse2", self.sse2),
-            ("sse4.1", self.sse4_1),
-            ("avx", self.avx),
-            ("avx2", self.avx2),
-            ("avx512f", self.avx512f),
-            ("avx512bw", self.avx512bw),
-            ("erms", self.erms),
-            ("fsrm", self.fsrm),
-            ("movdiri", self.movdiri),
-            ("movdir64b", self.movdir64b),
-            ("clflushopt", self.clflushopt),
-            ("clwb", self.clwb),
-            ("invariant_tsc", self.invariant_tsc),
-        ];
-        all.iter().filter(|(_, b)| *b).map(|(n, _)| *n).collect()
-    }
+    f
 }
 
-/// CPU identity.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct CpuIdent {
-    pub vendor: String,
-    pub model_name: String,
-    pub family: u32,
-    pub model: u32,
-    pub stepping: u32,
-    /// Hypervisor named by CPUID leaf 0x4000_0000, if any.
-    pub hypervisor: Option<String>,
+fn detect_raw() -> Features {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let c = CpuId::new();
+        let ext = c.get_extended_feature_info();
+        let apm = c.get_advanced_power_mgmt_info();
+        // raw-cpuid 11 does not expose FSRM (leaf 7 EDX bit 4) or
+        // MOVDIR64B (leaf 7 ECX bit 28): read the leaf directly.
+        // (safe since Rust 1.87: cpuid exists on every x86_64)
+        let l7 = core::arch::x86_64::__cpuid_count(7, 0);
+        Features {
+            sse2: std::is_x86_feature_detected!("sse2"),
+            sse4_1: std::is_x86_feature_detected!("sse4.1"),
+            avx: std::is_x86_feature_detected!("avx"),
+            avx2: std::is_x86_feature_detected!("avx2"),
+            avx512f: std::is_x86_feature_detected!("avx512f"),
+            avx512bw: std::is_x86_feature_detected!("avx512bw"),
+            erms: ext.as_ref().is_some_and(|e| e.has_rep_movsb_stosb()),
+            fsrm: l7.edx & (1 << 4) != 0,
+            movdiri: l7.ecx & (1 << 27) != 0,
+            movdir64b: l7.ecx & (1 << 28) != 0,
+            clflushopt: ext.as_ref().is_some_and(|e| e.has_clflushopt()),
+            clwb: ext.as_ref().is_some_and(|e| e.has_clwb()),
+            invariant_tsc: apm.is_some_and(|a| a.has_invariant_tsc()),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    Features::default()
 }
 
 pub fn ident() -> CpuIdent {

@@ -2,28 +2,9 @@
 //! NUMA balancing. Everything is read from /proc and /sys; what cannot be
 //! read is `null`.
 
-use serde::{Deserialize, Serialize};
 use std::fs;
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Environment {
-    pub hostname: Option<String>,
-    pub kernel: Option<String>,
-    pub mem_total_bytes: Option<u64>,
-    pub mem_available_bytes: Option<u64>,
-    /// The selected mode of /sys/kernel/mm/transparent_hugepage/enabled.
-    pub thp_enabled: Option<String>,
-    pub thp_defrag: Option<String>,
-    /// vm.nr_hugepages (2 MiB pages reserved).
-    pub hugepages_2m_reserved: Option<u64>,
-    pub clocksource: Option<String>,
-    /// kernel.numa_balancing (0 off, 1 on, 2 tiering).
-    pub numa_balancing: Option<u32>,
-    /// The cpufreq governor of cpu0, where cpufreq exists.
-    pub governor: Option<String>,
-    /// rustc target features the binary was built with.
-    pub build_target_features: Vec<String>,
-}
+use crate::model::Environment;
 
 fn read(p: &str) -> Option<String> {
     fs::read_to_string(p).ok().map(|s| s.trim().to_string())
@@ -46,8 +27,9 @@ pub fn meminfo(key: &str) -> Option<u64> {
         .map(|kb| kb * 1024)
 }
 
-impl Environment {
-    pub fn detect() -> Environment {
+/// Read the environment from /proc and /sys.
+pub fn detect() -> Environment {
+    {
         let uname = {
             // SAFETY: utsname is plain data filled by uname(2).
             let mut u: libc::utsname = unsafe { std::mem::zeroed() };

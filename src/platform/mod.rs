@@ -6,107 +6,37 @@ pub mod cpu;
 pub mod env;
 pub mod topology;
 
-use serde::{Deserialize, Serialize};
+use crate::model::{Ceiling, Host};
 
-pub use cpu::Features;
-pub use topology::{Cache, Cpu, Node};
-
-/// Everything `bwscope info` shows; stored as `host` in every run.
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
-pub struct Host {
-    pub cpu: cpu::CpuIdent,
-    pub features: Features,
-    pub caches: Vec<Cache>,
-    pub cpus: Vec<Cpu>,
-    /// Cpus this process may run on.
-    pub allowed_cpus: Vec<u32>,
-    pub physical_cores: usize,
-    pub nodes: Vec<Node>,
-    pub env: env::Environment,
-    /// Measured core clock (dependent-add chain), Hz; null if not measured.
-    pub clock_hz: Option<f64>,
-    /// Per-core L1 ceilings at the measured clock, GB/s.
-    pub ceilings: Vec<Ceiling>,
-}
-
-/// An upper bound on one op at one width for one core, from the core's
-/// loads/stores per cycle and the measured clock.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Ceiling {
-    pub op: String,
-    pub width_bits: u32,
-    pub bytes_per_cycle: f64,
-    pub gbps: f64,
-}
-
-impl Host {
-    /// Detect the machine. Measuring the clock takes ~0.2 s.
-    pub fn detect(measure_clock: bool) -> Host {
-        let ident = cpu::ident();
-        let features = Features::detect();
-        let nodes = topology::nodes();
-        let cpus = topology::cpus(&nodes);
-        let allowed = topology::allowed_cpus();
-        let first = allowed.first().copied().unwrap_or(0);
-        let caches = topology::merge_caches(&cpu::cpuid_caches(), &topology::sysfs_caches(first));
-        let mut cores: Vec<(u32, u32)> = cpus.iter().map(|c| (c.package, c.core)).collect();
-        cores.sort_unstable();
-        cores.dedup();
-        let clock_hz = measure_clock.then(|| clock::measure(1000).best_hz);
-        let mut host = Host {
-            cpu: ident,
-            features,
-            caches,
-            physical_cores: cores.len().max(1),
-            cpus,
-            allowed_cpus: allowed,
-            nodes,
-            env: env::Environment::detect(),
-            clock_hz,
-            ceilings: Vec::new(),
-        };
-        if let Some(hz) = clock_hz {
-            host.ceilings = ceilings(&host, hz);
-        }
-        host
+/// Detect the machine. Measuring the clock takes ~0.2 s.
+pub fn detect_host(measure_clock: bool) -> Host {
+    let ident = cpu::ident();
+    let features = cpu::detect_features();
+    let nodes = topology::nodes();
+    let cpus = topology::cpus(&nodes);
+    let allowed = topology::allowed_cpus();
+    let first = allowed.first().copied().unwrap_or(0);
+    let caches = topology::merge_caches(&cpu::cpuid_caches(), &topology::sysfs_caches(first));
+    let mut cores: Vec<(u32, u32)> = cpus.iter().map(|c| (c.package, c.core)).collect();
+    cores.sort_unstable();
+    cores.dedup();
+    let clock_hz = measure_clock.then(|| clock::measure(1000).best_hz);
+    let mut host = Host {
+        cpu: ident,
+        features,
+        caches,
+        physical_cores: cores.len().max(1),
+        cpus,
+        allowed_cpus: allowed,
+        nodes,
+        env: env::detect(),
+        clock_hz,
+        ceilings: Vec::new(),
+    };
+    if let Some(hz) = clock_hz {
+        host.ceilings = ceilings(&host, hz);
     }
-
-    /// Size of the data/unified cache at `level`, bytes.
-    pub fn cache_size(&self, level: u8) -> Option<u64> {
-        self.caches
-            .iter()
-            .find(|c| c.level == level && c.kind != "instruction")
-            .map(|c| c.size_bytes)
-    }
-
-    /// The last-level cache size (the largest level present).
-    pub fn llc_size(&self) -> Option<u64> {
-        self.caches
-            .iter()
-            .filter(|c| c.kind != "instruction")
-            .max_by_key(|c| c.level)
-            .map(|c| c.size_bytes)
-    }
-
-    /// The regime a per-thread working set of `bytes` falls in. `threads`
-    /// buffers share caches that more than one cpu shares.
-    pub fn regime(&self, bytes: u64, threads: u32) -> String {
-        for c in self.caches.iter().filter(|c| c.kind != "instruction") {
-            let sharers = (c.shared_cpus.len() as u64).clamp(1, threads.max(1) as u64);
-            if bytes * sharers <= c.size_bytes {
-                return format!("L{}", c.level);
-            }
-        }
-        "DRAM".into()
-    }
-
-    /// The ceiling for `op` at `width_bits`, GB/s, if known.
-    pub fn ceiling(&self, op: &str, width_bits: u32) -> Option<f64> {
-        self.ceilings
-            .iter()
-            .find(|c| c.op == op && c.width_bits == width_bits)
-            .map(|c| c.gbps)
-    }
+    host
 }
 
 /// Loads and stores per cycle the core sustains from L1 at a width.
@@ -190,30 +120,5 @@ mod tests {
         // 2 × 32 B loads, 1 × 32 B store per cycle at 256 bit.
         assert_eq!(per_cycle("AuthenticAMD", 0x19, 256), (2.0, 1.0));
         assert_eq!(per_cycle("AuthenticAMD", 0x19, 64), (3.0, 2.0));
-    }
-
-    #[test]
-    fn regimes_follow_cache_sizes() {
-        let mut h = Host::default();
-        for (level, size) in [(1u8, 32u64 << 10), (2, 512 << 10), (3, 32 << 20)] {
-            h.caches.push(Cache {
-                level,
-                kind: if level == 1 {
-                    "data".into()
-                } else {
-                    "unified".into()
-                },
-                size_bytes: size,
-                line_bytes: 64,
-                shared_cpus: if level == 3 { vec![0, 1] } else { vec![0] },
-                source: "test".into(),
-            });
-        }
-        assert_eq!(h.regime(16 << 10, 1), "L1");
-        assert_eq!(h.regime(256 << 10, 1), "L2");
-        assert_eq!(h.regime(8 << 20, 1), "L3");
-        assert_eq!(h.regime(20 << 20, 2), "DRAM");
-        assert_eq!(h.regime(1 << 30, 1), "DRAM");
-        assert_eq!(h.llc_size(), Some(32 << 20));
     }
 }

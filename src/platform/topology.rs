@@ -1,83 +1,10 @@
 //! Cores, SMT siblings, NUMA nodes and caches from sysfs.
 
-use serde::{Deserialize, Serialize};
 use std::fs;
+
+use crate::model::{Cache, Cpu, Node};
+use crate::util::cpulist::parse_cpu_list;
 use std::path::Path;
-
-/// One logical cpu.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Cpu {
-    pub id: u32,
-    pub core: u32,
-    pub package: u32,
-    pub node: u32,
-    /// Logical cpus on the same core, this one included.
-    pub siblings: Vec<u32>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Node {
-    pub id: u32,
-    pub cpus: Vec<u32>,
-    pub memory_bytes: Option<u64>,
-    /// Distances to every node, in node-id order (`/sys/.../distance`).
-    pub distances: Vec<u32>,
-}
-
-/// A cache as listed in `host.caches`: merged from CPUID and sysfs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Cache {
-    pub level: u8,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub size_bytes: u64,
-    pub line_bytes: u32,
-    pub shared_cpus: Vec<u32>,
-    /// Where the size came from: `cpuid+sysfs` (agree), `cpuid`, `sysfs`,
-    /// or `cpuid (sysfs says N)` when they disagree.
-    pub source: String,
-}
-
-/// Parse a Linux cpu list like `0-3,8,10-11`.
-pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
-    let mut out = Vec::new();
-    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
-        if let Some((a, b)) = part.split_once('-') {
-            let a: u32 = a.trim().parse().ok()?;
-            let b: u32 = b.trim().parse().ok()?;
-            if b < a || b - a > 65_536 {
-                return None;
-            }
-            out.extend(a..=b);
-        } else {
-            out.push(part.trim().parse().ok()?);
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    Some(out)
-}
-
-/// Format a cpu list compactly: `[0,1,2,5]` → `0-2,5`.
-pub fn format_cpu_list(cpus: &[u32]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        let mut end = start;
-        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
-            i += 1;
-            end = cpus[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{}-{}", start, end)
-        });
-        i += 1;
-    }
-    parts.join(",")
-}
 
 fn read(p: impl AsRef<Path>) -> Option<String> {
     fs::read_to_string(p).ok().map(|s| s.trim().to_string())
@@ -246,18 +173,6 @@ pub fn merge_caches(cpuid: &[super::cpu::CpuidCache], sysfs: &[Cache]) -> Vec<Ca
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(
-            parse_cpu_list("0-3,8,10-11"),
-            Some(vec![0, 1, 2, 3, 8, 10, 11])
-        );
-        assert_eq!(parse_cpu_list("5"), Some(vec![5]));
-        assert_eq!(parse_cpu_list("3-1"), None);
-        assert_eq!(parse_cpu_list("x"), None);
-        assert_eq!(format_cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
-    }
 
     #[test]
     fn this_machine_has_cpus_and_a_node() {

@@ -20,8 +20,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::metric::{self, Metric, StatKind};
-use super::model::{Record, Run};
 use crate::error::UserError;
+use crate::model::{Record, Run};
 use crate::util::units::format_bytes;
 
 /// Exit code when `--fail-if-slower` finds a regression (distinct from bad
@@ -382,7 +382,7 @@ fn fmt_num(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::{Stats, Status};
+    use crate::model::{Stats, Status};
 
     fn rec(kernel: &str, best: f64, min: f64) -> Record {
         Record {
@@ -409,7 +409,7 @@ mod tests {
         let mut r = Run::new(
             "cache",
             serde_json::json!({}),
-            crate::platform::Host::default(),
+            crate::model::Host::default(),
             Default::default(),
         );
         r.records = recs;

@@ -2,8 +2,8 @@
 //! only some suites have go in `extra_json`. A missing value is an empty
 //! cell. Rows can be written one at a time as records complete.
 
-use super::model::{Record, Run};
 use super::Exporter;
+use crate::model::{Record, Run};
 
 pub const HEADER: &[&str] = &[
     "suite",
@@ -51,7 +51,7 @@ pub fn row(r: &Record) -> Vec<String> {
         opt(r.pattern.clone()),
         opt(r.size_bytes),
         r.threads.to_string(),
-        crate::platform::topology::format_cpu_list(&r.cpus),
+        crate::util::cpulist::format_cpu_list(&r.cpus),
         opt(r.regime.clone()),
         opt(r.bytes_read_per_pass),
         opt(r.bytes_written_per_pass),

@@ -11,8 +11,8 @@
 use std::fmt::Write as _;
 
 use super::metric::{self, StatKind};
-use super::model::{Record, Run, Status};
 use super::{plot, summary, Exporter};
+use crate::model::{Record, Run, Status};
 use crate::util::units::format_bytes;
 
 pub struct Html {

@@ -1,9 +1,9 @@
 //! JSON: the run as documented in `docs/schema.md`; reading it back checks
 //! that the file is a bwscope run of a schema this version understands.
 
-use super::model::{Run, SCHEMA_VERSION};
 use super::Exporter;
 use crate::error::UserError;
+use crate::model::{Run, SCHEMA_VERSION};
 
 pub struct Json;
 

@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::model::{Record, Run, Status};
 use super::table::{long_rows, sweep_rows};
 use super::{summary, Exporter};
+use crate::model::{Record, Run, Status};
 
 pub struct Markdown;
 
@@ -139,7 +139,7 @@ pub fn render(run: &Run) -> String {
         s,
         "## Method\n\n{} = {} bytes/s. {}.\n",
         units.label(),
-        if units == super::model::Units::GB {
+        if units == crate::model::Units::GB {
             "10^9"
         } else {
             "2^30"

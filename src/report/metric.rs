@@ -7,7 +7,7 @@
 //! differently still charts. Documented in `docs/schema.md` ("What charts
 //! and compare read").
 
-use super::model::{Record, Stats, Status};
+use crate::model::{Record, Stats, Status};
 
 /// A record's headline figure with its spread.
 #[derive(Debug, Clone, Copy, PartialEq)]

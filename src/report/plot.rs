@@ -24,8 +24,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::metric::{self, StatKind};
-use super::model::{Record, Run, Status};
 use super::Exporter;
+use crate::model::{Record, Run, Status};
 
 /// The x axis of a line chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

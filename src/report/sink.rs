@@ -13,10 +13,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::json::Json;
-use super::model::{Record, Run};
-use super::warnings::{self, Warning};
 use super::Exporter;
 use crate::error::UserError;
+use crate::model::Warning;
+use crate::model::{Record, Run};
 
 #[derive(Debug, Clone)]
 enum Target {
@@ -142,7 +142,7 @@ impl Sink {
         if self.echo_warnings {
             for w in &r.warnings {
                 if matches!(w, Warning::AboveCeiling { .. }) {
-                    warnings::emit(
+                    super::emit(
                         &format!(
                             "{} {}",
                             r.kernel,
@@ -178,7 +178,7 @@ impl Sink {
     /// Close the run: stamp it, summarise warnings on stderr, write the
     /// final JSON (to its file, or to stdout).
     pub fn finish(mut self, interrupted: bool) -> Result<Run, UserError> {
-        self.run.finished_at = Some(crate::util::time::now_rfc3339());
+        self.run.finished_at = Some(crate::model::time::now_rfc3339());
         self.run.interrupted = interrupted;
         self.run.complete = !interrupted;
         if self.echo_warnings {
@@ -201,7 +201,7 @@ impl Sink {
 /// one per run-level warning; the JSON keeps every one.
 pub fn summarize_warnings(run: &Run) {
     for w in &run.warnings {
-        warnings::emit("", w);
+        super::emit("", w);
     }
     let mut kinds: Vec<(String, usize, String, Warning)> = Vec::new();
     for r in &run.records {

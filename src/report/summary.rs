@@ -6,8 +6,8 @@
 //! medians swing 2× on shared machines).
 
 use super::metric;
-use super::model::{Record, Run, Status};
-use super::warnings::Warning;
+use crate::model::Warning;
+use crate::model::{Record, Run, Status};
 
 fn ok(run: &Run) -> impl Iterator<Item = &Record> {
     run.records.iter().filter(|r| r.status == Status::Ok)

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::model::{Record, Run, Status, Units};
 use super::Exporter;
+use crate::model::{Record, Run, Status, Units};
 use crate::util::units::format_bytes;
 
 pub struct Table;

@@ -13,8 +13,8 @@ use crate::error::UserError;
 use crate::kernels::{self, Kernel};
 use crate::measure::{self, team::Team, SampleOpts};
 use crate::memory::PageKind;
-use crate::platform::Host;
-use crate::report::model::Record;
+use crate::model::Host;
+use crate::model::Record;
 use crate::report::sink::Sink;
 use crate::util::units;
 
@@ -312,7 +312,7 @@ pub fn run(
                 if f < 0.9 {
                     sink.run_mut()
                         .warnings
-                        .push(crate::report::warnings::Warning::ThpNotObtained { fraction: f });
+                        .push(crate::model::Warning::ThpNotObtained { fraction: f });
                 }
             }
         }

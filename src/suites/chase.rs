@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::measure::stats;
-use crate::report::model::Stats;
+use crate::model::Stats;
 use crate::util::rng::XorShift64;
 
 /// Bytes per chase element: one cache line, so every load misses a new line.

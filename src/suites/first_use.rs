@@ -13,8 +13,8 @@ use std::time::Instant;
 use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::{stats, team};
 use crate::memory::{Buffer, PageKind};
-use crate::platform::Host;
-use crate::report::model::{MemoryInfo, Record, Sample};
+use crate::model::Host;
+use crate::model::{MemoryInfo, Record, Sample};
 use crate::report::sink::Sink;
 
 /// Fresh mappings timed per size: first use cannot be repeated on one

@@ -30,8 +30,8 @@ use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::kernels::{perm, Kernel, KernelArgs, Pattern};
 use crate::measure::{noise, stats, Interrupted, SampleOpts};
 use crate::memory::{smaps, Buffer, PageKind};
-use crate::platform::Host;
-use crate::report::model::{MemoryInfo, Record, Run, Sample, Stats, Status};
+use crate::model::Host;
+use crate::model::{MemoryInfo, Record, Run, Sample, Stats, Status};
 use crate::util::units::{self, format_bytes};
 
 use super::pinned;
@@ -574,7 +574,7 @@ pub fn run_cases(
 
 /// `bwscope latency`.
 pub fn command(a: &LatencyArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = Host::detect(true);
+    let host = crate::platform::detect_host(true);
     let plan = plan(a, &host)?;
     let mut sink =
         crate::commands::start_run("latency", serde_json::to_value(&plan)?, out, host.clone())?;

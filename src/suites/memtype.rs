@@ -22,8 +22,8 @@ use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::{stats, team};
 use crate::memory::device::{self, DeviceMapping, DeviceSpec};
 use crate::memory::{kind, smaps, Buffer, PageKind};
-use crate::platform::Host;
-use crate::report::model::{MemoryInfo, Record, Run, Sample, Status};
+use crate::model::Host;
+use crate::model::{MemoryInfo, Record, Run, Sample, Status};
 use crate::report::sink::Sink;
 use crate::util::units::{format_bytes, parse_size};
 
@@ -130,7 +130,7 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
                 format!(
                     "cpu {} is offline or not allowed (allowed: {})",
                     c,
-                    crate::platform::topology::format_cpu_list(&host.allowed_cpus)
+                    crate::util::cpulist::format_cpu_list(&host.allowed_cpus)
                 ),
             ))
         }

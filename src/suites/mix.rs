@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::team::{SpinBarrier, Team};
-use crate::platform::Host;
+use crate::model::Host;
 
 /// Bytes per chunk of a mix pass: a multiple of every kernel's granule.
 pub const CHUNK: usize = 64 << 10;
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn a_mix_reads_and_writes_what_it_says() {
-        let host = Host::detect(false);
+        let host = crate::platform::detect_host(false);
         let ks = MixKernels::widest(&host);
         let cpu = *crate::platform::topology::allowed_cpus().last().unwrap();
         let team = Team::spawn(&[cpu], 8 * CHUNK, PageKind::Regular).unwrap();

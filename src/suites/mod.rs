@@ -22,9 +22,9 @@ use crate::cli::SampleArgs;
 use crate::error::UserError;
 use crate::kernels::Kernel;
 use crate::measure::{self, stats, Measured, SampleOpts};
-use crate::platform::{topology, Host};
-use crate::report::model::{Placement, Record, Stats};
-use crate::report::warnings::{limits, Warning};
+use crate::model::Host;
+use crate::model::{limits, Warning};
+use crate::model::{Placement, Record, Stats};
 use std::time::Duration;
 
 /// Cpus in the default placement order: one per physical core (its first
@@ -59,7 +59,7 @@ pub fn resolve_cpus(
     cpus: Option<&str>,
 ) -> Result<Vec<u32>, UserError> {
     if let Some(list) = cpus {
-        let parsed = topology::parse_cpu_list(list).ok_or_else(|| {
+        let parsed = crate::util::cpulist::parse_cpu_list(list).ok_or_else(|| {
             UserError::flag(
                 "--cpus",
                 format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list),
@@ -74,7 +74,7 @@ pub fn resolve_cpus(
                 format!(
                     "cpu {} is offline or not allowed for this process (allowed: {})",
                     bad,
-                    topology::format_cpu_list(&host.allowed_cpus)
+                    crate::util::cpulist::format_cpu_list(&host.allowed_cpus)
                 ),
             ));
         }
@@ -104,7 +104,7 @@ pub fn resolve_cpus(
                 "{} threads but this process may use only {} cpus ({}); use at most {}",
                 n,
                 order.len(),
-                topology::format_cpu_list(&host.allowed_cpus),
+                crate::util::cpulist::format_cpu_list(&host.allowed_cpus),
                 order.len()
             ),
         ));

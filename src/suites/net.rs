@@ -23,16 +23,15 @@ use crate::cli::{
 };
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::measure::stats;
+use crate::model::{limits, Warning};
+use crate::model::{Record, Sample, Status, Units};
 use crate::net::client::{self, ClientError, Outcome, Peer};
 use crate::net::flow::{interval_rate, Batch};
 use crate::net::protocol::{
     self, Direction, Interval, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS,
 };
 use crate::net::server::{Server, ServerConfig};
-use crate::platform::Host;
-use crate::report::model::{Record, Sample, Status, Units};
 use crate::report::table::grid;
-use crate::report::warnings::{limits, Warning};
 use crate::util::units::{self, format_bytes};
 
 pub fn dispatch(a: &NetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
@@ -114,7 +113,7 @@ fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
     cfg.max_bytes = units::parse_size(&a.max_bytes)
         .map_err(|e| UserError::flag("--max-bytes", e.to_string()))?;
     let log: crate::net::server::Log =
-        Arc::new(|line: &str| eprintln!("{} {}", crate::util::time::now_rfc3339(), line));
+        Arc::new(|line: &str| eprintln!("{} {}", crate::model::time::now_rfc3339(), line));
     let server = Server::bind(cfg.clone(), log).map_err(|e| bind_error(addr, &e))?;
     let local = server.local_addr()?;
     eprintln!(
@@ -305,7 +304,7 @@ fn run(a: &NetRunArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         token,
         timeout: Duration::from_secs_f64(plan.timeout_seconds),
     };
-    let host = Host::detect(false);
+    let host = crate::platform::detect_host(false);
     let mut sink = crate::commands::start_run("net", serde_json::to_value(&plan)?, out, host)?;
     let stop = crate::util::signal::install();
     let mut failure = None;

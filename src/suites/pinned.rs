@@ -7,10 +7,10 @@ use std::sync::mpsc::{channel, Sender};
 
 use crate::error::UserError;
 use crate::measure::{team, Interrupted};
-use crate::platform::Host;
-use crate::report::model::{Record, Stats};
+use crate::model::Host;
+use crate::model::{limits, Warning};
+use crate::model::{Record, Stats};
 use crate::report::sink::Sink;
-use crate::report::warnings::{limits, Warning};
 
 /// The cpu a single-thread suite runs on: `--cpu` (checked against the
 /// allowed set) or the first of the default order (the last core).
@@ -23,7 +23,7 @@ pub fn resolve_cpu(host: &Host, cpu: Option<u32>) -> Result<u32, UserError> {
                     format!(
                         "cpu {} is offline or not allowed for this process (allowed: {})",
                         c,
-                        crate::platform::topology::format_cpu_list(&host.allowed_cpus)
+                        crate::util::cpulist::format_cpu_list(&host.allowed_cpus)
                     ),
                 )
             })?[0],

@@ -19,7 +19,7 @@ use crate::kernels::{self, Kernel, KernelArgs};
 use crate::measure::team::{dst_offset, pin_current};
 use crate::measure::{noise, Interrupted, Measured, SampleOpts};
 use crate::memory::{Buffer, PageKind};
-use crate::report::model::{MemoryInfo, Sample};
+use crate::model::{MemoryInfo, Sample};
 
 /// Most worker processes one run may have.
 pub const MAX_PROCESSES: usize = 1024;

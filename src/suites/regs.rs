@@ -16,8 +16,8 @@ use crate::cli::{OutputArgs, RegsArgs};
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::kernels::{self, Kernel, KernelArgs, Pattern};
 use crate::measure::{noise, stats, SampleOpts};
-use crate::platform::Host;
-use crate::report::model::{Record, Sample};
+use crate::model::Host;
+use crate::model::{Record, Sample};
 
 use super::pinned;
 
@@ -140,7 +140,7 @@ pub fn measure_kernel(
 
 /// `bwscope regs`.
 pub fn command(a: &RegsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = Host::detect(true);
+    let host = crate::platform::detect_host(true);
     let plan = plan(a, &host)?;
     let mut sink =
         crate::commands::start_run("regs", serde_json::to_value(&plan)?, out, host.clone())?;
@@ -183,7 +183,7 @@ pub fn command(a: &RegsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
 }
 
 /// The human table: one row per kernel with GB/s and bytes per cycle.
-pub fn render(run: &crate::report::model::Run) -> String {
+pub fn render(run: &crate::model::Run) -> String {
     let units = run.display_units;
     let mut rows = vec![vec![
         "kernel".to_string(),
@@ -197,7 +197,7 @@ pub fn render(run: &crate::report::model::Run) -> String {
     for r in run
         .records
         .iter()
-        .filter(|r| r.suite == "regs" && r.status == crate::report::model::Status::Ok)
+        .filter(|r| r.suite == "regs" && r.status == crate::model::Status::Ok)
     {
         let Some(s) = r.gbps else { continue };
         let f = |key: &str| {
@@ -221,7 +221,7 @@ pub fn render(run: &crate::report::model::Run) -> String {
     for r in run
         .records
         .iter()
-        .filter(|r| r.status != crate::report::model::Status::Ok)
+        .filter(|r| r.status != crate::model::Status::Ok)
     {
         out.push_str(&format!(
             "skipped {}: {}\n",
@@ -232,7 +232,7 @@ pub fn render(run: &crate::report::model::Run) -> String {
     out.push_str(&format!(
         "{} = {} bytes/s; bytes = bytes arriving in the destination register or stack slot per instruction (no memory working set).\n",
         units.label(),
-        if units == crate::report::model::Units::GB { "10^9" } else { "2^30" }
+        if units == crate::model::Units::GB { "10^9" } else { "2^30" }
     ));
     out
 }

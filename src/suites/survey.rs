@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use crate::cli::{CacheArgs, MemoryArg, OutputArgs, SampleArgs, SurveyArgs};
 use crate::commands;
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
-use crate::platform::Host;
+use crate::model::Host;
+use crate::model::Run;
 use crate::report::html::Html;
 use crate::report::json::Json;
-use crate::report::model::Run;
 use crate::report::sink::{self, Sink};
 use crate::report::{summary, table, Exporter};
 
@@ -227,7 +227,7 @@ fn cache_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
 /// `./bwscope-results/2026-11-21T12-51-11Z`: sortable, and no colons
 /// (which some file systems and tools reject).
 pub fn default_dir() -> PathBuf {
-    let stamp = crate::util::time::now_rfc3339().replace(':', "-");
+    let stamp = crate::model::time::now_rfc3339().replace(':', "-");
     Path::new("bwscope-results").join(stamp)
 }
 
@@ -266,7 +266,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
             .as_ref()
             .map(|d| d.join("run.json").display().to_string());
     }
-    let host = Host::detect(true);
+    let host = crate::platform::detect_host(true);
     let steps = steps();
     let options = serde_json::json!({
         "steps": steps.iter().map(|s| serde_json::json!({"name": s.name, "what": s.what})).collect::<Vec<_>>(),

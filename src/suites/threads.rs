@@ -21,11 +21,11 @@ use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::team::{current_cpu, dst_offset, SpinBarrier, Team, ThreadTiming};
 use crate::measure::{self, noise, Measured, SampleOpts};
 use crate::memory::Buffer;
-use crate::platform::{topology, Host};
-use crate::report::model::{Record, Run, Sample, Status, Units};
+use crate::model::Host;
+use crate::model::Warning;
+use crate::model::{Record, Run, Sample, Status, Units};
 use crate::report::sink::Sink;
 use crate::report::table;
-use crate::report::warnings::Warning;
 use crate::suites::procs::ProcTeam;
 use crate::util::units::{self, format_bytes};
 
@@ -83,14 +83,14 @@ pub fn default_kernels(host: &Host) -> Vec<&'static Kernel> {
 /// Allowed cpus ordered by `placement`; without `smt` only the first
 /// allowed sibling of each core.
 pub fn placement_order(host: &Host, placement: PlacementArg, smt: bool) -> Vec<u32> {
-    let mut cpus: Vec<&topology::Cpu> = host
+    let mut cpus: Vec<&crate::model::Cpu> = host
         .cpus
         .iter()
         .filter(|c| host.allowed_cpus.contains(&c.id))
         .collect();
     cpus.sort_by_key(|c| (c.node, c.package, c.core, c.id));
-    let mut primary: Vec<&topology::Cpu> = Vec::new();
-    let mut secondary: Vec<&topology::Cpu> = Vec::new();
+    let mut primary: Vec<&crate::model::Cpu> = Vec::new();
+    let mut secondary: Vec<&crate::model::Cpu> = Vec::new();
     for c in cpus {
         if primary
             .iter()
@@ -108,7 +108,7 @@ pub fn placement_order(host: &Host, placement: PlacementArg, smt: bool) -> Vec<u
         PlacementArg::Compact => {
             if smt {
                 // Siblings next to each other: core 0's threads, then core 1's.
-                let mut all: Vec<&topology::Cpu> =
+                let mut all: Vec<&crate::model::Cpu> =
                     primary.iter().chain(secondary.iter()).copied().collect();
                 all.sort_by_key(|c| (c.node, c.package, c.core, c.id));
                 all.iter().map(|c| c.id).collect()
@@ -127,7 +127,7 @@ pub fn placement_order(host: &Host, placement: PlacementArg, smt: bool) -> Vec<u
 }
 
 /// Take one cpu from each (node, package) group in turn.
-fn round_robin(cpus: &[&topology::Cpu]) -> Vec<u32> {
+fn round_robin(cpus: &[&crate::model::Cpu]) -> Vec<u32> {
     let mut groups: Vec<((u32, u32), Vec<u32>)> = Vec::new();
     for c in cpus {
         let key = (c.node, c.package);
@@ -168,7 +168,7 @@ pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32
     // Keep the order given (threads are added in it); ranges expand in place.
     let mut parsed: Vec<u32> = Vec::new();
     for part in list.split(',').filter(|p| !p.trim().is_empty()) {
-        let cpus = topology::parse_cpu_list(part).ok_or_else(|| {
+        let cpus = crate::util::cpulist::parse_cpu_list(part).ok_or_else(|| {
             UserError::flag(
                 flag,
                 format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list),
@@ -189,7 +189,7 @@ pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32
             format!(
                 "cpu {} is offline or not allowed for this process (allowed: {})",
                 bad,
-                topology::format_cpu_list(&host.allowed_cpus)
+                crate::util::cpulist::format_cpu_list(&host.allowed_cpus)
             ),
         ));
     }
@@ -238,7 +238,7 @@ pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
                 "{} threads but only {} cpus ({}) are available{}; use at most {} or add --oversubscribe",
                 n,
                 order.len(),
-                topology::format_cpu_list(&order),
+                crate::util::cpulist::format_cpu_list(&order),
                 if a.smt || a.cpus.is_some() { "" } else { " without --smt" },
                 order.len()
             ),
@@ -672,7 +672,7 @@ pub fn render(run: &Run) -> String {
                 kernel.clone(),
                 format_bytes(*total),
                 r.threads.to_string(),
-                topology::format_cpu_list(&r.cpus),
+                crate::util::cpulist::format_cpu_list(&r.cpus),
                 r.size_bytes.map_or("-".into(), format_bytes),
                 r.regime.clone().unwrap_or_default(),
                 rate(g.best, u),
@@ -704,7 +704,7 @@ pub fn render(run: &Run) -> String {
 
 /// `bwscope threads`.
 pub fn command(a: &ThreadsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = Host::detect(true);
+    let host = crate::platform::detect_host(true);
     let plan = plan(a, &host)?;
     let mut sink = commands::start_run("threads", serde_json::to_value(&plan)?, out, host.clone())?;
     let stop = crate::util::signal::install();
@@ -755,7 +755,7 @@ pub fn footer(run: &Run) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::topology::Cpu;
+    use crate::model::Cpu;
 
     fn host(spec: &[(u32, u32, u32)]) -> Host {
         // (id, core, node); package = node

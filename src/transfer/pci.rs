@@ -8,8 +8,6 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::platform::topology;
-
 /// The link and locality of one PCI device.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct PciContext {
@@ -105,7 +103,7 @@ pub fn read(root: &Path, bus_id: &str) -> Option<PciContext> {
         .filter(|n| *n >= 0)
         .map(|n| n as u32);
     let local = get("local_cpulist")
-        .and_then(|s| topology::parse_cpu_list(&s))
+        .and_then(|s| crate::util::cpulist::parse_cpu_list(&s))
         .unwrap_or_default();
     Some(PciContext {
         bus_id: bdf,

@@ -35,7 +35,7 @@ pub(super) struct MixMeasured {
     pub(super) reps: u64,
     pub(super) read_per_pass: u64,
     pub(super) written_per_pass: u64,
-    pub(super) noise: Option<crate::report::model::Noise>,
+    pub(super) noise: Option<crate::model::Noise>,
 }
 
 pub(super) fn measure_mix(
@@ -153,7 +153,7 @@ pub(super) fn mix_record(
     r.extra
         .insert("chunk_bytes".into(), (mix::CHUNK as u64).into());
     if let Some(g) = r.gbps {
-        if g.cv > crate::report::warnings::limits::CV {
+        if g.cv > crate::model::limits::CV {
             r.warnings.push(Warning::HighCv { cv: g.cv });
         }
     }

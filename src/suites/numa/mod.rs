@@ -25,11 +25,11 @@ use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::measure::team::{current_cpu, Team};
 use crate::measure::{self, noise, stats, SampleOpts};
 use crate::memory::{numa, PageKind};
-use crate::platform::{topology, Host};
-use crate::report::model::{Placement, Record, Run, Sample, Status, Units};
+use crate::model::Host;
+use crate::model::Warning;
+use crate::model::{Placement, Record, Run, Sample, Status, Units};
 use crate::report::sink::Sink;
 use crate::report::table;
-use crate::report::warnings::Warning;
 use crate::util::units::{self, format_bytes};
 
 use super::chase;
@@ -85,7 +85,7 @@ impl NumaPlan {
 }
 
 fn parse_nodes(host: &Host, s: &str, flag: &'static str) -> Result<Vec<u32>, UserError> {
-    let v = topology::parse_cpu_list(s).ok_or_else(|| {
+    let v = crate::util::cpulist::parse_cpu_list(s).ok_or_else(|| {
         UserError::flag(
             flag,
             format!("'{}' is not a node list: write e.g. 0,1 or 0-3", s),
@@ -101,7 +101,7 @@ fn parse_nodes(host: &Host, s: &str, flag: &'static str) -> Result<Vec<u32>, Use
             format!(
                 "node {} does not exist (nodes here: {})",
                 bad,
-                topology::format_cpu_list(&ids)
+                crate::util::cpulist::format_cpu_list(&ids)
             ),
         ));
     }
@@ -155,7 +155,7 @@ pub fn parse_load(
     let s = spec.trim();
     if let Some(list) = s.strip_prefix("cpus:") {
         let cpus = super::threads::parse_cpus(host, list, flag)?;
-        let d = format!("cpus:{}", topology::format_cpu_list(&cpus));
+        let d = format!("cpus:{}", crate::util::cpulist::format_cpu_list(&cpus));
         return Ok((cpus, d));
     }
     let bad = || {
@@ -184,7 +184,7 @@ pub fn parse_load(
             format!(
                 "node {} does not exist (nodes here: {})",
                 node,
-                topology::format_cpu_list(&ids)
+                crate::util::cpulist::format_cpu_list(&ids)
             ),
         ));
     }
@@ -211,7 +211,7 @@ pub fn parse_load(
 fn load_memory_node(host: &Host, a: &NumaArgs, load_cpus: &[u32]) -> u32 {
     a.memory_nodes
         .as_deref()
-        .and_then(topology::parse_cpu_list)
+        .and_then(crate::util::cpulist::parse_cpu_list)
         .and_then(|v| v.first().copied())
         .or_else(|| a.probe_cpu.map(|c| node_of(host, c)))
         .unwrap_or_else(|| node_of(host, load_cpus[0]))
@@ -322,7 +322,7 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
                                 n,
                                 node,
                                 avail.len(),
-                                topology::format_cpu_list(&avail),
+                                crate::util::cpulist::format_cpu_list(&avail),
                                 avail.len()
                             ),
                         ));
@@ -509,7 +509,7 @@ pub fn run(
 
 /// `bwscope numa`.
 pub fn command(a: &NumaArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = Host::detect(false);
+    let host = crate::platform::detect_host(false);
     let plan = plan(a, &host)?;
     let mut sink = commands::start_run("numa", serde_json::to_value(&plan)?, out, host.clone())?;
     let stop = crate::util::signal::install();
@@ -534,7 +534,7 @@ pub fn command(a: &NumaArgs, out: &OutputArgs) -> anyhow::Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::topology::{Cpu, Node};
+    use crate::model::{Cpu, Node};
 
     fn two_node_host() -> Host {
         let mut h = Host::default();

@@ -24,7 +24,7 @@ pub(super) fn rate(g: f64, u: Units) -> String {
     }
 }
 
-pub(super) fn latency_of(r: &Record) -> Option<crate::report::model::Stats> {
+pub(super) fn latency_of(r: &Record) -> Option<crate::model::Stats> {
     r.extra
         .get("latency_ns")
         .and_then(|v| serde_json::from_value(v.clone()).ok())
@@ -115,7 +115,7 @@ pub fn render(run: &Run) -> String {
             "placed".into(),
         ]];
         for r in recs.iter().filter(|r| r.status == Status::Ok) {
-            let t: Option<crate::report::model::Stats> = r
+            let t: Option<crate::model::Stats> = r
                 .extra
                 .get("total_seconds")
                 .and_then(|v| serde_json::from_value(v.clone()).ok());

@@ -364,7 +364,7 @@ pub(super) fn memory_info(kind: HostKind, addr: usize, size: u64) -> MemoryInfo 
 /// The widest cached (not non-temporal) sequential kernel of `op` that runs
 /// here and whose alignment `addr` meets.
 pub(super) fn probe_kernel(op: Op, addr: usize) -> Option<&'static Kernel> {
-    let f = crate::platform::Features::detect();
+    let f = crate::platform::cpu::detect_features();
     kernels::registry()
         .iter()
         .filter(|k| k.pattern == kernels::Pattern::Seq && k.name.starts_with("seq_"))

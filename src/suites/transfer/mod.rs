@@ -22,10 +22,10 @@ use crate::cli::{BackendArg, OutputArgs, TransferArgs};
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::{stats, SampleOpts};
-use crate::platform::{topology, Host};
-use crate::report::model::{MemoryInfo, Placement, Record, Run, Sample, Stats, Status, Units};
+use crate::model::Host;
+use crate::model::{limits, Warning};
+use crate::model::{MemoryInfo, Placement, Record, Run, Sample, Stats, Status, Units};
 use crate::report::table;
-use crate::report::warnings::{limits, Warning};
 use crate::transfer::{
     self, pci, Api, Backend, Direction, DriverError, HostKind, Needs, Opened, Session, Timed, Timer,
 };
@@ -257,7 +257,7 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             min_sample: Duration::from_millis(20),
         },
     )?;
-    let host = Host::detect(false);
+    let host = crate::platform::detect_host(false);
     if let Some(n) = a.host_node {
         if !host.nodes.iter().any(|x| x.id == n) {
             placement(&host, Some(n), None)?;
@@ -327,7 +327,7 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         run_warnings.push(Warning::Other {
             message: format!(
                 "could not pin the host thread to cpus {}: {}",
-                topology::format_cpu_list(&cpus),
+                crate::util::cpulist::format_cpu_list(&cpus),
                 e
             ),
             hint: "check the process's cpu affinity (taskset)".into(),
@@ -359,7 +359,7 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             .as_deref()
             .map(|p| format!(" at {}", p))
             .unwrap_or_default(),
-        topology::format_cpu_list(&cpus),
+        crate::util::cpulist::format_cpu_list(&cpus),
         plan.placement_source
     );
     for n in &notes {

@@ -90,7 +90,7 @@ pub(super) fn placement(
                 format!(
                     "node {} has no cpu this process may use (allowed: {})",
                     n,
-                    topology::format_cpu_list(allowed)
+                    crate::util::cpulist::format_cpu_list(allowed)
                 ),
             ));
         }

@@ -39,7 +39,7 @@ pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
             "host:   cpus {} ({}), verification {}",
             o["host_cpus"]
                 .as_array()
-                .map(|a| topology::format_cpu_list(
+                .map(|a| crate::util::cpulist::format_cpu_list(
                     &a.iter()
                         .filter_map(|v| v.as_u64().map(|x| x as u32))
                         .collect::<Vec<_>>()

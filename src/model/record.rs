@@ -1,95 +1,9 @@
-//! The result model: a [`Run`] is the environment plus every [`Record`].
-//!
-//! This is the JSON wire format, documented field by field in
-//! `docs/schema.md`. Bump [`SCHEMA_VERSION`] on any incompatible change
-//! (renaming or removing a field, changing a unit); adding an optional field
-//! is compatible. Numbers are numbers and a missing value is `null`, never a
-//! string (nvbandwidth's `"N/A"` broke its users' parsers).
+//! One [`Record`]: a case plus its samples, statistics, status, warnings
+//! and where it ran.
 
 use serde::{Deserialize, Serialize};
 
-use crate::platform::Host;
-use crate::report::warnings::Warning;
-
-/// Version of the JSON layout below. Readers refuse newer major versions.
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// The byte-counting convention, stated in every run and in table footers.
-pub const BYTE_CONVENTION: &str = "bytes = bytes read + bytes written by the kernel, \
-from its declaration (STREAM/likwid convention: a copy over an N-byte working set reads N/2 \
-and writes N/2 and counts N); write-allocate (RFO) traffic is not counted; \
-payload_gbps counts bytes delivered (a copy counts the bytes copied, N/2)";
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Tool {
-    pub name: String,
-    pub version: String,
-}
-
-impl Tool {
-    pub fn this() -> Tool {
-        Tool {
-            name: "bwscope".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
-    }
-}
-
-/// Units used for every bandwidth figure in this run.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-pub enum Units {
-    /// 10^9 bytes per second.
-    #[default]
-    #[serde(rename = "GB/s")]
-    GB,
-    /// 2^30 bytes per second.
-    #[serde(rename = "GiB/s")]
-    GiB,
-}
-
-impl Units {
-    pub fn bytes_per_unit(self) -> f64 {
-        match self {
-            Units::GB => 1e9,
-            Units::GiB => (1u64 << 30) as f64,
-        }
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            Units::GB => "GB/s",
-            Units::GiB => "GiB/s",
-        }
-    }
-}
-
-/// A whole run: what was asked, where it ran, and what was measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Run {
-    pub schema_version: u32,
-    pub tool: Tool,
-    /// The subcommand that produced the run (`cache`, `survey`, ...).
-    pub command: String,
-    /// argv as given.
-    pub command_line: Vec<String>,
-    /// Every option after defaults were applied and values resolved.
-    pub options: serde_json::Value,
-    /// RFC 3339 UTC.
-    pub started_at: String,
-    pub finished_at: Option<String>,
-    /// False while the run is in progress or when it was interrupted.
-    pub complete: bool,
-    /// True when SIGINT stopped the run early; records are still valid.
-    pub interrupted: bool,
-    /// Bandwidth figures are always stored in GB/s (10^9 B/s) in the JSON;
-    /// `display_units` is what the user asked to see in tables.
-    pub display_units: Units,
-    pub byte_convention: String,
-    pub host: Host,
-    pub records: Vec<Record>,
-    /// Run-level warnings (noisy machine, VM, ...). Per-record warnings sit
-    /// in the record.
-    pub warnings: Vec<Warning>,
-}
+use super::Warning;
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -250,26 +164,5 @@ impl Record {
             }
         }
         key
-    }
-}
-
-impl Run {
-    pub fn new(command: &str, options: serde_json::Value, host: Host, units: Units) -> Run {
-        Run {
-            schema_version: SCHEMA_VERSION,
-            tool: Tool::this(),
-            command: command.into(),
-            command_line: std::env::args().collect(),
-            options,
-            started_at: crate::util::time::now_rfc3339(),
-            finished_at: None,
-            complete: false,
-            interrupted: false,
-            display_units: units,
-            byte_convention: BYTE_CONVENTION.into(),
-            host,
-            records: Vec::new(),
-            warnings: Vec::new(),
-        }
     }
 }

@@ -92,12 +92,3 @@ impl fmt::Display for Warning {
         }
     }
 }
-
-/// Print a warning to stderr with its hint, prefixed by the case it concerns.
-pub fn emit(context: &str, w: &Warning) {
-    if context.is_empty() {
-        eprintln!("warning: {} (hint: {})", w, w.hint());
-    } else {
-        eprintln!("warning: {}: {} (hint: {})", context, w, w.hint());
-    }
-}

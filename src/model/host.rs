@@ -1,0 +1,218 @@
+//! The machine a run happened on, as data: what `bwscope info --json`
+//! prints and every run stores as `host`. Detection lives in `platform`;
+//! this module only holds the facts and the pure questions asked of them
+//! (which cache level a working set falls in, which ceiling bounds a
+//! kernel), so the report can answer them from a saved run.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything `bwscope info` shows; stored as `host` in every run.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct Host {
+    pub cpu: CpuIdent,
+    pub features: Features,
+    pub caches: Vec<Cache>,
+    pub cpus: Vec<Cpu>,
+    /// Cpus this process may run on.
+    pub allowed_cpus: Vec<u32>,
+    pub physical_cores: usize,
+    pub nodes: Vec<Node>,
+    pub env: Environment,
+    /// Measured core clock (dependent-add chain), Hz; null if not measured.
+    pub clock_hz: Option<f64>,
+    /// Per-core L1 ceilings at the measured clock, GB/s.
+    pub ceilings: Vec<Ceiling>,
+}
+
+/// An upper bound on one op at one width for one core, from the core's
+/// loads/stores per cycle and the measured clock.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Ceiling {
+    pub op: String,
+    pub width_bits: u32,
+    pub bytes_per_cycle: f64,
+    pub gbps: f64,
+}
+
+/// The ISA features that matter for moving bytes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Features {
+    pub sse2: bool,
+    pub sse4_1: bool,
+    pub avx: bool,
+    pub avx2: bool,
+    pub avx512f: bool,
+    pub avx512bw: bool,
+    /// Enhanced REP MOVSB/STOSB.
+    pub erms: bool,
+    /// Fast short REP MOVSB.
+    pub fsrm: bool,
+    pub movdiri: bool,
+    pub movdir64b: bool,
+    pub clflushopt: bool,
+    pub clwb: bool,
+    pub invariant_tsc: bool,
+}
+
+impl Features {
+    /// Names of the features present, for display.
+    pub fn present(&self) -> Vec<&'static str> {
+        let all = [
+            ("sse2", self.sse2),
+            ("sse4.1", self.sse4_1),
+            ("avx", self.avx),
+            ("avx2", self.avx2),
+            ("avx512f", self.avx512f),
+            ("avx512bw", self.avx512bw),
+            ("erms", self.erms),
+            ("fsrm", self.fsrm),
+            ("movdiri", self.movdiri),
+            ("movdir64b", self.movdir64b),
+            ("clflushopt", self.clflushopt),
+            ("clwb", self.clwb),
+            ("invariant_tsc", self.invariant_tsc),
+        ];
+        all.iter().filter(|(_, b)| *b).map(|(n, _)| *n).collect()
+    }
+}
+
+/// CPU identity.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuIdent {
+    pub vendor: String,
+    pub model_name: String,
+    pub family: u32,
+    pub model: u32,
+    pub stepping: u32,
+    /// Hypervisor named by CPUID leaf 0x4000_0000, if any.
+    pub hypervisor: Option<String>,
+}
+
+/// One logical cpu.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cpu {
+    pub id: u32,
+    pub core: u32,
+    pub package: u32,
+    pub node: u32,
+    /// Logical cpus on the same core, this one included.
+    pub siblings: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Node {
+    pub id: u32,
+    pub cpus: Vec<u32>,
+    pub memory_bytes: Option<u64>,
+    /// Distances to every node, in node-id order (`/sys/.../distance`).
+    pub distances: Vec<u32>,
+}
+
+/// A cache as listed in `host.caches`: merged from CPUID and sysfs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cache {
+    pub level: u8,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub size_bytes: u64,
+    pub line_bytes: u32,
+    pub shared_cpus: Vec<u32>,
+    /// Where the size came from: `cpuid+sysfs` (agree), `cpuid`, `sysfs`,
+    /// or `cpuid (sysfs says N)` when they disagree.
+    pub source: String,
+}
+
+/// The environment a run happened in; what cannot be read is `null`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    pub hostname: Option<String>,
+    pub kernel: Option<String>,
+    pub mem_total_bytes: Option<u64>,
+    pub mem_available_bytes: Option<u64>,
+    /// The selected mode of /sys/kernel/mm/transparent_hugepage/enabled.
+    pub thp_enabled: Option<String>,
+    pub thp_defrag: Option<String>,
+    /// vm.nr_hugepages (2 MiB pages reserved).
+    pub hugepages_2m_reserved: Option<u64>,
+    pub clocksource: Option<String>,
+    /// kernel.numa_balancing (0 off, 1 on, 2 tiering).
+    pub numa_balancing: Option<u32>,
+    /// The cpufreq governor of cpu0, where cpufreq exists.
+    pub governor: Option<String>,
+    /// rustc target features the binary was built with.
+    pub build_target_features: Vec<String>,
+}
+
+impl Host {
+    /// Size of the data/unified cache at `level`, bytes.
+    pub fn cache_size(&self, level: u8) -> Option<u64> {
+        self.caches
+            .iter()
+            .find(|c| c.level == level && c.kind != "instruction")
+            .map(|c| c.size_bytes)
+    }
+
+    /// The last-level cache size (the largest level present).
+    pub fn llc_size(&self) -> Option<u64> {
+        self.caches
+            .iter()
+            .filter(|c| c.kind != "instruction")
+            .max_by_key(|c| c.level)
+            .map(|c| c.size_bytes)
+    }
+
+    /// The regime a per-thread working set of `bytes` falls in. `threads`
+    /// buffers share caches that more than one cpu shares.
+    pub fn regime(&self, bytes: u64, threads: u32) -> String {
+        for c in self.caches.iter().filter(|c| c.kind != "instruction") {
+            let sharers = (c.shared_cpus.len() as u64).clamp(1, threads.max(1) as u64);
+            if bytes * sharers <= c.size_bytes {
+                return format!("L{}", c.level);
+            }
+        }
+        "DRAM".into()
+    }
+
+    /// The ceiling for `op` at `width_bits`, GB/s, if known.
+    pub fn ceiling(&self, op: &str, width_bits: u32) -> Option<f64> {
+        self.ceilings
+            .iter()
+            .find(|c| c.op == op && c.width_bits == width_bits)
+            .map(|c| c.gbps)
+    }
+
+    /// The NUMA node of `cpu`, if known.
+    pub fn node_of(&self, cpu: u32) -> Option<u32> {
+        self.cpus.iter().find(|c| c.id == cpu).map(|c| c.node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regimes_follow_cache_sizes() {
+        let mut h = Host::default();
+        for (level, size) in [(1u8, 32u64 << 10), (2, 512 << 10), (3, 32 << 20)] {
+            h.caches.push(Cache {
+                level,
+                kind: if level == 1 {
+                    "data".into()
+                } else {
+                    "unified".into()
+                },
+                size_bytes: size,
+                line_bytes: 64,
+                shared_cpus: if level == 3 { vec![0, 1] } else { vec![0] },
+                source: "test".into(),
+            });
+        }
+        assert_eq!(h.regime(16 << 10, 1), "L1");
+        assert_eq!(h.regime(256 << 10, 1), "L2");
+        assert_eq!(h.regime(8 << 20, 1), "L3");
+        assert_eq!(h.regime(20 << 20, 2), "DRAM");
+        assert_eq!(h.regime(1 << 30, 1), "DRAM");
+        assert_eq!(h.llc_size(), Some(32 << 20));
+    }
+}

@@ -1,0 +1,15 @@
+//! The result model: the leaf every other layer reads and none of it
+//! imports anything else of the crate (a test in `tests/layers.rs` keeps it
+//! so). A [`Run`] is the environment ([`Host`]) plus every [`Record`]; this
+//! is the JSON wire format, documented field by field in `docs/schema.md`.
+
+mod host;
+mod record;
+mod run;
+pub mod time;
+mod warning;
+
+pub use host::{Cache, Ceiling, Cpu, CpuIdent, Environment, Features, Host, Node};
+pub use record::{MemoryInfo, Noise, Placement, Record, Sample, Stats, Status};
+pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
+pub use warning::{limits, Warning};
