@@ -270,7 +270,7 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
     let _ = writeln!(
         s,
         "<pre>{}hostname   {}\n</pre>",
-        esc(&crate::commands::render_info(h)),
+        esc(&crate::report::views::info::render(h)),
         esc(h.env.hostname.as_deref().unwrap_or("?"))
     );
     let opts = serde_json::to_string_pretty(&run.options).unwrap_or_default();

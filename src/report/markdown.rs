@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::table::{long_rows, sweep_rows};
+use super::table::long_rows;
+use super::views::cache::sweep_rows;
 use super::{summary, Exporter};
 use crate::model::{Record, Run, Status};
 

@@ -13,6 +13,7 @@ pub mod progress;
 pub mod sink;
 pub mod summary;
 pub mod table;
+pub mod views;
 
 use crate::model::{Run, Warning};
 

@@ -173,66 +173,11 @@ pub fn command(a: &RegsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let taken = sink.stdout_taken();
     let run = sink.finish(interrupted)?;
     if !taken {
-        print!("{}", render(&run));
+        print!("{}", crate::report::views::render(&run));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", run.records.len());
         return Ok(EXIT_INTERRUPTED);
     }
     Ok(EXIT_OK)
-}
-
-/// The human table: one row per kernel with GB/s and bytes per cycle.
-pub fn render(run: &crate::model::Run) -> String {
-    let units = run.display_units;
-    let mut rows = vec![vec![
-        "kernel".to_string(),
-        "op".into(),
-        format!("best {}", units.label()),
-        "median".into(),
-        "cv %".into(),
-        "B/cycle".into(),
-        "instr/cycle".into(),
-    ]];
-    for r in run
-        .records
-        .iter()
-        .filter(|r| r.suite == "regs" && r.status == crate::model::Status::Ok)
-    {
-        let Some(s) = r.gbps else { continue };
-        let f = |key: &str| {
-            r.extra
-                .get(key)
-                .and_then(|v| v.as_f64())
-                .map_or("-".into(), |v| format!("{:.2}", v))
-        };
-        let scale = 1e9 / units.bytes_per_unit();
-        rows.push(vec![
-            r.kernel.clone(),
-            r.op.clone(),
-            format!("{:.1}", s.best * scale),
-            format!("{:.1}", s.median * scale),
-            format!("{:.1}", s.cv * 100.0),
-            f("bytes_per_cycle"),
-            f("instructions_per_cycle"),
-        ]);
-    }
-    let mut out = crate::report::table::grid(&rows);
-    for r in run
-        .records
-        .iter()
-        .filter(|r| r.status != crate::model::Status::Ok)
-    {
-        out.push_str(&format!(
-            "skipped {}: {}\n",
-            r.kernel,
-            r.reason.as_deref().unwrap_or("")
-        ));
-    }
-    out.push_str(&format!(
-        "{} = {} bytes/s; bytes = bytes arriving in the destination register or stack slot per instruction (no memory working set).\n",
-        units.label(),
-        if units == crate::model::Units::GB { "10^9" } else { "2^30" }
-    ));
-    out
 }

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::cli::{CacheArgs, MemoryArg, OutputArgs, SampleArgs, SurveyArgs};
 use crate::commands;
@@ -21,7 +21,7 @@ use crate::model::Run;
 use crate::report::html::Html;
 use crate::report::json::Json;
 use crate::report::sink::{self, Sink};
-use crate::report::{summary, table, Exporter};
+use crate::report::Exporter;
 
 /// What a step gets: the machine, the sink of the run, the SIGINT flag, and
 /// whether stdout belongs to a machine-readable stream.
@@ -175,7 +175,7 @@ fn memtype_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
 
 fn info_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
     if !cx.quiet {
-        print!("{}", commands::render_info(cx.host));
+        print!("{}", crate::report::views::info::render(cx.host));
         println!();
     }
     Ok(Flow::Continue)
@@ -303,12 +303,15 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     };
     let text = format!(
         "{}\n{}",
-        table::render(&run),
-        render_summary(&run, saved.as_deref(), t0.elapsed())
+        crate::report::views::render(&run),
+        crate::report::views::survey::render_summary(&run, saved.as_deref(), t0.elapsed())
     );
     if quiet {
         // stdout carries JSON/CSV; the summary still reaches a person.
-        eprint!("{}", render_summary(&run, saved.as_deref(), t0.elapsed()));
+        eprint!(
+            "{}",
+            crate::report::views::survey::render_summary(&run, saved.as_deref(), t0.elapsed())
+        );
     } else {
         print!("{text}");
     }
@@ -338,49 +341,6 @@ fn save(dir: &Path, run: &Run, sink_json: Option<&str>) -> Result<PathBuf, UserE
         })?;
     sink::write_atomic(&html_path, &bytes)?;
     Ok(dir.to_path_buf())
-}
-
-/// The closing block: headline, warnings, where the files are, time taken.
-pub fn render_summary(run: &Run, saved: Option<&Path>, took: Duration) -> String {
-    let mut s = String::new();
-    let head = summary::headline(run);
-    if head.is_empty() {
-        s.push_str("summary   nothing measured\n");
-    }
-    // Wrap at ~100 columns between figures, so the line reads at a glance.
-    let mut line = String::new();
-    let mut first = true;
-    for part in head {
-        if !line.is_empty() && line.chars().count() + part.chars().count() + 3 > 100 {
-            s.push_str(if first { "summary   " } else { "          " });
-            s.push_str(&line);
-            s.push('\n');
-            line.clear();
-            first = false;
-        }
-        if !line.is_empty() {
-            line.push_str(" · ");
-        }
-        line.push_str(&part);
-    }
-    if !line.is_empty() {
-        s.push_str(if first { "summary   " } else { "          " });
-        s.push_str(&line);
-        s.push('\n');
-    }
-    for (i, w) in summary::warning_lines(run).iter().enumerate() {
-        s.push_str(if i == 0 { "warnings  " } else { "          " });
-        s.push_str(w);
-        s.push('\n');
-    }
-    if let Some(d) = saved {
-        s.push_str(&format!(
-            "saved     {}/  (run.json, report.html: open the report in a browser)\n",
-            d.display()
-        ));
-    }
-    s.push_str(&format!("took      {:.0} s\n", took.as_secs_f64()));
-    s
 }
 
 #[cfg(test)]

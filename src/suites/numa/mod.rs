@@ -27,9 +27,8 @@ use crate::measure::{self, noise, stats, SampleOpts};
 use crate::memory::{numa, PageKind};
 use crate::model::Host;
 use crate::model::Warning;
-use crate::model::{Placement, Record, Run, Sample, Status, Units};
+use crate::model::{Placement, Record, Sample};
 use crate::report::sink::Sink;
-use crate::report::table;
 use crate::util::units::{self, format_bytes};
 
 use super::chase;
@@ -466,14 +465,12 @@ mod cell;
 mod load;
 mod matrix;
 mod pair;
-mod render;
 
 use cell::Refusals;
 pub use cell::CHASE_KERNEL;
 use load::run_load;
 use matrix::run_matrix;
 use pair::run_pair;
-pub use render::render;
 
 pub fn run(
     plan: &NumaPlan,
@@ -522,7 +519,7 @@ pub fn command(a: &NumaArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let finished = sink.finish(interrupted)?;
     let interrupted = result?;
     if !taken {
-        print!("{}", render(&finished));
+        print!("{}", crate::report::views::render(&finished));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", finished.records.len());

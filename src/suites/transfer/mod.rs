@@ -12,7 +12,6 @@
 //! copied; `payload_gbps` gives the copied bytes).
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -24,8 +23,7 @@ use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::{stats, SampleOpts};
 use crate::model::Host;
 use crate::model::{limits, Warning};
-use crate::model::{MemoryInfo, Placement, Record, Run, Sample, Stats, Status, Units};
-use crate::report::table;
+use crate::model::{MemoryInfo, Placement, Record, Sample, Stats, Status};
 use crate::transfer::{
     self, pci, Api, Backend, Direction, DriverError, HostKind, Needs, Opened, Session, Timed, Timer,
 };
@@ -33,11 +31,9 @@ use crate::util::units::{format_bytes, parse_size_list};
 
 mod case;
 mod placement;
-mod view;
 
 use case::*;
 use placement::*;
-pub use view::render;
 
 const SUITE: &str = "transfer";
 /// Default sweep: the latency end (4 KiB) to the bandwidth end (1 GiB).
@@ -377,7 +373,7 @@ fn finish(sink: crate::report::sink::Sink, interrupted: bool) -> anyhow::Result<
     let taken = sink.stdout_taken();
     let run = sink.finish(interrupted)?;
     if !taken {
-        print!("{}", table::render(&run));
+        print!("{}", crate::report::views::render(&run));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", run.records.len());

@@ -1,10 +1,17 @@
 //! The human table of a transfer run.
 
-use super::*;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::model::{Record, Run, Status, Units};
+use crate::report::table::grid;
+use crate::util::units::format_bytes;
 
 /// The human table of a transfer run: device context, then one row per
 /// record.
-pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
+pub fn render(run: &Run, records: &[&Record]) -> String {
+    let units = run.display_units;
     let mut out = String::new();
     let o = &run.options;
     if let Some(d) = o.get("device").filter(|d| d.is_object()) {
@@ -93,7 +100,7 @@ pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
                 note = format!(
                     "read/write {:.2}{}",
                     ratio,
-                    if ratio < WC_READ_OVER_WRITE {
+                    if e.get("behaves_wc").and_then(Value::as_bool) == Some(true) {
                         ": behaves write-combined"
                     } else {
                         ""
@@ -135,13 +142,15 @@ pub fn render(run: &Run, records: &[&Record], units: Units) -> String {
         ]);
     }
     if rows.len() > 1 {
-        out.push_str(&table::grid(&rows));
+        out.push_str(&grid(&rows));
         let _ = writeln!(
             out,
             "{} = {} bytes/s; bytes: {}",
             units.label(),
             if units == Units::GB { "10^9" } else { "2^30" },
-            BYTE_CONVENTION
+            run.options["byte_convention"]
+                .as_str()
+                .unwrap_or("see docs/transfer.md")
         );
     }
     out

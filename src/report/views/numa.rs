@@ -1,9 +1,14 @@
 //! The human view of a numa run: matrices, the pair table, the loaded
 //! curve, distances and notes.
 
-use super::*;
+use super::rate;
+use crate::model::{Record, Run, Status};
+use crate::report::table;
 
-pub(super) fn cell<'a>(recs: &[&'a Record], kernel: &str, c: u32, m: u32) -> Option<&'a Record> {
+/// The kernel name of the latency cells (the pointer chase).
+const CHASE_KERNEL: &str = "chase_64_scalar";
+
+fn cell<'a>(recs: &[&'a Record], kernel: &str, c: u32, m: u32) -> Option<&'a Record> {
     recs.iter()
         .find(|r| {
             r.kernel == kernel
@@ -13,27 +18,15 @@ pub(super) fn cell<'a>(recs: &[&'a Record], kernel: &str, c: u32, m: u32) -> Opt
         .copied()
 }
 
-pub(super) fn rate(g: f64, u: Units) -> String {
-    let v = g * 1e9 / u.bytes_per_unit();
-    if v >= 100.0 {
-        format!("{:.0}", v)
-    } else if v >= 10.0 {
-        format!("{:.1}", v)
-    } else {
-        format!("{:.2}", v)
-    }
-}
-
-pub(super) fn latency_of(r: &Record) -> Option<crate::model::Stats> {
+fn latency_of(r: &Record) -> Option<crate::model::Stats> {
     r.extra
         .get("latency_ns")
         .and_then(|v| serde_json::from_value(v.clone()).ok())
 }
 
 /// Matrices, scenario and load tables, then notes.
-pub fn render(run: &Run) -> String {
+pub fn render(run: &Run, recs: &[&Record]) -> String {
     let u = run.display_units;
-    let recs: Vec<&Record> = run.records.iter().filter(|r| r.suite == "numa").collect();
     let mut out = String::new();
     let opts = &run.options;
     let cpu_nodes: Vec<u32> = serde_json::from_value(opts["cpu_nodes"].clone()).unwrap_or_default();
@@ -46,7 +39,7 @@ pub fn render(run: &Run) -> String {
     };
     if mode == "matrix" {
         let mut kernels: Vec<String> = Vec::new();
-        for r in &recs {
+        for r in recs {
             if !kernels.contains(&r.kernel) {
                 kernels.push(r.kernel.clone());
             }
@@ -79,7 +72,7 @@ pub fn render(run: &Run) -> String {
             for &c in &cpu_nodes {
                 let mut row = vec![format!("node {}", c), String::new()];
                 for &m in &mem_nodes {
-                    row.push(match cell(&recs, k, c, m) {
+                    row.push(match cell(recs, k, c, m) {
                         Some(r) if r.status == Status::Ok => {
                             if lat {
                                 latency_of(r).map_or("-".into(), |s| {
@@ -225,11 +218,10 @@ pub fn render(run: &Run) -> String {
             "note: latency matrix not measured (--no-latency): bandwidth only.",
         );
     }
-    out.push_str(&crate::suites::threads::footer(run));
     out
 }
 
-pub(super) fn writeln_s(out: &mut String, s: &str) -> std::fmt::Result {
+fn writeln_s(out: &mut String, s: &str) -> std::fmt::Result {
     out.push_str(s);
     out.push('\n');
     Ok(())

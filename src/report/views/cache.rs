@@ -1,0 +1,137 @@
+//! The sweep grids of `cache`: one grid per op, rows = working-set sizes,
+//! columns = kernels, cells = best/median.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Record, Run, Status, Units};
+use crate::report::table::grid;
+use crate::util::units::format_bytes;
+
+/// One grid per op, in the order the run measured them.
+pub fn render(run: &Run, recs: &[&Record]) -> String {
+    let mut ops: Vec<&str> = Vec::new();
+    for r in recs {
+        if !ops.contains(&r.op.as_str()) {
+            ops.push(&r.op);
+        }
+    }
+    let mut out = String::new();
+    for op in ops {
+        if let Some(g) = sweep_grid(recs, op, run.display_units) {
+            out.push_str(&g);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+pub fn rate(gbps: f64, units: Units) -> f64 {
+    gbps * 1e9 / units.bytes_per_unit()
+}
+
+pub fn fmt_rate(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{:.0}", v)
+    } else if v >= 10.0 {
+        format!("{:.1}", v)
+    } else {
+        format!("{:.2}", v)
+    }
+}
+
+/// Short column title: `seq_read_256_nt_avx2` → `256_nt_avx2`,
+/// `rand_read_256_avx2` → `rand_256_avx2`.
+fn short(kernel: &str, op: &str) -> String {
+    if let Some(rest) = kernel.strip_prefix(&format!("rand_{}_", op)) {
+        return format!("rand_{}", rest);
+    }
+    kernel
+        .strip_prefix(&format!("seq_{}_", op))
+        .unwrap_or(kernel)
+        .to_string()
+}
+
+/// A record's column in the sweep grid: its kernel, prefixed with its
+/// pattern when the name does not already say it.
+fn column(r: &Record) -> String {
+    match &r.pattern {
+        Some(p)
+            if p != "seq"
+                && !(p == "random" && r.kernel.starts_with("rand_"))
+                && !r.kernel.starts_with(p.as_str()) =>
+        {
+            format!("{}:{}", p, r.kernel)
+        }
+        _ => r.kernel.clone(),
+    }
+}
+
+/// The grid for one op of a sweep suite.
+pub fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
+    let rows = sweep_rows(records, op, units)?;
+    let mut out = format!(
+        "{} bandwidth, {} best/median (per-thread working set; all threads together)\n",
+        op,
+        units.label()
+    );
+    out.push_str(&grid(&rows));
+    Some(out)
+}
+
+/// The cells of [`sweep_grid`], header row first (also used by Markdown).
+pub fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec<String>>> {
+    let recs: Vec<&&Record> = records
+        .iter()
+        .filter(|r| r.op == op && r.status == Status::Ok && r.size_bytes.is_some())
+        .collect();
+    if recs.is_empty() {
+        return None;
+    }
+    let mut kernels: Vec<String> = Vec::new();
+    for r in &recs {
+        let name = column(r);
+        if !kernels.contains(&name) {
+            kernels.push(name);
+        }
+    }
+    let mut by_size: BTreeMap<(u64, u32), (String, BTreeMap<String, String>)> = BTreeMap::new();
+    for r in &recs {
+        let name = column(r);
+        let e = by_size
+            .entry((r.size_bytes.unwrap_or(0), r.threads))
+            .or_insert_with(|| (r.regime.clone().unwrap_or_default(), BTreeMap::new()));
+        if let Some(s) = r.gbps {
+            e.1.insert(
+                name,
+                format!(
+                    "{}/{}",
+                    fmt_rate(rate(s.best, units)),
+                    fmt_rate(rate(s.median, units))
+                ),
+            );
+        }
+    }
+    let threads: Vec<u32> = by_size.keys().map(|k| k.1).collect();
+    let multi = threads.iter().any(|&t| t != threads[0]);
+    let mut rows = vec![{
+        let mut h = vec!["size".to_string(), "regime".to_string()];
+        if multi {
+            h.push("threads".into());
+        }
+        h.extend(kernels.iter().map(|k| short(k, op)));
+        h
+    }];
+    for ((size, t), (regime, cells)) in &by_size {
+        let mut row = vec![format_bytes(*size), regime.clone()];
+        if multi {
+            row.push(t.to_string());
+        }
+        row.extend(
+            kernels
+                .iter()
+                .map(|k| cells.get(k).cloned().unwrap_or_else(|| "-".into())),
+        );
+        rows.push(row);
+    }
+    Some(rows)
+}

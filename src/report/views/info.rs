@@ -1,0 +1,125 @@
+//! The text of `bwscope info`: identity, features, topology, caches,
+//! environment, clock and ceilings.
+
+use std::fmt::Write as _;
+
+use crate::model::Host;
+use crate::report::table::grid;
+use crate::util::cpulist::format_cpu_list;
+use crate::util::units::format_bytes;
+
+/// The human view of `info`.
+pub fn render(h: &Host) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "cpu        {} ({}, family {:#x} model {:#x} stepping {})",
+        h.cpu.model_name, h.cpu.vendor, h.cpu.family, h.cpu.model, h.cpu.stepping
+    );
+    let _ = writeln!(s, "features   {}", h.features.present().join(" "));
+    let _ = writeln!(
+        s,
+        "cpus       {} logical, {} physical cores, allowed {}",
+        h.cpus.len(),
+        h.physical_cores,
+        format_cpu_list(&h.allowed_cpus)
+    );
+    for c in &h.cpus {
+        if c.siblings.len() > 1 && c.siblings[0] == c.id {
+            let _ = writeln!(
+                s,
+                "           SMT siblings {}",
+                format_cpu_list(&c.siblings)
+            );
+        }
+    }
+    let _ = writeln!(s, "caches");
+    for c in &h.caches {
+        let _ = writeln!(
+            s,
+            "  L{} {:<11} {:>9}  line {} B  shared by cpus {:<6} [{}]",
+            c.level,
+            c.kind,
+            format_bytes(c.size_bytes),
+            c.line_bytes,
+            format_cpu_list(&c.shared_cpus),
+            c.source
+        );
+    }
+    let _ = writeln!(s, "numa");
+    for n in &h.nodes {
+        let _ = writeln!(
+            s,
+            "  node {}   cpus {:<8} memory {:>10}  distances {:?}",
+            n.id,
+            format_cpu_list(&n.cpus),
+            n.memory_bytes.map_or("?".into(), format_bytes),
+            n.distances
+        );
+    }
+    let e = &h.env;
+    let _ = writeln!(
+        s,
+        "memory     total {}, available {}",
+        e.mem_total_bytes.map_or("?".into(), format_bytes),
+        e.mem_available_bytes.map_or("?".into(), format_bytes)
+    );
+    let _ = writeln!(s, "kernel     {}", e.kernel.as_deref().unwrap_or("?"));
+    let _ = writeln!(
+        s,
+        "thp        enabled={} defrag={}  hugetlb 2M reserved={}",
+        e.thp_enabled.as_deref().unwrap_or("?"),
+        e.thp_defrag.as_deref().unwrap_or("?"),
+        e.hugepages_2m_reserved
+            .map_or("?".into(), |v| v.to_string())
+    );
+    let _ = writeln!(
+        s,
+        "clock src  {}   numa_balancing={}   governor={}",
+        e.clocksource.as_deref().unwrap_or("?"),
+        e.numa_balancing.map_or("?".into(), |v| v.to_string()),
+        e.governor.as_deref().unwrap_or("none")
+    );
+    let _ = writeln!(
+        s,
+        "hypervisor {}",
+        h.cpu.hypervisor.as_deref().unwrap_or("none")
+    );
+    match h.clock_hz {
+        Some(hz) => {
+            let _ = writeln!(
+                s,
+                "core clock {:.3} GHz measured (dependent-add chain, best of 1000 samples)",
+                hz / 1e9
+            );
+            let _ = writeln!(
+                s,
+                "L1 ceilings per core at that clock (loads/stores per cycle × width):"
+            );
+            let mut rows = vec![vec![
+                "width".to_string(),
+                "".into(),
+                "read GB/s".into(),
+                "write GB/s".into(),
+                "copy GB/s".into(),
+            ]];
+            let mut widths: Vec<u32> = h.ceilings.iter().map(|c| c.width_bits).collect();
+            widths.dedup();
+            for w in widths {
+                let g = |op: &str| h.ceiling(op, w).map_or("-".into(), |v| format!("{:.1}", v));
+                rows.push(vec![
+                    format!("{} bit", w),
+                    "".into(),
+                    g("read"),
+                    g("write"),
+                    g("copy"),
+                ]);
+            }
+            s.push_str(&grid(&rows));
+        }
+        None => {
+            let _ = writeln!(s, "core clock not measured (--no-clock)");
+        }
+    }
+    s
+}

@@ -1,0 +1,168 @@
+//! Text views: how each suite's records read as a table on a terminal.
+//!
+//! Views read the model only, so a saved run renders exactly as it did
+//! when it was measured. Adding a suite's view is one file here and one
+//! entry in [`VIEWS`]; a suite without an entry gets the generic
+//! one-row-per-record table.
+
+pub mod cache;
+pub mod info;
+pub mod latency;
+pub mod memtype;
+pub mod net;
+pub mod numa;
+pub mod regs;
+pub mod survey;
+pub mod threads;
+pub mod transfer;
+
+use std::fmt::Write as _;
+
+use crate::model::{Record, Run, Status, Units};
+
+/// A suite's text view.
+pub struct View {
+    pub suite: &'static str,
+    /// The tables of this suite's records (`recs` are the run's records of
+    /// this suite, in order).
+    pub render: fn(&Run, &[&Record]) -> String,
+    /// The view states its own byte convention, so the common footer
+    /// (bytes read + written by the kernel) does not apply.
+    pub own_convention: bool,
+}
+
+/// Every suite's view; the order is irrelevant (runs render in the order
+/// their suites measured).
+pub const VIEWS: &[View] = &[
+    View {
+        suite: "cache",
+        render: cache::render,
+        own_convention: false,
+    },
+    View {
+        suite: "latency",
+        render: latency::render,
+        own_convention: true,
+    },
+    View {
+        suite: "regs",
+        render: regs::render,
+        own_convention: true,
+    },
+    View {
+        suite: "threads",
+        render: threads::render,
+        own_convention: false,
+    },
+    View {
+        suite: "numa",
+        render: numa::render,
+        own_convention: false,
+    },
+    View {
+        suite: "memtype",
+        render: memtype::render,
+        own_convention: true,
+    },
+    View {
+        suite: "transfer",
+        render: transfer::render,
+        own_convention: true,
+    },
+    View {
+        suite: "net",
+        render: net::render,
+        own_convention: true,
+    },
+];
+
+/// The view of `suite`, if it has one.
+pub fn view(suite: &str) -> Option<&'static View> {
+    VIEWS.iter().find(|v| v.suite == suite)
+}
+
+/// Every suite's tables in the order measured, then one line per skipped
+/// or failed case, then the byte-counting footer.
+pub fn render(run: &Run) -> String {
+    let units = run.display_units;
+    let mut out = String::new();
+    let mut suites: Vec<&str> = Vec::new();
+    for r in &run.records {
+        if !suites.contains(&r.suite.as_str()) {
+            suites.push(&r.suite);
+        }
+    }
+    for suite in &suites {
+        let recs: Vec<&Record> = run.records.iter().filter(|r| &r.suite == suite).collect();
+        let text = match view(suite) {
+            Some(v) => (v.render)(run, &recs),
+            None if recs.iter().any(|r| r.status == Status::Ok) => {
+                super::table::long_table(&recs, units)
+            }
+            None => String::new(),
+        };
+        if !text.is_empty() {
+            out.push_str(&text);
+            if !text.ends_with("\n\n") {
+                out.push('\n');
+            }
+        }
+    }
+    out.push_str(&not_ok_lines(run));
+    let counted = |r: &Record| r.gbps.is_some() && view(&r.suite).is_none_or(|v| !v.own_convention);
+    if run.records.iter().any(counted) {
+        let _ = writeln!(out, "{}", byte_footer(units));
+    }
+    out
+}
+
+/// One line per distinct skipped or failed case.
+pub fn not_ok_lines(run: &Run) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for r in run.records.iter().filter(|r| r.status != Status::Ok) {
+        let what = match r.memory.as_ref().filter(|m| !m.kind.is_empty()) {
+            Some(m) if r.suite == "memtype" => m.kind.clone(),
+            Some(m) => format!("{} ({})", r.kernel, m.kind),
+            None => r.kernel.clone(),
+        };
+        let line = format!(
+            "{} {}: {}\n",
+            if r.status == Status::Skipped {
+                "skipped"
+            } else {
+                "error"
+            },
+            what,
+            r.reason.as_deref().unwrap_or("")
+        );
+        if !seen.contains(&line) {
+            seen.push(line);
+        }
+    }
+    let mut out = seen.concat();
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+/// The byte convention of kernel-declared bandwidth, in the display units.
+pub fn byte_footer(units: Units) -> String {
+    format!(
+        "{} = {} bytes/s. Bytes = read + written per the kernel's declaration (a copy of N/2 into N/2 counts N); write-allocate traffic not counted.",
+        units.label(),
+        if units == Units::GB { "10^9" } else { "2^30" }
+    )
+}
+
+/// A rate in the display units with 3 significant-ish digits.
+pub fn rate(gbps: f64, u: Units) -> String {
+    let v = gbps * 1e9 / u.bytes_per_unit();
+    if v >= 100.0 {
+        format!("{:.0}", v)
+    } else if v >= 10.0 {
+        format!("{:.1}", v)
+    } else {
+        format!("{:.2}", v)
+    }
+}

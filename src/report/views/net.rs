@@ -1,0 +1,90 @@
+//! The network table: one row per flow and chunk size.
+
+use std::fmt::Write as _;
+
+use crate::model::{Record, Run, Status, Units};
+use crate::report::table::grid;
+use crate::util::units::format_bytes;
+
+fn f(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{:.0}", v)
+    } else if v >= 10.0 {
+        format!("{:.1}", v)
+    } else if v >= 0.1 {
+        format!("{:.2}", v)
+    } else {
+        format!("{:.4}", v)
+    }
+}
+
+/// The table of a net run: one row per flow and chunk size, receiver-side
+/// rate in Gbit/s and in the display units.
+pub fn render(run: &Run, records: &[&Record]) -> String {
+    let units = run.display_units;
+    let ok: Vec<&&Record> = records.iter().filter(|r| r.status == Status::Ok).collect();
+    if ok.is_empty() {
+        return String::new();
+    }
+    let g = |r: &Record, k: &str| r.extra.get(k).cloned().unwrap_or(serde_json::Value::Null);
+    let per_unit = 1e9 / units.bytes_per_unit();
+    let mut rows = vec![vec![
+        "mode".to_string(),
+        "flow".into(),
+        "streams".into(),
+        "chunk".into(),
+        "Gbit/s".into(),
+        units.label().into(),
+        format!("best {}", units.label()),
+        "cv %".into(),
+        "rtt µs".into(),
+        "sender B".into(),
+        "receiver B".into(),
+    ]];
+    for r in ok {
+        let rate = g(r, "receiver_gbps").as_f64();
+        rows.push(vec![
+            format!(
+                "{} {}",
+                g(r, "mode").as_str().unwrap_or("?"),
+                g(r, "direction").as_str().unwrap_or("?")
+            ),
+            r.op.clone(),
+            r.threads.to_string(),
+            r.size_bytes.map_or("-".into(), format_bytes),
+            rate.map_or("-".into(), |x| f(x * 8.0)),
+            rate.map_or("-".into(), |x| f(x * per_unit)),
+            r.gbps.map_or("-".into(), |s| f(s.best * per_unit)),
+            r.gbps
+                .map_or("-".into(), |s| format!("{:.1}", s.cv * 100.0)),
+            g(r, "rtt_us")
+                .as_f64()
+                .map_or("-".into(), |x| format!("{:.1}", x)),
+            g(r, "sender_bytes")
+                .as_u64()
+                .map_or("-".into(), |x| x.to_string()),
+            g(r, "receiver_bytes")
+                .as_u64()
+                .map_or("-".into(), |x| x.to_string()),
+        ]);
+    }
+    let mut s = String::new();
+    let peer = records
+        .first()
+        .and_then(|r| r.extra.get("peer"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("?");
+    let _ = writeln!(
+        s,
+        "TCP bandwidth with {} (receiver side, after the omit window)",
+        peer
+    );
+    s.push_str(&grid(&rows));
+    let _ = writeln!(
+        s,
+        "Gbit/s = 10^9 bit/s; {} = {} bytes/s; payload bytes only (no TCP/IP headers). rr: bytes of whole rounds / time from send to answer, timed by the leader; bidir rr counts both ways. best = best sample (--interval-ms).",
+        units.label(),
+        if units == Units::GB { "10^9" } else { "2^30" },
+    );
+    s
+}
