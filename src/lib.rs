@@ -1,12 +1,14 @@
 //! bwscope: measures how fast bytes move on a machine.
 //!
-//! The pipeline: `cli` parses → a suite resolves options into a plan
-//! (`suites`) → cases run on pinned teams (`measure`) with kernels from the
-//! registry (`kernels`) over buffers from `memory` → records stream into a
-//! `report::sink::Sink` → exporters render the run.
+//! The pipeline: `cli` parses → `app` turns flags into a suite's options
+//! and runs it → the suite plans and measures (`suites`) with the one
+//! sampler (`measure`) over kernels from the registry (`kernels`) and
+//! buffers from `memory` → records stream into the run's sink → `report`
+//! renders the run. The layers and where to add things:
+//! `docs/architecture.md`.
 
+pub mod app;
 pub mod cli;
-pub mod commands;
 pub mod error;
 pub mod kernels;
 pub mod measure;

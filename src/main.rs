@@ -6,7 +6,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = bwscope::cli::Cli::parse();
-    match bwscope::commands::dispatch(cli) {
+    match bwscope::app::dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // A closed pipe (`bwscope ... | head`) is not an error.

@@ -281,7 +281,7 @@ fn chase_kernel_follows_a_written_chain_for_exactly_its_hops() {
         let mut b = Buffer::new(lines * 64, PageKind::NoHuge, seed).unwrap();
         let base = b.as_mut_ptr();
         let order = perm::random_cycle(lines, seed);
-        let start = unsafe { bwscope::suites::latency::write_chain(base, 64, &order) };
+        let start = unsafe { bwscope::measure::chase::write_chain(base, 64, &order) };
         // After k×16 hops the pointer is node order[k×16 mod n].
         for reps in [1u64, 3, lines as u64 / 16, lines as u64 / 16 + 1] {
             let a = KernelArgs::new(start, std::ptr::null_mut(), 0, reps);
@@ -298,7 +298,7 @@ fn chase_kernel_follows_a_written_chain_for_exactly_its_hops() {
 
 #[test]
 fn team_gives_each_worker_its_own_permutation_and_full_coverage() {
-    use bwscope::measure::{measure_case, team::Team, SampleOpts};
+    use bwscope::measure::{kernel::TeamKernel, team::Team, SampleOpts, Sampler};
     let allowed = bwscope::platform::topology::allowed_cpus();
     let cpus: Vec<u32> = allowed.iter().copied().take(2).collect();
     let k = registry()
@@ -312,7 +312,8 @@ fn team_gives_each_worker_its_own_permutation_and_full_coverage() {
         min_sample: std::time::Duration::from_millis(1),
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let m = measure_case(&team, k, ws, &opts, &stop).unwrap().unwrap();
+    let mut w = TeamKernel::private(&team, k, ws).unwrap();
+    let m = Sampler::new(opts, &stop).measure(&mut w, None).unwrap();
     for (i, &sum) in m.checksums.iter().enumerate() {
         let words = team.inspect(i, move |b| sum_units(&b.as_slice()[..ws], 8));
         assert_eq!(sum, words.wrapping_mul(m.reps), "worker {i}");

@@ -3,20 +3,20 @@
 //!
 //! Timing follows likwid's `EXECUTE` and McCalpin's advice: barrier →
 //! start → work → stop, each thread stamping its own start and end with the
-//! system-wide monotonic clock. Aggregate bandwidth uses the interval from
-//! the earliest start to the latest end (so the slowest thread counts);
-//! the spread of the starts is reported as the start skew.
+//! system-wide monotonic clock (see `sampler` for how stamps become a
+//! sample). A job runs on each worker's own buffer, or — for the
+//! shared-buffer team — on the worker's chunk of one buffer the caller
+//! owns.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Instant;
-
+use super::{now_ns, Stamp};
 use crate::error::UserError;
 use crate::kernels::{Kernel, KernelArgs, Op};
 use crate::memory::{Buffer, PageKind};
 use crate::model::MemoryInfo;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// A sense-counting spin barrier. Spinning (not a futex) keeps the wake-up
 /// skew between threads in the sub-microsecond range; after a long spin it
@@ -68,20 +68,10 @@ pub struct Job {
     /// worker `i` gets the `i`-th (so each buffer has its own permutation,
     /// see `kernels::perm::index_for`).
     pub index: Option<Arc<Vec<u32>>>,
-}
-
-/// What one thread saw of one job.
-#[derive(Debug, Clone, Copy)]
-pub struct ThreadTiming {
-    pub start: Instant,
-    pub end: Instant,
-    pub checksum: u64,
-}
-
-impl ThreadTiming {
-    pub fn seconds(&self) -> f64 {
-        self.end.duration_since(self.start).as_secs_f64()
-    }
+    /// Worker `i` works at address `shared[i]` (its chunk of a buffer the
+    /// caller owns and keeps alive, `stream_len + BUFFER_SLACK` bytes,
+    /// 4 KiB aligned) instead of its own buffer.
+    pub shared: Option<Arc<Vec<usize>>>,
 }
 
 enum Cmd {
@@ -98,7 +88,7 @@ struct Worker {
 /// Pinned workers with their buffers. Dropping the team stops them.
 pub struct Team {
     workers: Vec<Worker>,
-    done: Receiver<(usize, ThreadTiming)>,
+    done: Receiver<(usize, Stamp)>,
     pub cpus: Vec<u32>,
     pub buffer_bytes: usize,
     memory: Vec<MemoryInfo>,
@@ -119,6 +109,25 @@ pub fn pin_current(cpu: u32) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Run `f` on the calling thread pinned to `cpu`, then give the thread
+/// its previous affinity back. Single-thread measurements (the pointer
+/// chase, register loops) run this way: no helper thread, no channel.
+pub fn on_cpu<R>(cpu: u32, f: impl FnOnce() -> R) -> Result<R, String> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
+    let saved = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
+            .then_some(set)
+    };
+    pin_current(cpu)?;
+    let r = f();
+    if let Some(set) = saved {
+        // SAFETY: restores the mask read above.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    }
+    Ok(r)
 }
 
 /// The cpu the calling thread runs on now.
@@ -254,12 +263,12 @@ impl Team {
         &self.memory
     }
 
-    /// Run `job` on every worker at once; timings in worker order.
-    pub fn run(&self, job: &Job) -> Vec<ThreadTiming> {
+    /// Run `job` on every worker at once; stamps in worker order.
+    pub fn run(&self, job: &Job) -> Vec<Stamp> {
         for w in &self.workers {
             w.tx.send(Cmd::Run(job.clone())).expect("worker alive");
         }
-        let mut out: Vec<Option<ThreadTiming>> = vec![None; self.workers.len()];
+        let mut out: Vec<Option<Stamp>> = vec![None; self.workers.len()];
         for _ in 0..self.workers.len() {
             let (i, t) = self.done.recv().expect("worker alive");
             out[i] = Some(t);
@@ -347,11 +356,17 @@ fn run_one(
     barrier: &SpinBarrier,
     worker: usize,
     workers: usize,
-) -> ThreadTiming {
+) -> Stamp {
     let k = job.kernel;
-    let base = buf.as_mut_ptr();
     let off = dst_offset(k, job.stream_len);
-    assert!(off + job.stream_len <= buf.len(), "job larger than buffer");
+    let base = match &job.shared {
+        // The caller sized each chunk for both streams (see `Job::shared`).
+        Some(bases) => bases[worker] as *mut u8,
+        None => {
+            assert!(off + job.stream_len <= buf.len(), "job larger than buffer");
+            buf.as_mut_ptr()
+        }
+    };
     let mut args = KernelArgs::new(base, base, job.stream_len, job.reps.max(1));
     // SAFETY: off + stream_len ≤ buffer length, checked above.
     args.dst = unsafe { base.add(off) };
@@ -363,17 +378,16 @@ fn run_one(
         args.index_len = per;
     }
     barrier.wait();
-    let start = Instant::now();
+    let start_ns = now_ns();
     // SAFETY: streams lie inside the buffer, aligned (2 MiB base, offsets
     // multiples of the kernel's alignment); the suite only runs kernels the
     // CPU supports.
     let checksum = unsafe { (k.func)(&args) };
-    let end = Instant::now();
-    std::hint::black_box(checksum);
-    ThreadTiming {
-        start,
-        end,
-        checksum,
+    let end_ns = now_ns();
+    Stamp {
+        start_ns,
+        end_ns,
+        checksum: std::hint::black_box(checksum),
     }
 }
 

@@ -11,12 +11,13 @@ pub use buffer::Buffer;
 /// Page policy of a CPU buffer. Device mappings (write-combining and
 /// uncached BARs, framebuffers) are not anonymous memory: see
 /// [`device`]; availability checks and verification live in [`kind`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PageKind {
     /// Plain anonymous mmap, kernel default policy.
     Regular,
     /// `MADV_HUGEPAGE`: transparent huge pages (the default for sweeps).
+    #[default]
     Thp,
     /// `MADV_NOHUGEPAGE`: force 4 KiB pages.
     NoHuge,

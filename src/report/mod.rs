@@ -1,7 +1,6 @@
 //! Results: the model, the exporters (one per format), and the sink that
 //! writes records as they complete.
 
-pub mod commands;
 pub mod compare;
 pub mod csv;
 pub mod html;
@@ -30,4 +29,13 @@ pub fn emit(context: &str, w: &Warning) {
     } else {
         eprintln!("warning: {}: {} (hint: {})", context, w, w.hint());
     }
+}
+
+/// Write `text` to stdout. A closed pipe (`bwscope … | head`) comes back
+/// as a `BrokenPipe` error, which `main` turns into a quiet exit.
+pub fn print(text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut o = std::io::stdout().lock();
+    o.write_all(text.as_bytes())?;
+    o.flush()
 }

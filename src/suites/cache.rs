@@ -3,20 +3,39 @@
 //!
 //! Order: sizes ascending, and at each size the kernels in registry order
 //! (reads first), after refilling the working set with random data so
-//! reads never see a previous write kernel's constant pattern.
+//! reads never see a previous write kernel's constant pattern. Each
+//! kernel's calibration starts from its previous size's work per sample.
 
-use std::sync::atomic::AtomicBool;
+use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::cli::{CacheArgs, MemoryArg};
+use super::{Ctx, Flow, Sampling, Suite};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel};
-use crate::measure::{self, team::Team, SampleOpts};
+use crate::measure::kernel::TeamKernel;
+use crate::measure::team::{Team, BUFFER_SLACK};
+use crate::measure::{Failure, Hint, SampleOpts};
 use crate::memory::PageKind;
-use crate::model::Host;
-use crate::model::Record;
-use crate::report::sink::Sink;
+use crate::model::{Host, Record, Warning};
 use crate::util::units;
+
+/// What a sweep is asked for; `None` is this machine's default.
+#[derive(Debug, Clone, Default)]
+pub struct CacheOptions {
+    /// Kernel names or prefixes, comma-separated.
+    pub kernel: Option<String>,
+    /// Per-thread working sets.
+    pub sizes: Option<Vec<u64>>,
+    pub threads: Option<usize>,
+    /// A cpu list (`0,2-3`).
+    pub cpus: Option<String>,
+    pub quick: bool,
+    pub memory: PageKind,
+    pub first_use: bool,
+    /// `seq`, `random` or both, comma-separated.
+    pub pattern: Option<String>,
+    pub sampling: Sampling,
+}
 
 /// Resolved options of one sweep.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -27,7 +46,7 @@ pub struct CachePlan {
     pub cpus: Vec<u32>,
     pub samples: usize,
     pub min_sample_ms: f64,
-    pub memory: MemoryArg,
+    pub memory: PageKind,
     pub quick: bool,
     /// Record first-use cost per size (`--first-use`), see `suites::first_use`.
     #[serde(default)]
@@ -36,16 +55,13 @@ pub struct CachePlan {
     pub pattern: Option<String>,
 }
 
-fn names<S: serde::Serializer>(k: &[&'static Kernel], s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn names<S: serde::Serializer>(k: &[&'static Kernel], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(k.iter().map(|k| k.name))
 }
 
 impl CachePlan {
     pub fn sample_opts(&self) -> SampleOpts {
-        SampleOpts {
-            samples: self.samples,
-            min_sample: Duration::from_secs_f64(self.min_sample_ms / 1000.0),
-        }
+        SampleOpts::new(self.samples, self.min_sample_ms)
     }
 }
 
@@ -130,28 +146,24 @@ pub fn default_kernels() -> Vec<&'static Kernel> {
         .collect()
 }
 
-/// Resolve and validate the flags against this machine.
-pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
-    let kernels = match &args.kernel {
+/// Resolve and validate the options against this machine.
+pub fn plan(o: &CacheOptions, host: &Host) -> Result<CachePlan, UserError> {
+    let kernels = match &o.kernel {
         Some(spec) => kernels::select(spec).map_err(|m| UserError::flag("--kernel", m))?,
-        None if args.quick => key_kernels(host),
+        None if o.quick => key_kernels(host),
         None => default_kernels(),
     };
-    let kernels = with_patterns(kernels, args.pattern.as_deref(), args.kernel.is_none())?;
-    let sizes = match &args.sizes {
-        Some(s) => {
-            units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?
-        }
-        None if args.quick => {
-            let top = default_top(host) / 2;
-            units::geometric(4 << 10, top, 2.0)
-        }
+    let kernels = with_patterns(kernels, o.pattern.as_deref(), o.kernel.is_none())?;
+    let sizes = match &o.sizes {
+        Some(s) if !s.is_empty() => s.clone(),
+        Some(_) => return Err(UserError::flag("--sizes", "the list is empty")),
+        None if o.quick => units::geometric(4 << 10, default_top(host) / 2, 2.0),
         None => default_sizes(host),
     };
-    let cpus = super::resolve_cpus(host, args.threads, args.cpus.as_deref())?;
+    let cpus = super::resolve_cpus(host, o.threads, o.cpus.as_deref())?;
     let max = *sizes.iter().max().expect("non-empty size list");
     super::check_memory((max + (4 << 20)) * cpus.len() as u64, "--sizes")?;
-    let default = if args.quick {
+    let default = if o.quick {
         SampleOpts {
             samples: 5,
             min_sample: Duration::from_millis(2),
@@ -159,24 +171,51 @@ pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
     } else {
         SampleOpts::default()
     };
-    let o = super::sample_opts(&args.sample, default)?;
+    let s = o.sampling.resolve(default)?;
     // A kind that cannot be had (no hugetlb pages reserved, mlock over the
     // limit) is refused up front, naming the knob, rather than failing
     // inside a worker or falling back to other pages.
-    let kind = page_kind(args.memory);
-    crate::memory::kind::check_available(kind, max + 4096, cpus.len() as u64)
+    crate::memory::kind::check_available(o.memory, max + 4096, cpus.len() as u64)
         .map_err(|m| UserError::flag("--memory", m))?;
     Ok(CachePlan {
         kernels,
         sizes,
         cpus,
-        samples: o.samples,
-        min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
-        memory: args.memory,
-        quick: args.quick,
-        first_use: args.first_use,
-        pattern: args.pattern.clone(),
+        samples: s.samples,
+        min_sample_ms: s.min_sample.as_secs_f64() * 1000.0,
+        memory: o.memory,
+        quick: o.quick,
+        first_use: o.first_use,
+        pattern: o.pattern.clone(),
     })
+}
+
+/// The survey's sweep: the key kernels of `cache --quick`, 4 KiB to half
+/// the default top at two sizes per octave, 7 samples of ≥ 3 ms (about
+/// 10 s on a 2-core VM; `--quick` alone takes 2-3 s but finds cache edges
+/// only to within an octave).
+pub fn survey_plan(host: &Host) -> Result<CachePlan, UserError> {
+    let o = CacheOptions {
+        quick: true,
+        sampling: Sampling {
+            samples: Some(7),
+            min_sample_ms: Some(3.0),
+        },
+        ..CacheOptions::default()
+    };
+    let mut plan = plan(&o, host)?;
+    let top = plan.sizes.iter().copied().max().unwrap_or(4 << 10);
+    plan.sizes = units::geometric(4 << 10, top, std::f64::consts::SQRT_2)
+        .into_iter()
+        .map(|s| s.div_ceil(1024) * 1024)
+        .collect();
+    plan.sizes.dedup();
+    Ok(plan)
+}
+
+/// The registry's entry point: the survey's sweep.
+pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+    Ok(Box::new(survey_plan(host)?))
 }
 
 /// Apply `--pattern` (each kernel with its counterparts in the listed
@@ -251,94 +290,69 @@ pub fn with_patterns(
     Ok(out)
 }
 
-pub fn page_kind(m: MemoryArg) -> PageKind {
-    match m {
-        MemoryArg::Thp => PageKind::Thp,
-        MemoryArg::Regular => PageKind::Regular,
-        MemoryArg::Nohuge => PageKind::NoHuge,
-        MemoryArg::Hugetlb2M => PageKind::Hugetlb2M,
-        MemoryArg::Hugetlb1G => PageKind::Hugetlb1G,
-        MemoryArg::Locked => PageKind::Locked,
+impl Suite for CachePlan {
+    fn name(&self) -> &'static str {
+        "cache"
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain data")
+    }
+
+    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+        run(self, cx)
     }
 }
 
-/// Run the sweep, pushing records into `sink`. Returns true when SIGINT
-/// stopped it (every finished record is already in the sink).
-pub fn run(
-    plan: &CachePlan,
-    host: &Host,
-    sink: &mut Sink,
-    stop: &AtomicBool,
-) -> anyhow::Result<bool> {
-    let runnable: Vec<&'static Kernel> = plan
-        .kernels
-        .iter()
-        .copied()
-        .filter(|k| {
-            if let Some(reason) = k.skip_reason(&host.features) {
-                let _ = sink.push(Record::skipped("cache", k.name, reason));
-                false
-            } else {
-                true
-            }
-        })
-        .collect();
+/// Run the sweep, pushing records through `cx`.
+pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    let mut runnable: Vec<&'static Kernel> = Vec::new();
+    for &k in &plan.kernels {
+        match k.skip_reason(&cx.host.features) {
+            Some(reason) => cx.push(Record::skipped("cache", k.name, reason))?,
+            None => runnable.push(k),
+        }
+    }
     if runnable.is_empty() {
-        return Ok(false);
+        return Ok(Flow::Done);
     }
     let max = *plan.sizes.iter().max().expect("sizes");
     // Room for a copy's second stream offset (see team::dst_offset).
-    let buffer = max as usize + crate::measure::team::BUFFER_SLACK;
-    if plan.first_use && super::first_use::run(plan, host, sink, stop)? {
-        return Ok(true);
+    let buffer = max as usize + BUFFER_SLACK;
+    if plan.first_use && super::first_use::run(plan, cx)? == Flow::Stopped {
+        return Ok(Flow::Stopped);
     }
-    let team = Team::spawn(&plan.cpus, buffer, page_kind(plan.memory))?;
+    let team = Team::spawn(&plan.cpus, buffer, plan.memory)?;
     let mem = team.memory().first().cloned();
     // Never a silent fallback: hugetlb and locked buffers whose pages are
     // not what was asked for give skipped records (THP keeps its warning).
-    let checked = !matches!(plan.memory, MemoryArg::Thp | MemoryArg::Regular);
+    let checked = !matches!(plan.memory, PageKind::Thp | PageKind::Regular);
     if let Some(m) = mem.as_ref().filter(|_| checked) {
-        if let Err(reason) = crate::memory::kind::verify(page_kind(plan.memory), m, buffer) {
+        if let Err(reason) = crate::memory::kind::verify(plan.memory, m, buffer) {
             for &k in &runnable {
                 let why = format!("--memory {}: {}", m.kind, reason);
-                sink.push(Record::skipped("cache", k.name, why))?;
+                cx.push(Record::skipped("cache", k.name, why))?;
             }
-            return Ok(false);
+            return Ok(Flow::Done);
         }
     }
-    if let Some(m) = &mem {
-        if plan.memory == MemoryArg::Thp && max >= 4 << 20 {
-            if let Some(f) = m.thp_fraction {
-                if f < 0.9 {
-                    sink.run_mut()
-                        .warnings
-                        .push(crate::model::Warning::ThpNotObtained { fraction: f });
-                }
-            }
+    if let Some(f) = mem.as_ref().and_then(|m| m.thp_fraction) {
+        if plan.memory == PageKind::Thp && max >= 4 << 20 && f < 0.9 {
+            cx.run_warning(Warning::ThpNotObtained { fraction: f });
         }
     }
-    let opts = plan.sample_opts();
-    let total = (plan.sizes.len() * runnable.len()) as u64;
-    let bar = crate::report::progress::bar(total, sink.stdout_taken());
-    // Per kernel: (reps, working set) of its last point, to start the next
-    // point's calibration near its answer (see measure::reps_hint).
-    let mut hints: std::collections::HashMap<&str, (u64, usize)> = Default::default();
+    let sampler = cx.sampler(plan.sample_opts());
+    cx.plan_steps((plan.sizes.len() * runnable.len()) as u64);
+    let mut hints: HashMap<&str, Hint> = HashMap::new();
     for (si, &size) in plan.sizes.iter().enumerate() {
         for i in 0..team.threads() {
             let len = (size as usize + 4096).min(buffer);
             team.inspect(i, move |b| b.fill_random_prefix(len, 0xabcd + si as u64));
         }
         for &k in &runnable {
-            bar.set_message(format!("{} {}", k.name, units::format_bytes(size)));
-            let start = hints
-                .get(k.name)
-                .map_or(1, |&(reps, ws)| measure::reps_hint(reps, ws, size as usize));
-            match measure::measure_case_from(&team, k, size as usize, &opts, stop, start) {
-                Err(measure::Interrupted) => {
-                    bar.finish_and_clear();
-                    return Ok(true);
-                }
-                Ok(None) => sink.push(Record::skipped(
+            cx.step(&format!("{} {}", k.name, units::format_bytes(size)));
+            let Some(mut w) = TeamKernel::private(&team, k, size as usize) else {
+                cx.push(Record::skipped(
                     "cache",
                     k.name,
                     format!(
@@ -346,17 +360,24 @@ pub fn run(
                         units::format_bytes(size),
                         k.granule
                     ),
-                ))?,
-                Ok(Some(m)) => {
-                    hints.insert(k.name, (m.reps, size as usize));
-                    let mut r = super::bandwidth_record("cache", k, &m, host, &plan.cpus);
+                ))?;
+                continue;
+            };
+            match sampler.measure(&mut w, hints.get(k.name).copied()) {
+                Ok(m) => {
+                    hints.insert(k.name, m.hint());
+                    let mut r =
+                        super::record::bandwidth("cache", k, &m, w.pass(), cx.host, &plan.cpus);
                     r.memory = mem.clone();
-                    sink.push(r)?;
+                    cx.push(r)?;
+                    if m.cut_short {
+                        return Ok(Flow::Stopped);
+                    }
                 }
+                Err(Failure::Stopped) => return Ok(Flow::Stopped),
+                Err(Failure::Failed(e)) => cx.push(Record::error("cache", k.name, e))?,
             }
-            bar.inc(1);
         }
     }
-    bar.finish_and_clear();
-    Ok(false)
+    Ok(Flow::Done)
 }

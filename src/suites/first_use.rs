@@ -7,15 +7,14 @@
 //! and never feed the sweep's headline numbers, which are always taken on
 //! pre-faulted buffers after a warm-up.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use super::{Ctx, Flow};
 use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::{stats, team};
 use crate::memory::{Buffer, PageKind};
 use crate::model::Host;
 use crate::model::{MemoryInfo, Record, Sample};
-use crate::report::sink::Sink;
 
 /// Fresh mappings timed per size: first use cannot be repeated on one
 /// buffer, so each repetition maps anew.
@@ -74,57 +73,45 @@ pub fn time_first_use(
 }
 
 /// Time first use at every size of the plan, on the plan's first cpu.
-/// Returns true when interrupted.
-pub fn run(
-    plan: &super::cache::CachePlan,
-    host: &Host,
-    sink: &mut Sink,
-    stop: &AtomicBool,
-) -> anyhow::Result<bool> {
-    let kind = super::cache::page_kind(plan.memory);
-    let Some(k) = widest(host, Op::Write) else {
-        sink.push(Record::skipped(
+pub fn run(plan: &super::cache::CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    let kind = plan.memory;
+    let Some(k) = widest(cx.host, Op::Write) else {
+        cx.push(Record::skipped(
             "cache",
             "first_use",
             "no sequential write kernel runs here",
         ))?;
-        return Ok(false);
+        return Ok(Flow::Done);
     };
     let cpu = plan.cpus[0];
     for &size in &plan.sizes {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(true);
+        if cx.stopped() {
+            return Ok(Flow::Stopped);
         }
         let len = size as usize;
         if len < k.granule {
             continue;
         }
-        let res = std::thread::scope(|s| {
-            s.spawn(|| {
-                team::pin_current(cpu).map_err(|e| crate::error::UserError::flag("--cpus", e))?;
-                let mut v = Vec::new();
-                for _ in 0..REPETITIONS {
-                    v.push(time_first_use(k, len, kind)?);
-                }
-                Ok::<_, crate::error::UserError>(v)
-            })
-            .join()
-        });
-        let reps = match res {
-            Ok(Ok(v)) => v,
-            Ok(Err(e)) => {
-                sink.push(Record::skipped(
-                    "cache",
-                    k.name,
-                    format!("first use at {}: {}", size, e),
-                ))?;
-                continue;
-            }
-            Err(_) => anyhow::bail!("first-use worker panicked"),
-        };
-        sink.push(record(k, len - len % k.granule, &reps, host, cpu))?;
+        cx.step(&format!(
+            "first use {}",
+            crate::util::units::format_bytes(size)
+        ));
+        let timed = team::on_cpu(cpu, || {
+            (0..REPETITIONS)
+                .map(|_| time_first_use(k, len, kind))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| crate::error::UserError::flag("--cpus", e))?;
+        match timed {
+            Ok(v) => cx.push(record(k, len - len % k.granule, &v, cx.host, cpu))?,
+            Err(e) => cx.push(Record::skipped(
+                "cache",
+                k.name,
+                format!("first use at {}: {}", size, e),
+            ))?,
+        }
     }
-    Ok(false)
+    Ok(Flow::Done)
 }
 
 fn record(

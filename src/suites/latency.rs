@@ -13,32 +13,29 @@
 //!   `stride`, the chain in address order every `--stride` bytes — there the
 //!   prefetchers can and do help, which is what it shows (line size,
 //!   prefetch distance).
-//! - Reps (16 hops each) are calibrated so a sample lasts ≥ min-sample;
-//!   ns/load = sample seconds / hops; cycles/load = ns × the measured clock.
-//!   Best = the lowest latency; median and CV as for bandwidth.
-//! - Pages are explicit (`--pages 4k|thp|hugetlb`) and the page size
-//!   actually obtained is read back from `/proc/self/smaps` and reported.
+//! - The chase is a `measure::chase::Chase` workload on the common sampler
+//!   (units: loads); ns/load = sample seconds / hops; cycles/load = ns × the
+//!   measured clock. Best = the lowest latency; median and CV as for
+//!   bandwidth.
+//! - Pages are explicit (`--pages 4k,thp,hugetlb`: one set of records per
+//!   kind) and the page size actually obtained is read back from
+//!   `/proc/self/smaps` and reported.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
-use crate::cli::{LatencyArgs, OutputArgs, PagesArg};
-use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
-use crate::kernels::{perm, Kernel, KernelArgs, Pattern};
-use crate::measure::{noise, stats, Interrupted, SampleOpts};
-use crate::memory::{smaps, Buffer, PageKind};
-use crate::model::Host;
-use crate::model::{MemoryInfo, Record, Sample};
+use super::{Ctx, Flow, Sampling, Suite};
+use crate::error::UserError;
+use crate::kernels::{perm, Kernel};
+use crate::measure::chase::{self, Chase, HOPS_PER_REP};
+use crate::measure::{stats, team, Failure, Hint, SampleOpts};
+use crate::memory::{Buffer, PageKind};
+use crate::model::{Host, MemoryInfo, Record};
 use crate::util::units::{self, format_bytes};
-
-use super::pinned;
 
 /// Bytes per chase node in the random and window views: one cache line.
 pub const LINE: u64 = perm::LINE as u64;
-/// Hops per kernel rep.
-const HOPS_PER_REP: u64 = 16;
 /// The huge page size `--pages hugetlb` maps (x86-64 default).
 const HUGE: u64 = 2 << 20;
 
@@ -62,6 +59,53 @@ impl View {
             View::Stride => "stride",
         }
     }
+
+    pub fn parse(s: &str) -> Option<View> {
+        match s {
+            "random" => Some(View::Random),
+            "window" => Some(View::Window),
+            "stride" => Some(View::Stride),
+            _ => None,
+        }
+    }
+}
+
+/// The pages a chase buffer asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pages {
+    /// 4 KiB pages (`MADV_NOHUGEPAGE`).
+    #[serde(rename = "4k")]
+    Small,
+    /// Transparent huge pages (`MADV_HUGEPAGE`).
+    #[default]
+    Thp,
+    /// 2 MiB pages from the reserved pool (`MAP_HUGETLB`).
+    Hugetlb,
+}
+
+impl Pages {
+    fn kind(self) -> PageKind {
+        match self {
+            Pages::Small => PageKind::NoHuge,
+            Pages::Thp => PageKind::Thp,
+            Pages::Hugetlb => PageKind::Hugetlb2M,
+        }
+    }
+}
+
+/// What a latency run is asked for; `None` is this machine's default.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyOptions {
+    pub sizes: Option<Vec<u64>>,
+    /// Page kinds, one set of records each (empty: THP).
+    pub pages: Vec<Pages>,
+    pub views: Option<Vec<View>>,
+    pub window: Option<u64>,
+    pub stride: Option<u64>,
+    pub cpu: Option<u32>,
+    pub quick: bool,
+    pub sampling: Sampling,
 }
 
 /// Resolved options.
@@ -71,7 +115,7 @@ pub struct LatencyPlan {
     pub views: Vec<View>,
     pub window_bytes: u64,
     pub stride_bytes: u64,
-    pub pages: PagesArg,
+    pub pages: Vec<Pages>,
     pub cpu: u32,
     pub samples: usize,
     pub min_sample_ms: f64,
@@ -80,22 +124,8 @@ pub struct LatencyPlan {
 
 impl LatencyPlan {
     pub fn sample_opts(&self) -> SampleOpts {
-        SampleOpts {
-            samples: self.samples,
-            min_sample: Duration::from_secs_f64(self.min_sample_ms / 1000.0),
-        }
+        SampleOpts::new(self.samples, self.min_sample_ms)
     }
-}
-
-/// The chase kernel from the registry.
-pub fn chase_kernel() -> Option<&'static Kernel> {
-    crate::kernels::registry()
-        .iter()
-        .find(|k| k.pattern == Pattern::Chase)
-}
-
-fn parse_bytes(flag: &'static str, text: &str) -> Result<u64, UserError> {
-    units::parse_size(text).map_err(|e| UserError::flag(flag, e.to_string()))
 }
 
 /// Huge pages free for MAP_HUGETLB and their size, from /proc/meminfo
@@ -113,74 +143,48 @@ pub fn hugetlb_free() -> (u64, u64) {
     (free, size)
 }
 
-pub fn plan(args: &LatencyArgs, host: &Host) -> Result<LatencyPlan, UserError> {
-    let stride = match &args.stride {
-        Some(s) => {
-            let v = units::parse_size(s).unwrap_or(0);
-            if v == 0 || v % 8 != 0 {
-                return Err(UserError::flag(
-                    "--stride",
-                    format!("'{s}' is not a positive multiple of 8 bytes (one pointer per node): use e.g. 64, 128 or 4KiB"),
-                ));
-            }
-            Some(v)
+pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {
+    if let Some(v) = o.stride.filter(|&v| v == 0 || v % 8 != 0) {
+        return Err(UserError::flag(
+            "--stride",
+            format!("{v} B is not a positive multiple of 8 bytes (one pointer per node): use e.g. 64, 128 or 4KiB"),
+        ));
+    }
+    let views = match &o.views {
+        Some(v) if v.is_empty() => {
+            return Err(UserError::flag(
+                "--view",
+                "empty list: use random, window or stride",
+            ))
         }
-        None => None,
-    };
-    let views = match &args.view {
-        Some(list) => {
-            let mut v = Vec::new();
-            for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let view = match item {
-                    "random" => View::Random,
-                    "window" => View::Window,
-                    "stride" => View::Stride,
-                    other => {
-                        return Err(UserError::flag(
-                            "--view",
-                            format!("unknown view '{other}': use random, window, stride or a list like random,window"),
-                        ))
-                    }
-                };
-                if !v.contains(&view) {
-                    v.push(view);
+        Some(v) => {
+            let mut out: Vec<View> = Vec::new();
+            for &x in v {
+                if !out.contains(&x) {
+                    out.push(x);
                 }
             }
-            if v.is_empty() {
-                return Err(UserError::flag(
-                    "--view",
-                    "empty list: use random, window or stride",
-                ));
-            }
-            v
+            out
         }
-        None if stride.is_some() => vec![View::Stride],
+        None if o.stride.is_some() => vec![View::Stride],
         None => vec![View::Random, View::Window],
     };
-    let window = match &args.window {
-        Some(w) => {
-            let v = parse_bytes("--window", w)?;
-            if v < 2 * LINE || v % LINE != 0 {
-                return Err(UserError::flag(
-                    "--window",
-                    format!("'{w}' must be a multiple of 64 bytes and at least 128 B (two lines): use e.g. 4KiB or 2MiB"),
-                ));
-            }
-            v
-        }
-        None => 4096,
-    };
-    let top = super::cache::default_top(host);
-    let sizes = match &args.sizes {
-        Some(s) => {
-            units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?
-        }
-        None if args.quick => units::geometric(
+    let window = o.window.unwrap_or(4096);
+    if window < 2 * LINE || window % LINE != 0 {
+        return Err(UserError::flag(
+            "--window",
+            format!("{} must be a multiple of 64 bytes and at least 128 B (two lines): use e.g. 4KiB or 2MiB", format_bytes(window)),
+        ));
+    }
+    let sizes = match &o.sizes {
+        Some(s) if s.is_empty() => return Err(UserError::flag("--sizes", "the list is empty")),
+        Some(s) => s.clone(),
+        None if o.quick => units::geometric(
             4 << 10,
             (host.llc_size().unwrap_or(32 << 20) * 2).next_power_of_two(),
             2.0,
         ),
-        None => units::geometric(4 << 10, top, 2.0),
+        None => units::geometric(4 << 10, super::cache::default_top(host), 2.0),
     };
     if let Some(&small) = sizes.iter().find(|&&s| s < LINE) {
         return Err(UserError::flag(
@@ -192,32 +196,22 @@ pub fn plan(args: &LatencyArgs, host: &Host) -> Result<LatencyPlan, UserError> {
         ));
     }
     let max = *sizes.iter().max().expect("non-empty size list");
-    if args.pages == PagesArg::Hugetlb {
-        let reserved = host.env.hugepages_2m_reserved.unwrap_or(0);
-        let (free, size) = hugetlb_free();
-        let need = max.div_ceil(size);
-        if reserved == 0 {
-            return Err(UserError::flag(
-                "--pages",
-                format!("hugetlb needs reserved huge pages but vm.nr_hugepages = 0: run `sudo sysctl vm.nr_hugepages={need}` (for {}) or use --pages thp", format_bytes(max)),
-            ));
-        }
-        if free < need {
-            return Err(UserError::flag(
-                "--pages",
-                format!(
-                    "hugetlb: {} needs {need} free huge pages of {} but only {free} are free: raise vm.nr_hugepages (sudo sysctl vm.nr_hugepages={}) or use smaller --sizes",
-                    format_bytes(max),
-                    format_bytes(size),
-                    reserved + need - free
-                ),
-            ));
+    let mut pages: Vec<Pages> = Vec::new();
+    for &p in &o.pages {
+        if !pages.contains(&p) {
+            pages.push(p);
         }
     }
-    let cpu = pinned::resolve_cpu(host, args.cpu)?;
+    if pages.is_empty() {
+        pages.push(Pages::Thp);
+    }
+    if pages.contains(&Pages::Hugetlb) {
+        check_hugetlb(host, max)?;
+    }
+    let cpu = super::cpus::resolve_cpu(host, o.cpu)?;
     // The buffer plus a u32 per line for the order.
     super::check_memory(max + max / 16 + (4 << 20), "--sizes")?;
-    let default = if args.quick {
+    let default = if o.quick {
         SampleOpts {
             samples: 5,
             min_sample: Duration::from_millis(5),
@@ -225,163 +219,63 @@ pub fn plan(args: &LatencyArgs, host: &Host) -> Result<LatencyPlan, UserError> {
     } else {
         SampleOpts::default()
     };
-    let o = super::sample_opts(&args.sample, default)?;
+    let s = o.sampling.resolve(default)?;
     Ok(LatencyPlan {
         sizes,
         views,
         window_bytes: window,
-        stride_bytes: stride.unwrap_or(LINE),
-        pages: args.pages,
+        stride_bytes: o.stride.unwrap_or(LINE),
+        pages,
         cpu,
-        samples: o.samples,
-        min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
-        quick: args.quick,
+        samples: s.samples,
+        min_sample_ms: s.min_sample.as_secs_f64() * 1000.0,
+        quick: o.quick,
     })
 }
 
-/// An anonymous MAP_HUGETLB mapping (pre-faulted), unmapped on drop.
-pub struct HugeMap {
-    ptr: *mut u8,
-    len: usize,
+/// Refuse `--pages hugetlb` up front when the pool cannot hold `max`.
+fn check_hugetlb(host: &Host, max: u64) -> Result<(), UserError> {
+    let reserved = host.env.hugepages_2m_reserved.unwrap_or(0);
+    let (free, size) = hugetlb_free();
+    let need = max.div_ceil(size);
+    if reserved == 0 {
+        return Err(UserError::flag(
+            "--pages",
+            format!("hugetlb needs reserved huge pages but vm.nr_hugepages = 0: run `sudo sysctl vm.nr_hugepages={need}` (for {}) or use --pages thp", format_bytes(max)),
+        ));
+    }
+    if free < need {
+        return Err(UserError::flag(
+            "--pages",
+            format!(
+                "hugetlb: {} needs {need} free huge pages of {} but only {free} are free: raise vm.nr_hugepages (sudo sysctl vm.nr_hugepages={}) or use smaller --sizes",
+                format_bytes(max),
+                format_bytes(size),
+                reserved + need - free
+            ),
+        ));
+    }
+    Ok(())
 }
 
-impl HugeMap {
-    pub fn new(len: usize) -> Result<HugeMap, UserError> {
-        let len = len.next_multiple_of(HUGE as usize);
-        // SAFETY: anonymous private mapping, checked for MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_HUGETLB | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(UserError::flag(
-                "--pages",
-                format!(
-                    "hugetlb mapping of {} failed ({}): raise vm.nr_hugepages or use --pages thp",
-                    format_bytes(len as u64),
-                    std::io::Error::last_os_error()
-                ),
-            ));
-        }
-        Ok(HugeMap {
-            ptr: p as *mut u8,
-            len,
-        })
-    }
+/// The survey's run: random and window views at one size per octave from
+/// L1 to twice the LLC.
+pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+    let o = LatencyOptions {
+        quick: true,
+        ..LatencyOptions::default()
+    };
+    Ok(Box::new(plan(&o, host)?))
 }
 
-impl Drop for HugeMap {
-    fn drop(&mut self) {
-        // SAFETY: exactly what mmap returned.
-        unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len) };
-    }
-}
-
-/// The chase's memory: a regular buffer (4k or THP) or a hugetlb mapping.
-pub enum ChaseMem {
-    Buf(Buffer),
-    Huge(HugeMap),
-}
-
-impl ChaseMem {
-    pub fn new(pages: PagesArg, len: usize) -> Result<ChaseMem, UserError> {
-        Ok(match pages {
-            PagesArg::Small => ChaseMem::Buf(Buffer::new(len, PageKind::NoHuge, 0xc4a5e)?),
-            PagesArg::Thp => ChaseMem::Buf(Buffer::new(len, PageKind::Thp, 0xc4a5e)?),
-            PagesArg::Hugetlb => ChaseMem::Huge(HugeMap::new(len)?),
-        })
-    }
-
-    pub fn ptr(&mut self) -> *mut u8 {
-        match self {
-            ChaseMem::Buf(b) => b.as_mut_ptr(),
-            ChaseMem::Huge(h) => h.ptr,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            ChaseMem::Buf(b) => b.len(),
-            ChaseMem::Huge(h) => h.len,
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// What the kernel gave us, and the page size that covers most of it.
-    pub fn memory_info(&self) -> (MemoryInfo, Option<u64>) {
-        match self {
-            ChaseMem::Buf(b) => {
-                let m = b.memory_info();
-                let page = match (m.page_bytes, m.thp_fraction) {
-                    (Some(_), Some(f)) if f >= 0.5 => Some(HUGE),
-                    (p, _) => p,
-                };
-                (m, page)
-            }
-            ChaseMem::Huge(h) => {
-                let s = smaps::lookup(h.ptr as usize);
-                let page = s.map(|s| s.kernel_page_bytes);
-                (
-                    MemoryInfo {
-                        kind: format!(
-                            "hugetlb-{}",
-                            page.map_or("?".into(), |p| format!("{}M", p >> 20))
-                        ),
-                        page_bytes: page,
-                        thp_fraction: Some(0.0),
-                        locked_fraction: None,
-                    },
-                    page,
-                )
-            }
-        }
-    }
-}
-
-/// Write the chain for `order` into `base`: node `order[k]` (at
-/// `order[k] × node_bytes`) holds the address of node `order[k + 1]`, the
-/// last one the first's. Returns the address of the first node.
-///
-/// # Safety
-/// `base` must be valid for writes of `order.len() × node_bytes` bytes,
-/// 8-byte aligned, and `node_bytes` a multiple of 8.
-pub unsafe fn write_chain(base: *mut u8, node_bytes: usize, order: &[u32]) -> *const u8 {
-    let n = order.len();
-    for k in 0..n {
-        let from = base.add(order[k] as usize * node_bytes) as *mut u64;
-        let to = base.add(order[(k + 1) % n] as usize * node_bytes);
-        from.write(to as u64);
-    }
-    base.add(order[0] as usize * node_bytes)
-}
-
-/// Follow the chain for `reps × 16` hops with the chase kernel; returns the
-/// seconds it took and where the chain ended.
-///
-/// # Safety
-/// `start` must be the head of a chain written by [`write_chain`] that is
-/// still intact.
-pub unsafe fn chase(k: &Kernel, start: *const u8, reps: u64) -> (f64, u64) {
-    let a = KernelArgs::new(start, std::ptr::null_mut(), 0, reps);
-    let t0 = Instant::now();
-    let end = (k.func)(&a);
-    let secs = t0.elapsed().as_secs_f64();
-    (secs, std::hint::black_box(end))
-}
-
-/// One measured (or skipped) latency case.
-pub struct Case {
-    pub view: View,
-    pub size: u64,
+/// What a chase buffer got, and the page size that covers most of it.
+pub fn memory_info(b: &Buffer) -> (MemoryInfo, Option<u64>) {
+    let m = b.memory_info();
+    let page = match (m.page_bytes, m.thp_fraction) {
+        (Some(_), Some(f)) if f >= 0.5 => Some(HUGE),
+        (p, _) => p,
+    };
+    (m, page)
 }
 
 /// The node size and count of a case, or why it cannot run.
@@ -406,40 +300,64 @@ pub fn geometry(plan: &LatencyPlan, view: View, size: u64) -> Result<(u64, u64),
     }
 }
 
-/// Build the chain for one case in `mem` and measure it.
-#[allow(clippy::too_many_arguments)]
+/// One case: a chain of `nodes` nodes of `node` bytes in `view` order,
+/// built in `mem`, chased with the sampler.
+pub struct Case<'a> {
+    pub plan: &'a LatencyPlan,
+    pub view: View,
+    pub size: u64,
+    pub pages: Pages,
+    pub seed: u64,
+}
+
+/// A measured (or skipped) case.
+pub struct Measured {
+    pub record: Record,
+    /// Where the next size of the same view starts calibrating.
+    pub hint: Option<Hint>,
+    /// A stop request cut the sampling short.
+    pub cut_short: bool,
+}
+
+/// Build the chain for one case in `mem` and measure it on the calling
+/// (pinned) thread. `Err(Stopped)` when a stop request came first.
 pub fn measure_case(
     k: &'static Kernel,
-    mem: &mut ChaseMem,
-    plan: &LatencyPlan,
-    view: View,
-    size: u64,
+    mem: &mut Buffer,
+    case: &Case,
     host: &Host,
-    seed: u64,
-    stop: &AtomicBool,
-) -> Result<Record, Interrupted> {
-    let (node, nodes) = match geometry(plan, view, size) {
+    sampler: &crate::measure::Sampler,
+    hint: Option<Hint>,
+) -> Result<Measured, Failure> {
+    let plan = case.plan;
+    let (node, nodes) = match geometry(plan, case.view, case.size) {
         Ok(g) => g,
-        Err(reason) => return Ok(Record::skipped("latency", k.name, reason)),
+        Err(reason) => {
+            return Ok(Measured {
+                record: Record::skipped("latency", k.name, reason),
+                hint,
+                cut_short: false,
+            })
+        }
     };
     let ws = node * nodes;
     assert!(
         ws as usize <= mem.len(),
         "working set larger than the chase buffer"
     );
-    let order = match view {
-        View::Random => perm::random_cycle(nodes as usize, seed),
-        View::Window => {
-            perm::windowed_cycle(nodes as usize, (plan.window_bytes / LINE) as usize, seed)
-        }
+    let order = match case.view {
+        View::Random => perm::random_cycle(nodes as usize, case.seed),
+        View::Window => perm::windowed_cycle(
+            nodes as usize,
+            (plan.window_bytes / LINE) as usize,
+            case.seed,
+        ),
         View::Stride => perm::strided_cycle(nodes as usize),
     };
     // SAFETY: ws ≤ mem.len(), the base is 2 MiB aligned, node is a multiple
     // of 8.
-    let start = unsafe { write_chain(mem.ptr(), node as usize, &order) };
+    let start = unsafe { chase::write_chain(mem.as_mut_ptr(), node as usize, &order) };
     drop(order);
-    let opts = plan.sample_opts();
-    let min = opts.min_sample.as_secs_f64();
     // Warm-up: one full cycle while it fits the caches (so the first
     // sample does not pay for the cold misses), a short run beyond that
     // (DRAM misses every hop whatever we do).
@@ -450,40 +368,21 @@ pub fn measure_case(
     } else {
         cycle_reps.min(1 << 12)
     };
-    // Every call continues where the previous one stopped: restarting from
-    // the head would re-walk the same prefix of the cycle, which then sits
-    // in the caches (a DRAM-sized chain measured at L3 latency).
-    // SAFETY (all chase calls): `cur` is always a node of the chain just
-    // written, which nothing else touches.
-    let (_, mut cur) = unsafe { chase(k, start, warm) };
-    let reps = pinned::calibrate(min, 64.min(cycle_reps.max(1)), stop, |r| {
-        let (secs, end) = unsafe { chase(k, cur as *const u8, r) };
-        cur = end;
-        secs
-    })?;
-    let hops = reps * HOPS_PER_REP;
-    let before = noise::snapshot();
-    let mut samples = Vec::with_capacity(opts.samples);
-    let mut ns = Vec::with_capacity(opts.samples);
-    for _ in 0..opts.samples.max(1) {
-        if stop.load(Ordering::Relaxed) {
-            return Err(Interrupted);
-        }
-        let (secs, end) = unsafe { chase(k, cur as *const u8, reps) };
-        cur = end;
-        samples.push(Sample {
-            seconds: secs,
-            bytes: hops * 8,
-        });
-        ns.push(secs * 1e9 / hops as f64);
-    }
-    let noise = noise::since(before);
+    // SAFETY: the chain was just written into `mem`, which outlives `w`.
+    let mut w = unsafe { Chase::new(k, start, warm) };
+    let m = sampler.measure(&mut w, hint)?;
+    let ns: Vec<f64> = m
+        .rates(1.0)
+        .iter()
+        .map(|loads_per_s| 1e9 / loads_per_s)
+        .collect();
     let lat = stats::summarize(&ns, false);
     let cycles = host.clock_hz.and_then(|hz| {
         let c: Vec<f64> = ns.iter().map(|n| n * hz / 1e9).collect();
         stats::summarize(&c, false)
     });
-    let (memory, page) = mem.memory_info();
+    let (memory, page) = memory_info(mem);
+    let hops = m.units_per_sample;
     let mut r = Record {
         suite: "latency".into(),
         kernel: k.name.into(),
@@ -491,7 +390,7 @@ pub fn measure_case(
         width_bits: Some(64),
         nontemporal: None,
         pattern: Some(
-            if view == View::Stride {
+            if case.view == View::Stride {
                 "strided"
             } else {
                 "chase"
@@ -504,16 +403,24 @@ pub fn measure_case(
         regime: Some(host.regime(ws, 1)),
         bytes_read_per_pass: Some(nodes * 8),
         bytes_written_per_pass: Some(0),
-        reps_per_sample: Some(reps),
-        samples,
-        noise,
+        reps_per_sample: Some(m.reps),
+        // The model's `bytes` of a latency sample: 8 bytes per hop.
+        samples: m
+            .samples
+            .iter()
+            .map(|t| crate::model::Sample {
+                seconds: t.seconds,
+                bytes: hops * 8,
+            })
+            .collect(),
+        noise: m.noise,
         memory: Some(memory),
         ..Record::default()
     };
     let e = &mut r.extra;
-    e.insert("case_view".into(), json!(view.name()));
-    e.insert("case_pages".into(), json!(plan.pages));
-    match view {
+    e.insert("case_view".into(), json!(case.view.name()));
+    e.insert("case_pages".into(), json!(case.pages));
+    match case.view {
         View::Window => {
             e.insert("case_window_bytes".into(), json!(plan.window_bytes));
         }
@@ -529,105 +436,84 @@ pub fn measure_case(
     e.insert("chain_nodes".into(), json!(nodes));
     e.insert("node_bytes".into(), json!(node));
     e.insert("page_bytes".into(), json!(page));
-    r.warnings = pinned::spread_warnings(lat.as_ref(), false);
-    r.warnings.extend(pinned::noise_warnings(&r));
-    Ok(r)
+    r.warnings = super::record::spread_warnings(lat.as_ref(), false);
+    r.warnings.extend(super::record::noise_warnings(&r));
+    if m.cut_short {
+        r.warnings.push(super::record::cut_short(&m));
+    }
+    Ok(Measured {
+        record: r,
+        hint: Some(m.hint()),
+        cut_short: m.cut_short,
+    })
 }
 
-/// Run the plan on the calling (pinned) thread, sending each record.
-pub fn run_cases(
-    plan: &LatencyPlan,
-    host: &Host,
-    tx: &std::sync::mpsc::Sender<Record>,
-    stop: &AtomicBool,
-) -> anyhow::Result<bool> {
-    let Some(k) = chase_kernel() else {
-        let _ = tx.send(Record::skipped(
+impl Suite for LatencyPlan {
+    fn name(&self) -> &'static str {
+        "latency"
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain data")
+    }
+
+    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+        let cpu = self.cpu;
+        team::on_cpu(cpu, || run(self, cx)).map_err(|e| UserError::flag("--cpu", e))?
+    }
+}
+
+/// Run the plan on the calling (pinned) thread.
+pub fn run(plan: &LatencyPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    let Some(k) = chase::kernel() else {
+        cx.push(Record::skipped(
             "latency",
             "chase",
             "no pointer-chase kernel on this architecture",
-        ));
-        return Ok(false);
+        ))?;
+        return Ok(Flow::Done);
     };
-    if let Some(reason) = k.skip_reason(&host.features) {
-        let _ = tx.send(Record::skipped("latency", k.name, reason));
-        return Ok(false);
+    if let Some(reason) = k.skip_reason(&cx.host.features) {
+        cx.push(Record::skipped("latency", k.name, reason))?;
+        return Ok(Flow::Done);
     }
     let max = *plan.sizes.iter().max().expect("sizes");
-    let mut mem = ChaseMem::new(plan.pages, max as usize)?;
-    for (si, &size) in plan.sizes.iter().enumerate() {
-        for (vi, &view) in plan.views.iter().enumerate() {
-            let seed = 0x1a7e ^ (si as u64) << 16 ^ vi as u64;
-            match measure_case(k, &mut mem, plan, view, size, host, seed, stop) {
-                Ok(r) => {
-                    if tx.send(r).is_err() {
-                        return Ok(false);
+    let sampler = cx.sampler(plan.sample_opts());
+    cx.plan_steps((plan.pages.len() * plan.sizes.len() * plan.views.len()) as u64);
+    for &pages in &plan.pages {
+        // Touched and filled up front: page faults and THP allocation
+        // never land in a warm-up or a sample.
+        let mut mem = Buffer::new(max as usize, pages.kind(), 0xc4a5e)?;
+        // One hint per view: each view's latency rises with the size.
+        let mut hints = vec![None; plan.views.len()];
+        for (si, &size) in plan.sizes.iter().enumerate() {
+            for (vi, &view) in plan.views.iter().enumerate() {
+                cx.step(&format!(
+                    "{} {} {}",
+                    view.name(),
+                    format_bytes(size),
+                    json!(pages)
+                ));
+                let case = Case {
+                    plan,
+                    view,
+                    size,
+                    pages,
+                    seed: 0x1a7e ^ (si as u64) << 16 ^ vi as u64,
+                };
+                match measure_case(k, &mut mem, &case, cx.host, &sampler, hints[vi]) {
+                    Ok(m) => {
+                        hints[vi] = m.hint;
+                        cx.push(m.record)?;
+                        if m.cut_short {
+                            return Ok(Flow::Stopped);
+                        }
                     }
+                    Err(Failure::Stopped) => return Ok(Flow::Stopped),
+                    Err(Failure::Failed(e)) => cx.push(Record::error("latency", k.name, e))?,
                 }
-                Err(Interrupted) => return Ok(true),
             }
         }
     }
-    Ok(false)
-}
-
-/// `bwscope latency`.
-pub fn command(a: &LatencyArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = crate::platform::detect_host(true);
-    let plan = plan(a, &host)?;
-    let mut sink =
-        crate::commands::start_run("latency", serde_json::to_value(&plan)?, out, host.clone())?;
-    let stop = crate::util::signal::install();
-    let mut interrupted = false;
-    let flag = &mut interrupted;
-    let (h, p) = (&host, &plan);
-    let total = (plan.sizes.len() * plan.views.len()) as u64;
-    pinned::run_on_cpu(plan.cpu, &mut sink, total, move |tx| {
-        *flag = run_cases(p, h, tx, stop)?;
-        Ok(())
-    })?;
-    let taken = sink.stdout_taken();
-    let run = sink.finish(interrupted)?;
-    if !taken {
-        print!("{}", crate::report::views::render(&run));
-    }
-    if interrupted {
-        eprintln!("interrupted: {} records kept", run.records.len());
-        return Ok(EXIT_INTERRUPTED);
-    }
-    Ok(EXIT_OK)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chain_in_memory_is_one_cycle_through_every_line() {
-        let Some(k) = chase_kernel() else { return };
-        let lines = 64 * 16; // 64 KiB, a multiple of 16 hops
-        let mut b = Buffer::new(lines * 64, PageKind::NoHuge, 3).unwrap();
-        let order = perm::random_cycle(lines, 11);
-        let base = b.as_mut_ptr();
-        let start = unsafe { write_chain(base, 64, &order) };
-        // One full cycle (lines / 16 reps) ends where it started...
-        let (_, end) = unsafe { chase(k, start, lines as u64 / 16) };
-        assert_eq!(end, start as u64);
-        // ...and no shorter multiple of 16 hops does.
-        for reps in 1..lines as u64 / 16 {
-            let (_, e) = unsafe { chase(k, start, reps) };
-            assert_ne!(e, start as u64, "chain closed after {} hops", reps * 16);
-        }
-        // Walk it node by node: every line once.
-        let mut seen = vec![false; lines];
-        let mut p = start as usize;
-        for _ in 0..lines {
-            let idx = (p - base as usize) / 64;
-            assert_eq!((p - base as usize) % 64, 0);
-            assert!(!seen[idx], "line {idx} visited twice");
-            seen[idx] = true;
-            p = unsafe { *(p as *const u64) } as usize;
-        }
-        assert!(seen.iter().all(|&s| s));
-    }
+    Ok(Flow::Done)
 }

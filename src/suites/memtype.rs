@@ -13,10 +13,9 @@
 //! The copy and read are the registry's asm kernels called directly with
 //! two buffers (the source is always regular memory), on one pinned cpu.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use crate::cli::MemtypeArgs;
+use super::{Ctx, Flow, Suite};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::{stats, team};
@@ -24,8 +23,25 @@ use crate::memory::device::{self, DeviceMapping, DeviceSpec};
 use crate::memory::{kind, smaps, Buffer, PageKind};
 use crate::model::Host;
 use crate::model::{MemoryInfo, Record, Sample};
-use crate::report::sink::Sink;
-use crate::util::units::{format_bytes, parse_size};
+use crate::util::units::format_bytes;
+
+/// What a memtype run is asked for; `None` is the default.
+#[derive(Debug, Clone, Default)]
+pub struct MemtypeOptions {
+    /// Kind names (anonymous kinds and device kinds); default: every
+    /// anonymous kind plus the devices named.
+    pub kinds: Option<Vec<String>>,
+    /// Bytes copied per pass.
+    pub size: Option<u64>,
+    pub passes: Option<usize>,
+    pub read_passes: Option<usize>,
+    /// The copy kernel's name.
+    pub kernel: Option<String>,
+    pub cpu: Option<u32>,
+    /// Device memory to map (PCI BAR resource files, DRM nodes, fbdev).
+    pub device_mem: Vec<String>,
+    pub allow_device_writes: bool,
+}
 
 /// What a case maps.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -73,8 +89,8 @@ fn name<S: serde::Serializer>(k: &&'static Kernel, s: S) -> Result<S::Ok, S::Err
 
 const DEVICE_KINDS: [&str; 4] = ["device-wc", "device-uc", "device-fb", "device-dumb"];
 
-/// Resolve and validate the flags.
-pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
+/// Resolve and validate the options.
+pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
     let copy = match &a.kernel {
         Some(spec) => {
             let ks = kernels::select_streaming(spec).map_err(|m| UserError::flag("--kernel", m))?;
@@ -95,10 +111,7 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
     }
     let read = super::first_use::widest(host, Op::Read)
         .ok_or_else(|| UserError::flag("--kernel", "no read kernel runs on this cpu"))?;
-    let raw = match &a.size {
-        Some(s) => parse_size(s).map_err(|e| UserError::flag("--size", e.to_string()))?,
-        None => 32 << 20,
-    };
+    let raw = a.size.unwrap_or(32 << 20);
     let gran = copy.granule.max(read.granule).max(64) as u64;
     let size = raw - raw % gran;
     if size == 0 {
@@ -179,7 +192,7 @@ pub fn plan(a: &MemtypeArgs, host: &Host) -> Result<MemtypePlan, UserError> {
             }));
         }
         Some(list) => {
-            for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
                 if let Some(k) = PageKind::parse(item) {
                     kind::check_available(k, size, 1).map_err(|m| UserError::flag("--kinds", m))?;
                     cases.push(Case {
@@ -382,29 +395,49 @@ fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome {
     }))
 }
 
-/// Run every case, pushing a record each. True when interrupted.
-pub fn run(
-    plan: &MemtypePlan,
-    host: &Host,
-    sink: &mut Sink,
-    stop: &AtomicBool,
-) -> anyhow::Result<bool> {
-    team::pin_current(plan.cpu).map_err(|e| UserError::flag("--cpu", e))?;
+/// The survey's run: every anonymous kind, 10 copy passes and 3 reads.
+pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+    let o = MemtypeOptions {
+        passes: Some(10),
+        read_passes: Some(3),
+        ..MemtypeOptions::default()
+    };
+    Ok(Box::new(plan(&o, host)?))
+}
+
+impl Suite for MemtypePlan {
+    fn name(&self) -> &'static str {
+        "memtype"
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain data")
+    }
+
+    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+        team::on_cpu(self.cpu, || run(self, cx)).map_err(|e| UserError::flag("--cpu", e))?
+    }
+}
+
+/// Run every case on the calling (pinned) thread, pushing a record each.
+fn run(plan: &MemtypePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     let src = Buffer::new(plan.size, PageKind::Regular, 0x5eed)?;
     let mut baseline: Option<(f64, f64)> = None;
+    cx.plan_steps(plan.cases.len() as u64);
     for case in &plan.cases {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(true);
+        if cx.stopped() {
+            return Ok(Flow::Stopped);
         }
         let label = case.target.label().to_string();
+        cx.step(&label);
         if let Target::Anon(k) = case.target {
             if let Err(reason) = kind::check_available(k, plan.size as u64, 1) {
-                sink.push(skipped(plan, &label, reason))?;
+                cx.push(skipped(plan, &label, reason))?;
                 continue;
             }
         }
         let rec = match measure(plan, case, &src) {
-            Outcome::Done(t) => record(plan, case, &t, host, &mut baseline),
+            Outcome::Done(t) => record(plan, case, &t, cx.host, &mut baseline),
             Outcome::Skipped(reason) => skipped(plan, &label, reason),
             Outcome::Failed(msg) => {
                 let mut r = Record::error("memtype", plan.copy.name, msg);
@@ -415,9 +448,9 @@ pub fn run(
                 r
             }
         };
-        sink.push(rec)?;
+        cx.push(rec)?;
     }
-    Ok(false)
+    Ok(Flow::Done)
 }
 
 fn skipped(plan: &MemtypePlan, label: &str, reason: String) -> Record {
@@ -473,7 +506,7 @@ fn record(
         memory: Some(t.info.clone()),
         ..Record::default()
     };
-    r.warnings = super::derive_warnings(r.gbps.as_ref(), k, host, 1, &r);
+    r.warnings = super::record::bandwidth_warnings(&r, k, host);
     let e = &mut r.extra;
     let j = |v: f64| serde_json::json!(v);
     e.insert("buffer_bytes".into(), n.into());

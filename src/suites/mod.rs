@@ -1,263 +1,180 @@
-//! What is measured. A suite turns resolved options into cases, measures
-//! them with `measure`, and pushes one `Record` per case into the sink.
-//! Shared here: cpu selection, memory checks, sample options, and turning
-//! a measured case into a record with its warnings.
+//! What is measured. A suite turns typed options into a plan, measures it
+//! with `measure` (one [`Sampler`] for every suite), and pushes one
+//! `Record` per case through the [`Ctx`] the runner gives it. Suites never
+//! print and never see the command line: the app converts flags into
+//! options and renders the finished run.
+//!
+//! Adding a suite: a module here with its options, plan and `Suite` impl,
+//! one entry in [`REGISTRY`] (how the survey and fleet run it), and a view
+//! in `report::views`.
 
 pub mod cache;
-pub mod chase;
+pub mod cpus;
 pub mod first_use;
 pub mod latency;
 pub mod memtype;
-pub mod mix;
 pub mod net;
 pub mod numa;
-pub mod pinned;
-pub mod procs;
+pub mod record;
 pub mod regs;
-pub mod survey;
 pub mod threads;
 pub mod transfer;
 
-use crate::cli::SampleArgs;
-use crate::error::UserError;
-use crate::kernels::Kernel;
-use crate::measure::{self, stats, Measured, SampleOpts};
-use crate::model::Host;
-use crate::model::{limits, Warning};
-use crate::model::{Placement, Record, Stats};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// Cpus in the default placement order: one per physical core (its first
-/// allowed sibling), highest core first so a single thread avoids cpu 0,
-/// which takes most interrupts; then the remaining SMT siblings.
-pub fn default_cpu_order(host: &Host) -> Vec<u32> {
-    let allowed = &host.allowed_cpus;
-    let mut primary = Vec::new();
-    let mut secondary = Vec::new();
-    let mut seen_cores = Vec::new();
-    for c in host.cpus.iter().filter(|c| allowed.contains(&c.id)) {
-        let key = (c.package, c.core);
-        if seen_cores.contains(&key) {
-            secondary.push(c.id);
-        } else {
-            seen_cores.push(key);
-            primary.push(c.id);
-        }
-    }
-    if primary.is_empty() {
-        primary = allowed.clone();
-    }
-    primary.reverse();
-    primary.extend(secondary);
-    primary
+use crate::error::UserError;
+use crate::measure::{SampleOpts, Sampler};
+use crate::model::{Host, Record, Warning};
+
+pub use cpus::{check_memory, default_cpu_order, resolve_cpus};
+
+/// Where a suite's results go; the app implements it (the run's sink, the
+/// progress display).
+pub trait Out {
+    /// A finished record.
+    fn record(&mut self, r: Record) -> Result<(), UserError>;
+    /// A warning about the whole run (THP not obtained, …).
+    fn run_warning(&mut self, w: Warning);
+    /// `total` steps of work lie ahead (replaces any earlier total).
+    fn plan_steps(&mut self, total: u64);
+    /// One step is starting; `label` says what it measures.
+    fn step(&mut self, label: &str);
+    /// A line for the person watching (what device was opened, where the
+    /// host thread runs); not part of the results.
+    fn note(&mut self, text: &str);
 }
 
-/// The cpus a team runs on, from `--threads` and `--cpus`.
-pub fn resolve_cpus(
-    host: &Host,
-    threads: Option<usize>,
-    cpus: Option<&str>,
-) -> Result<Vec<u32>, UserError> {
-    if let Some(list) = cpus {
-        let parsed = crate::util::cpulist::parse_cpu_list(list).ok_or_else(|| {
-            UserError::flag(
-                "--cpus",
-                format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list),
-            )
-        })?;
-        if parsed.is_empty() {
-            return Err(UserError::flag("--cpus", "the list is empty"));
+/// What a running suite gets: the machine, the stop flag (set by SIGINT,
+/// SIGTERM, SIGHUP), and where its records go.
+pub struct Ctx<'a> {
+    pub host: &'a Host,
+    /// `'static` so measurements that run on worker threads can take it.
+    pub stop: &'static AtomicBool,
+    out: &'a mut dyn Out,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(host: &'a Host, stop: &'static AtomicBool, out: &'a mut dyn Out) -> Ctx<'a> {
+        Ctx { host, stop, out }
+    }
+
+    pub fn push(&mut self, r: Record) -> Result<(), UserError> {
+        self.out.record(r)
+    }
+
+    pub fn run_warning(&mut self, w: Warning) {
+        self.out.run_warning(w)
+    }
+
+    pub fn plan_steps(&mut self, total: u64) {
+        self.out.plan_steps(total)
+    }
+
+    pub fn step(&mut self, label: &str) {
+        self.out.step(label)
+    }
+
+    pub fn note(&mut self, text: &str) {
+        self.out.note(text)
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The measurement protocol with `opts`, honouring this run's stop flag.
+    pub fn sampler(&self, opts: SampleOpts) -> Sampler<'static> {
+        Sampler::new(opts, self.stop)
+    }
+}
+
+/// How a suite's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Done,
+    /// A stop request ended it; every finished record was pushed.
+    Stopped,
+}
+
+/// A planned suite, ready to run.
+pub trait Suite {
+    /// The suite's name, as in `Record::suite`.
+    fn name(&self) -> &'static str;
+    /// The resolved plan, stored as the run's `options`.
+    fn options(&self) -> serde_json::Value;
+    /// Measure, pushing every record through `cx` as it completes.
+    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow>;
+}
+
+/// A suite as the survey and fleet compose it: a name, what it measures,
+/// and its short configuration for this machine.
+pub struct Entry {
+    pub name: &'static str,
+    pub what: &'static str,
+    pub quick: fn(&Host) -> Result<Box<dyn Suite>, UserError>,
+}
+
+/// Every suite the survey (and `fleet --suites`) can run without a device
+/// or a peer, in the survey's order. Transfers and the network need a
+/// device or a peer and run only when asked.
+pub const REGISTRY: &[Entry] = &[
+    Entry {
+        name: "cache",
+        what: "cache → DRAM sweep of the key kernels (read/write/copy at the widest ISA, NT write, rep movsb, libc memcpy), one size per octave",
+        quick: cache::quick,
+    },
+    Entry {
+        name: "latency",
+        what: "load-to-use latency by pointer chase, one size per octave from L1 to DRAM",
+        quick: latency::quick,
+    },
+    Entry {
+        name: "threads",
+        what: "read bandwidth over 1..N pinned threads (one per physical core) at a DRAM-sized set",
+        quick: threads::quick,
+    },
+    Entry {
+        name: "memtype",
+        what: "memory kinds available here: first-use cost, copy and read bandwidth, break-even",
+        quick: memtype::quick,
+    },
+];
+
+/// The registry entry named `name`.
+pub fn entry(name: &str) -> Option<&'static Entry> {
+    REGISTRY.iter().find(|e| e.name == name)
+}
+
+/// `--samples` and `--min-sample-ms` as given (None: the suite's default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sampling {
+    pub samples: Option<usize>,
+    pub min_sample_ms: Option<f64>,
+}
+
+impl Sampling {
+    /// Validated options, with a suite's defaults.
+    pub fn resolve(&self, default: SampleOpts) -> Result<SampleOpts, UserError> {
+        let samples = self.samples.unwrap_or(default.samples);
+        if samples == 0 || samples > 100_000 {
+            return Err(UserError::flag("--samples", "must be between 1 and 100000"));
         }
-        if let Some(bad) = parsed.iter().find(|c| !host.allowed_cpus.contains(c)) {
-            return Err(UserError::flag(
-                "--cpus",
-                format!(
-                    "cpu {} is offline or not allowed for this process (allowed: {})",
-                    bad,
-                    crate::util::cpulist::format_cpu_list(&host.allowed_cpus)
-                ),
-            ));
-        }
-        if let Some(t) = threads {
-            if t != parsed.len() {
+        let min_sample = match self.min_sample_ms {
+            Some(ms) if !(ms > 0.0 && ms <= 60_000.0) => {
                 return Err(UserError::flag(
-                    "--threads",
-                    format!(
-                        "{} threads but --cpus names {} cpus: give one or make them agree",
-                        t,
-                        parsed.len()
-                    ),
-                ));
+                    "--min-sample-ms",
+                    "must be above 0 and at most 60000",
+                ))
             }
-        }
-        return Ok(parsed);
+            Some(ms) => Duration::from_secs_f64(ms / 1000.0),
+            None => default.min_sample,
+        };
+        Ok(SampleOpts {
+            samples,
+            min_sample,
+        })
     }
-    let n = threads.unwrap_or(1);
-    if n == 0 {
-        return Err(UserError::flag("--threads", "must be at least 1"));
-    }
-    let order = default_cpu_order(host);
-    if n > order.len() {
-        return Err(UserError::flag(
-            "--threads",
-            format!(
-                "{} threads but this process may use only {} cpus ({}); use at most {}",
-                n,
-                order.len(),
-                crate::util::cpulist::format_cpu_list(&host.allowed_cpus),
-                order.len()
-            ),
-        ));
-    }
-    let mut v: Vec<u32> = order[..n].to_vec();
-    v.sort_unstable();
-    Ok(v)
-}
-
-/// Refuse before allocating when `need` bytes exceed MemAvailable (leaving
-/// 10 % for the rest of the system), so the OOM killer never gets a say.
-pub fn check_memory(need: u64, flag: &'static str) -> Result<(), UserError> {
-    let avail = crate::platform::env::meminfo("MemAvailable");
-    if let Some(a) = avail {
-        if need > a / 10 * 9 {
-            return Err(UserError::NotEnoughMemory {
-                flag,
-                need: crate::util::units::format_bytes(need),
-                available: crate::util::units::format_bytes(a),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Sample options from flags, with a suite's defaults.
-pub fn sample_opts(args: &SampleArgs, default: SampleOpts) -> Result<SampleOpts, UserError> {
-    let samples = args.samples.unwrap_or(default.samples);
-    if samples == 0 || samples > 100_000 {
-        return Err(UserError::flag("--samples", "must be between 1 and 100000"));
-    }
-    let min_sample = match args.min_sample_ms {
-        Some(ms) if !(ms > 0.0 && ms <= 60_000.0) => {
-            return Err(UserError::flag(
-                "--min-sample-ms",
-                "must be above 0 and at most 60000",
-            ))
-        }
-        Some(ms) => Duration::from_secs_f64(ms / 1000.0),
-        None => default.min_sample,
-    };
-    Ok(SampleOpts {
-        samples,
-        min_sample,
-    })
-}
-
-/// A bandwidth record from a measured case.
-pub fn bandwidth_record(
-    suite: &str,
-    k: &Kernel,
-    m: &Measured,
-    host: &Host,
-    cpus: &[u32],
-) -> Record {
-    let threads = cpus.len() as u32;
-    let ws = (m.pass.stream_len * k.streams() as usize) as u64;
-    let rates = measure::gbps(&m.samples);
-    let payload_ratio = m.pass.payload as f64 / (m.pass.read + m.pass.written) as f64;
-    let payload: Vec<f64> = rates.iter().map(|g| g * payload_ratio).collect();
-    let per_thread_bytes = (m.pass.read + m.pass.written) * m.reps;
-    let per_thread_gbps: Vec<f64> = if threads > 1 {
-        m.per_thread_seconds
-            .iter()
-            .map(|secs| {
-                secs.iter()
-                    .map(|s| per_thread_bytes as f64 / s / 1e9)
-                    .fold(0.0, f64::max)
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let mut r = Record {
-        suite: suite.into(),
-        kernel: k.name.into(),
-        op: k.op.name().into(),
-        width_bits: (k.width_bits > 0).then_some(k.width_bits),
-        nontemporal: Some(k.nontemporal),
-        pattern: Some(k.pattern.name().into()),
-        size_bytes: Some(ws),
-        threads,
-        cpus: cpus.to_vec(),
-        regime: Some(host.regime(ws, threads)),
-        bytes_read_per_pass: Some(m.pass.read),
-        bytes_written_per_pass: Some(m.pass.written),
-        payload_bytes_per_pass: Some(m.pass.payload),
-        reps_per_sample: Some(m.reps),
-        samples: m.samples.clone(),
-        gbps: stats::summarize(&rates, true),
-        payload_gbps: stats::summarize(&payload, true),
-        per_thread_gbps,
-        noise: m.noise,
-        placement: (threads > 1).then(|| Placement {
-            start_skew_seconds: Some(m.max_start_skew),
-            ..Placement::default()
-        }),
-        ..Record::default()
-    };
-    r.warnings = derive_warnings(r.gbps.as_ref(), k, host, threads, &r);
-    r
-}
-
-/// The typed warnings a bandwidth record deserves.
-pub fn derive_warnings(
-    g: Option<&Stats>,
-    k: &Kernel,
-    host: &Host,
-    threads: u32,
-    r: &Record,
-) -> Vec<Warning> {
-    let mut w = Vec::new();
-    if let Some(s) = g {
-        if s.cv > limits::CV {
-            w.push(Warning::HighCv { cv: s.cv });
-        }
-        if s.median > 0.0 && s.best / s.median > limits::BEST_OVER_MEDIAN {
-            w.push(Warning::BestMedianSpread {
-                ratio: s.best / s.median,
-            });
-        }
-        if let Some(c) = kernel_ceiling(k, host) {
-            let total = c * threads as f64;
-            if s.best > total * limits::OVER_CEILING {
-                w.push(Warning::AboveCeiling {
-                    gbps: s.best,
-                    ceiling_gbps: total,
-                });
-            }
-        }
-    }
-    if let Some(n) = r.noise {
-        if n.foreign_cpus > limits::FOREIGN_CPUS {
-            w.push(Warning::ForeignLoad {
-                cpus: n.foreign_cpus,
-            });
-        }
-        if n.steal_cpus > limits::STEAL_CPUS {
-            w.push(Warning::Steal { cpus: n.steal_cpus });
-        }
-    }
-    w
-}
-
-/// The L1 ceiling that bounds a kernel on one core, GB/s. String and libc
-/// kernels are bounded by the widest vector path the CPU has.
-pub fn kernel_ceiling(k: &Kernel, host: &Host) -> Option<f64> {
-    let width = if k.width_bits >= 32 {
-        k.width_bits
-    } else {
-        host.ceilings.iter().map(|c| c.width_bits).max()?
-    };
-    host.ceiling(k.op.name(), width)
 }
 
 /// Run-level warnings about the machine itself.

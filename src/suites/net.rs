@@ -1,5 +1,5 @@
-//! The network suite: `bwscope net serve` (the transponder) and
-//! `bwscope net run HOST[:PORT]` (the leader), over `crate::net`.
+//! The network suite: `bwscope net run HOST[:PORT]` (the leader), over
+//! `crate::net`; the transponder (`net serve`) is a command of the app.
 //!
 //! The leader runs one test per chunk size and turns each into records:
 //! one per flow (a bidirectional stream test has a `send` and a `recv`
@@ -10,36 +10,26 @@
 //! seed's definition), so small chunks measure latency and large ones
 //! bandwidth. Both ends' counts are kept in the record.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use serde_json::json;
 
-use crate::cli::{
-    NetArgs, NetCommand, NetDirectionArg, NetModeArg, NetRunArgs, NetServeArgs, OutputArgs,
-};
-use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
+use super::{Ctx, Flow, Suite};
+use crate::error::UserError;
 use crate::measure::stats;
 use crate::model::{limits, Warning};
 use crate::model::{Record, Sample, Status};
 use crate::net::client::{self, ClientError, Outcome, Peer};
 use crate::net::flow::{interval_rate, Batch};
 use crate::net::protocol::{
-    self, Direction, Interval, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS,
+    Direction, Interval, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS,
 };
-use crate::net::server::{Server, ServerConfig};
 use crate::util::units::{self, format_bytes};
 
-pub fn dispatch(a: &NetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    match &a.command {
-        NetCommand::Serve(s) => serve(s),
-        NetCommand::Run(r) => run(r, out),
-    }
-}
-
-fn read_token(path: &str) -> Result<Vec<u8>, UserError> {
+/// A token file's secret (trimmed); an empty or unreadable file is an
+/// error naming `--token-file`.
+pub fn read_token(path: &str) -> Result<Vec<u8>, UserError> {
     let bytes = std::fs::read(path)
         .map_err(|e| UserError::flag("--token-file", format!("cannot read {}: {}", path, e)))?;
     let t = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
@@ -52,7 +42,8 @@ fn read_token(path: &str) -> Result<Vec<u8>, UserError> {
     Ok(t)
 }
 
-fn secs(flag: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, UserError> {
+/// `v` seconds checked against `min..=max`, naming `flag`.
+pub fn secs(flag: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, UserError> {
     if !(v.is_finite() && v >= min && v <= max) {
         return Err(UserError::flag(
             flag,
@@ -62,71 +53,22 @@ fn secs(flag: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, User
     Ok(Duration::from_secs_f64(v))
 }
 
-/// The transponder's listening address from `--bind` and `--port`.
-pub fn bind_addr(bind: Option<&str>, port: Option<u16>) -> Result<SocketAddr, UserError> {
-    let ip = match bind {
-        None => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-        Some(b) => b
-            .trim_matches(|c| c == '[' || c == ']')
-            .parse::<IpAddr>()
-            .map_err(|_| {
-                UserError::flag(
-                    "--bind",
-                    format!(
-                        "'{}' is not an IP address: write e.g. 127.0.0.1, 0.0.0.0 or ::1",
-                        b
-                    ),
-                )
-            })?,
-    };
-    Ok(SocketAddr::new(ip, port.unwrap_or(DEFAULT_PORT)))
-}
-
-/// Explain a failed bind in terms of the flags.
-pub fn bind_error(addr: SocketAddr, e: &std::io::Error) -> UserError {
-    match e.kind() {
-        std::io::ErrorKind::AddrInUse => UserError::flag(
-            "--port",
-            format!("port {} is already in use on {}: stop the other server or pick another --port", addr.port(), addr.ip()),
-        ),
-        std::io::ErrorKind::PermissionDenied => UserError::flag(
-            "--port",
-            format!("port {} is privileged (below 1024 needs root or CAP_NET_BIND_SERVICE): pick a port of 1024 or above", addr.port()),
-        ),
-        std::io::ErrorKind::AddrNotAvailable => UserError::flag(
-            "--bind",
-            format!("{} is not an address of this machine: use one of its addresses, or omit --bind for all", addr.ip()),
-        ),
-        _ => UserError::flag("--bind", format!("cannot listen on {}: {}", addr, e)),
-    }
-}
-
-fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
-    let addr = bind_addr(a.bind.as_deref(), a.port)?;
-    let mut cfg = ServerConfig::new(addr);
-    cfg.once = a.once;
-    cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
-    cfg.max_time = secs("--max-time", a.max_time, 0.1, 86_400.0)?;
-    cfg.timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?;
-    cfg.max_bytes = units::parse_size(&a.max_bytes)
-        .map_err(|e| UserError::flag("--max-bytes", e.to_string()))?;
-    let log: crate::net::server::Log =
-        Arc::new(|line: &str| eprintln!("{} {}", crate::model::time::now_rfc3339(), line));
-    let server = Server::bind(cfg.clone(), log).map_err(|e| bind_error(addr, &e))?;
-    let local = server.local_addr()?;
-    eprintln!(
-        "bwscope net serve: listening on {}{} (protocol v{}, auth {}, limits {:.0} s and {} per test{}); Ctrl-C stops",
-        local,
-        if local.ip().is_unspecified() { " (all interfaces)" } else { "" },
-        protocol::VERSION,
-        if cfg.token.is_some() { "token" } else { "none" },
-        cfg.max_time.as_secs_f64(),
-        format_bytes(cfg.max_bytes),
-        if cfg.once { ", exits after one test" } else { "" }
-    );
-    let stop = crate::util::signal::install();
-    server.serve(stop)?;
-    Ok(EXIT_OK)
+/// What a leader run is asked for.
+#[derive(Debug, Clone)]
+pub struct NetOptions {
+    /// The transponder: HOST, HOST:PORT, IP or [IPv6]:PORT.
+    pub host: String,
+    pub port: Option<u16>,
+    pub mode: Mode,
+    pub direction: Direction,
+    pub streams: u32,
+    pub chunks: Option<Vec<u64>>,
+    pub time: Option<f64>,
+    pub bytes: Option<u64>,
+    pub omit: Option<f64>,
+    pub interval_ms: u32,
+    pub token_file: Option<String>,
+    pub timeout: f64,
 }
 
 /// Resolved options of a leader run.
@@ -134,8 +76,8 @@ fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
 pub struct NetPlan {
     pub host: String,
     pub peer: SocketAddr,
-    pub mode: NetModeArg,
-    pub direction: NetDirectionArg,
+    pub mode: Mode,
+    pub direction: Direction,
     pub streams: u16,
     pub chunks: Vec<u64>,
     pub time_seconds: Option<f64>,
@@ -191,7 +133,7 @@ pub fn resolve_peer(host: &str, port: Option<u16>) -> Result<SocketAddr, UserErr
         })
 }
 
-pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
+pub fn plan(a: &NetOptions) -> Result<NetSuite, UserError> {
     if a.streams == 0 {
         return Err(UserError::flag("--streams", "must be at least 1"));
     }
@@ -204,12 +146,14 @@ pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
             ),
         ));
     }
-    let default_chunks = match a.mode {
-        NetModeArg::Rr => "1KiB..64MiB:x4",
-        NetModeArg::Stream => "128KiB",
+    let chunks = match &a.chunks {
+        Some(c) if c.is_empty() => return Err(UserError::flag("--chunk", "the list is empty")),
+        Some(c) => c.clone(),
+        None => match a.mode {
+            Mode::Rr => units::geometric(1 << 10, 64 << 20, 4.0),
+            Mode::Stream => vec![128 << 10],
+        },
     };
-    let chunks = units::parse_size_list(a.chunk.as_deref().unwrap_or(default_chunks))
-        .map_err(|e| UserError::flag("--chunk", e.to_string()))?;
     if let Some(&big) = chunks.iter().find(|&&c| c > MAX_CHUNK) {
         return Err(UserError::flag(
             "--chunk",
@@ -220,26 +164,21 @@ pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
             ),
         ));
     }
-    let bytes = a
-        .bytes
-        .as_deref()
-        .map(units::parse_size)
-        .transpose()
-        .map_err(|e| UserError::flag("--bytes", e.to_string()))?;
+    let bytes = a.bytes;
     let time = match (a.time, bytes) {
         (Some(t), _) => Some(secs("--time", t, 0.05, 3_600.0)?.as_secs_f64()),
         (None, Some(_)) => None,
         (None, None) => Some(match a.mode {
-            NetModeArg::Rr => 1.0,
-            NetModeArg::Stream => 5.0,
+            Mode::Rr => 1.0,
+            Mode::Stream => 5.0,
         }),
     };
     let omit = match a.omit {
         Some(o) => secs("--omit", o, 0.0, 600.0)?.as_secs_f64(),
         None if bytes.is_some() => 0.0,
         None => match a.mode {
-            NetModeArg::Rr => 0.2,
-            NetModeArg::Stream => 1.0,
+            Mode::Rr => 0.2,
+            Mode::Stream => 1.0,
         },
     };
     if !(10..=10_000).contains(&a.interval_ms) {
@@ -247,7 +186,8 @@ pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
     }
     let timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?.as_secs_f64();
     let peer = resolve_peer(&a.host, a.port)?;
-    Ok(NetPlan {
+    let token = a.token_file.as_deref().map(read_token).transpose()?;
+    let plan = NetPlan {
         host: a.host.clone(),
         peer,
         mode: a.mode,
@@ -260,21 +200,15 @@ pub fn plan(a: &NetRunArgs) -> Result<NetPlan, UserError> {
         interval_ms: a.interval_ms,
         timeout_seconds: timeout,
         auth: a.token_file.is_some(),
-    })
+    };
+    Ok(NetSuite { plan, token })
 }
 
 impl NetPlan {
     pub fn setup(&self, chunk: u64, last: bool) -> Setup {
         Setup {
-            mode: match self.mode {
-                NetModeArg::Rr => Mode::Rr,
-                NetModeArg::Stream => Mode::Stream,
-            },
-            direction: match self.direction {
-                NetDirectionArg::Send => Direction::Send,
-                NetDirectionArg::Recv => Direction::Recv,
-                NetDirectionArg::Bidir => Direction::Bidir,
-            },
+            mode: self.mode,
+            direction: self.direction,
             streams: self.streams,
             chunk_bytes: chunk,
             time_ms: self.time_seconds.map_or(0, |t| (t * 1000.0).round() as u32),
@@ -294,63 +228,61 @@ fn user_error(e: ClientError) -> UserError {
     }
 }
 
-fn run(a: &NetRunArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let plan = plan(a)?;
-    let token = a.token_file.as_deref().map(read_token).transpose()?;
-    let peer = Peer {
-        addr: plan.peer,
-        token,
-        timeout: Duration::from_secs_f64(plan.timeout_seconds),
-    };
-    let host = crate::platform::detect_host(false);
-    let mut sink = crate::commands::start_run("net", serde_json::to_value(&plan)?, out, host)?;
-    let stop = crate::util::signal::install();
-    let mut failure = None;
-    for (i, &chunk) in plan.chunks.iter().enumerate() {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let setup = plan.setup(chunk, i + 1 == plan.chunks.len());
-        match client::run_test(&peer, &setup, stop) {
-            Ok(o) => {
-                for r in records(&o, &plan.peer.to_string()) {
-                    sink.push(r)?;
+/// A planned leader run and its token (never stored in the run).
+pub struct NetSuite {
+    pub plan: NetPlan,
+    token: Option<Vec<u8>>,
+}
+
+impl Suite for NetSuite {
+    fn name(&self) -> &'static str {
+        "net"
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(&self.plan).expect("plain data")
+    }
+
+    /// One test per chunk size. A failure to set up the test (refused,
+    /// unauthenticated, busy) ends the run with a user error after the
+    /// records already measured; a failure inside one test is an error
+    /// record and the sweep goes on.
+    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+        let plan = &self.plan;
+        let peer = Peer {
+            addr: plan.peer,
+            token: self.token.clone(),
+            timeout: Duration::from_secs_f64(plan.timeout_seconds),
+        };
+        cx.plan_steps(plan.chunks.len() as u64);
+        for (i, &chunk) in plan.chunks.iter().enumerate() {
+            if cx.stopped() {
+                return Ok(Flow::Stopped);
+            }
+            cx.step(&format!("{} {}", plan.mode.name(), format_bytes(chunk)));
+            let setup = plan.setup(chunk, i + 1 == plan.chunks.len());
+            match client::run_test(&peer, &setup, cx.stop) {
+                Ok(o) => {
+                    for r in records(&o, &plan.peer.to_string()) {
+                        cx.push(r)?;
+                    }
+                }
+                Err(e) if e.is_setup() => return Err(user_error(e).into()),
+                Err(e) => {
+                    let mut r = Record::error("net", &kernel_name(&setup, None), e.to_string());
+                    r.size_bytes = Some(chunk);
+                    r.threads = setup.streams as u32;
+                    r.extra = case_extra(&setup, None, &plan.peer.to_string());
+                    cx.push(r)?;
                 }
             }
-            Err(e) if e.is_setup() => {
-                failure = Some(user_error(e));
-                break;
-            }
-            Err(e) => {
-                let mut r = Record::error("net", &kernel_name(&setup, None), e.to_string());
-                r.size_bytes = Some(chunk);
-                r.threads = setup.streams as u32;
-                r.extra = case_extra(&setup, None, &plan.peer.to_string());
-                sink.push(r)?;
-            }
         }
+        Ok(if cx.stopped() {
+            Flow::Stopped
+        } else {
+            Flow::Done
+        })
     }
-    let interrupted = stop.load(Ordering::Relaxed);
-    let taken = sink.stdout_taken();
-    if failure.is_some() && sink.run().records.is_empty() {
-        // Nothing measured: the error is the only line worth printing.
-        sink.echo_warnings = false;
-    }
-    let run = sink.finish(interrupted)?;
-    if let Some(e) = failure {
-        if !run.records.is_empty() && !taken {
-            print!("{}", crate::report::views::render(&run));
-        }
-        return Err(e.into());
-    }
-    if !taken {
-        print!("{}", crate::report::views::render(&run));
-    }
-    if interrupted {
-        eprintln!("interrupted: {} records kept", run.records.len());
-        return Ok(EXIT_INTERRUPTED);
-    }
-    Ok(EXIT_OK)
 }
 
 /// `tcp_<mode>_<direction>[_<flow>]`: the flow is named only for
@@ -578,15 +510,6 @@ mod tests {
         );
         assert!(resolve_peer("127.0.0.1:x", None).is_err());
         assert!(resolve_peer(":5", None).is_err());
-        assert_eq!(
-            bind_addr(None, None).unwrap(),
-            "0.0.0.0:5280".parse().unwrap()
-        );
-        assert_eq!(
-            bind_addr(Some("::1"), Some(0)).unwrap(),
-            "[::1]:0".parse().unwrap()
-        );
-        assert!(bind_addr(Some("host.example"), None).is_err());
     }
 
     fn outcome(mode: Mode, direction: Direction) -> Outcome {

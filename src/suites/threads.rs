@@ -3,30 +3,58 @@
 //!
 //! The seed's "one instance per core, sum the results" done inside one
 //! process: each thread is pinned, first-touches its own buffer (or, with
-//! `--shared`, works on its chunk of one buffer the main thread touched),
-//! and all are released by one spin barrier per sample. Aggregate = all
-//! bytes over earliest start → latest end; per-thread = each thread's bytes
-//! over its own interval. The working set is the **total** of all threads
-//! (likwid's `-w S0:1GB:N`), so every point of a curve moves the same data
-//! and a DRAM-sized point stays DRAM-sized at any thread count.
+//! `--shared`, works on its chunk of one buffer the main thread touched;
+//! or, with `--processes`, is a forked process), and all are released by
+//! one spin barrier per sample. The same sampler as every suite: aggregate
+//! = all bytes over earliest start → latest end; per-thread = each
+//! thread's bytes over its own interval. The working set is the **total**
+//! of all threads (likwid's `-w S0:1GB:N`), so every point of a curve moves
+//! the same data and a DRAM-sized point stays DRAM-sized at any count.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::collections::HashMap;
 
-use crate::cli::{OutputArgs, PlacementArg, ThreadsArgs};
-use crate::commands;
-use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
-use crate::kernels::{self, Kernel, KernelArgs, Op};
-use crate::measure::team::{current_cpu, dst_offset, SpinBarrier, Team, ThreadTiming};
-use crate::measure::{self, noise, Measured, SampleOpts};
-use crate::memory::Buffer;
-use crate::model::Host;
-use crate::model::Warning;
-use crate::model::{Record, Sample};
-use crate::report::sink::Sink;
-use crate::suites::procs::ProcTeam;
-use crate::util::units::{self, format_bytes};
+use super::cache::names;
+use super::{Ctx, Flow, Sampling, Suite};
+use crate::error::UserError;
+use crate::kernels::{self, Kernel, Op};
+use crate::measure::kernel::{ProcKernel, TeamKernel};
+use crate::measure::procs::ProcTeam;
+use crate::measure::team::{current_cpu, Team, BUFFER_SLACK};
+use crate::measure::{Failure, Hint, Measured, SampleOpts, Workload};
+use crate::memory::{Buffer, PageKind};
+use crate::model::{Host, MemoryInfo, Record, Warning};
+use crate::util::cpulist::format_cpu_list;
+use crate::util::units::format_bytes;
+
+/// How threads are added to the team.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// Fill one node (and, with SMT, one core) before the next.
+    #[default]
+    Compact,
+    /// Round-robin over nodes and packages.
+    Scatter,
+}
+
+/// What a scaling run is asked for; `None` is this machine's default.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadsOptions {
+    pub kernel: Option<String>,
+    /// Total working sets (all threads together).
+    pub sizes: Option<Vec<u64>>,
+    pub threads: Option<usize>,
+    pub counts: Option<Vec<usize>>,
+    /// An explicit cpu list, in the order threads are added.
+    pub cpus: Option<String>,
+    pub placement: Placement,
+    pub smt: bool,
+    pub shared: bool,
+    pub oversubscribe: bool,
+    pub processes: bool,
+    pub memory: PageKind,
+    pub sampling: Sampling,
+}
 
 /// Resolved options of one scaling run.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -45,11 +73,7 @@ pub struct ThreadsPlan {
     pub smt: bool,
     pub samples: usize,
     pub min_sample_ms: f64,
-    pub memory: crate::cli::MemoryArg,
-}
-
-fn names<S: serde::Serializer>(k: &[&'static Kernel], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(k.iter().map(|k| k.name))
+    pub memory: PageKind,
 }
 
 /// Read, write, NT write and copy at the widest ISA this CPU runs.
@@ -81,7 +105,7 @@ pub fn default_kernels(host: &Host) -> Vec<&'static Kernel> {
 
 /// Allowed cpus ordered by `placement`; without `smt` only the first
 /// allowed sibling of each core.
-pub fn placement_order(host: &Host, placement: PlacementArg, smt: bool) -> Vec<u32> {
+pub fn placement_order(host: &Host, placement: Placement, smt: bool) -> Vec<u32> {
     let mut cpus: Vec<&crate::model::Cpu> = host
         .cpus
         .iter()
@@ -104,7 +128,7 @@ pub fn placement_order(host: &Host, placement: PlacementArg, smt: bool) -> Vec<u
         return host.allowed_cpus.clone();
     }
     match placement {
-        PlacementArg::Compact => {
+        Placement::Compact => {
             if smt {
                 // Siblings next to each other: core 0's threads, then core 1's.
                 let mut all: Vec<&crate::model::Cpu> =
@@ -115,7 +139,7 @@ pub fn placement_order(host: &Host, placement: PlacementArg, smt: bool) -> Vec<u
                 primary.iter().map(|c| c.id).collect()
             }
         }
-        PlacementArg::Scatter => {
+        Placement::Scatter => {
             let mut out = round_robin(&primary);
             if smt {
                 out.extend(round_robin(&secondary));
@@ -195,17 +219,15 @@ pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32
     Ok(parsed)
 }
 
-pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
-    let kernels = match &a.kernel {
+pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
+    let kernels = match &o.kernel {
         Some(spec) => {
             kernels::select_streaming(spec).map_err(|m| UserError::flag("--kernel", m))?
         }
         None => default_kernels(host),
     };
-    let mut sizes = match &a.sizes {
-        Some(s) => {
-            units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?
-        }
+    let mut sizes = match &o.sizes {
+        Some(s) => s.clone(),
         None => {
             let llc = host.llc_size().unwrap_or(32 << 20);
             vec![(llc / 2).max(1 << 20), super::cache::default_top(host) * 4]
@@ -213,56 +235,43 @@ pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
     };
     sizes.sort_unstable();
     sizes.dedup();
-    if sizes.iter().any(|&s| s < 4096) {
+    if sizes.is_empty() || sizes.iter().any(|&s| s < 4096) {
         return Err(UserError::flag(
             "--sizes",
             "each total working set must be at least 4KiB",
         ));
     }
-    let (order, placement) = match &a.cpus {
+    let (order, placement) = match &o.cpus {
         Some(list) => (parse_cpus(host, list, "--cpus")?, "cpus".to_string()),
         None => (
-            placement_order(host, a.placement, a.smt),
-            format!("{:?}", a.placement).to_lowercase(),
+            placement_order(host, o.placement, o.smt),
+            format!("{:?}", o.placement).to_lowercase(),
         ),
     };
-    let n = a.threads.unwrap_or(order.len());
+    let n = o.threads.unwrap_or(order.len());
     if n == 0 {
         return Err(UserError::flag("--threads", "must be at least 1"));
     }
-    if n > order.len() && !a.oversubscribe {
+    if n > order.len() && !o.oversubscribe {
         return Err(UserError::flag(
             "--threads",
             format!(
                 "{} threads but only {} cpus ({}) are available{}; use at most {} or add --oversubscribe",
                 n,
                 order.len(),
-                crate::util::cpulist::format_cpu_list(&order),
-                if a.smt || a.cpus.is_some() { "" } else { " without --smt" },
+                format_cpu_list(&order),
+                if o.smt || o.cpus.is_some() { "" } else { " without --smt" },
                 order.len()
             ),
         ));
     }
     let order: Vec<u32> = (0..n).map(|i| order[i % order.len()]).collect();
-    let counts = match &a.counts {
-        Some(list) => {
-            let mut c: Vec<usize> = list
-                .split(',')
-                .filter(|s| !s.trim().is_empty())
-                .map(|s| s.trim().parse::<usize>())
-                .collect::<Result<_, _>>()
-                .map_err(|_| {
-                    UserError::flag(
-                        "--counts",
-                        format!(
-                            "'{}' is not a list of thread counts: write e.g. 1,2,4",
-                            list
-                        ),
-                    )
-                })?;
+    let counts = match &o.counts {
+        Some(c) => {
+            let mut c = c.clone();
             c.sort_unstable();
             c.dedup();
-            if c.is_empty() || c[0] == 0 || *c.last().unwrap() > n {
+            if c.is_empty() || c[0] == 0 || *c.last().expect("non-empty") > n {
                 return Err(UserError::flag(
                     "--counts",
                     format!("counts must be between 1 and {} (--threads)", n),
@@ -274,20 +283,35 @@ pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
     };
     let max = *sizes.last().expect("non-empty size list");
     super::check_memory(max + (8 << 20) * n as u64, "--sizes")?;
-    let o = super::sample_opts(&a.sample, SampleOpts::default())?;
+    let s = o.sampling.resolve(SampleOpts::default())?;
     Ok(ThreadsPlan {
         kernels,
         sizes,
         order,
         counts,
         placement,
-        shared: a.shared,
-        processes: a.processes,
-        smt: a.smt,
-        samples: o.samples,
-        min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
-        memory: a.memory,
+        shared: o.shared,
+        processes: o.processes,
+        smt: o.smt,
+        samples: s.samples,
+        min_sample_ms: s.min_sample.as_secs_f64() * 1000.0,
+        memory: o.memory,
     })
+}
+
+/// The survey's run: the widest read kernel at a DRAM-sized total set
+/// (the default sweep's top: 8× this L3, quick to fault in).
+pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+    let widest = super::cache::key_kernels(host)
+        .iter()
+        .find(|k| k.name.starts_with("seq_read_"))
+        .map_or("seq_read_64_scalar", |k| k.name);
+    let o = ThreadsOptions {
+        kernel: Some(widest.into()),
+        sizes: Some(vec![super::cache::default_top(host)]),
+        ..ThreadsOptions::default()
+    };
+    Ok(Box::new(plan(&o, host)?))
 }
 
 /// Per-thread bytes of a total working set, rounded down to 4 KiB.
@@ -298,186 +322,148 @@ fn per_thread(total: u64, threads: usize) -> usize {
 /// Start skew above this fraction of a sample earns a warning.
 pub const SKEW_LIMIT: f64 = 0.01;
 
-/// Slack per thread for a copy's second stream offset.
-const SLACK: usize = crate::measure::team::BUFFER_SLACK;
-
-/// Measure `kernel` with worker `i` working on `bases[i]` (a chunk of the
-/// shared buffer) instead of its own buffer. Same protocol as
-/// `measure::measure_case`: calibrate, then timed samples between a barrier
-/// and each thread's end.
-fn measure_shared(
-    team: &Team,
-    kernel: &'static Kernel,
-    bases: &[usize],
-    ws: usize,
-    opts: &SampleOpts,
-    stop: &AtomicBool,
-) -> Result<Option<Measured>, measure::Interrupted> {
-    let Some(pass) = kernel.pass_bytes(ws) else {
-        return Ok(None);
-    };
-    let bases: Arc<Vec<usize>> = Arc::new(bases.to_vec());
-    let run = |reps: u64| -> Vec<ThreadTiming> {
-        let barrier = Arc::new(SpinBarrier::new(team.threads()));
-        let bases = bases.clone();
-        team.run_each(move |i, _own| {
-            let base = bases[i] as *mut u8;
-            let mut args = KernelArgs::new(base, base, pass.stream_len, reps);
-            // SAFETY: the chunk holds ws + SLACK bytes, so the write stream
-            // at dst_offset fits; the chunk base is 4 KiB aligned.
-            args.dst = unsafe { base.add(dst_offset(kernel, pass.stream_len)) };
-            barrier.wait();
-            let start = Instant::now();
-            // SAFETY: as above; the plan only runs supported kernels.
-            let checksum = unsafe { (kernel.func)(&args) };
-            let end = Instant::now();
-            ThreadTiming {
-                start,
-                end,
-                checksum,
-            }
-        })
-    };
-    let span = |ts: &[ThreadTiming]| {
-        let s = ts.iter().map(|t| t.start).min().expect("team");
-        let e = ts.iter().map(|t| t.end).max().expect("team");
-        let ls = ts.iter().map(|t| t.start).max().expect("team");
-        (
-            e.duration_since(s).as_secs_f64(),
-            ls.duration_since(s).as_secs_f64(),
-        )
-    };
-    let min = opts.min_sample.as_secs_f64();
-    let mut reps = 1u64;
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return Err(measure::Interrupted);
-        }
-        let (secs, _) = span(&run(reps));
-        if secs >= min || reps >= 1 << 40 {
-            break;
-        }
-        let f = if secs > 0.0 { min / secs * 1.1 } else { 16.0 };
-        reps = ((reps as f64 * f.clamp(1.5, 1000.0)).ceil() as u64).max(reps + 1);
-    }
-    let before = noise::snapshot();
-    let threads = team.threads();
-    let bytes = (pass.read + pass.written) * reps * threads as u64;
-    let mut samples = Vec::new();
-    let mut per_thread = vec![Vec::new(); threads];
-    let mut max_skew: f64 = 0.0;
-    let mut checksums = Vec::new();
-    for _ in 0..opts.samples.max(1) {
-        if stop.load(Ordering::Relaxed) {
-            return Err(measure::Interrupted);
-        }
-        let ts = run(reps);
-        let (secs, skew) = span(&ts);
-        max_skew = max_skew.max(skew);
-        samples.push(Sample {
-            seconds: secs,
-            bytes,
-        });
-        for (i, t) in ts.iter().enumerate() {
-            per_thread[i].push(t.seconds());
-        }
-        checksums = ts.iter().map(|t| t.checksum).collect();
-    }
-    let noise = noise::since(before);
-    Ok(Some(Measured {
-        pass,
-        reps,
-        samples,
-        per_thread_seconds: per_thread,
-        max_start_skew: max_skew,
-        noise,
-        checksums,
-    }))
-}
-
 /// Largest start skew as a fraction of the median sample's duration.
 pub fn skew_fraction(m: &Measured) -> f64 {
     let secs: Vec<f64> = m.samples.iter().map(|s| s.seconds).collect();
     match crate::measure::stats::summarize(&secs, false) {
-        Some(s) if s.median > 0.0 => m.max_start_skew / s.median,
+        Some(s) if s.median > 0.0 => m.max_skew() / s.median,
         _ => 0.0,
     }
 }
 
-/// Run the curve. Returns true when interrupted.
-pub fn run(
-    plan: &ThreadsPlan,
-    host: &Host,
-    sink: &mut Sink,
-    stop: &AtomicBool,
-) -> anyhow::Result<bool> {
-    let runnable: Vec<&'static Kernel> = plan
-        .kernels
-        .iter()
-        .copied()
-        .filter(|k| match k.skip_reason(&host.features) {
-            Some(reason) => {
-                let _ = sink.push(Record::skipped("threads", k.name, reason));
-                false
-            }
-            None => true,
-        })
-        .collect();
-    if runnable.is_empty() {
-        return Ok(false);
-    }
-    let page = super::cache::page_kind(plan.memory);
-    let opts = SampleOpts {
-        samples: plan.samples,
-        min_sample: Duration::from_secs_f64(plan.min_sample_ms / 1000.0),
-    };
-    let max_total = *plan.sizes.last().expect("sizes");
-    let bar = crate::report::progress::bar(
-        (plan.counts.len() * plan.sizes.len() * runnable.len()) as u64,
-        sink.stdout_taken(),
-    );
-    // Aggregate best GB/s at one thread, per (kernel, size): the
-    // efficiency baseline.
-    let mut baseline: std::collections::HashMap<(String, u64), f64> = Default::default();
-    for &count in &plan.counts {
-        let cpus: Vec<u32> = plan.order[..count].to_vec();
-        let buf_len = per_thread(max_total, count) + SLACK;
-        // Processes are forked while this process has no other thread:
-        // the previous count's team was dropped (joined) at the end of its
-        // iteration.
-        let procs = if plan.processes {
-            Some(ProcTeam::spawn(&cpus, buf_len, page)?)
-        } else {
-            None
-        };
-        let (team, mut shared) = if procs.is_some() {
-            (None, None)
+/// The workers of one thread count: threads with private buffers, threads
+/// sharing one buffer, or processes.
+enum Workers {
+    Private(Team),
+    Shared(Team, Buffer),
+    Procs(ProcTeam),
+}
+
+impl Workers {
+    fn spawn(plan: &ThreadsPlan, cpus: &[u32], buf_len: usize) -> Result<Workers, UserError> {
+        Ok(if plan.processes {
+            // Forked while this process has no other thread: the previous
+            // count's team was dropped (joined) at the end of its turn.
+            Workers::Procs(ProcTeam::spawn(cpus, buf_len, plan.memory)?)
         } else if plan.shared {
-            let team = Team::spawn(&cpus, 4096, page)?;
-            // First touch by the main thread: the whole buffer lands on its node.
-            let shared = Buffer::new(buf_len * count, page, 0x5eed)?;
-            (Some(team), Some(shared))
+            let team = Team::spawn(cpus, 4096, plan.memory)?;
+            // First touch by the main thread: the whole buffer lands on
+            // its node.
+            let shared = Buffer::new(buf_len * cpus.len(), plan.memory, 0x5eed)?;
+            Workers::Shared(team, shared)
         } else {
-            (Some(Team::spawn(&cpus, buf_len, page)?), None)
-        };
-        let observed: Vec<Option<u32>> = match (&team, &procs) {
-            (Some(t), _) => (0..count)
+            Workers::Private(Team::spawn(cpus, buf_len, plan.memory)?)
+        })
+    }
+
+    fn observed_cpus(&self) -> Vec<Option<u32>> {
+        match self {
+            Workers::Private(t) | Workers::Shared(t, _) => (0..t.threads())
                 .map(|i| t.inspect(i, |_| current_cpu()))
                 .collect(),
-            (None, Some(p)) => p.observed_cpus(),
-            (None, None) => unreachable!("threads or processes"),
-        };
-        let mem = match (&shared, &team, &procs) {
-            (Some(b), _, _) => Some(b.memory_info()),
-            (None, Some(t), _) => t.memory().first().cloned(),
-            (None, None, Some(p)) => p.memory(),
-            _ => None,
-        };
+            Workers::Procs(p) => p.observed_cpus(),
+        }
+    }
+
+    fn memory(&self) -> Option<MemoryInfo> {
+        match self {
+            Workers::Private(t) => t.memory().first().cloned(),
+            Workers::Shared(_, b) => Some(b.memory_info()),
+            Workers::Procs(p) => p.memory(),
+        }
+    }
+
+    /// Fresh random data in the first `fill` bytes of every worker's
+    /// memory, so reads never see a previous write kernel's pattern.
+    fn refill(&mut self, fill: usize, seed: u64) {
+        match self {
+            Workers::Private(t) => {
+                for i in 0..t.threads() {
+                    t.inspect(i, move |b| b.fill_random_prefix(fill, seed));
+                }
+            }
+            Workers::Shared(_, b) => b.fill_random(seed),
+            Workers::Procs(p) => p.fill(fill, seed),
+        }
+    }
+
+    /// The workload of `k` over `ws` bytes per worker; `None` when less
+    /// than one granule per stream. The closure measures it.
+    fn with_kernel<R>(
+        &self,
+        k: &'static Kernel,
+        ws: usize,
+        buf_len: usize,
+        f: impl FnOnce(&mut dyn Workload, crate::kernels::PassBytes) -> R,
+    ) -> Option<R> {
+        match self {
+            Workers::Private(t) => {
+                let mut w = TeamKernel::private(t, k, ws)?;
+                let pass = w.pass();
+                Some(f(&mut w, pass))
+            }
+            Workers::Shared(t, b) => {
+                let bases = (0..t.threads())
+                    .map(|i| b.as_ptr() as usize + i * buf_len)
+                    .collect();
+                let mut w = TeamKernel::shared(t, k, ws, bases)?;
+                let pass = w.pass();
+                Some(f(&mut w, pass))
+            }
+            Workers::Procs(p) => {
+                let mut w = ProcKernel::new(p, k, ws)?;
+                let pass = w.pass();
+                Some(f(&mut w, pass))
+            }
+        }
+    }
+}
+
+impl Suite for ThreadsPlan {
+    fn name(&self) -> &'static str {
+        "threads"
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain data")
+    }
+
+    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+        run(self, cx)
+    }
+}
+
+/// Run the curve.
+pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    let mut runnable: Vec<&'static Kernel> = Vec::new();
+    for &k in &plan.kernels {
+        match k.skip_reason(&cx.host.features) {
+            Some(reason) => cx.push(Record::skipped("threads", k.name, reason))?,
+            None => runnable.push(k),
+        }
+    }
+    if runnable.is_empty() {
+        return Ok(Flow::Done);
+    }
+    let sampler = cx.sampler(SampleOpts::new(plan.samples, plan.min_sample_ms));
+    let max_total = *plan.sizes.last().expect("sizes");
+    cx.plan_steps((plan.counts.len() * plan.sizes.len() * runnable.len()) as u64);
+    // Aggregate best GB/s at one thread, per (kernel, size): the
+    // efficiency baseline.
+    let mut baseline: HashMap<(&str, u64), f64> = HashMap::new();
+    for &count in &plan.counts {
+        let cpus: Vec<u32> = plan.order[..count].to_vec();
+        let buf_len = per_thread(max_total, count) + BUFFER_SLACK;
+        let mut workers = Workers::spawn(plan, &cpus, buf_len)?;
+        let observed = workers.observed_cpus();
+        let mem = workers.memory();
+        // Each kernel's calibration starts from its previous size's work.
+        let mut hints: HashMap<&str, Hint> = HashMap::new();
         for (si, &total) in plan.sizes.iter().enumerate() {
             let ws = per_thread(total, count);
             if ws == 0 {
                 for &k in &runnable {
-                    sink.push(Record::skipped(
+                    cx.push(Record::skipped(
                         "threads",
                         k.name,
                         format!(
@@ -489,48 +475,21 @@ pub fn run(
                 }
                 continue;
             }
-            let fill = (ws + SLACK).min(buf_len);
-            // Fresh random data for every size, so reads never see a
-            // previous write kernel's constant pattern.
-            match (shared.as_mut(), &team, &procs) {
-                (Some(b), _, _) => b.fill_random(0xabcd + si as u64),
-                (None, Some(t), _) => {
-                    for i in 0..count {
-                        t.inspect(i, move |b| b.fill_random_prefix(fill, 0xabcd + si as u64));
-                    }
-                }
-                (None, None, Some(p)) => p.fill(fill, 0xabcd + si as u64),
-                _ => {}
-            }
-            let bases: Vec<usize> = shared
-                .as_ref()
-                .map(|b| {
-                    (0..count)
-                        .map(|i| b.as_ptr() as usize + i * buf_len)
-                        .collect()
-                })
-                .unwrap_or_default();
+            workers.refill((ws + BUFFER_SLACK).min(buf_len), 0xabcd + si as u64);
             for &k in &runnable {
-                bar.set_message(format!(
+                cx.step(&format!(
                     "{} {} × {}",
                     k.name,
                     count,
                     format_bytes(ws as u64)
                 ));
-                let measured = if let Some(p) = &procs {
-                    p.measure(k, ws, &opts, stop)
-                } else if shared.is_some() {
-                    measure_shared(team.as_ref().expect("team"), k, &bases, ws, &opts, stop)
-                } else {
-                    measure::measure_case(team.as_ref().expect("team"), k, ws, &opts, stop)
-                };
-                let m = match measured {
-                    Err(measure::Interrupted) => {
-                        bar.finish_and_clear();
-                        return Ok(true);
-                    }
-                    Ok(None) => {
-                        sink.push(Record::skipped(
+                let hint = hints.get(k.name).copied();
+                let measured = workers.with_kernel(k, ws, buf_len, |w, pass| {
+                    sampler.measure(w, hint).map(|m| (m, pass))
+                });
+                let (m, pass) = match measured {
+                    None => {
+                        cx.push(Record::skipped(
                             "threads",
                             k.name,
                             format!(
@@ -539,29 +498,32 @@ pub fn run(
                                 k.granule
                             ),
                         ))?;
-                        bar.inc(1);
                         continue;
                     }
-                    Ok(Some(m)) => m,
+                    Some(Err(Failure::Stopped)) => return Ok(Flow::Stopped),
+                    Some(Err(Failure::Failed(e))) => {
+                        cx.push(Record::error("threads", k.name, e))?;
+                        continue;
+                    }
+                    Some(Ok(x)) => x,
                 };
-                let mut r = super::bandwidth_record("threads", k, &m, host, &cpus);
+                hints.insert(k.name, m.hint());
+                let mut r = super::record::bandwidth("threads", k, &m, pass, cx.host, &cpus);
                 r.memory = mem.clone();
-                let nodes: Vec<u32> = cpus
-                    .iter()
-                    .filter_map(|c| host.cpus.iter().find(|x| x.id == *c).map(|x| x.node))
-                    .collect();
+                let nodes: Vec<u32> = cpus.iter().filter_map(|&c| cx.host.node_of(c)).collect();
                 let mut p = r.placement.take().unwrap_or_default();
-                p.start_skew_seconds = Some(m.max_start_skew);
+                p.start_skew_seconds = Some(m.max_skew());
                 if !nodes.is_empty() && nodes.iter().all(|&n| n == nodes[0]) {
                     p.cpu_node = Some(nodes[0]);
                 }
                 r.placement = Some(p);
                 let best = r.gbps.map(|g| g.best).unwrap_or(0.0);
-                let key = (k.name.to_string(), total);
                 if count == 1 {
-                    baseline.insert(key.clone(), best);
+                    baseline.insert((k.name, total), best);
                 }
-                let eff = baseline.get(&key).map(|b| best / (b * count as f64));
+                let eff = baseline
+                    .get(&(k.name, total))
+                    .map(|b| best / (b * count as f64));
                 let e = &mut r.extra;
                 e.insert("total_bytes".into(), total.into());
                 e.insert("case_placement".into(), plan.placement.clone().into());
@@ -573,7 +535,10 @@ pub fn run(
                 e.insert("start_skew_fraction".into(), skew.into());
                 if skew > SKEW_LIMIT {
                     r.warnings.push(Warning::Other {
-                        message: format!("threads started up to {:.1} % of a sample apart", skew * 100.0),
+                        message: format!(
+                            "threads started up to {:.1} % of a sample apart",
+                            skew * 100.0
+                        ),
                         hint: "a worker was preempted at the barrier: quiet the machine, or raise --min-sample-ms".into(),
                     });
                 }
@@ -585,32 +550,14 @@ pub fn run(
                     "observed_cpus".into(),
                     serde_json::to_value(&observed).expect("plain data"),
                 );
-                sink.push(r)?;
-                bar.inc(1);
+                cx.push(r)?;
+                if m.cut_short {
+                    return Ok(Flow::Stopped);
+                }
             }
         }
     }
-    bar.finish_and_clear();
-    Ok(false)
-}
-
-/// `bwscope threads`.
-pub fn command(a: &ThreadsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = crate::platform::detect_host(true);
-    let plan = plan(a, &host)?;
-    let mut sink = commands::start_run("threads", serde_json::to_value(&plan)?, out, host.clone())?;
-    let stop = crate::util::signal::install();
-    let interrupted = run(&plan, &host, &mut sink, stop)?;
-    let taken = sink.stdout_taken();
-    let run = sink.finish(interrupted)?;
-    if !taken {
-        print!("{}", crate::report::views::render(&run));
-    }
-    if interrupted {
-        eprintln!("interrupted: {} records kept", run.records.len());
-        return Ok(EXIT_INTERRUPTED);
-    }
-    Ok(EXIT_OK)
+    Ok(Flow::Done)
 }
 
 #[cfg(test)]
@@ -648,19 +595,19 @@ mod tests {
             (7, 1, 1),
         ]);
         assert_eq!(
-            placement_order(&h, PlacementArg::Compact, false),
+            placement_order(&h, Placement::Compact, false),
             vec![0, 1, 2, 3]
         );
         assert_eq!(
-            placement_order(&h, PlacementArg::Compact, true),
+            placement_order(&h, Placement::Compact, true),
             vec![0, 4, 1, 5, 2, 6, 3, 7]
         );
         assert_eq!(
-            placement_order(&h, PlacementArg::Scatter, false),
+            placement_order(&h, Placement::Scatter, false),
             vec![0, 2, 1, 3]
         );
         assert_eq!(
-            placement_order(&h, PlacementArg::Scatter, true),
+            placement_order(&h, Placement::Scatter, true),
             vec![0, 2, 1, 3, 4, 6, 5, 7]
         );
     }

@@ -25,68 +25,32 @@ pub(super) fn verify(team: &Team, intended: &[u32], ws: usize) -> Result<(f64, V
     ))
 }
 
-/// Fixed-work samples of per-thread mixes on `team`: aggregate samples
-/// (all bytes / earliest start → latest end), per-thread best GB/s, the
-/// largest start skew, and the passes per sample.
+/// A measured mix: the sampler's result and what one pass of each worker
+/// reads and writes.
 pub(super) struct MixMeasured {
-    pub(super) samples: Vec<Sample>,
-    pub(super) per_thread_best: Vec<f64>,
-    pub(super) max_skew: f64,
-    pub(super) reps: u64,
-    pub(super) read_per_pass: u64,
-    pub(super) written_per_pass: u64,
-    pub(super) noise: Option<crate::model::Noise>,
+    pub(super) m: Measured,
+    pub(super) passes: Vec<(u64, u64)>,
 }
 
+/// Measure per-thread `mixes` on `team`: calibrated, or at `fixed` passes
+/// per sample (the same work in every case of a comparison).
 pub(super) fn measure_mix(
     team: &Team,
     ks: MixKernels,
     mixes: &[Mix],
     ws: usize,
-    reps: Option<u64>,
-    opts: &SampleOpts,
-    stop: &AtomicBool,
-) -> Option<MixMeasured> {
-    let reps = match reps {
-        Some(r) => {
-            // Warm-up at the given work.
-            mix::run_fixed(team, ks, mixes, ws, r);
-            r
-        }
-        None => mix::calibrate(team, ks, mixes, ws, opts.min_sample, stop)?,
+    fixed: Option<u64>,
+    sampler: &Sampler,
+) -> Result<Option<MixMeasured>, Failure> {
+    let Some(mut w) = MixWork::new(team, ks, mixes, ws) else {
+        return Ok(None);
     };
-    let before = noise::snapshot();
-    let mut samples = Vec::new();
-    let mut per_thread_best = vec![0.0f64; team.threads()];
-    let mut max_skew: f64 = 0.0;
-    let mut rw = (0, 0);
-    for _ in 0..opts.samples.max(1) {
-        if stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        let runs = mix::run_fixed(team, ks, mixes, ws, reps);
-        let (secs, skew) = mix::span(&runs);
-        max_skew = max_skew.max(skew);
-        let bytes: u64 = runs.iter().map(|r| r.bytes()).sum();
-        samples.push(Sample {
-            seconds: secs,
-            bytes,
-        });
-        for (i, r) in runs.iter().enumerate() {
-            per_thread_best[i] = per_thread_best[i].max(r.bytes() as f64 / r.seconds() / 1e9);
-        }
-        rw = (runs[0].bytes_read / reps, runs[0].bytes_written / reps);
-    }
-    let noise = noise::since(before);
-    Some(MixMeasured {
-        samples,
-        per_thread_best,
-        max_skew,
-        reps,
-        read_per_pass: rw.0,
-        written_per_pass: rw.1,
-        noise,
-    })
+    let passes = (0..mixes.len()).map(|i| w.pass_of(i)).collect();
+    let m = match fixed {
+        Some(reps) => sampler.measure_fixed(&mut w, reps)?,
+        None => sampler.measure(&mut w, None)?,
+    };
+    Ok(Some(MixMeasured { m, passes }))
 }
 
 /// A record for one measured mix on one team.
@@ -99,7 +63,8 @@ pub(super) fn mix_record(
     cpus: &[u32],
     ws: u64,
 ) -> Record {
-    let rates = measure::gbps(&m.samples);
+    let rates = m.m.rates(1e9);
+    let (read_per_pass, written_per_pass) = m.passes[0];
     let uniform = mixes.iter().all(|x| *x == mixes[0]);
     let op = if !uniform {
         "mix"
@@ -121,19 +86,20 @@ pub(super) fn mix_record(
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
         regime: Some(host.regime(ws, cpus.len() as u32)),
-        bytes_read_per_pass: uniform.then_some(m.read_per_pass),
-        bytes_written_per_pass: uniform.then_some(m.written_per_pass),
-        payload_bytes_per_pass: uniform.then_some(m.read_per_pass + m.written_per_pass),
-        reps_per_sample: Some(m.reps),
-        samples: m.samples.clone(),
+        bytes_read_per_pass: uniform.then_some(read_per_pass),
+        bytes_written_per_pass: uniform.then_some(written_per_pass),
+        payload_bytes_per_pass: uniform.then_some(read_per_pass + written_per_pass),
+        reps_per_sample: Some(m.m.reps),
+        samples: m.m.model_samples(),
         gbps: stats::summarize(&rates, true),
         payload_gbps: stats::summarize(&rates, true),
         per_thread_gbps: if cpus.len() > 1 {
-            m.per_thread_best.clone()
+            let reps = m.m.reps;
+            per_worker_best(&m.m, |i| (m.passes[i].0 + m.passes[i].1) * reps)
         } else {
             Vec::new()
         },
-        noise: m.noise,
+        noise: m.m.noise,
         ..Record::default()
     };
     let kernels: Vec<&str> = {
@@ -152,10 +118,10 @@ pub(super) fn mix_record(
     );
     r.extra
         .insert("chunk_bytes".into(), (mix::CHUNK as u64).into());
-    if let Some(g) = r.gbps {
-        if g.cv > crate::model::limits::CV {
-            r.warnings.push(Warning::HighCv { cv: g.cv });
-        }
+    r.warnings = spread_warnings(r.gbps.as_ref(), true);
+    r.warnings.extend(noise_warnings(&r));
+    if m.m.cut_short {
+        r.warnings.push(cut_short(&m.m));
     }
     r
 }
@@ -199,10 +165,6 @@ pub(super) fn skipped_cell(
     r.extra
         .insert("case_memory_node".into(), memory_node.into());
     r
-}
-
-pub(super) fn page_kind(p: &NumaPlan) -> PageKind {
-    crate::suites::cache::page_kind(p.memory)
 }
 
 /// Set on the first refused binding, so a run where nothing could be
@@ -250,10 +212,39 @@ pub(super) fn apply_verification(
     );
 }
 
-/// Kernel name of the chase records.
+/// Kernel name of the chase records (kept from the first version, so old
+/// runs compare; the chase is the registry's `chase_latency_64_scalar`).
 pub const CHASE_KERNEL: &str = "chase_64_scalar";
 
-pub(super) fn latency_record(lat: &chase::Latency, host: &Host, cpus: &[u32], ws: u64) -> Record {
+/// Chase a random single cycle through the first `ws` bytes at `base` on
+/// the calling thread, with the same chain, warm-up and sampler as the
+/// latency suite.
+///
+/// # Safety
+/// `base..base + ws` must be writable memory the caller owns, 64-byte
+/// aligned, for the duration of the call.
+pub(super) unsafe fn chase_at(
+    base: *mut u8,
+    ws: usize,
+    seed: u64,
+    sampler: &Sampler,
+) -> Result<Measured, Failure> {
+    let k = crate::measure::chase::kernel()
+        .ok_or_else(|| Failure::Failed("no pointer-chase kernel on this architecture".into()))?;
+    let lines = ws / crate::measure::chase::LINE;
+    let order = crate::kernels::perm::random_cycle(lines, seed);
+    let start = crate::measure::chase::write_chain(base, crate::measure::chase::LINE, &order);
+    drop(order);
+    let warm = (lines as u64)
+        .div_ceil(crate::measure::chase::HOPS_PER_REP)
+        .min(1 << 12);
+    let mut w = crate::measure::chase::Chase::new(k, start, warm);
+    sampler.measure(&mut w, None)
+}
+
+pub(super) fn latency_record(m: &Measured, host: &Host, cpus: &[u32], ws: u64) -> Record {
+    let ns: Vec<f64> = m.rates(1.0).iter().map(|l| 1e9 / l).collect();
+    let lat = stats::summarize(&ns, false);
     let mut r = Record {
         suite: "numa".into(),
         kernel: CHASE_KERNEL.into(),
@@ -265,17 +256,23 @@ pub(super) fn latency_record(lat: &chase::Latency, host: &Host, cpus: &[u32], ws
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
         regime: Some(host.regime(ws, 1)),
+        noise: m.noise,
         ..Record::default()
     };
     r.extra.insert(
         "latency_ns".into(),
-        serde_json::to_value(lat.stats).expect("plain"),
+        serde_json::to_value(lat).expect("plain"),
     );
     r.extra.insert(
         "latency_ns_samples".into(),
-        serde_json::to_value(&lat.ns).expect("plain"),
+        serde_json::to_value(&ns).expect("plain"),
     );
     r.extra
-        .insert("loads_per_sample".into(), lat.loads_per_sample.into());
+        .insert("loads_per_sample".into(), m.units_per_sample.into());
+    r.warnings = spread_warnings(lat.as_ref(), false);
+    r.warnings.extend(noise_warnings(&r));
+    if m.cut_short {
+        r.warnings.push(cut_short(m));
+    }
     r
 }

@@ -1,17 +1,14 @@
 //! Background load and the loaded-latency curve.
 
 use super::*;
+use crate::measure::kernel::TeamKernel;
 use crate::measure::team::BUFFER_SLACK;
 
 use super::cell::*;
 
-/// The loaded-latency curve. Returns true when interrupted.
-pub(super) fn run_load(
-    plan: &NumaPlan,
-    host: &Host,
-    sink: &mut Sink,
-    stop: &'static AtomicBool,
-) -> anyhow::Result<bool> {
+/// The loaded-latency curve.
+pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    let host = cx.host;
     let Mode::Load {
         cpus,
         description,
@@ -25,9 +22,9 @@ pub(super) fn run_load(
     };
     let ks = MixKernels::widest(host);
     let ws = plan.size as usize;
-    let opts = plan.opts();
+    let sampler = cx.sampler(plan.opts());
     let mem = plan.memory_nodes[0];
-    let page = page_kind(plan);
+    let page = plan.memory;
     let probe_node = node_of(host, *probe_cpu);
     numa::check_node_room(mem, (ws + BUFFER_SLACK) as u64 * (cpus.len() as u64 + 1))
         .map_err(|m| UserError::flag("--size", m))?;
@@ -46,22 +43,14 @@ pub(super) fn run_load(
                 format!("cannot place the probe's memory on node {}: {}", mem, e),
             )
         })?;
-    let chase_start = if *probe == ProbeArg::Latency {
-        Some(probe_team.inspect(0, move |b| {
-            // SAFETY: the worker's own buffer.
-            unsafe { chase::build(b.as_mut_ptr(), ws, 0x10ad) as usize }
-        }))
-    } else {
-        None
-    };
     let read = ks.read;
     // None = the unloaded baseline, then each delay.
     let steps: Vec<Option<u64>> = std::iter::once(None)
         .chain(delays_ns.iter().map(|&d| Some(d)))
         .collect();
-    let bar = crate::report::progress::bar(steps.len() as u64, sink.stdout_taken());
+    cx.plan_steps(steps.len() as u64);
     for step in steps {
-        bar.set_message(match step {
+        cx.step(&match step {
             None => "unloaded".to_string(),
             Some(d) => format!("delay {} ns", d),
         });
@@ -96,15 +85,30 @@ pub(super) fn run_load(
             // Let the load reach steady state.
             std::thread::sleep(Duration::from_millis(20));
         }
-        let lat = chase_start.map(|s| {
-            probe_team.inspect(0, move |_| {
-                chase::measure(s as *const u8, opts.samples, opts.min_sample, stop)
-            })
-        });
-        let bw = if *probe == ProbeArg::Bandwidth {
-            Some(measure::measure_case(&probe_team, read, ws, &opts, stop))
-        } else {
-            None
+        let measured = match probe {
+            Probe::Latency => probe_team
+                .inspect(0, move |b| {
+                    // SAFETY: the worker's own buffer, alive during the call.
+                    unsafe { chase_at(b.as_mut_ptr(), ws, 0x10ad, &sampler) }
+                })
+                .map(|m| latency_record(&m, host, &[*probe_cpu], ws as u64)),
+            Probe::Bandwidth => match TeamKernel::private(&probe_team, read, ws) {
+                Some(mut w) => sampler.measure(&mut w, None).map(|m| {
+                    crate::suites::record::bandwidth(
+                        "numa",
+                        read,
+                        &m,
+                        w.pass(),
+                        host,
+                        &[*probe_cpu],
+                    )
+                }),
+                None => Ok(Record::skipped(
+                    "numa",
+                    read.name,
+                    "working set too small for the probe kernel",
+                )),
+            },
         };
         load_stop.store(true, Ordering::Release);
         let injected = handle.map(|h| {
@@ -112,27 +116,16 @@ pub(super) fn run_load(
             load_team = Some(team);
             inj
         });
-        let interrupted = matches!(lat, Some(None)) || matches!(bw, Some(Err(_)));
-        if interrupted {
-            bar.finish_and_clear();
-            return Ok(true);
-        }
+        let mut r = match measured {
+            Ok(r) => r,
+            Err(Failure::Stopped) => return Ok(Flow::Stopped),
+            Err(Failure::Failed(e)) => Record::error("numa", read.name, e),
+        };
         let injected_gbps = injected.as_ref().map(|v| {
             v.iter()
                 .map(|i| i.bytes as f64 / i.seconds.max(1e-9) / 1e9)
                 .sum::<f64>()
         });
-        let mut r = match (lat.flatten(), bw) {
-            (Some(l), _) => latency_record(&l, host, &[*probe_cpu], ws as u64),
-            (None, Some(Ok(Some(m)))) => {
-                crate::suites::bandwidth_record("numa", read, &m, host, &[*probe_cpu])
-            }
-            _ => Record::skipped(
-                "numa",
-                read.name,
-                "working set too small for the probe kernel",
-            ),
-        };
         r.kernel = format!("loaded_{}", r.kernel);
         let load_desc = match step {
             None => "none".to_string(),
@@ -166,9 +159,7 @@ pub(super) fn run_load(
         e.insert("load_mix".into(), load_mix.name().into());
         let verified = verify(&probe_team, &[mem], ws);
         apply_verification(&mut r, &verified, None);
-        sink.push(r)?;
-        bar.inc(1);
+        cx.push(r)?;
     }
-    bar.finish_and_clear();
-    Ok(false)
+    Ok(Flow::Done)
 }

@@ -5,14 +5,12 @@ use crate::measure::team::BUFFER_SLACK;
 
 use super::cell::*;
 
-/// The matrix. Returns true when interrupted.
+/// The matrix.
 pub(super) fn run_matrix(
     plan: &NumaPlan,
-    host: &Host,
-    sink: &mut Sink,
-    stop: &'static AtomicBool,
+    cx: &mut Ctx,
     refusals: &mut Refusals,
-) -> anyhow::Result<bool> {
+) -> anyhow::Result<Flow> {
     let Mode::Matrix {
         mixes,
         roles,
@@ -21,10 +19,11 @@ pub(super) fn run_matrix(
     else {
         unreachable!("run_matrix on a matrix plan")
     };
+    let host = cx.host;
     let ks = MixKernels::widest(host);
     let ws = plan.size as usize;
-    let opts = plan.opts();
-    let page = page_kind(plan);
+    let sampler = cx.sampler(plan.opts());
+    let page = plan.memory;
     // One measurement per mix, or one with per-thread roles.
     let sets: Vec<(String, Option<Mix>)> = match roles {
         Some(r) => vec![(mix_kernel_name(r, true), None)],
@@ -33,19 +32,17 @@ pub(super) fn run_matrix(
             .map(|m| (mix_kernel_name(&[*m], false), Some(*m)))
             .collect(),
     };
-    let cells = plan.cell_cpus.len() * plan.memory_nodes.len();
-    let bar = crate::report::progress::bar(cells as u64, sink.stdout_taken());
+    cx.plan_steps((plan.cell_cpus.len() * plan.memory_nodes.len()) as u64);
     for (cpu_node, cpus) in &plan.cell_cpus {
         for &mem in &plan.memory_nodes {
-            bar.set_message(format!("cpu node {} × memory node {}", cpu_node, mem));
+            cx.step(&format!("cpu node {} × memory node {}", cpu_node, mem));
             let migrated_before = numa::pages_migrated();
             let intended = vec![mem; cpus.len()];
             let need = (ws + BUFFER_SLACK) as u64 * cpus.len() as u64;
             if let Err(reason) = numa::check_node_room(mem, need) {
                 for (name, _) in &sets {
-                    sink.push(skipped_cell(name, *cpu_node, mem, reason.clone()))?;
+                    cx.push(skipped_cell(name, *cpu_node, mem, reason.clone()))?;
                 }
-                bar.inc(1);
                 continue;
             }
             let team = match Team::spawn_bound(cpus, ws + BUFFER_SLACK, page, Some(&intended)) {
@@ -54,9 +51,8 @@ pub(super) fn run_matrix(
                     let reason = format!("cannot place memory on node {}: {}", mem, e);
                     refusals.first.get_or_insert(e.to_string());
                     for (name, _) in &sets {
-                        sink.push(skipped_cell(name, *cpu_node, mem, reason.clone()))?;
+                        cx.push(skipped_cell(name, *cpu_node, mem, reason.clone()))?;
                     }
-                    bar.inc(1);
                     continue;
                 }
             };
@@ -70,21 +66,25 @@ pub(super) fn run_matrix(
                     (None, Some(r)) => r.clone(),
                     (None, None) => unreachable!("a mix or roles"),
                 };
-                if mix::pass_bytes(&per_thread[0], ws).is_none() {
-                    sink.push(skipped_cell(
-                        name,
-                        *cpu_node,
-                        mem,
-                        format!(
-                            "--size {} holds less than one group of 64 KiB chunks of this mix",
-                            format_bytes(ws as u64)
-                        ),
-                    ))?;
-                    continue;
-                }
-                let Some(mm) = measure_mix(&team, ks, &per_thread, ws, None, &opts, stop) else {
-                    bar.finish_and_clear();
-                    return Ok(true);
+                let mm = match measure_mix(&team, ks, &per_thread, ws, None, &sampler) {
+                    Ok(Some(mm)) => mm,
+                    Ok(None) => {
+                        cx.push(skipped_cell(
+                            name,
+                            *cpu_node,
+                            mem,
+                            format!(
+                                "--size {} holds less than one group of 64 KiB chunks of this mix",
+                                format_bytes(ws as u64)
+                            ),
+                        ))?;
+                        continue;
+                    }
+                    Err(Failure::Stopped) => return Ok(Flow::Stopped),
+                    Err(Failure::Failed(e)) => {
+                        cx.push(skipped_cell(name, *cpu_node, mem, e))?;
+                        continue;
+                    }
                 };
                 let mut r = mix_record(name.clone(), &per_thread, &ks, &mm, host, cpus, ws as u64);
                 r.memory = mem_info.clone();
@@ -92,7 +92,7 @@ pub(super) fn run_matrix(
                     *cpu_node,
                     mem,
                     None,
-                    (cpus.len() > 1).then_some(mm.max_skew),
+                    (cpus.len() > 1).then_some(mm.m.max_skew()),
                 ));
                 r.extra.insert("case_cpu_node".into(), (*cpu_node).into());
                 r.extra.insert("case_memory_node".into(), mem.into());
@@ -113,22 +113,17 @@ pub(super) fn run_matrix(
             drop(team);
             for mut r in recs {
                 apply_verification(&mut r, &verified, migrated);
-                sink.push(r)?;
+                cx.push(r)?;
             }
             if *latency {
-                if let Some(r) = latency_cell(plan, host, cpus[0], *cpu_node, mem, stop, refusals)?
-                {
-                    sink.push(r)?;
-                } else {
-                    bar.finish_and_clear();
-                    return Ok(true);
+                match latency_cell(plan, host, cpus[0], *cpu_node, mem, &sampler, refusals)? {
+                    Some(r) => cx.push(r)?,
+                    None => return Ok(Flow::Stopped),
                 }
             }
-            bar.inc(1);
         }
     }
-    bar.finish_and_clear();
-    Ok(false)
+    Ok(Flow::Done)
 }
 
 /// One thread's pointer-chase latency with memory on `mem`. `Ok(None)`
@@ -139,14 +134,14 @@ pub(super) fn latency_cell(
     cpu: u32,
     cpu_node: u32,
     mem: u32,
-    stop: &'static AtomicBool,
+    sampler: &Sampler<'static>,
     refusals: &mut Refusals,
 ) -> anyhow::Result<Option<Record>> {
     let ws = plan.size as usize;
     if let Err(reason) = numa::check_node_room(mem, ws as u64) {
         return Ok(Some(skipped_cell(CHASE_KERNEL, cpu_node, mem, reason)));
     }
-    let team = match Team::spawn_bound(&[cpu], ws, page_kind(plan), Some(&[mem])) {
+    let team = match Team::spawn_bound(&[cpu], ws, plan.memory, Some(&[mem])) {
         Ok(t) => t,
         Err(e) => {
             refusals.first.get_or_insert(e.to_string());
@@ -158,14 +153,16 @@ pub(super) fn latency_cell(
             )));
         }
     };
-    let opts = plan.opts();
+    let sampler = *sampler;
     let lat = team.inspect(0, move |b| {
-        // SAFETY: the worker's own buffer, 2 MiB aligned.
-        let start = unsafe { chase::build(b.as_mut_ptr(), ws.min(b.len()), 0xc4a5e) };
-        chase::measure(start, opts.samples, opts.min_sample, stop)
+        // SAFETY: the worker's own buffer, 2 MiB aligned, alive during the
+        // call.
+        unsafe { chase_at(b.as_mut_ptr(), ws.min(b.len()), 0xc4a5e, &sampler) }
     });
-    let Some(lat) = lat else {
-        return Ok(None);
+    let lat = match lat {
+        Ok(m) => m,
+        Err(Failure::Stopped) => return Ok(None),
+        Err(Failure::Failed(e)) => return Ok(Some(skipped_cell(CHASE_KERNEL, cpu_node, mem, e))),
     };
     let verified = verify(&team, &[mem], ws);
     let mut r = latency_record(&lat, host, &[cpu], ws as u64);

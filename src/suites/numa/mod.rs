@@ -19,24 +19,56 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::{NumaArgs, OutputArgs, ProbeArg, ScenarioArg};
-use crate::commands;
-use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
+use super::record::{cut_short, noise_warnings, per_worker_best, spread_warnings};
+use super::{Ctx, Flow, Sampling, Suite};
+use crate::error::UserError;
+use crate::measure::mix::{self, Mix, MixKernels, MixWork};
 use crate::measure::team::{current_cpu, Team};
-use crate::measure::{self, noise, stats, SampleOpts};
+use crate::measure::{stats, Failure, Measured, SampleOpts, Sampler};
 use crate::memory::{numa, PageKind};
 use crate::model::Host;
 use crate::model::Warning;
-use crate::model::{Placement, Record, Sample};
-use crate::report::sink::Sink;
-use crate::util::units::{self, format_bytes};
-
-use super::chase;
-use super::mix::{self, Mix, MixKernels};
+use crate::model::{Placement, Record};
+use crate::util::units::format_bytes;
 
 /// Default injection steps: ns of delay after every 4 KiB a load thread
 /// streams (0 = flat out; 20 µs ≈ 0.2 GB/s per thread).
 pub const DEFAULT_DELAYS_NS: &[u64] = &[0, 100, 200, 500, 1000, 2000, 5000, 20000];
+
+/// What a loaded-latency probe measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Probe {
+    #[default]
+    Latency,
+    Bandwidth,
+}
+
+/// What a NUMA run is asked for. Node, cpu, mix and load lists keep the
+/// small languages documented in `docs/numa.md` and are parsed (and checked
+/// against this machine) by [`plan`].
+#[derive(Debug, Clone, Default)]
+pub struct NumaOptions {
+    pub cpu_nodes: Option<String>,
+    pub memory_nodes: Option<String>,
+    pub threads: Option<usize>,
+    pub cpus: Option<String>,
+    /// Bytes per thread.
+    pub size: Option<u64>,
+    pub mix: Option<String>,
+    pub roles: Option<String>,
+    pub no_latency: bool,
+    /// `--scenario write-pair`.
+    pub write_pair: bool,
+    pub load: Option<String>,
+    pub delays: Option<String>,
+    pub load_mix: Option<String>,
+    pub probe: Probe,
+    pub probe_cpu: Option<u32>,
+    pub oversubscribe: bool,
+    pub memory: PageKind,
+    pub sampling: Sampling,
+}
 
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(tag = "mode", rename_all = "kebab-case")]
@@ -55,7 +87,7 @@ pub enum Mode {
         delays_ns: Vec<u64>,
         load_mix: Mix,
         probe_cpu: u32,
-        probe: ProbeArg,
+        probe: Probe,
     },
 }
 
@@ -70,16 +102,13 @@ pub struct NumaPlan {
     pub size: u64,
     pub samples: usize,
     pub min_sample_ms: f64,
-    pub memory: crate::cli::MemoryArg,
+    pub memory: PageKind,
     pub numa_balancing: Option<u32>,
 }
 
 impl NumaPlan {
     fn opts(&self) -> SampleOpts {
-        SampleOpts {
-            samples: self.samples,
-            min_sample: Duration::from_secs_f64(self.min_sample_ms / 1000.0),
-        }
+        SampleOpts::new(self.samples, self.min_sample_ms)
     }
 }
 
@@ -207,7 +236,7 @@ pub fn parse_load(
 /// The memory node of a loaded-latency run: the first of --memory-nodes,
 /// else the probe cpu's node, else the load's node (everything local, as
 /// MLC's loaded latency).
-fn load_memory_node(host: &Host, a: &NumaArgs, load_cpus: &[u32]) -> u32 {
+fn load_memory_node(host: &Host, a: &NumaOptions, load_cpus: &[u32]) -> u32 {
     a.memory_nodes
         .as_deref()
         .and_then(crate::util::cpulist::parse_cpu_list)
@@ -216,7 +245,7 @@ fn load_memory_node(host: &Host, a: &NumaArgs, load_cpus: &[u32]) -> u32 {
         .unwrap_or_else(|| node_of(host, load_cpus[0]))
 }
 
-pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
+pub fn plan(a: &NumaOptions, host: &Host) -> Result<NumaPlan, UserError> {
     let with_cpus: Vec<u32> = host
         .nodes
         .iter()
@@ -263,7 +292,7 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
             format!("node {} has no memory", bad),
         ));
     }
-    if matches!(a.scenario, Some(ScenarioArg::WritePair)) {
+    if a.write_pair {
         // The pair runs on node 0 (the first cpu node).
         cpu_nodes.truncate(1);
     }
@@ -301,16 +330,17 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
                 c.clone()
             }
             None => {
-                let default = match a.scenario {
-                    Some(ScenarioArg::WritePair) => 2,
-                    None => physical_cores(host, node).max(1),
+                let default = if a.write_pair {
+                    2
+                } else {
+                    physical_cores(host, node).max(1)
                 };
                 let n = a.threads.unwrap_or(default);
                 if n == 0 {
                     return Err(UserError::flag("--threads", "must be at least 1"));
                 }
                 if n > avail.len() && !a.oversubscribe {
-                    if a.scenario.is_some() && a.threads.is_none() {
+                    if a.write_pair && a.threads.is_none() {
                         // The scenario records a skip instead (see run_pair).
                         avail.clone()
                     } else {
@@ -333,8 +363,8 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
         };
         cell_cpus.push((node, cpus));
     }
-    let size = match &a.size {
-        Some(s) => units::parse_size(s).map_err(|e| UserError::flag("--size", e.to_string()))?,
+    let size = match a.size {
+        Some(s) => s,
         None => {
             // DRAM-sized in aggregate without growing with the thread
             // count: the sweep's top size split over the cell's threads,
@@ -360,7 +390,7 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
         };
         mix::parse_list(s).map_err(|m| UserError::flag(flag, m))
     };
-    let mode = if let Some(ScenarioArg::WritePair) = a.scenario {
+    let mode = if a.write_pair {
         Mode::WritePair
     } else if let Some(spec) = &a.load {
         let (cpus, description) = parse_load(host, spec, a.oversubscribe)?;
@@ -447,7 +477,7 @@ pub fn plan(a: &NumaArgs, host: &Host) -> Result<NumaPlan, UserError> {
         _ => cell_cpus.iter().map(|c| c.1.len()).max().unwrap_or(1) + 1,
     };
     super::check_memory((size + (4 << 20)) * threads_total as u64, "--size")?;
-    let o = super::sample_opts(&a.sample, SampleOpts::default())?;
+    let o = a.sampling.resolve(SampleOpts::default())?;
     Ok(NumaPlan {
         mode,
         cpu_nodes,
@@ -472,60 +502,41 @@ use load::run_load;
 use matrix::run_matrix;
 use pair::run_pair;
 
-pub fn run(
-    plan: &NumaPlan,
-    host: &Host,
-    sink: &mut Sink,
-    stop: &'static AtomicBool,
-) -> anyhow::Result<bool> {
-    let mut refusals = Refusals {
-        any_ok: false,
-        first: None,
-    };
-    let interrupted = match plan.mode {
-        Mode::Matrix { .. } => run_matrix(plan, host, sink, stop, &mut refusals)?,
-        Mode::WritePair => run_pair(plan, host, sink, stop, &mut refusals)?,
-        Mode::Load { .. } => return run_load(plan, host, sink, stop),
-    };
-    if !interrupted && !refusals.any_ok {
-        if let Some(e) = refusals.first {
-            // Nothing could be placed at all: the flag is wrong for this
-            // machine, not one cell. Records are already written.
-            return Err(UserError::flag(
-                "--memory-nodes",
-                format!(
-                    "no cell could be placed: {}",
-                    e.trim_start_matches("--memory-nodes: ")
-                ),
-            )
-            .into());
-        }
+impl Suite for NumaPlan {
+    fn name(&self) -> &'static str {
+        "numa"
     }
-    Ok(interrupted)
-}
 
-/// `bwscope numa`.
-pub fn command(a: &NumaArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = crate::platform::detect_host(false);
-    let plan = plan(a, &host)?;
-    let mut sink = commands::start_run("numa", serde_json::to_value(&plan)?, out, host.clone())?;
-    let stop = crate::util::signal::install();
-    let result = run(&plan, &host, &mut sink, stop);
-    let interrupted = match &result {
-        Ok(i) => *i,
-        Err(_) => false,
-    };
-    let taken = sink.stdout_taken();
-    let finished = sink.finish(interrupted)?;
-    let interrupted = result?;
-    if !taken {
-        print!("{}", crate::report::views::render(&finished));
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain data")
     }
-    if interrupted {
-        eprintln!("interrupted: {} records kept", finished.records.len());
-        return Ok(EXIT_INTERRUPTED);
+
+    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+        let mut refusals = Refusals {
+            any_ok: false,
+            first: None,
+        };
+        let flow = match self.mode {
+            Mode::Matrix { .. } => run_matrix(self, cx, &mut refusals)?,
+            Mode::WritePair => run_pair(self, cx, &mut refusals)?,
+            Mode::Load { .. } => return run_load(self, cx),
+        };
+        if flow == Flow::Done && !refusals.any_ok {
+            if let Some(e) = refusals.first {
+                // Nothing could be placed at all: the flag is wrong for
+                // this machine, not one cell. Records are already pushed.
+                return Err(UserError::flag(
+                    "--memory-nodes",
+                    format!(
+                        "no cell could be placed: {}",
+                        e.trim_start_matches("--memory-nodes: ")
+                    ),
+                )
+                .into());
+            }
+        }
+        Ok(flow)
     }
-    Ok(EXIT_OK)
 }
 
 #[cfg(test)]

@@ -6,17 +6,16 @@ use crate::measure::team::BUFFER_SLACK;
 
 use super::cell::*;
 
-/// The write-pair scenario. Returns true when interrupted.
+/// The write-pair scenario.
 pub(super) fn run_pair(
     plan: &NumaPlan,
-    host: &Host,
-    sink: &mut Sink,
-    stop: &AtomicBool,
+    cx: &mut Ctx,
     refusals: &mut Refusals,
-) -> anyhow::Result<bool> {
+) -> anyhow::Result<Flow> {
+    let host = cx.host;
     let ks = MixKernels::widest(host);
     let ws = plan.size as usize;
-    let opts = plan.opts();
+    let sampler = cx.sampler(plan.opts());
     let (node, cpus) = plan.cell_cpus[0].clone();
     let remotes: Vec<u32> = plan
         .memory_nodes
@@ -26,7 +25,7 @@ pub(super) fn run_pair(
         .collect();
     for (pair, m) in [("write_pair", Mix::WRITE), ("read_pair", Mix::READ)] {
         if cpus.len() < 2 {
-            sink.push(skipped_cell(
+            cx.push(skipped_cell(
                 pair,
                 node,
                 node,
@@ -54,40 +53,49 @@ pub(super) fn run_pair(
             {
                 let mut r = skipped_cell(pair, node, nodes[1], reason);
                 r.extra.insert("case_memory_nodes".into(), label.into());
-                sink.push(r)?;
+                cx.push(r)?;
                 continue;
             }
-            let team = match Team::spawn_bound(
-                &pair_cpus,
-                ws + BUFFER_SLACK,
-                page_kind(plan),
-                Some(&nodes),
-            ) {
-                Ok(t) => t,
-                Err(e) => {
-                    refusals.first.get_or_insert(e.to_string());
-                    let mut r = skipped_cell(
-                        pair,
-                        node,
-                        nodes[1],
-                        format!("cannot place memory on nodes {}: {}", label, e),
-                    );
-                    r.extra.insert("case_memory_nodes".into(), label.into());
-                    sink.push(r)?;
-                    continue;
-                }
-            };
+            let team =
+                match Team::spawn_bound(&pair_cpus, ws + BUFFER_SLACK, plan.memory, Some(&nodes)) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        refusals.first.get_or_insert(e.to_string());
+                        let mut r = skipped_cell(
+                            pair,
+                            node,
+                            nodes[1],
+                            format!("cannot place memory on nodes {}: {}", label, e),
+                        );
+                        r.extra.insert("case_memory_nodes".into(), label.into());
+                        cx.push(r)?;
+                        continue;
+                    }
+                };
             refusals.any_ok = true;
             let per_thread = vec![m; 2];
             // The same work in every case: passes calibrated on local/local.
-            let Some(mm) = measure_mix(&team, ks, &per_thread, ws, reps, &opts, stop) else {
-                return Ok(true);
+            let mm = match measure_mix(&team, ks, &per_thread, ws, reps, &sampler) {
+                Ok(Some(mm)) => mm,
+                Ok(None) => {
+                    let why = format!(
+                        "--size {} holds less than one 64 KiB chunk",
+                        format_bytes(ws as u64)
+                    );
+                    cx.push(skipped_cell(pair, node, nodes[1], why))?;
+                    continue;
+                }
+                Err(Failure::Stopped) => return Ok(Flow::Stopped),
+                Err(Failure::Failed(e)) => {
+                    cx.push(skipped_cell(pair, node, nodes[1], e))?;
+                    continue;
+                }
             };
-            reps.get_or_insert(mm.reps);
+            reps.get_or_insert(mm.m.reps);
             let verified = verify(&team, &nodes, ws);
             let observed = observed_cpus(&team);
             drop(team);
-            let secs: Vec<f64> = mm.samples.iter().map(|s| s.seconds).collect();
+            let secs: Vec<f64> = mm.m.samples.iter().map(|s| s.seconds).collect();
             let t = stats::summarize(&secs, false).expect("samples");
             let pct = local_median.map(|l| (t.median / l - 1.0) * 100.0);
             local_median.get_or_insert(t.median);
@@ -101,7 +109,7 @@ pub(super) fn run_pair(
                 ws as u64,
             );
             r.memory = None;
-            r.placement = Some(placement(node, nodes[1], None, Some(mm.max_skew)));
+            r.placement = Some(placement(node, nodes[1], None, Some(mm.m.max_skew())));
             apply_verification(&mut r, &verified, None);
             let e = &mut r.extra;
             e.insert("case_scenario".into(), "write-pair".into());
@@ -119,7 +127,7 @@ pub(super) fn run_pair(
                 pct.map_or(serde_json::Value::Null, Into::into),
             );
             e.insert("observed_cpus".into(), observed);
-            sink.push(r)?;
+            cx.push(r)?;
         }
         if remotes.is_empty() {
             let mut r = skipped_cell(
@@ -132,8 +140,8 @@ pub(super) fn run_pair(
                 "case_memory_nodes".into(),
                 format!("{}/remote", node).into(),
             );
-            sink.push(r)?;
+            cx.push(r)?;
         }
     }
-    Ok(false)
+    Ok(Flow::Done)
 }

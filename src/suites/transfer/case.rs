@@ -2,6 +2,7 @@
 //! the zero-copy verdict; and the CPU read/write probe of a host kind.
 
 use super::*;
+use crate::measure::sampler::Call;
 
 /// The verification seed of one (kind, size, direction) case.
 pub(super) fn seed(ki: usize, size: u64, dir: Direction) -> u64 {
@@ -110,40 +111,64 @@ pub(super) fn verify(
     Ok(r.map(|_| Some(true)))
 }
 
-/// Warm-up (excluded), calibrate `reps` on the host clock to reach the
-/// minimum sample time, then take the samples. `None` when interrupted.
-pub(super) fn sample<F>(
-    mut f: F,
-    opts: &SampleOpts,
-    stop: &AtomicBool,
-) -> Result<Option<(u64, Vec<Timed>)>, DriverError>
-where
-    F: FnMut(u64) -> Result<Timed, DriverError>,
-{
-    f(1)?;
-    let min = opts.min_sample.as_secs_f64();
-    let mut reps = 1u64;
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(None);
+/// A transfer session as a workload: `run(reps)` enqueues `reps` copies
+/// in `dir` and synchronises; the host clock spans the batch and the
+/// device's events are carried along. Every call's timing is kept (the
+/// bidirectional record needs each direction's device time), and a driver
+/// error is kept for the error record.
+pub(super) struct TransferWork<'s> {
+    s: &'s mut dyn Session,
+    dir: Direction,
+    units_per_rep: u64,
+    pub(super) timed: Vec<Timed>,
+    pub(super) error: Option<DriverError>,
+}
+
+impl<'s> TransferWork<'s> {
+    pub(super) fn new(s: &'s mut dyn Session, dir: Direction, units_per_rep: u64) -> Self {
+        TransferWork {
+            s,
+            dir,
+            units_per_rep,
+            timed: Vec::new(),
+            error: None,
         }
-        let t = f(reps)?.host_s;
-        if t >= min || reps >= 1 << 20 {
-            break;
-        }
-        let factor = if t > 0.0 { (min / t) * 1.1 } else { 16.0 };
-        reps = ((reps as f64 * factor.clamp(1.5, 1000.0)).ceil() as u64)
-            .max(reps + 1)
-            .min(1 << 20);
     }
-    let mut out = Vec::with_capacity(opts.samples);
-    for _ in 0..opts.samples {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        out.push(f(reps)?);
+
+    fn call(&mut self, reps: u64) -> Result<Timed, String> {
+        let (s, dir) = (&mut *self.s, self.dir);
+        transfer::catch(dir.name(), || s.run(dir, reps)).map_err(|e| {
+            let msg = e.to_string();
+            self.error = Some(e);
+            msg
+        })
     }
-    Ok(Some((reps, out)))
+}
+
+impl Workload for TransferWork<'_> {
+    fn units_per_rep(&self) -> u64 {
+        self.units_per_rep
+    }
+
+    /// The first call pays for driver and context set-up: never timed.
+    fn warm_up(&mut self) -> Result<(), String> {
+        self.call(1).map(|_| ())
+    }
+
+    fn run(&mut self, reps: u64) -> Result<Call, String> {
+        let start_ns = crate::measure::now_ns();
+        let t = self.call(reps)?;
+        self.timed.push(t);
+        Ok(Call {
+            stamps: vec![Stamp {
+                start_ns,
+                // The session's own host-clock span of the batch.
+                end_ns: start_ns + (t.host_s * 1e9) as u64,
+                checksum: 0,
+            }],
+            device_seconds: t.device_s,
+        })
+    }
 }
 
 pub(super) fn rates(bytes: u64, secs: impl Iterator<Item = Option<f64>>) -> Option<Vec<f64>> {
@@ -151,9 +176,11 @@ pub(super) fn rates(bytes: u64, secs: impl Iterator<Item = Option<f64>>) -> Opti
         .collect()
 }
 
+/// One transfer case: sampled, counted, verified. `Ok(None)` when a stop
+/// request came first; `Err` a driver failure.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn measure_case(
-    ctx: &Ctx,
+    env: &Env,
     s: &mut dyn Session,
     kind: HostKind,
     dir: Direction,
@@ -162,30 +189,33 @@ pub(super) fn measure_case(
     reference_gbps: Option<f64>,
     ki: usize,
 ) -> Result<Option<Record>, DriverError> {
-    let plan = ctx.plan;
-    let opts = SampleOpts {
-        samples: plan.samples,
-        min_sample: Duration::from_secs_f64(plan.min_sample_ms / 1e3),
-    };
+    let plan = env.plan;
     let host_kind = (dir != Direction::D2d).then_some(kind);
-    let mut r = ctx.base(
+    let mut r = env.base(
         kernel_name(&plan.backend, dir.name(), host_kind),
         dir.name(),
         host_kind,
         dir.name(),
         size,
     );
-    let Some((reps, timed)) = transfer::catch(dir.name(), || {
-        sample(|reps| s.run(dir, reps), &opts, ctx.stop)
-    })?
-    else {
-        return Ok(None);
-    };
-    // Bytes per sample under the suite's convention.
+    // Bytes per copy under the suite's convention.
     let per_copy = match dir {
         Direction::D2d | Direction::Bidir => 2 * size,
         _ => size,
     };
+    let mut w = TransferWork::new(&mut *s, dir, per_copy);
+    let m = match env.sampler.measure(&mut w, None) {
+        Ok(m) => m,
+        Err(Failure::Stopped) => return Ok(None),
+        Err(Failure::Failed(msg)) => {
+            return Err(w
+                .error
+                .take()
+                .unwrap_or_else(|| DriverError::new(dir.name(), msg)))
+        }
+    };
+    let reps = m.reps;
+    let timed: Vec<Timed> = w.timed[w.timed.len() - m.samples.len()..].to_vec();
     let bytes = per_copy * reps;
     let payload_ratio = if dir == Direction::D2d { 0.5 } else { 1.0 };
     let host_rates = rates(bytes, timed.iter().map(|t| Some(t.host_s)));
@@ -375,12 +405,12 @@ pub(super) fn probe_kernel(op: Op, addr: usize) -> Option<&'static Kernel> {
 
 /// CPU read and write bandwidth on one buffer of `kind`.
 pub(super) fn cpu_probe(
-    ctx: &Ctx,
+    env: &Env,
     b: &mut dyn Backend,
     kind: HostKind,
     size: usize,
 ) -> Vec<Record> {
-    let plan = ctx.plan;
+    let plan = env.plan;
     let name = |op: &str| format!("{}_cpu-{}_{}", plan.backend, op, kind.name());
     let needs = Needs::default();
     let mut session = match transfer::catch("prepare", || b.prepare(kind, size, needs)) {
@@ -389,7 +419,7 @@ pub(super) fn cpu_probe(
             return ["read", "write"]
                 .iter()
                 .map(|op| {
-                    ctx.error(
+                    env.error(
                         name(op),
                         Some(kind),
                         &format!("cpu-{}", op),
@@ -399,10 +429,6 @@ pub(super) fn cpu_probe(
                 })
                 .collect()
         }
-    };
-    let opts = SampleOpts {
-        samples: plan.samples,
-        min_sample: Duration::from_secs_f64(plan.min_sample_ms / 1e3),
     };
     let buf = session.host(0);
     let addr = buf.as_mut_ptr();
@@ -418,44 +444,20 @@ pub(super) fn cpu_probe(
             continue;
         };
         let len = size - size % k.granule;
-        let mut r = ctx.base(name(op.name()), op.name(), Some(kind), &dir, len as u64);
+        let mut r = env.base(name(op.name()), op.name(), Some(kind), &dir, len as u64);
         r.width_bits = Some(k.width_bits);
         r.nontemporal = Some(false);
         r.pattern = Some("seq".into());
-        let call = |reps: u64| -> f64 {
-            let args = KernelArgs::new(addr, addr, len, reps);
-            let t = Instant::now();
-            // SAFETY: addr is valid for len bytes (len ≤ the buffer), aligned
-            // for k, len is a multiple of its granule, and the ISA is present.
-            let sum = unsafe { (k.func)(&args) };
-            std::hint::black_box(sum);
-            t.elapsed().as_secs_f64()
-        };
-        let Ok(Some((reps, timed))) = sample(
-            |reps| {
-                Ok(Timed {
-                    host_s: call(reps),
-                    ..Timed::default()
-                })
-            },
-            &opts,
-            ctx.stop,
-        ) else {
+        // SAFETY: addr is valid for len bytes (len ≤ the buffer) while the
+        // session lives, aligned for k, len is a multiple of its granule,
+        // and the ISA is present.
+        let mut w = unsafe { Here::new(k, addr, len) };
+        let Ok(m) = env.sampler.measure(&mut w, None) else {
             break;
         };
-        let bytes = len as u64 * reps;
-        let g: Vec<f64> = timed
-            .iter()
-            .map(|t| bytes as f64 / t.host_s / 1e9)
-            .collect();
-        r.samples = timed
-            .iter()
-            .map(|t| Sample {
-                seconds: t.host_s,
-                bytes,
-            })
-            .collect();
-        r.reps_per_sample = Some(reps);
+        let g = m.rates(1e9);
+        r.samples = m.model_samples();
+        r.reps_per_sample = Some(m.reps);
         r.bytes_read_per_pass = Some(if op == Op::Read { len as u64 } else { 0 });
         r.bytes_written_per_pass = Some(if op == Op::Write { len as u64 } else { 0 });
         r.payload_bytes_per_pass = Some(len as u64);

@@ -11,23 +11,24 @@
 //! counts bytes read + bytes written in device memory (2× the bytes
 //! copied; `payload_gbps` gives the copied bytes).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::cli::{BackendArg, OutputArgs, TransferArgs};
-use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
-use crate::kernels::{self, Kernel, KernelArgs, Op};
-use crate::measure::{stats, SampleOpts};
+use super::{Ctx, Flow, Sampling, Suite};
+use crate::error::UserError;
+use crate::kernels::{self, Kernel, Op};
+use crate::measure::kernel::Here;
+use crate::measure::{stats, Failure, SampleOpts, Sampler, Stamp, Workload};
 use crate::model::Host;
 use crate::model::{limits, Warning};
 use crate::model::{MemoryInfo, Placement, Record, Sample, Stats, Status};
 use crate::transfer::{
     self, pci, Api, Backend, Direction, DriverError, HostKind, Needs, Opened, Session, Timed, Timer,
 };
-use crate::util::units::{format_bytes, parse_size_list};
+use crate::util::units::format_bytes;
 
 mod case;
 mod placement;
@@ -36,8 +37,37 @@ use case::*;
 use placement::*;
 
 const SUITE: &str = "transfer";
-/// Default sweep: the latency end (4 KiB) to the bandwidth end (1 GiB).
-pub const DEFAULT_SIZES: &str = "4KiB..1GiB:x4";
+/// Default sweep: the latency end (4 KiB) to the bandwidth end (1 GiB),
+/// ×4 per step.
+pub fn default_sizes() -> Vec<u64> {
+    crate::util::units::geometric(4 << 10, 1 << 30, 4.0)
+}
+
+/// Which API to open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// CUDA, then OpenCL (or the one API the kinds named belong to).
+    #[default]
+    Auto,
+    Cuda,
+    Opencl,
+}
+
+/// What a transfer run is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct TransferOptions {
+    pub backend: BackendChoice,
+    pub device: usize,
+    /// Host memory kinds, comma-separated (default: every kind offered).
+    pub kinds: Option<String>,
+    /// Directions, comma-separated (default: all).
+    pub directions: Option<String>,
+    pub sizes: Option<Vec<u64>>,
+    pub no_verify: bool,
+    pub host_node: Option<u32>,
+    pub sampling: Sampling,
+}
 /// The CPU read/write probe runs on at most this much of a kind's memory.
 const PROBE_MAX: u64 = 64 << 20;
 /// A map whose rate beats the best real copy of the same size by this
@@ -209,13 +239,13 @@ fn size_problem(
 
 /// Open the backend `--backend` names; `auto` tries CUDA, then OpenCL.
 fn open_backend(
-    arg: BackendArg,
+    arg: BackendChoice,
     index: usize,
 ) -> Result<Result<Box<dyn Backend>, String>, UserError> {
     let order: &[Api] = match arg {
-        BackendArg::Auto => &[Api::Cuda, Api::Opencl],
-        BackendArg::Cuda => &[Api::Cuda],
-        BackendArg::Opencl => &[Api::Opencl],
+        BackendChoice::Auto => &[Api::Cuda, Api::Opencl],
+        BackendChoice::Cuda => &[Api::Cuda],
+        BackendChoice::Opencl => &[Api::Opencl],
     };
     let mut reasons = Vec::new();
     for &api in order {
@@ -240,28 +270,45 @@ fn open_backend(
     Ok(Err(reasons.join("; ")))
 }
 
-pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    // Everything that needs no device is checked first.
+/// A planned transfer run: a device and its plan, or no device (one
+/// `skipped` record with every backend's reason, exit 0).
+pub enum TransferSuite {
+    Ready {
+        plan: Box<Plan>,
+        backend: RefCell<Box<dyn Backend>>,
+        /// What the run found out while planning (placement notes).
+        notes: Vec<String>,
+        warnings: Vec<Warning>,
+    },
+    NoDevice {
+        backend: BackendChoice,
+        device: usize,
+        reason: String,
+    },
+}
+
+/// Resolve the options: open the device, choose kinds, directions, sizes
+/// and the host placement. Everything that needs no device is checked
+/// first.
+pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError> {
     let dirs = parse_dirs(a.directions.as_deref())?;
     let explicit_sizes = a.sizes.is_some();
-    let mut sizes = parse_size_list(a.sizes.as_deref().unwrap_or(DEFAULT_SIZES))
-        .map_err(|e| UserError::flag("--sizes", e.to_string()))?;
-    let opts = super::sample_opts(
-        &a.sample,
-        SampleOpts {
-            samples: 5,
-            min_sample: Duration::from_millis(20),
-        },
-    )?;
-    let host = crate::platform::detect_host(false);
+    let mut sizes = a.sizes.clone().unwrap_or_else(default_sizes);
+    if sizes.is_empty() {
+        return Err(UserError::flag("--sizes", "the list is empty"));
+    }
+    let opts = a.sampling.resolve(SampleOpts {
+        samples: 5,
+        min_sample: Duration::from_millis(20),
+    })?;
     if let Some(n) = a.host_node {
         if !host.nodes.iter().any(|x| x.id == n) {
-            placement(&host, Some(n), None)?;
+            placement(host, Some(n), None)?;
         }
     }
     // `auto` with kinds of one API only: open that API.
     let mut backend_arg = a.backend;
-    if backend_arg == BackendArg::Auto {
+    if backend_arg == BackendChoice::Auto {
         let apis: Vec<Api> = a
             .kinds
             .as_deref()
@@ -272,33 +319,37 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         if let Some(&first) = apis.first() {
             if apis.iter().all(|&x| x == first) {
                 backend_arg = match first {
-                    Api::Cuda => BackendArg::Cuda,
-                    Api::Opencl => BackendArg::Opencl,
+                    Api::Cuda => BackendChoice::Cuda,
+                    Api::Opencl => BackendChoice::Opencl,
                 };
             }
         }
     }
     let backend = match open_backend(backend_arg, a.device)? {
         Ok(b) => b,
-        Err(reason) => return skipped_run(a, out, host, &reason),
+        Err(reason) => {
+            return Ok(TransferSuite::NoDevice {
+                backend: a.backend,
+                device: a.device,
+                reason,
+            })
+        }
     };
-    let mut backend = backend;
     let info = backend.info().clone();
     let kinds = parse_kinds(a.kinds.as_deref(), backend.as_ref())?;
     if dirs == [Direction::Map] && !kinds.iter().any(|k| k.is_mapped()) {
         return Err(UserError::flag(
             "--directions",
             "map applies to mapped kinds only (mapped, alloc-host-ptr, alloc-host-ptr-ro): add one to --kinds",
-        )
-        .into());
+        ));
     }
-    let mut run_warnings = Vec::new();
+    let mut warnings = Vec::new();
     let mut kept = Vec::new();
     for &s in &sizes {
         match size_problem(s, &dirs, &kinds, &info) {
             None => kept.push(s),
-            Some(p) if explicit_sizes => return Err(UserError::flag("--sizes", p).into()),
-            Some(p) => run_warnings.push(Warning::Other {
+            Some(p) if explicit_sizes => return Err(UserError::flag("--sizes", p)),
+            Some(p) => warnings.push(Warning::Other {
                 message: format!("default sweep stops below {}: {}", format_bytes(s), p),
                 hint: "pass --sizes to choose sizes that fit".into(),
             }),
@@ -309,18 +360,17 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         return Err(UserError::flag(
             "--sizes",
             "no default size fits this device; pass smaller --sizes",
-        )
-        .into());
+        ));
     }
     let pci_ctx = info.pci_bus_id.as_deref().and_then(pci::read_sysfs);
     let HostPlacement {
         cpus,
         node,
         source,
-        notes,
-    } = placement(&host, a.host_node, pci_ctx.as_ref())?;
+        mut notes,
+    } = placement(host, a.host_node, pci_ctx.as_ref())?;
     if let Err(e) = pin_to(&cpus) {
-        run_warnings.push(Warning::Other {
+        warnings.push(Warning::Other {
             message: format!(
                 "could not pin the host thread to cpus {}: {}",
                 crate::util::cpulist::format_cpu_list(&cpus),
@@ -329,87 +379,99 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             hint: "check the process's cpu affinity (taskset)".into(),
         });
     }
+    notes.insert(
+        0,
+        format!(
+            "{} device {} \"{}\"{}; host cpus {} ({})",
+            info.backend,
+            info.index,
+            info.name,
+            info.pci_bus_id
+                .as_deref()
+                .map(|p| format!(" at {}", p))
+                .unwrap_or_default(),
+            crate::util::cpulist::format_cpu_list(&cpus),
+            source
+        ),
+    );
     let plan = Plan {
         backend: info.backend.clone(),
         device: info.clone(),
-        pci: pci_ctx.clone(),
+        pci: pci_ctx,
         kinds: kinds.iter().map(|k| k.name()).collect(),
         directions: dirs.iter().map(|d| d.name()).collect(),
-        sizes: sizes.clone(),
+        sizes,
         verify: !a.no_verify,
         samples: opts.samples,
         min_sample_ms: opts.min_sample.as_secs_f64() * 1e3,
-        host_cpus: cpus.clone(),
+        host_cpus: cpus,
         host_node: node,
         placement_source: source,
         byte_convention: BYTE_CONVENTION,
         kind_list: kinds,
         dir_list: dirs,
     };
-    eprintln!(
-        "transfer: {} device {} \"{}\"{}; host cpus {} ({})",
-        info.backend,
-        info.index,
-        info.name,
-        info.pci_bus_id
-            .as_deref()
-            .map(|p| format!(" at {}", p))
-            .unwrap_or_default(),
-        crate::util::cpulist::format_cpu_list(&cpus),
-        plan.placement_source
-    );
-    for n in &notes {
-        eprintln!("transfer: {}", n);
-    }
-    let mut sink =
-        crate::commands::start_run(SUITE, serde_json::to_value(&plan)?, out, host.clone())?;
-    sink.run_mut().warnings.extend(run_warnings);
-    let stop = crate::util::signal::install();
-    let interrupted = run(&plan, backend.as_mut(), &mut sink, stop)?;
-    finish(sink, interrupted)
+    Ok(TransferSuite::Ready {
+        plan: Box::new(plan),
+        backend: RefCell::new(backend),
+        notes,
+        warnings,
+    })
 }
 
-fn finish(sink: crate::report::sink::Sink, interrupted: bool) -> anyhow::Result<u8> {
-    let taken = sink.stdout_taken();
-    let run = sink.finish(interrupted)?;
-    if !taken {
-        print!("{}", crate::report::views::render(&run));
+impl Suite for TransferSuite {
+    fn name(&self) -> &'static str {
+        SUITE
     }
-    if interrupted {
-        eprintln!("interrupted: {} records kept", run.records.len());
-        return Ok(EXIT_INTERRUPTED);
+
+    fn options(&self) -> Value {
+        match self {
+            TransferSuite::Ready { plan, .. } => serde_json::to_value(plan).expect("plain data"),
+            TransferSuite::NoDevice {
+                backend, device, ..
+            } => json!({ "backend": backend, "device": Value::Null, "device_index": device }),
+        }
     }
-    Ok(EXIT_OK)
+
+    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+        match self {
+            TransferSuite::NoDevice {
+                backend, reason, ..
+            } => {
+                let name = serde_json::to_value(backend).expect("plain");
+                let name = name.as_str().unwrap_or("auto");
+                let mut r = Record::skipped(SUITE, name, format!("no accelerator: {}", reason));
+                r.extra.insert("backend".into(), json!(name));
+                r.extra.insert("device".into(), Value::Null);
+                cx.note(&format!("transfer: skipped: {}", reason));
+                cx.push(r)?;
+                Ok(Flow::Done)
+            }
+            TransferSuite::Ready {
+                plan,
+                backend,
+                notes,
+                warnings,
+            } => {
+                for n in notes {
+                    cx.note(&format!("transfer: {}", n));
+                }
+                for w in warnings {
+                    cx.run_warning(w.clone());
+                }
+                Ok(run(plan, backend.borrow_mut().as_mut(), cx)?)
+            }
+        }
+    }
 }
 
-/// No device: one `skipped` record with every backend's reason, exit 0.
-fn skipped_run(a: &TransferArgs, out: &OutputArgs, host: Host, reason: &str) -> anyhow::Result<u8> {
-    let backend = match a.backend {
-        BackendArg::Auto => "auto",
-        BackendArg::Cuda => "cuda",
-        BackendArg::Opencl => "opencl",
-    };
-    let mut sink = crate::commands::start_run(
-        SUITE,
-        json!({ "backend": backend, "device": Value::Null, "device_index": a.device }),
-        out,
-        host,
-    )?;
-    let mut r = Record::skipped(SUITE, backend, format!("no accelerator: {}", reason));
-    r.extra.insert("backend".into(), json!(backend));
-    r.extra.insert("device".into(), Value::Null);
-    eprintln!("transfer: skipped: {}", reason);
-    sink.push(r)?;
-    finish(sink, false)
-}
-
-/// Context shared by the records of a run.
-struct Ctx<'a> {
+/// What every case of a run shares: the plan and the sampler.
+struct Env<'a> {
     plan: &'a Plan,
-    stop: &'a AtomicBool,
+    sampler: Sampler<'static>,
 }
 
-impl Ctx<'_> {
+impl Env<'_> {
     fn base(
         &self,
         kernel: String,
@@ -472,14 +534,12 @@ fn kernel_name(backend: &str, dir: &str, kind: Option<HostKind>) -> String {
     }
 }
 
-/// The sweep. Returns true when interrupted.
-pub fn run(
-    plan: &Plan,
-    b: &mut dyn Backend,
-    sink: &mut crate::report::sink::Sink,
-    stop: &AtomicBool,
-) -> Result<bool, UserError> {
-    let ctx = Ctx { plan, stop };
+/// The sweep.
+fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError> {
+    let env = Env {
+        plan,
+        sampler: cx.sampler(SampleOpts::new(plan.samples, plan.min_sample_ms)),
+    };
     let backend = plan.backend.clone();
     let host_dirs: Vec<Direction> = plan
         .dir_list
@@ -497,12 +557,13 @@ pub fn run(
         .unwrap_or(4096)
         .clamp(4096, PROBE_MAX);
     for (ki, &kind) in plan.kind_list.iter().enumerate() {
-        if stop.load(Ordering::Relaxed) {
-            return Ok(true);
+        if cx.stopped() {
+            return Ok(Flow::Stopped);
         }
         // 1. What the CPU sees on this kind of memory.
-        for r in cpu_probe(&ctx, b, kind, probe_size as usize) {
-            sink.push(r)?;
+        cx.step(&format!("{} cpu probe", kind.name()));
+        for r in cpu_probe(&env, b, kind, probe_size as usize) {
+            cx.push(r)?;
         }
         // 2. Transfers.
         for &size in &plan.sizes {
@@ -522,7 +583,7 @@ pub fn run(
                     Ok(s) => s,
                     Err(e) => {
                         for &d in &host_dirs {
-                            sink.push(ctx.error(
+                            cx.push(env.error(
                                 kernel_name(&backend, d.name(), Some(kind)),
                                 Some(kind),
                                 d.name(),
@@ -534,15 +595,21 @@ pub fn run(
                     }
                 };
             for (&dir, &timer) in host_dirs.iter().zip(&timers) {
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(true);
+                if cx.stopped() {
+                    return Ok(Flow::Stopped);
                 }
                 let name = kernel_name(&backend, dir.name(), Some(kind));
+                cx.step(&format!(
+                    "{} {} {}",
+                    kind.name(),
+                    dir.name(),
+                    format_bytes(size)
+                ));
                 if dir == Direction::Map && !kind.is_mapped() {
                     continue;
                 }
                 if dir == Direction::Map && kind.api() == Api::Cuda {
-                    let mut r = ctx.base(name, "map", Some(kind), "map", size);
+                    let mut r = env.base(name, "map", Some(kind), "map", size);
                     r.status = Status::Skipped;
                     r.reason = Some(
                         "CUDA mapped memory is zero-copy by construction (kernels read it in place through cuMemHostGetDevicePointer); there is no map call to time and bwscope has no SM copy kernel yet".into(),
@@ -573,12 +640,12 @@ pub fn run(
                         }
                     }
                     r.extra.insert("zero_copy".into(), json!(true));
-                    sink.push(r)?;
+                    cx.push(r)?;
                     continue;
                 }
                 let reference = best_copy.get(&(ki, size)).copied();
                 let rec = measure_case(
-                    &ctx,
+                    &env,
                     session.as_mut(),
                     kind,
                     dir,
@@ -595,10 +662,10 @@ pub fn run(
                                 *e = e.max(g.best);
                             }
                         }
-                        sink.push(r)?;
+                        cx.push(r)?;
                     }
-                    Ok(None) => return Ok(true),
-                    Err(e) => sink.push(ctx.error(name, Some(kind), dir.name(), size, &e))?,
+                    Ok(None) => return Ok(Flow::Stopped),
+                    Err(e) => cx.push(env.error(name, Some(kind), dir.name(), size, &e))?,
                 }
             }
         }
@@ -617,12 +684,13 @@ pub fn run(
                 match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
                     Ok(s) => s,
                     Err(e) => {
-                        sink.push(ctx.error(name, None, "d2d", size, &e))?;
+                        cx.push(env.error(name, None, "d2d", size, &e))?;
                         continue;
                     }
                 };
+            cx.step(&format!("d2d {}", format_bytes(size)));
             match measure_case(
-                &ctx,
+                &env,
                 session.as_mut(),
                 kind,
                 Direction::D2d,
@@ -631,18 +699,19 @@ pub fn run(
                 None,
                 usize::MAX,
             ) {
-                Ok(Some(r)) => sink.push(r)?,
-                Ok(None) => return Ok(true),
-                Err(e) => sink.push(ctx.error(name, None, "d2d", size, &e))?,
+                Ok(Some(r)) => cx.push(r)?,
+                Ok(None) => return Ok(Flow::Stopped),
+                Err(e) => cx.push(env.error(name, None, "d2d", size, &e))?,
             }
         }
     }
-    Ok(false)
+    Ok(Flow::Done)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicBool;
 
     #[test]
     fn directions_parse_and_reject() {
@@ -700,37 +769,78 @@ mod tests {
         assert!(!is_zero_copy(Some(false), None, Some(25.0)));
     }
 
+    /// A session whose copies take 1 ms of host time and 0.9 ms of device
+    /// time per rep, and fail after `fail_after` calls.
+    struct FakeSession {
+        calls: Vec<u64>,
+        fail_after: usize,
+    }
+
+    impl Session for FakeSession {
+        fn host(&mut self, _: usize) -> &mut [u8] {
+            &mut []
+        }
+        fn run(&mut self, _: Direction, reps: u64) -> Result<Timed, DriverError> {
+            if self.calls.len() == self.fail_after {
+                return Err(DriverError::new(
+                    "cuMemcpyHtoDAsync_v2",
+                    "CUDA_ERROR_LAUNCH_FAILED",
+                ));
+            }
+            self.calls.push(reps);
+            Ok(Timed {
+                host_s: reps as f64 * 1e-3,
+                device_s: Some(reps as f64 * 0.9e-3),
+                per_dir_s: None,
+            })
+        }
+        fn write_device(&mut self, _: usize, _: &[u8]) -> Result<(), DriverError> {
+            Ok(())
+        }
+        fn read_device(&mut self, _: usize, _: &mut [u8]) -> Result<(), DriverError> {
+            Ok(())
+        }
+        fn map_roundtrip(&mut self, _: &mut [u8]) -> Result<Option<()>, DriverError> {
+            Ok(None)
+        }
+    }
+
     #[test]
-    fn sampling_calibrates_and_excludes_warmup() {
+    fn a_session_is_sampled_like_every_workload() {
         let stop = AtomicBool::new(false);
-        let mut calls = Vec::new();
         let opts = SampleOpts {
             samples: 3,
             min_sample: Duration::from_millis(10),
         };
-        // A fake copy taking 1 ms per rep.
-        let (reps, t) = sample(
-            |reps| {
-                calls.push(reps);
-                Ok(Timed {
-                    host_s: reps as f64 * 1e-3,
-                    ..Timed::default()
-                })
-            },
-            &opts,
-            &stop,
-        )
-        .unwrap()
-        .unwrap();
-        assert!(reps >= 10, "reps {reps}");
-        assert_eq!(t.len(), 3);
-        assert!(t.iter().all(|t| t.host_s >= 0.010));
-        assert_eq!(calls[0], 1, "warm-up first");
-        assert_eq!(
-            calls.len(),
-            1 + 2 + 3,
-            "warm-up, two calibration calls, three samples: {calls:?}"
-        );
+        let mut s = FakeSession {
+            calls: Vec::new(),
+            fail_after: usize::MAX,
+        };
+        let mut w = TransferWork::new(&mut s, Direction::H2d, 4096);
+        let m = Sampler::new(opts, &stop).measure(&mut w, None).unwrap();
+        assert!(m.reps >= 10, "reps {}", m.reps);
+        assert_eq!(m.samples.len(), 3);
+        for t in &m.samples {
+            assert!(t.seconds >= 0.010);
+            let dev = t.device_seconds.expect("device time carried along");
+            assert!((dev / t.seconds - 0.9).abs() < 1e-6);
+        }
+        assert_eq!(m.units_per_sample, 4096 * m.reps);
+        let kept = w.timed.len();
+        drop(w);
+        assert_eq!(s.calls[0], 1, "the untimed warm-up call comes first");
+        assert_eq!(kept, s.calls.len() - 1, "every timed call is kept");
+        // A driver failure mid-way is an error carrying the driver's name.
+        let mut s = FakeSession {
+            calls: Vec::new(),
+            fail_after: 3,
+        };
+        let mut w = TransferWork::new(&mut s, Direction::H2d, 4096);
+        assert!(matches!(
+            Sampler::new(opts, &stop).measure(&mut w, None),
+            Err(Failure::Failed(_))
+        ));
+        assert_eq!(w.error.unwrap().name, "CUDA_ERROR_LAUNCH_FAILED");
     }
 
     #[test]

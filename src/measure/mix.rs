@@ -12,8 +12,8 @@
 //! `0:1`, `ntwrite` = `0:1nt`.
 //!
 //! Two engines:
-//! - [`run_fixed`]: fixed work (every thread does `reps` passes), timed
-//!   between a barrier and each thread's end, like `measure_case`;
+//! - [`MixWork`]: a workload for the sampler — every worker does `reps`
+//!   passes of its own mix, all released by one barrier;
 //! - [`stream_until`]: a load thread streams in small chunks with a delay
 //!   after each, until told to stop (background load, MLC's injection).
 
@@ -21,8 +21,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::kernel::PATTERN;
+use super::sampler::{Call, Workload};
+use super::team::{SpinBarrier, Team};
+use super::{now_ns, Stamp};
 use crate::kernels::{self, Kernel, KernelArgs, Op};
-use crate::measure::team::{SpinBarrier, Team};
 use crate::model::Host;
 
 /// Bytes per chunk of a mix pass: a multiple of every kernel's granule.
@@ -220,94 +223,73 @@ unsafe fn pass(ks: &MixKernels, m: &Mix, base: *mut u8, chunks: usize, pattern: 
     sum
 }
 
-/// What one thread did in one fixed-work run.
-#[derive(Debug, Clone, Copy)]
-pub struct ThreadRun {
-    pub start: Instant,
-    pub end: Instant,
-    pub bytes_read: u64,
-    pub bytes_written: u64,
-}
-
-impl ThreadRun {
-    pub fn seconds(&self) -> f64 {
-        self.end.duration_since(self.start).as_secs_f64()
-    }
-    pub fn bytes(&self) -> u64 {
-        self.bytes_read + self.bytes_written
-    }
-}
-
-/// Every worker runs `reps` passes of its own mix (`mixes[i]`) over the
-/// first `ws` bytes of its buffer, all released by one barrier.
-pub fn run_fixed(
-    team: &Team,
+/// Every worker runs passes of its own mix (`mixes[i]`) over the first
+/// `ws` bytes of its buffer, all released by one barrier.
+pub struct MixWork<'a> {
+    team: &'a Team,
     ks: MixKernels,
-    mixes: &[Mix],
+    mixes: Arc<Vec<Mix>>,
     ws: usize,
-    reps: u64,
-) -> Vec<ThreadRun> {
-    let barrier = Arc::new(SpinBarrier::new(team.threads()));
-    let mixes: Arc<Vec<Mix>> = Arc::new(mixes.to_vec());
-    team.run_each(move |i, buf| {
-        let m = mixes[i];
-        let (r, w, chunks) = pass_bytes(&m, ws.min(buf.len())).unwrap_or((0, 0, 0));
-        let base = buf.as_mut_ptr();
-        barrier.wait();
-        let start = Instant::now();
-        let mut sum = 0u64;
-        for _ in 0..reps {
-            // SAFETY: chunks * CHUNK ≤ ws ≤ buffer length; the kernels come
-            // from `MixKernels::widest`, which only picks supported ones.
-            sum = sum.wrapping_add(unsafe { pass(&ks, &m, base, chunks, 0x5a5a_1234_9876_a5a5) });
-        }
-        let end = Instant::now();
-        std::hint::black_box(sum);
-        ThreadRun {
-            start,
-            end,
-            bytes_read: r * reps,
-            bytes_written: w * reps,
-        }
-    })
 }
 
-/// Earliest start → latest end, and the spread of the starts, seconds.
-pub fn span(runs: &[ThreadRun]) -> (f64, f64) {
-    let s = runs.iter().map(|t| t.start).min().expect("non-empty");
-    let e = runs.iter().map(|t| t.end).max().expect("non-empty");
-    let ls = runs.iter().map(|t| t.start).max().expect("non-empty");
-    (
-        e.duration_since(s).as_secs_f64(),
-        ls.duration_since(s).as_secs_f64(),
-    )
-}
-
-/// Calibrate passes so the slowest thread's run lasts ≥ `min` (this is
-/// also the warm-up). `None` when stopped.
-pub fn calibrate(
-    team: &Team,
-    ks: MixKernels,
-    mixes: &[Mix],
-    ws: usize,
-    min: Duration,
-    stop: &AtomicBool,
-) -> Option<u64> {
-    let mut reps = 1u64;
-    loop {
-        if stop.load(Ordering::Relaxed) {
+impl<'a> MixWork<'a> {
+    /// `None` when `ws` holds less than one group of chunks of a mix.
+    pub fn new(team: &'a Team, ks: MixKernels, mixes: &[Mix], ws: usize) -> Option<MixWork<'a>> {
+        assert_eq!(mixes.len(), team.threads(), "one mix per worker");
+        if mixes.iter().any(|m| pass_bytes(m, ws).is_none()) {
             return None;
         }
-        let (secs, _) = span(&run_fixed(team, ks, mixes, ws, reps));
-        if secs >= min.as_secs_f64() || reps >= 1 << 30 {
-            return Some(reps);
-        }
-        let f = if secs > 0.0 {
-            min.as_secs_f64() / secs * 1.1
-        } else {
-            16.0
-        };
-        reps = ((reps as f64 * f.clamp(1.5, 1000.0)).ceil() as u64).max(reps + 1);
+        Some(MixWork {
+            team,
+            ks,
+            mixes: Arc::new(mixes.to_vec()),
+            ws,
+        })
+    }
+
+    /// Bytes read and written by one pass of worker `i`.
+    pub fn pass_of(&self, i: usize) -> (u64, u64) {
+        let (r, w, _) = pass_bytes(&self.mixes[i], self.ws).expect("checked in new");
+        (r, w)
+    }
+}
+
+impl Workload for MixWork<'_> {
+    fn units_per_rep(&self) -> u64 {
+        (0..self.mixes.len())
+            .map(|i| {
+                let (r, w) = self.pass_of(i);
+                r + w
+            })
+            .sum()
+    }
+
+    fn run(&mut self, reps: u64) -> Result<Call, String> {
+        let barrier = Arc::new(SpinBarrier::new(self.team.threads()));
+        let (ks, mixes, ws) = (self.ks, self.mixes.clone(), self.ws);
+        let stamps = self.team.run_each(move |i, buf| {
+            let m = mixes[i];
+            let (_, _, chunks) = pass_bytes(&m, ws.min(buf.len())).unwrap_or((0, 0, 0));
+            let base = buf.as_mut_ptr();
+            barrier.wait();
+            let start_ns = now_ns();
+            let mut sum = 0u64;
+            for _ in 0..reps {
+                // SAFETY: chunks * CHUNK ≤ ws ≤ buffer length; the kernels
+                // come from `MixKernels::widest`, which only picks
+                // supported ones.
+                sum = sum.wrapping_add(unsafe { pass(&ks, &m, base, chunks, PATTERN) });
+            }
+            Stamp {
+                start_ns,
+                end_ns: now_ns(),
+                checksum: std::hint::black_box(sum),
+            }
+        });
+        Ok(Call {
+            stamps,
+            device_seconds: None,
+        })
     }
 }
 
@@ -420,9 +402,10 @@ mod tests {
         let cpu = *crate::platform::topology::allowed_cpus().last().unwrap();
         let team = Team::spawn(&[cpu], 8 * CHUNK, PageKind::Regular).unwrap();
         let m = Mix::parse("1:1").unwrap();
-        let runs = run_fixed(&team, ks, &[m], 8 * CHUNK, 2);
-        assert_eq!(runs[0].bytes_read, 2 * 4 * CHUNK as u64);
-        assert_eq!(runs[0].bytes_written, 2 * 4 * CHUNK as u64);
+        let mut w = MixWork::new(&team, ks, &[m], 8 * CHUNK).unwrap();
+        assert_eq!(w.pass_of(0), (4 * CHUNK as u64, 4 * CHUNK as u64));
+        assert_eq!(w.units_per_rep(), 8 * CHUNK as u64);
+        w.run(2).unwrap();
         // Chunk 1 (a write chunk) holds the pattern now; chunk 0 (read) not.
         let (w, r) = team.inspect(0, |b| {
             let s = b.as_slice();

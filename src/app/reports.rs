@@ -4,17 +4,17 @@
 
 use std::path::Path;
 
-use super::compare::{self, EXIT_SLOWER};
-use super::csv::Csv;
-use super::html::Html;
-use super::json::{self, Json};
-use super::markdown::Markdown;
-use super::plot::{self, Format};
-use super::table::Table;
-use super::Exporter;
+use super::write_output;
 use crate::cli::{CompareArgs, CompareFormat, PlotArgs, ReportArgs, ReportFormat};
-use crate::commands::write_output;
 use crate::error::{UserError, EXIT_OK};
+use crate::report::compare::{self, EXIT_SLOWER};
+use crate::report::csv::Csv;
+use crate::report::html::Html;
+use crate::report::json::{self, Json};
+use crate::report::markdown::Markdown;
+use crate::report::plot::{self, Format};
+use crate::report::table::Table;
+use crate::report::Exporter;
 
 fn check_side(flag: &'static str, v: u32) -> Result<(), UserError> {
     if !(plot::MIN_SIDE..=plot::MAX_SIDE).contains(&v) {

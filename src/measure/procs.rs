@@ -12,14 +12,14 @@
 //! `_exit`, so no destructor or buffered output of the parent runs twice.
 //! `PR_SET_PDEATHSIG` kills a child whose parent dies.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::team::{dst_offset, pin_current};
+use super::{now_ns, Stamp};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, KernelArgs};
-use crate::measure::team::{dst_offset, pin_current};
-use crate::measure::{noise, Interrupted, Measured, SampleOpts};
 use crate::memory::{Buffer, PageKind};
-use crate::model::{MemoryInfo, Sample};
+use crate::model::MemoryInfo;
 
 /// Most worker processes one run may have.
 pub const MAX_PROCESSES: usize = 1024;
@@ -60,16 +60,6 @@ pub struct ProcTeam {
     pids: Vec<libc::pid_t>,
     pub cpus: Vec<u32>,
     memory: Option<MemoryInfo>,
-}
-
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn spin_until(mut done: impl FnMut() -> bool) {
@@ -270,8 +260,8 @@ impl ProcTeam {
     }
 
     /// Run `kernel` `reps` times over `stream_len` bytes per stream on every
-    /// worker; (start, end, checksum) per worker, ns.
-    fn run(&self, kernel: &'static Kernel, stream_len: usize, reps: u64) -> Vec<(u64, u64, u64)> {
+    /// worker; one stamp per worker.
+    pub fn run(&self, kernel: &'static Kernel, stream_len: usize, reps: u64) -> Vec<Stamp> {
         let c = self.ctl();
         let idx = kernels::registry()
             .iter()
@@ -284,78 +274,13 @@ impl ProcTeam {
         (0..self.cpus.len())
             .map(|i| {
                 let s = &c.slots[i];
-                (
-                    s.start_ns.load(Ordering::Relaxed),
-                    s.end_ns.load(Ordering::Relaxed),
-                    s.checksum.load(Ordering::Relaxed),
-                )
+                Stamp {
+                    start_ns: s.start_ns.load(Ordering::Relaxed),
+                    end_ns: s.end_ns.load(Ordering::Relaxed),
+                    checksum: s.checksum.load(Ordering::Relaxed),
+                }
             })
             .collect()
-    }
-
-    /// `measure::measure_case` for processes: calibrate, then timed samples.
-    pub fn measure(
-        &self,
-        kernel: &'static Kernel,
-        ws: usize,
-        opts: &SampleOpts,
-        stop: &AtomicBool,
-    ) -> Result<Option<Measured>, Interrupted> {
-        let Some(pass) = kernel.pass_bytes(ws) else {
-            return Ok(None);
-        };
-        let span = |t: &[(u64, u64, u64)]| {
-            let s = t.iter().map(|x| x.0).min().expect("team");
-            let e = t.iter().map(|x| x.1).max().expect("team");
-            let ls = t.iter().map(|x| x.0).max().expect("team");
-            ((e - s) as f64 / 1e9, (ls - s) as f64 / 1e9)
-        };
-        let min = opts.min_sample.as_secs_f64();
-        let mut reps = 1u64;
-        loop {
-            if stop.load(Ordering::Relaxed) {
-                return Err(Interrupted);
-            }
-            let (secs, _) = span(&self.run(kernel, pass.stream_len, reps));
-            if secs >= min || reps >= 1 << 40 {
-                break;
-            }
-            let f = if secs > 0.0 { min / secs * 1.1 } else { 16.0 };
-            reps = ((reps as f64 * f.clamp(1.5, 1000.0)).ceil() as u64).max(reps + 1);
-        }
-        let before = noise::snapshot();
-        let n = self.cpus.len();
-        let bytes = (pass.read + pass.written) * reps * n as u64;
-        let mut samples = Vec::new();
-        let mut per_thread = vec![Vec::new(); n];
-        let mut max_skew: f64 = 0.0;
-        let mut checksums = Vec::new();
-        for _ in 0..opts.samples.max(1) {
-            if stop.load(Ordering::Relaxed) {
-                return Err(Interrupted);
-            }
-            let t = self.run(kernel, pass.stream_len, reps);
-            let (secs, skew) = span(&t);
-            max_skew = max_skew.max(skew);
-            samples.push(Sample {
-                seconds: secs,
-                bytes,
-            });
-            for (i, x) in t.iter().enumerate() {
-                per_thread[i].push((x.1 - x.0) as f64 / 1e9);
-            }
-            checksums = t.iter().map(|x| x.2).collect();
-        }
-        let noise = noise::since(before);
-        Ok(Some(Measured {
-            pass,
-            reps,
-            samples,
-            per_thread_seconds: per_thread,
-            max_start_skew: max_skew,
-            noise,
-            checksums,
-        }))
     }
 }
 

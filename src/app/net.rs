@@ -1,0 +1,97 @@
+//! `bwscope net serve`: the transponder. It answers leaders until stopped;
+//! it measures nothing itself, so it is a command, not a suite.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use crate::cli::NetServeArgs;
+use crate::error::{UserError, EXIT_OK};
+use crate::net::protocol::{self, DEFAULT_PORT};
+use crate::net::server::{Server, ServerConfig};
+use crate::suites::net::{read_token, secs};
+use crate::util::units::{self, format_bytes};
+
+/// The transponder's listening address from `--bind` and `--port`.
+pub fn bind_addr(bind: Option<&str>, port: Option<u16>) -> Result<SocketAddr, UserError> {
+    let ip = match bind {
+        None => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        Some(b) => b
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse::<IpAddr>()
+            .map_err(|_| {
+                UserError::flag(
+                    "--bind",
+                    format!(
+                        "'{}' is not an IP address: write e.g. 127.0.0.1, 0.0.0.0 or ::1",
+                        b
+                    ),
+                )
+            })?,
+    };
+    Ok(SocketAddr::new(ip, port.unwrap_or(DEFAULT_PORT)))
+}
+
+/// Explain a failed bind in terms of the flags.
+pub fn bind_error(addr: SocketAddr, e: &std::io::Error) -> UserError {
+    match e.kind() {
+        std::io::ErrorKind::AddrInUse => UserError::flag(
+            "--port",
+            format!("port {} is already in use on {}: stop the other server or pick another --port", addr.port(), addr.ip()),
+        ),
+        std::io::ErrorKind::PermissionDenied => UserError::flag(
+            "--port",
+            format!("port {} is privileged (below 1024 needs root or CAP_NET_BIND_SERVICE): pick a port of 1024 or above", addr.port()),
+        ),
+        std::io::ErrorKind::AddrNotAvailable => UserError::flag(
+            "--bind",
+            format!("{} is not an address of this machine: use one of its addresses, or omit --bind for all", addr.ip()),
+        ),
+        _ => UserError::flag("--bind", format!("cannot listen on {}: {}", addr, e)),
+    }
+}
+
+pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
+    let addr = bind_addr(a.bind.as_deref(), a.port)?;
+    let mut cfg = ServerConfig::new(addr);
+    cfg.once = a.once;
+    cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
+    cfg.max_time = secs("--max-time", a.max_time, 0.1, 86_400.0)?;
+    cfg.timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?;
+    cfg.max_bytes = units::parse_size(&a.max_bytes)
+        .map_err(|e| UserError::flag("--max-bytes", e.to_string()))?;
+    let log: crate::net::server::Log =
+        Arc::new(|line: &str| eprintln!("{} {}", crate::model::time::now_rfc3339(), line));
+    let server = Server::bind(cfg.clone(), log).map_err(|e| bind_error(addr, &e))?;
+    let local = server.local_addr()?;
+    eprintln!(
+        "bwscope net serve: listening on {}{} (protocol v{}, auth {}, limits {:.0} s and {} per test{}); Ctrl-C stops",
+        local,
+        if local.ip().is_unspecified() { " (all interfaces)" } else { "" },
+        protocol::VERSION,
+        if cfg.token.is_some() { "token" } else { "none" },
+        cfg.max_time.as_secs_f64(),
+        format_bytes(cfg.max_bytes),
+        if cfg.once { ", exits after one test" } else { "" }
+    );
+    let stop = crate::util::signal::install();
+    server.serve(stop)?;
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_addresses() {
+        assert_eq!(
+            bind_addr(None, None).unwrap(),
+            "0.0.0.0:5280".parse().unwrap()
+        );
+        assert_eq!(
+            bind_addr(Some("::1"), Some(0)).unwrap(),
+            "[::1]:0".parse().unwrap()
+        );
+        assert!(bind_addr(Some("host.example"), None).is_err());
+    }
+}

@@ -1,0 +1,130 @@
+//! One runner for every measuring command: detect the host → plan → open
+//! the outputs → install the signal handlers → run → finish the files →
+//! print the view → exit code. Suites only plan and measure; everything a
+//! person or a file sees happens here.
+
+use indicatif::ProgressBar;
+
+use crate::cli::{OutputArgs, UnitsArg};
+use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
+use crate::model::{Host, Record, Run, Units, Warning};
+use crate::report::sink::Sink;
+use crate::suites::{self, Ctx, Flow, Out, Suite};
+
+pub fn units(u: UnitsArg) -> Units {
+    match u {
+        UnitsArg::Gb => Units::GB,
+        UnitsArg::Gib => Units::GiB,
+    }
+}
+
+/// Where a running suite's records go: the run's sink (files as records
+/// complete) and the progress bar on stderr.
+pub struct Recorder {
+    pub sink: Sink,
+    bar: ProgressBar,
+    /// Print notes to stderr (off when nobody watches: a quiet test run).
+    pub notes: bool,
+}
+
+impl Recorder {
+    /// Start a run of `command` with `options` on `host`, with files from
+    /// `out`; an unwritable output fails here, before anything is measured.
+    pub fn start(
+        command: &str,
+        options: serde_json::Value,
+        out: &OutputArgs,
+        host: Host,
+    ) -> Result<Recorder, UserError> {
+        let mut run = Run::new(command, options, host, units(out.units));
+        run.warnings = suites::host_warnings(&run.host);
+        let sink = Sink::new(run, out.json.as_deref(), out.csv.as_deref())?;
+        let bar = crate::report::progress::bar(0, sink.stdout_taken());
+        Ok(Recorder {
+            sink,
+            bar,
+            notes: true,
+        })
+    }
+
+    /// Measure `suite` into this run.
+    pub fn measure(&mut self, host: &Host, suite: &dyn Suite) -> anyhow::Result<Flow> {
+        let stop = crate::util::signal::install();
+        let mut cx = Ctx::new(host, stop, self);
+        let flow = suite.run(&mut cx);
+        self.bar.finish_and_clear();
+        // A stop request that arrived after the last sample still marks
+        // the run as interrupted: its records are whole, the run is not.
+        match flow {
+            Ok(Flow::Done) if crate::util::signal::stopped() => Ok(Flow::Stopped),
+            other => other,
+        }
+    }
+
+    /// Close the files; `flow` is how measuring ended.
+    pub fn finish(self, stopped: bool) -> Result<Run, UserError> {
+        self.sink.finish(stopped)
+    }
+}
+
+impl Out for Recorder {
+    fn record(&mut self, r: Record) -> Result<(), UserError> {
+        self.sink.push(r)
+    }
+
+    fn run_warning(&mut self, w: Warning) {
+        self.sink.run_mut().warnings.push(w);
+    }
+
+    fn plan_steps(&mut self, total: u64) {
+        self.bar.set_length(total);
+        self.bar.set_position(0);
+    }
+
+    fn step(&mut self, label: &str) {
+        if self.bar.position() < self.bar.length().unwrap_or(0) && !self.bar.message().is_empty() {
+            self.bar.inc(1);
+        }
+        self.bar.set_message(label.to_string());
+    }
+
+    fn note(&mut self, text: &str) {
+        if self.notes {
+            self.bar.suspend(|| eprintln!("{text}"));
+        }
+    }
+}
+
+/// Run one suite as a command: the whole life of `bwscope <suite> …`.
+/// `measure_clock` says whether the host facts need the core clock.
+pub fn command(
+    name: &str,
+    out: &OutputArgs,
+    measure_clock: bool,
+    plan: impl FnOnce(&Host) -> Result<Box<dyn Suite>, UserError>,
+) -> anyhow::Result<u8> {
+    let host = crate::platform::detect_host(measure_clock);
+    let suite = plan(&host)?;
+    let mut rec = Recorder::start(name, suite.options(), out, host.clone())?;
+    let taken = rec.sink.stdout_taken();
+    let flow = rec.measure(&host, suite.as_ref());
+    let stopped = matches!(flow, Ok(Flow::Stopped));
+    // Every finished record is written whatever happened; an error that
+    // ended the run is reported after its records.
+    let nothing = rec.sink.run().records.is_empty();
+    if flow.is_err() && nothing {
+        // Nothing measured: the error is the only line worth printing.
+        rec.sink.echo_warnings = false;
+    }
+    let run = rec.finish(stopped)?;
+    let quiet_error = flow.is_err() && nothing;
+    if !taken && !quiet_error {
+        crate::report::print(&crate::report::views::render(&run))?;
+    }
+    flow?;
+    if stopped {
+        eprintln!("interrupted: {} records kept", run.records.len());
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,164 @@
+//! The default job (`bwscope` with no subcommand): what this machine is and
+//! how fast bytes move through it, in under a minute on a 2-core machine,
+//! ending in a summary a person can read in ten seconds, with the JSON and
+//! an HTML report saved into a results folder.
+//!
+//! The survey runs `info`, then every suite of `suites::REGISTRY` in its
+//! short configuration, all into one run: each suite's resolved plan under
+//! `options.<name>`, its records in the shared sink. The summary
+//! (`report::summary`) reads whatever records exist, so a suite's headline
+//! appears as soon as it is in the registry.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::runner::Recorder;
+use crate::cli::{OutputArgs, SurveyArgs};
+use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
+use crate::model::Run;
+use crate::report::html::Html;
+use crate::report::json::Json;
+use crate::report::sink;
+use crate::report::Exporter;
+use crate::suites::{Flow, REGISTRY};
+
+/// `./bwscope-results/2026-11-21T12-51-11Z`: sortable, and no colons
+/// (which some file systems and tools reject).
+pub fn default_dir() -> PathBuf {
+    let stamp = crate::model::time::now_rfc3339().replace(':', "-");
+    Path::new("bwscope-results").join(stamp)
+}
+
+/// Create the results folder before anything is measured, so an
+/// unwritable path fails at once.
+fn prepare_dir(args: &SurveyArgs) -> Result<Option<PathBuf>, UserError> {
+    if args.no_save {
+        return Ok(None);
+    }
+    let dir = args
+        .out
+        .as_ref()
+        .map(PathBuf::from)
+        .unwrap_or_else(default_dir);
+    let unwritable = |e: std::io::Error| UserError::Unwritable {
+        path: dir.display().to_string(),
+        detail: format!("{e} (--out)"),
+    };
+    std::fs::create_dir_all(&dir).map_err(unwritable)?;
+    // Probe: a directory we cannot create files in fails here, not after
+    // a minute of measuring.
+    let probe = dir.join(".bwscope-write-test");
+    std::fs::write(&probe, b"").map_err(unwritable)?;
+    let _ = std::fs::remove_file(probe);
+    Ok(Some(dir))
+}
+
+pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
+    let t0 = Instant::now();
+    let dir = prepare_dir(args)?;
+    let mut out = out.clone();
+    if out.json.is_none() {
+        out.json = dir
+            .as_ref()
+            .map(|d| d.join("run.json").display().to_string());
+    }
+    let host = crate::platform::detect_host(true);
+    let mut steps = vec![serde_json::json!({
+        "name": "info",
+        "what": "CPU, caches, topology, measured clock and L1 ceilings",
+    })];
+    steps.extend(
+        REGISTRY
+            .iter()
+            .map(|e| serde_json::json!({"name": e.name, "what": e.what})),
+    );
+    let options = serde_json::json!({ "steps": steps });
+    let mut rec = Recorder::start("survey", options, &out, host.clone())?;
+    let quiet = rec.sink.stdout_taken();
+    if !quiet {
+        crate::report::print(&format!("{}\n", crate::report::views::info::render(&host)))?;
+    }
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut stopped = false;
+    for (i, entry) in REGISTRY.iter().enumerate() {
+        if tty {
+            eprintln!(
+                "[{}/{}] {}: {}",
+                i + 1,
+                REGISTRY.len(),
+                entry.name,
+                entry.what
+            );
+        }
+        let suite = (entry.quick)(&host)?;
+        if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
+            m.insert(entry.name.to_string(), suite.options());
+        }
+        if rec.measure(&host, suite.as_ref())? == Flow::Stopped {
+            stopped = true;
+            break;
+        }
+    }
+    // The summary below says the same as the per-kind warning lines, more
+    // briefly; critical warnings were already printed as they happened.
+    rec.sink.echo_warnings = false;
+    let run = rec.finish(stopped)?;
+    let saved = match &dir {
+        Some(d) => Some(save(d, &run, out.json.as_deref())?),
+        None => None,
+    };
+    let summary =
+        crate::report::views::survey::render_summary(&run, saved.as_deref(), t0.elapsed());
+    if quiet {
+        // stdout carries JSON/CSV; the summary still reaches a person.
+        eprint!("{summary}");
+    } else {
+        crate::report::print(&format!(
+            "{}\n{}",
+            crate::report::views::render(&run),
+            summary
+        ))?;
+    }
+    Ok(if stopped { EXIT_INTERRUPTED } else { EXIT_OK })
+}
+
+/// Write run.json (unless the sink already wrote it there) and
+/// report.html; returns the folder.
+fn save(dir: &Path, run: &Run, sink_json: Option<&str>) -> Result<PathBuf, UserError> {
+    let json_path = dir.join("run.json");
+    if sink_json != Some(json_path.to_str().unwrap_or_default()) {
+        let bytes = Json.serialize(run).map_err(|e| UserError::Unwritable {
+            path: json_path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        sink::write_atomic(&json_path, &bytes)?;
+    }
+    let html_path = dir.join("report.html");
+    let bytes = Html::default()
+        .serialize(run)
+        .map_err(|e| UserError::Unwritable {
+            path: html_path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+    sink::write_atomic(&html_path, &bytes)?;
+    Ok(dir.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_unique() {
+        let mut names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), REGISTRY.len());
+    }
+
+    #[test]
+    fn default_dir_has_no_colons() {
+        let d = default_dir().display().to_string();
+        assert!(d.starts_with("bwscope-results/") && !d.contains(':'), "{d}");
+    }
+}

@@ -1,0 +1,152 @@
+//! Streaming kernels as workloads: one kernel over each worker's working
+//! set, on a thread team with private buffers, a thread team sharing one
+//! buffer, or a team of forked processes. Bytes per repetition come only
+//! from the kernel's declaration ([`PassBytes`]).
+
+use std::sync::Arc;
+
+use super::procs::ProcTeam;
+use super::sampler::{Call, Workload};
+use super::team::{Job, Team};
+use crate::kernels::{perm, Kernel, KernelArgs, PassBytes};
+
+/// What write kernels store.
+pub const PATTERN: u64 = 0x5a5a_1234_9876_a5a5;
+
+/// A kernel on a thread team, over private buffers or chunks of a shared
+/// one.
+pub struct TeamKernel<'a> {
+    team: &'a Team,
+    job: Job,
+    pass: PassBytes,
+}
+
+impl<'a> TeamKernel<'a> {
+    /// `kernel` over a per-worker working set of `ws` bytes of each
+    /// worker's own buffer; `None` when `ws` holds less than one granule
+    /// per stream.
+    pub fn private(team: &'a Team, kernel: &'static Kernel, ws: usize) -> Option<TeamKernel<'a>> {
+        let pass = kernel.pass_bytes(ws)?;
+        Some(TeamKernel {
+            team,
+            job: Job {
+                kernel,
+                stream_len: pass.stream_len,
+                reps: 1,
+                pattern: PATTERN,
+                index: perm::index_for(kernel, pass.stream_len, team.threads()),
+                shared: None,
+            },
+            pass,
+        })
+    }
+
+    /// Like [`TeamKernel::private`], but worker `i` works at `bases[i]`,
+    /// its chunk of a buffer the caller owns and keeps alive, each chunk
+    /// at least `ws + team::BUFFER_SLACK` bytes and 4 KiB aligned.
+    pub fn shared(
+        team: &'a Team,
+        kernel: &'static Kernel,
+        ws: usize,
+        bases: Vec<usize>,
+    ) -> Option<TeamKernel<'a>> {
+        assert_eq!(bases.len(), team.threads(), "one chunk per worker");
+        let mut w = TeamKernel::private(team, kernel, ws)?;
+        w.job.shared = Some(Arc::new(bases));
+        Some(w)
+    }
+
+    pub fn pass(&self) -> PassBytes {
+        self.pass
+    }
+}
+
+impl Workload for TeamKernel<'_> {
+    fn units_per_rep(&self) -> u64 {
+        (self.pass.read + self.pass.written) * self.team.threads() as u64
+    }
+
+    fn run(&mut self, reps: u64) -> Result<Call, String> {
+        self.job.reps = reps;
+        Ok(Call {
+            stamps: self.team.run(&self.job),
+            device_seconds: None,
+        })
+    }
+}
+
+/// A kernel on a team of forked processes, each over its own buffer.
+pub struct ProcKernel<'a> {
+    team: &'a ProcTeam,
+    kernel: &'static Kernel,
+    pass: PassBytes,
+}
+
+impl<'a> ProcKernel<'a> {
+    pub fn new(team: &'a ProcTeam, kernel: &'static Kernel, ws: usize) -> Option<ProcKernel<'a>> {
+        Some(ProcKernel {
+            team,
+            kernel,
+            pass: kernel.pass_bytes(ws)?,
+        })
+    }
+
+    pub fn pass(&self) -> PassBytes {
+        self.pass
+    }
+}
+
+impl Workload for ProcKernel<'_> {
+    fn units_per_rep(&self) -> u64 {
+        (self.pass.read + self.pass.written) * self.team.cpus.len() as u64
+    }
+
+    fn run(&mut self, reps: u64) -> Result<Call, String> {
+        Ok(Call {
+            stamps: self.team.run(self.kernel, self.pass.stream_len, reps),
+            device_seconds: None,
+        })
+    }
+}
+
+/// A read or write kernel over a region the caller owns, on the calling
+/// thread (the CPU's view of device-visible host memory).
+pub struct Here {
+    kernel: &'static Kernel,
+    addr: *mut u8,
+    len: usize,
+}
+
+impl Here {
+    /// # Safety
+    /// `addr..addr + len` must stay valid, writable memory aligned for the
+    /// kernel while the workload is used; `len` a multiple of its granule;
+    /// the CPU must support the kernel; it must read or write one stream.
+    pub unsafe fn new(kernel: &'static Kernel, addr: *mut u8, len: usize) -> Here {
+        assert_eq!(kernel.streams(), 1, "one stream: a read or a write kernel");
+        Here { kernel, addr, len }
+    }
+}
+
+impl Workload for Here {
+    fn units_per_rep(&self) -> u64 {
+        self.len as u64
+    }
+
+    fn run(&mut self, reps: u64) -> Result<Call, String> {
+        let mut args = KernelArgs::new(self.addr, self.addr, self.len, reps);
+        args.pattern = PATTERN;
+        let start_ns = super::now_ns();
+        // SAFETY: see `new`.
+        let sum = unsafe { (self.kernel.func)(&args) };
+        let end_ns = super::now_ns();
+        Ok(Call {
+            stamps: vec![super::Stamp {
+                start_ns,
+                end_ns,
+                checksum: std::hint::black_box(sum),
+            }],
+            device_seconds: None,
+        })
+    }
+}
