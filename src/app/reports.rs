@@ -5,16 +5,24 @@
 use std::path::Path;
 
 use super::write_output;
-use crate::cli::{CompareArgs, CompareFormat, PlotArgs, ReportArgs, ReportFormat};
+use crate::cli::{CompareArgs, CompareFormat, PlotArgs, ReportArgs, ReportFormat, StatArg};
 use crate::error::{UserError, EXIT_OK};
 use crate::report::compare::{self, EXIT_SLOWER};
 use crate::report::csv::Csv;
 use crate::report::html::Html;
 use crate::report::json::{self, Json};
 use crate::report::markdown::Markdown;
+use crate::report::metric::StatKind;
 use crate::report::plot::{self, Format};
 use crate::report::table::Table;
 use crate::report::Exporter;
+
+fn stat(s: StatArg) -> StatKind {
+    match s {
+        StatArg::Best => StatKind::Best,
+        StatArg::Median => StatKind::Median,
+    }
+}
 
 fn check_side(flag: &'static str, v: u32) -> Result<(), UserError> {
     if !(plot::MIN_SIDE..=plot::MAX_SIDE).contains(&v) {
@@ -44,7 +52,7 @@ fn sibling(path: &str, id: &str) -> String {
 
 pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
     let run = json::load(&a.run)?;
-    let charts = plot::charts(&run, a.stat);
+    let charts = plot::charts(&run, stat(a.stat));
     if a.list {
         for c in &charts {
             println!("{:<40} {}", c.id, c.title);
@@ -161,7 +169,7 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
     for p in &a.runs {
         runs.push((p.clone(), json::load(p)?));
     }
-    let c = compare::compare(&runs, a.stat)?;
+    let c = compare::compare(&runs, stat(a.stat))?;
     let text = match a.format {
         CompareFormat::Table => c.render_table(),
         CompareFormat::Markdown => c.render_markdown(),

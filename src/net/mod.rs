@@ -12,7 +12,6 @@
 //! Framing and timeouts live here so that every read of a control frame has
 //! a deadline and a size bound.
 
-pub mod args;
 pub mod client;
 pub mod flow;
 pub mod protocol;

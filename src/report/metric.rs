@@ -43,7 +43,7 @@ impl Metric {
 }
 
 /// Which summary statistic a chart or comparison uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StatKind {
     /// Best sample (max GB/s, min ns): the estimate of what the path can do

@@ -393,12 +393,15 @@ pub(super) fn memory_info(kind: HostKind, addr: usize, size: u64) -> MemoryInfo 
 
 /// The widest cached (not non-temporal) sequential kernel of `op` that runs
 /// here and whose alignment `addr` meets.
-pub(super) fn probe_kernel(op: Op, addr: usize) -> Option<&'static Kernel> {
-    let f = crate::platform::cpu::detect_features();
+pub(super) fn probe_kernel(
+    op: Op,
+    addr: usize,
+    f: &crate::model::Features,
+) -> Option<&'static Kernel> {
     kernels::registry()
         .iter()
         .filter(|k| k.pattern == kernels::Pattern::Seq && k.name.starts_with("seq_"))
-        .filter(|k| k.op == op && !k.nontemporal && k.width_bits > 0 && k.supported(&f))
+        .filter(|k| k.op == op && !k.nontemporal && k.width_bits > 0 && k.supported(f))
         .filter(|k| addr % k.align.max(1) == 0)
         .max_by_key(|k| k.width_bits)
 }
@@ -435,7 +438,7 @@ pub(super) fn cpu_probe(
     let mut out = Vec::new();
     for op in [Op::Read, Op::Write] {
         let dir = format!("cpu-{}", op.name());
-        let Some(k) = probe_kernel(op, addr as usize) else {
+        let Some(k) = probe_kernel(op, addr as usize, &env.features) else {
             out.push(Record::skipped(
                 SUITE,
                 &name(op.name()),

@@ -469,6 +469,7 @@ impl Suite for TransferSuite {
 struct Env<'a> {
     plan: &'a Plan,
     sampler: Sampler<'static>,
+    features: crate::model::Features,
 }
 
 impl Env<'_> {
@@ -539,6 +540,7 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
     let env = Env {
         plan,
         sampler: cx.sampler(SampleOpts::new(plan.samples, plan.min_sample_ms)),
+        features: cx.host.features.clone(),
     };
     let backend = plan.backend.clone();
     let host_dirs: Vec<Direction> = plan

@@ -4,7 +4,8 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use crate::net::args::*;
+mod net;
+pub use net::*;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -99,7 +100,16 @@ pub struct PlotArgs {
     pub list: bool,
     /// Which statistic of the samples to plot
     #[arg(long, value_enum, default_value = "best")]
-    pub stat: crate::report::metric::StatKind,
+    pub stat: StatArg,
+}
+
+/// Which summary statistic a chart or comparison uses.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatArg {
+    /// Best sample (max GB/s, min ns): the estimate of what the path can do
+    Best,
+    /// Median sample: what a typical run sees
+    Median,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +159,7 @@ pub struct CompareArgs {
     pub format: CompareFormat,
     /// Which statistic of the samples to compare
     #[arg(long, value_enum, default_value = "best")]
-    pub stat: crate::report::metric::StatKind,
+    pub stat: StatArg,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -1,5 +1,4 @@
-//! `bwscope net serve` / `bwscope net run` arguments (clap derive), kept
-//! beside the network code; `cli` re-exports them.
+//! `bwscope net serve` / `bwscope net run` arguments.
 
 use clap::{Args, Subcommand, ValueEnum};
 

@@ -1,0 +1,179 @@
+//! One protocol, one answer: the same kernel on the same working set on the
+//! same cpu measures the same bandwidth through every suite that can run
+//! it — `cache`, `threads` (private buffer, shared buffer, a forked
+//! process) and a 1×1 `numa` cell — and the pointer chase gives the same
+//! latency through `latency` and the numa latency cell. Every suite
+//! samples through `measure::Sampler`, so anything beyond noise here means
+//! a suite measures differently from the others.
+//!
+//! The bound is 10 % between medians. The machine a test runs on is shared
+//! (CI runners, a developer's other work), so each suite runs in up to
+//! three alternating rounds and its best median counts: interference only
+//! ever slows a run down, and alternating gives every suite the same
+//! chance at a quiet moment. The bound itself is never widened.
+
+mod common;
+
+use serde_json::Value;
+
+/// Working set per thread: 256 KiB is inside L2 on every x86 core bwscope
+/// meets (Zen 3: 512 KiB, Zen 4: 1 MiB, Intel since Skylake-SP: ≥ 1 MiB)
+/// and private to the core, so neighbours' cache traffic cannot move it.
+const WS: &str = "256KiB";
+const BOUND: f64 = 0.10;
+const ROUNDS: usize = 3;
+
+fn json_of(args: &[&str]) -> Value {
+    let out = common::bwscope()
+        .args(args)
+        .arg("--json")
+        .arg("-")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bwscope {:?} failed: {}",
+        args,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The one ok record of `suite` in `run` matching `pred`.
+fn record<'a>(run: &'a Value, suite: &str, pred: impl Fn(&Value) -> bool) -> &'a Value {
+    let recs: Vec<&Value> = run["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["suite"] == suite && r["status"] == "ok" && pred(r))
+        .collect();
+    assert_eq!(recs.len(), 1, "{suite}: {run}");
+    recs[0]
+}
+
+fn median(r: &Value, key: &str) -> f64 {
+    let v = if key == "gbps" {
+        &r["gbps"]
+    } else {
+        &r["extra"][key]
+    };
+    v["median"].as_f64().unwrap()
+}
+
+/// The widest sequential read kernel this CPU runs (what a numa cell uses).
+fn widest_read() -> String {
+    let ks = json_of(&["kernels", "seq_read_"]);
+    ks.as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["runs_here"] == true && k["nontemporal"] == false)
+        .max_by_key(|k| k["width_bits"].as_u64().unwrap())
+        .unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The cpu every suite runs on: the last allowed one (away from cpu 0's
+/// interrupts, and the cache suite's own default).
+fn cpu() -> String {
+    bwscope::platform::topology::allowed_cpus()
+        .last()
+        .unwrap()
+        .to_string()
+}
+
+fn spread(values: &[(&str, f64)]) -> f64 {
+    let lo = values.iter().map(|v| v.1).fold(f64::MAX, f64::min);
+    let hi = values.iter().map(|v| v.1).fold(0.0, f64::max);
+    hi / lo - 1.0
+}
+
+#[test]
+fn every_suite_measures_the_same_bandwidth_and_latency() {
+    let k = widest_read();
+    let cpu = cpu();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "cache",
+            vec!["cache", "--kernel", &k, "--sizes", WS, "--cpus", &cpu],
+        ),
+        (
+            "threads private",
+            vec!["threads", "--kernel", &k, "--sizes", WS, "--cpus", &cpu],
+        ),
+        (
+            "threads shared",
+            vec![
+                "threads", "--kernel", &k, "--sizes", WS, "--cpus", &cpu, "--shared",
+            ],
+        ),
+        (
+            "threads process",
+            vec![
+                "threads",
+                "--kernel",
+                &k,
+                "--sizes",
+                WS,
+                "--cpus",
+                &cpu,
+                "--processes",
+            ],
+        ),
+        ("numa cell", vec!["numa", "--size", WS, "--cpus", &cpu]),
+        (
+            "latency",
+            vec!["latency", "--sizes", WS, "--view", "random", "--cpu", &cpu],
+        ),
+    ];
+    let mut best: Vec<(&str, f64)> = cases.iter().map(|c| (c.0, 0.0)).collect();
+    let mut best_latency: Vec<(&str, f64)> =
+        vec![("latency", f64::MAX), ("numa latency cell", f64::MAX)];
+    let mut verdict = String::new();
+    for round in 0..ROUNDS {
+        for (i, (name, args)) in cases.iter().enumerate() {
+            let run = json_of(args);
+            match *name {
+                "latency" => {
+                    let r = record(&run, "latency", |_| true);
+                    best_latency[0].1 = best_latency[0].1.min(median(r, "latency_ns"));
+                }
+                "numa cell" => {
+                    let bw = record(&run, "numa", |r| r["op"] == "read");
+                    assert_eq!(bw["threads"], 1);
+                    best[i].1 = best[i].1.max(median(bw, "gbps"));
+                    let lat = record(&run, "numa", |r| r["op"] == "latency");
+                    best_latency[1].1 = best_latency[1].1.min(median(lat, "latency_ns"));
+                }
+                _ => {
+                    let r = record(
+                        &run,
+                        if *name == "cache" { "cache" } else { "threads" },
+                        |r| r["kernel"] == k.as_str(),
+                    );
+                    assert_eq!(r["threads"], 1);
+                    assert_eq!(r["size_bytes"], 256 << 10);
+                    best[i].1 = best[i].1.max(median(r, "gbps"));
+                }
+            }
+        }
+        let bw: Vec<(&str, f64)> = best.iter().filter(|b| b.0 != "latency").copied().collect();
+        verdict = format!(
+            "round {}: bandwidth medians (GB/s, best of rounds) {:?}, spread {:.1} %; latency medians (ns) {:?}, spread {:.1} %",
+            round + 1,
+            bw,
+            spread(&bw) * 100.0,
+            best_latency,
+            spread(&best_latency) * 100.0
+        );
+        eprintln!("{verdict}");
+        if spread(&bw) <= BOUND && spread(&best_latency) <= BOUND {
+            return;
+        }
+    }
+    panic!(
+        "suites disagree by more than {} %: {verdict}",
+        BOUND * 100.0
+    );
+}
