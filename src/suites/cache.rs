@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::{Ctx, Flow, Sampling, Suite};
+use super::{Ctx, Flow, Plan, Sampling, Suite};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel};
 use crate::measure::kernel::TeamKernel;
@@ -290,29 +290,17 @@ pub fn with_patterns(
     Ok(out)
 }
 
-impl Suite for CachePlan {
-    fn name(&self) -> &'static str {
-        "cache"
-    }
+impl Plan for CachePlan {
+    const NAME: &'static str = "cache";
 
-    fn options(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("plain data")
-    }
-
-    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         run(self, cx)
     }
 }
 
 /// Run the sweep, pushing records through `cx`.
 pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
-    let mut runnable: Vec<&'static Kernel> = Vec::new();
-    for &k in &plan.kernels {
-        match k.skip_reason(&cx.host.features) {
-            Some(reason) => cx.push(Record::skipped("cache", k.name, reason))?,
-            None => runnable.push(k),
-        }
-    }
+    let runnable = cx.runnable("cache", &plan.kernels)?;
     if runnable.is_empty() {
         return Ok(Flow::Done);
     }

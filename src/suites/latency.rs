@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Ctx, Flow, Sampling, Suite};
+use super::{Ctx, Flow, Plan, Sampling, Suite};
 use crate::error::UserError;
 use crate::kernels::{perm, Kernel};
 use crate::measure::chase::{self, Chase, HOPS_PER_REP};
@@ -448,16 +448,10 @@ pub fn measure_case(
     })
 }
 
-impl Suite for LatencyPlan {
-    fn name(&self) -> &'static str {
-        "latency"
-    }
+impl Plan for LatencyPlan {
+    const NAME: &'static str = "latency";
 
-    fn options(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("plain data")
-    }
-
-    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let cpu = self.cpu;
         team::on_cpu(cpu, || run(self, cx)).map_err(|e| UserError::flag("--cpu", e))?
     }

@@ -15,7 +15,7 @@
 
 use std::time::Instant;
 
-use super::{Ctx, Flow, Suite};
+use super::{Ctx, Flow, Plan, Suite};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::{stats, team};
@@ -405,16 +405,10 @@ pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
     Ok(Box::new(plan(&o, host)?))
 }
 
-impl Suite for MemtypePlan {
-    fn name(&self) -> &'static str {
-        "memtype"
-    }
+impl Plan for MemtypePlan {
+    const NAME: &'static str = "memtype";
 
-    fn options(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("plain data")
-    }
-
-    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         team::on_cpu(self.cpu, || run(self, cx)).map_err(|e| UserError::flag("--cpu", e))?
     }
 }

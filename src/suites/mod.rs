@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::error::UserError;
+use crate::kernels::Kernel;
 use crate::measure::{SampleOpts, Sampler};
 use crate::model::{Host, Record, Warning};
 
@@ -83,6 +84,23 @@ impl<'a> Ctx<'a> {
         self.stop.load(Ordering::Relaxed)
     }
 
+    /// `kernels` this CPU runs; each of the others becomes a `skipped`
+    /// record of `suite` with its reason.
+    pub fn runnable(
+        &mut self,
+        suite: &str,
+        kernels: &[&'static Kernel],
+    ) -> Result<Vec<&'static Kernel>, UserError> {
+        let mut out = Vec::new();
+        for &k in kernels {
+            match k.skip_reason(&self.host.features) {
+                Some(reason) => self.push(Record::skipped(suite, k.name, reason))?,
+                None => out.push(k),
+            }
+        }
+        Ok(out)
+    }
+
     /// The measurement protocol with `opts`, honouring this run's stop flag.
     pub fn sampler(&self, opts: SampleOpts) -> Sampler<'static> {
         Sampler::new(opts, self.stop)
@@ -105,6 +123,29 @@ pub trait Suite {
     fn options(&self) -> serde_json::Value;
     /// Measure, pushing every record through `cx` as it completes.
     fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow>;
+}
+
+/// A resolved plan that is its own options (most suites): it serializes
+/// as the run's `options` and runs itself.
+pub trait Plan: serde::Serialize {
+    /// The suite's name, as in `Record::suite`.
+    const NAME: &'static str;
+    /// Measure, pushing every record through `cx` as it completes.
+    fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow>;
+}
+
+impl<P: Plan> Suite for P {
+    fn name(&self) -> &'static str {
+        P::NAME
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plans are plain data")
+    }
+
+    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+        self.execute(cx)
+    }
 }
 
 /// A suite as the survey and fleet compose it: a name, what it measures,

@@ -11,7 +11,7 @@
 use serde_json::json;
 
 use super::cache::names;
-use super::{Ctx, Flow, Sampling, Suite};
+use super::{Ctx, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Pattern};
 use crate::measure::regs::Regs;
@@ -60,16 +60,10 @@ pub fn plan(o: &RegsOptions, host: &Host) -> Result<RegsPlan, UserError> {
     })
 }
 
-impl Suite for RegsPlan {
-    fn name(&self) -> &'static str {
-        "regs"
-    }
+impl Plan for RegsPlan {
+    const NAME: &'static str = "regs";
 
-    fn options(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("plain data")
-    }
-
-    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         team::on_cpu(self.cpu, || run(self, cx)).map_err(|e| UserError::flag("--cpu", e))?
     }
 }

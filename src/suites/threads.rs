@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use super::cache::names;
-use super::{Ctx, Flow, Sampling, Suite};
+use super::{Ctx, Flow, Plan, Sampling, Suite};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op};
 use crate::measure::kernel::{ProcKernel, TeamKernel};
@@ -103,75 +103,6 @@ pub fn default_kernels(host: &Host) -> Vec<&'static Kernel> {
     .collect()
 }
 
-/// Allowed cpus ordered by `placement`; without `smt` only the first
-/// allowed sibling of each core.
-pub fn placement_order(host: &Host, placement: Placement, smt: bool) -> Vec<u32> {
-    let mut cpus: Vec<&crate::model::Cpu> = host
-        .cpus
-        .iter()
-        .filter(|c| host.allowed_cpus.contains(&c.id))
-        .collect();
-    cpus.sort_by_key(|c| (c.node, c.package, c.core, c.id));
-    let mut primary: Vec<&crate::model::Cpu> = Vec::new();
-    let mut secondary: Vec<&crate::model::Cpu> = Vec::new();
-    for c in cpus {
-        if primary
-            .iter()
-            .any(|p| (p.package, p.core) == (c.package, c.core))
-        {
-            secondary.push(c);
-        } else {
-            primary.push(c);
-        }
-    }
-    if primary.is_empty() {
-        return host.allowed_cpus.clone();
-    }
-    match placement {
-        Placement::Compact => {
-            if smt {
-                // Siblings next to each other: core 0's threads, then core 1's.
-                let mut all: Vec<&crate::model::Cpu> =
-                    primary.iter().chain(secondary.iter()).copied().collect();
-                all.sort_by_key(|c| (c.node, c.package, c.core, c.id));
-                all.iter().map(|c| c.id).collect()
-            } else {
-                primary.iter().map(|c| c.id).collect()
-            }
-        }
-        Placement::Scatter => {
-            let mut out = round_robin(&primary);
-            if smt {
-                out.extend(round_robin(&secondary));
-            }
-            out
-        }
-    }
-}
-
-/// Take one cpu from each (node, package) group in turn.
-fn round_robin(cpus: &[&crate::model::Cpu]) -> Vec<u32> {
-    let mut groups: Vec<((u32, u32), Vec<u32>)> = Vec::new();
-    for c in cpus {
-        let key = (c.node, c.package);
-        match groups.iter_mut().find(|g| g.0 == key) {
-            Some(g) => g.1.push(c.id),
-            None => groups.push((key, vec![c.id])),
-        }
-    }
-    let mut out = Vec::new();
-    let mut i = 0;
-    while out.len() < cpus.len() {
-        for g in &groups {
-            if let Some(&c) = g.1.get(i) {
-                out.push(c);
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
 /// Default counts: every count up to 16, then doublings, and N itself.
 pub fn default_counts(n: usize) -> Vec<usize> {
     let mut v: Vec<usize> = (1..=n.min(16)).collect();
@@ -184,39 +115,6 @@ pub fn default_counts(n: usize) -> Vec<usize> {
         v.push(n);
     }
     v
-}
-
-/// An explicit cpu list, validated against the cpus this process may use.
-pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32>, UserError> {
-    // Keep the order given (threads are added in it); ranges expand in place.
-    let mut parsed: Vec<u32> = Vec::new();
-    for part in list.split(',').filter(|p| !p.trim().is_empty()) {
-        let cpus = crate::util::cpulist::parse_cpu_list(part).ok_or_else(|| {
-            UserError::flag(
-                flag,
-                format!("'{}' is not a cpu list: write e.g. 0,2,4-7", list),
-            )
-        })?;
-        for c in cpus {
-            if !parsed.contains(&c) {
-                parsed.push(c);
-            }
-        }
-    }
-    if parsed.is_empty() {
-        return Err(UserError::flag(flag, "the list is empty"));
-    }
-    if let Some(bad) = parsed.iter().find(|c| !host.allowed_cpus.contains(c)) {
-        return Err(UserError::flag(
-            flag,
-            format!(
-                "cpu {} is offline or not allowed for this process (allowed: {})",
-                bad,
-                crate::util::cpulist::format_cpu_list(&host.allowed_cpus)
-            ),
-        ));
-    }
-    Ok(parsed)
 }
 
 pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
@@ -242,9 +140,12 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
         ));
     }
     let (order, placement) = match &o.cpus {
-        Some(list) => (parse_cpus(host, list, "--cpus")?, "cpus".to_string()),
+        Some(list) => (
+            super::cpus::parse_cpus(host, list, "--cpus")?,
+            "cpus".to_string(),
+        ),
         None => (
-            placement_order(host, o.placement, o.smt),
+            super::cpus::placement_order(host, o.placement, o.smt),
             format!("{:?}", o.placement).to_lowercase(),
         ),
     };
@@ -419,29 +320,17 @@ impl Workers {
     }
 }
 
-impl Suite for ThreadsPlan {
-    fn name(&self) -> &'static str {
-        "threads"
-    }
+impl Plan for ThreadsPlan {
+    const NAME: &'static str = "threads";
 
-    fn options(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("plain data")
-    }
-
-    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         run(self, cx)
     }
 }
 
 /// Run the curve.
 pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
-    let mut runnable: Vec<&'static Kernel> = Vec::new();
-    for &k in &plan.kernels {
-        match k.skip_reason(&cx.host.features) {
-            Some(reason) => cx.push(Record::skipped("threads", k.name, reason))?,
-            None => runnable.push(k),
-        }
-    }
+    let runnable = cx.runnable("threads", &plan.kernels)?;
     if runnable.is_empty() {
         return Ok(Flow::Done);
     }
@@ -563,66 +452,6 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Cpu;
-
-    fn host(spec: &[(u32, u32, u32)]) -> Host {
-        // (id, core, node); package = node
-        let mut h = Host::default();
-        for &(id, core, node) in spec {
-            h.cpus.push(Cpu {
-                id,
-                core,
-                package: node,
-                node,
-                siblings: vec![id],
-            });
-            h.allowed_cpus.push(id);
-        }
-        h
-    }
-
-    #[test]
-    fn compact_and_scatter_orders() {
-        // 2 nodes × 2 cores × 2 threads; siblings are id and id+4.
-        let h = host(&[
-            (0, 0, 0),
-            (1, 1, 0),
-            (2, 0, 1),
-            (3, 1, 1),
-            (4, 0, 0),
-            (5, 1, 0),
-            (6, 0, 1),
-            (7, 1, 1),
-        ]);
-        assert_eq!(
-            placement_order(&h, Placement::Compact, false),
-            vec![0, 1, 2, 3]
-        );
-        assert_eq!(
-            placement_order(&h, Placement::Compact, true),
-            vec![0, 4, 1, 5, 2, 6, 3, 7]
-        );
-        assert_eq!(
-            placement_order(&h, Placement::Scatter, false),
-            vec![0, 2, 1, 3]
-        );
-        assert_eq!(
-            placement_order(&h, Placement::Scatter, true),
-            vec![0, 2, 1, 3, 4, 6, 5, 7]
-        );
-    }
-
-    #[test]
-    fn explicit_cpus_keep_their_order() {
-        let h = host(&[(0, 0, 0), (1, 1, 0), (2, 2, 0), (3, 3, 0)]);
-        assert_eq!(parse_cpus(&h, "3,0-1,3", "--cpus").unwrap(), vec![3, 0, 1]);
-        assert!(parse_cpus(&h, "7", "--cpus")
-            .unwrap_err()
-            .to_string()
-            .contains("cpu 7"));
-        assert!(parse_cpus(&h, "a", "--cpus").is_err());
-        assert!(parse_cpus(&h, ",", "--cpus").is_err());
-    }
 
     #[test]
     fn counts() {

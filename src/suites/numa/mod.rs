@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::record::{cut_short, noise_warnings, per_worker_best, spread_warnings};
-use super::{Ctx, Flow, Sampling, Suite};
+use super::{Ctx, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::measure::mix::{self, Mix, MixKernels, MixWork};
 use crate::measure::team::{current_cpu, Team};
@@ -182,7 +182,7 @@ pub fn parse_load(
     let flag = "--load";
     let s = spec.trim();
     if let Some(list) = s.strip_prefix("cpus:") {
-        let cpus = super::threads::parse_cpus(host, list, flag)?;
+        let cpus = super::cpus::parse_cpus(host, list, flag)?;
         let d = format!("cpus:{}", crate::util::cpulist::format_cpu_list(&cpus));
         return Ok((cpus, d));
     }
@@ -259,7 +259,7 @@ pub fn plan(a: &NumaOptions, host: &Host) -> Result<NumaPlan, UserError> {
         .map(|n| n.id)
         .collect();
     let explicit_cpus = match &a.cpus {
-        Some(list) => Some(super::threads::parse_cpus(host, list, "--cpus")?),
+        Some(list) => Some(super::cpus::parse_cpus(host, list, "--cpus")?),
         None => None,
     };
     let mut cpu_nodes = match (&a.cpu_nodes, &explicit_cpus) {
@@ -502,16 +502,10 @@ use load::run_load;
 use matrix::run_matrix;
 use pair::run_pair;
 
-impl Suite for NumaPlan {
-    fn name(&self) -> &'static str {
-        "numa"
-    }
+impl Plan for NumaPlan {
+    const NAME: &'static str = "numa";
 
-    fn options(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("plain data")
-    }
-
-    fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let mut refusals = Refusals {
             any_ok: false,
             first: None,

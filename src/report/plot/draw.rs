@@ -1,0 +1,374 @@
+//! Drawing a [`Chart`] with plotters: lines on log-2 size axes with cache
+//! markers, heatmaps with values in the cells; SVG and PNG with the
+//! embedded DejaVu font, so output is the same on every machine.
+
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{Chart, Heatmap, Kind, LineChart, XAxis};
+
+static FONTS: Once = Once::new();
+
+/// Register the embedded DejaVu Sans under the family name every chart
+/// asks for. Without this plotters' ab_glyph backend has no font at all,
+/// for SVG as much as for PNG.
+pub fn register_fonts() {
+    FONTS.call_once(|| {
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// Tableau 10: distinguishable, and readable for most colour-blind readers.
+const PALETTE: [(u8, u8, u8); 10] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+];
+
+pub fn color(i: usize) -> RGBColor {
+    let (r, g, b) = PALETTE[i % PALETTE.len()];
+    RGBColor(r, g, b)
+}
+
+/// Axis label for log2(bytes) = `e`: "4 KiB", "1 MiB"; nothing between
+/// whole powers of two.
+fn bytes_label(e: f64) -> String {
+    if (e - e.round()).abs() > 1e-6 || e < 0.0 {
+        return String::new();
+    }
+    crate::util::units::format_bytes(1u64 << (e.round() as u32).min(62))
+}
+
+fn nice_max(v: f64) -> f64 {
+    if v.is_nan() || v <= 0.0 {
+        return 1.0;
+    }
+    let mag = 10f64.powf(v.log10().floor());
+    for mag in [mag, mag * 10.0] {
+        for m in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0] {
+            if v * 1.05 <= m * mag {
+                return m * mag;
+            }
+        }
+    }
+    100.0 * mag
+}
+
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+fn draw_line<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    c: &LineChart,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let pts = || c.series.iter().flat_map(|s| s.points.iter());
+    let tx = |x: f64| match c.x {
+        XAxis::Bytes => x.max(1.0).log2(),
+        XAxis::Threads => x,
+    };
+    let (mut x0, mut x1) = pts().fold((f64::MAX, f64::MIN), |(a, b), p| {
+        (a.min(tx(p.0)), b.max(tx(p.0)))
+    });
+    if x0 > x1 {
+        (x0, x1) = (0.0, 1.0);
+    }
+    match c.x {
+        XAxis::Bytes => {
+            x0 = x0.floor() - 0.25;
+            x1 = x1.ceil() + 0.25;
+        }
+        XAxis::Threads => {
+            x0 = 0.0;
+            x1 = x1.max(1.0) + 0.5;
+        }
+    }
+    let ymax = nice_max(pts().map(|p| p.1).fold(0.0, f64::max));
+    let (_, h) = root.dim_in_pixel();
+    let scale = (h as f64 / 720.0).clamp(0.5, 3.0);
+    let px = |v: i32| (v as f64 * scale).round() as i32;
+    let body = root.margin(px(8), 0, 0, 0).titled(
+        title,
+        ("sans-serif", px(24)).into_font().style(FontStyle::Bold),
+    )?;
+    let mut chart = ChartBuilder::on(&body)
+        .margin(px(16))
+        // Room above the plot for the cache-boundary labels.
+        .margin_top(if c.markers.is_empty() { px(8) } else { px(28) })
+        .x_label_area_size(px(50))
+        .y_label_area_size(px(70))
+        .build_cartesian_2d(x0..x1, 0.0..ymax)?;
+    let label_font = ("sans-serif", px(15)).into_font();
+    let bytes_fmt = |v: &f64| bytes_label(*v);
+    let threads_fmt = |v: &f64| {
+        if (v - v.round()).abs() < 1e-6 && *v >= 1.0 {
+            format!("{}", v.round())
+        } else {
+            String::new()
+        }
+    };
+    let y_fmt = |v: &f64| {
+        if ymax >= 20.0 {
+            format!("{v:.0}")
+        } else if ymax >= 2.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(c.x_desc.as_str())
+        .y_desc(c.y_desc.as_str())
+        .label_style(label_font.clone())
+        .axis_desc_style(("sans-serif", px(17)))
+        .light_line_style(RGBColor(238, 238, 238))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .x_max_light_lines(1)
+        .y_max_light_lines(2)
+        .y_labels(10)
+        .y_label_formatter(&y_fmt);
+    match c.x {
+        XAxis::Bytes => {
+            let span = (x1 - x0).round() as usize;
+            mesh.x_labels(span + 1).x_label_formatter(&bytes_fmt);
+        }
+        XAxis::Threads => {
+            mesh.x_labels((x1.ceil() as usize + 1).min(33))
+                .x_label_formatter(&threads_fmt);
+        }
+    }
+    mesh.draw()?;
+    // Cache boundaries first, so the data lines draw over them; their
+    // labels sit above the plot where no data or legend can hide them.
+    let marker_color = RGBColor(90, 90, 90);
+    for m in &c.markers {
+        let x = tx(m.x);
+        if x < x0 || x > x1 {
+            continue;
+        }
+        chart.draw_series(std::iter::once(plotters::element::DashedPathElement::new(
+            vec![(x, 0.0), (x, ymax)],
+            px(6),
+            px(4),
+            marker_color.stroke_width(px(2).max(1) as u32),
+        )))?;
+        let (bx, by) = chart.backend_coord(&(x, ymax));
+        root.draw(&Text::new(
+            m.label.clone(),
+            (bx + px(4), by - px(19)),
+            ("sans-serif", px(14)).into_font().color(&marker_color),
+        ))?;
+    }
+    for (i, s) in c.series.iter().enumerate() {
+        let col = color(i);
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (tx(p.0), p.1)).collect();
+        chart
+            .draw_series(LineSeries::new(
+                pts.clone(),
+                col.stroke_width(px(2).max(1) as u32),
+            ))?
+            .label(s.name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], col.stroke_width(3)));
+        chart.draw_series(
+            pts.into_iter()
+                .map(|p| Circle::new(p, px(3).max(2), col.filled())),
+        )?;
+    }
+    if !c.series.is_empty() {
+        chart
+            .configure_series_labels()
+            .label_font(("sans-serif", px(14)))
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .position(legend_corner(c))
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Put the legend where the curves are low: upper right when they fall
+/// with x (bandwidth over size), upper left when they rise (latency over
+/// size, thread scaling).
+fn legend_corner(c: &LineChart) -> SeriesLabelPosition {
+    let rise: f64 = c
+        .series
+        .iter()
+        .filter_map(|s| Some(s.points.last()?.1 - s.points.first()?.1))
+        .sum();
+    if rise > 0.0 {
+        SeriesLabelPosition::UpperLeft
+    } else {
+        SeriesLabelPosition::UpperRight
+    }
+}
+
+fn heat_color(t: f64) -> RGBColor {
+    // White → dark blue; t in 0..1.
+    let t = t.clamp(0.0, 1.0);
+    let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+    RGBColor(lerp(247.0, 8.0), lerp(251.0, 48.0), lerp(255.0, 107.0))
+}
+
+fn draw_heat<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    c: &Heatmap,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let (w, h) = root.dim_in_pixel();
+    let scale = (h as f64 / 720.0).clamp(0.5, 3.0);
+    let px = |v: i32| (v as f64 * scale).round() as i32;
+    root.draw(&Text::new(
+        title.to_string(),
+        (px(16), px(12)),
+        ("sans-serif", px(24)).into_font().style(FontStyle::Bold),
+    ))?;
+    let left = px(130);
+    let top = px(90);
+    let right = w as i32 - px(30);
+    let bottom = h as i32 - px(30);
+    let nr = c.rows.len().max(1) as i32;
+    let nc = c.cols.len().max(1) as i32;
+    let cw = ((right - left) / nc).max(1);
+    let ch = ((bottom - top) / nr).max(1);
+    let all: Vec<f64> = c.values.iter().flatten().flatten().copied().collect();
+    let lo = all.iter().copied().fold(f64::MAX, f64::min);
+    let hi = all.iter().copied().fold(f64::MIN, f64::max);
+    let font = ("sans-serif", px(16)).into_font();
+    root.draw(&Text::new(
+        format!("{} ↓   {} →", c.row_desc, c.col_desc),
+        (px(16), top - px(45)),
+        font.clone(),
+    ))?;
+    for (j, col) in c.cols.iter().enumerate() {
+        root.draw(&Text::new(
+            col.clone(),
+            (left + j as i32 * cw + cw / 2 - px(25), top - px(22)),
+            font.clone(),
+        ))?;
+    }
+    for (i, row) in c.rows.iter().enumerate() {
+        let y = top + i as i32 * ch;
+        root.draw(&Text::new(
+            row.clone(),
+            (px(16), y + ch / 2 - px(8)),
+            font.clone(),
+        ))?;
+        for j in 0..c.cols.len() {
+            let x = left + j as i32 * cw;
+            let v = c.values.get(i).and_then(|r| r.get(j)).copied().flatten();
+            let t = match v {
+                Some(v) if hi > lo => (v - lo) / (hi - lo),
+                Some(_) => 1.0,
+                None => 0.0,
+            };
+            let fill = if v.is_some() {
+                heat_color(0.15 + 0.85 * t)
+            } else {
+                RGBColor(230, 230, 230)
+            };
+            root.draw(&Rectangle::new(
+                [(x, y), (x + cw - 2, y + ch - 2)],
+                fill.filled(),
+            ))?;
+            let text = v.map_or("–".to_string(), |v| format!("{:.1} {}", v, c.unit));
+            let fg = if t > 0.55 { WHITE } else { BLACK };
+            root.draw(&Text::new(
+                text,
+                (x + px(8), y + ch / 2 - px(8)),
+                font.clone().color(&fg),
+            ))?;
+        }
+    }
+    root.present()?;
+    Ok(())
+}
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &Chart) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    match &c.kind {
+        Kind::Line(l) => draw_line(root, &c.title, l),
+        Kind::Heat(hm) => draw_heat(root, &c.title, hm),
+    }
+}
+
+/// Smallest and largest accepted picture sides, pixels.
+pub const MIN_SIDE: u32 = 200;
+pub const MAX_SIDE: u32 = 8000;
+
+/// The chart as an SVG document.
+pub fn svg(c: &Chart, width: u32, height: u32) -> anyhow::Result<String> {
+    register_fonts();
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (width, height)).into_drawing_area();
+        draw(&root, c).map_err(|e| anyhow::anyhow!("drawing {}: {}", c.id, e))?;
+    }
+    Ok(s)
+}
+
+/// The chart as a PNG file (RGB, 8 bit), encoded with the `png` crate to
+/// keep the heavy `image` crate out of the build.
+pub fn png(c: &Chart, width: u32, height: u32) -> anyhow::Result<Vec<u8>> {
+    register_fonts();
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
+        draw(&root, c).map_err(|e| anyhow::anyhow!("drawing {}: {}", c.id, e))?;
+    }
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, width, height);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.set_compression(png::Compression::Best);
+        let mut w = enc.write_header()?;
+        w.write_image_data(&rgb)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_labels_only_on_whole_powers() {
+        assert_eq!(bytes_label(14.0), "16 KiB");
+        assert_eq!(bytes_label(20.0), "1 MiB");
+        assert_eq!(bytes_label(30.0), "1 GiB");
+        assert_eq!(bytes_label(14.5), "");
+    }
+
+    #[test]
+    fn nice_max_is_above_the_data() {
+        for v in [0.3, 1.0, 9.9, 22.5, 203.0, 1234.0] {
+            let m = nice_max(v);
+            assert!(m >= v * 1.05 && m <= v * 2.5, "{v} -> {m}");
+        }
+        assert_eq!(nice_max(0.0), 1.0);
+    }
+}
