@@ -12,7 +12,7 @@ use crate::suites::net::{read_token, secs};
 use crate::util::units::{self, format_bytes};
 
 /// The transponder's listening address from `--bind` and `--port`.
-pub fn bind_addr(bind: Option<&str>, port: Option<u16>) -> Result<SocketAddr, UserError> {
+fn bind_addr(bind: Option<&str>, port: Option<u16>) -> Result<SocketAddr, UserError> {
     let ip = match bind {
         None => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         Some(b) => b
@@ -32,7 +32,7 @@ pub fn bind_addr(bind: Option<&str>, port: Option<u16>) -> Result<SocketAddr, Us
 }
 
 /// Explain a failed bind in terms of the flags.
-pub fn bind_error(addr: SocketAddr, e: &std::io::Error) -> UserError {
+fn bind_error(addr: SocketAddr, e: &std::io::Error) -> UserError {
     match e.kind() {
         std::io::ErrorKind::AddrInUse => UserError::flag(
             "--port",

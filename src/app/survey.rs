@@ -24,7 +24,7 @@ use crate::suites::{Flow, REGISTRY};
 
 /// `./bwscope-results/2026-11-21T12-51-11Z`: sortable, and no colons
 /// (which some file systems and tools reject).
-pub fn default_dir() -> PathBuf {
+fn default_dir() -> PathBuf {
     let stamp = crate::model::time::now_rfc3339().replace(':', "-");
     Path::new("bwscope-results").join(stamp)
 }

@@ -66,7 +66,7 @@ pub struct DeviceSpec {
 }
 
 /// Parse one line of a PCI device's `resource` file: start, end, flags.
-pub fn parse_resource_line(line: &str) -> Option<(u64, u64, u64)> {
+fn parse_resource_line(line: &str) -> Option<(u64, u64, u64)> {
     let mut it = line
         .split_whitespace()
         .map(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16));
@@ -369,7 +369,7 @@ pub fn pat_types(start: u64, len: u64) -> Result<Vec<String>, String> {
 
 /// Parse `PAT: [mem 0x00000000fd000000-0x00000000fe000000] write-combining`
 /// lines; the distinct types of those overlapping the range, in order.
-pub fn parse_pat(text: &str, start: u64, len: u64) -> Vec<String> {
+fn parse_pat(text: &str, start: u64, len: u64) -> Vec<String> {
     let end = start + len;
     let mut out: Vec<String> = Vec::new();
     for l in text.lines() {

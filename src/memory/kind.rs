@@ -17,7 +17,7 @@ fn read(p: &str) -> Option<String> {
 }
 
 /// The sysfs directory of the hugetlb pool with pages of `page_bytes`.
-pub fn pool_dir(page_bytes: usize) -> String {
+fn pool_dir(page_bytes: usize) -> String {
     format!("/sys/kernel/mm/hugepages/hugepages-{}kB", page_bytes / 1024)
 }
 
@@ -56,7 +56,7 @@ const CAP_IPC_LOCK: u32 = 14;
 
 /// True when this process holds CAP_IPC_LOCK (then RLIMIT_MEMLOCK does not
 /// apply to mlock).
-pub fn has_cap_ipc_lock() -> bool {
+fn has_cap_ipc_lock() -> bool {
     let Some(status) = read("/proc/self/status") else {
         return false;
     };

@@ -208,7 +208,7 @@ pub fn census(addr: *const u8, len: usize) -> Result<PageCensus, String> {
 /// Free memory of `node` (`Node N MemFree` in its sysfs meminfo), bytes.
 /// A buffer bound with `MPOL_BIND` cannot spill to another node, so a
 /// suite checks this before binding instead of meeting the OOM killer.
-pub fn node_free_bytes(node: u32) -> Option<u64> {
+fn node_free_bytes(node: u32) -> Option<u64> {
     let text =
         std::fs::read_to_string(format!("/sys/devices/system/node/node{}/meminfo", node)).ok()?;
     text.lines()

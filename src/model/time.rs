@@ -14,7 +14,7 @@ pub fn now_rfc3339() -> String {
 /// Seconds since the epoch as RFC 3339 UTC, using Howard Hinnant's
 /// days-to-civil algorithm (public domain, exact for the proleptic
 /// Gregorian calendar).
-pub fn format_utc(secs: u64) -> String {
+fn format_utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let z = days + 719_468;

@@ -256,7 +256,7 @@ impl Comparison {
     }
 
     /// One line: how many cases moved which way.
-    pub fn summary_line(&self) -> String {
+    fn summary_line(&self) -> String {
         let [same, noise, faster, slower] = self.counts();
         let mut s = format!(
             "{} cases in common: {} slower, {} faster, {} within noise, {} identical ({} of samples)",

@@ -31,7 +31,7 @@ impl Default for Html {
 }
 
 /// Escape text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
+fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + s.len() / 16);
     for c in s.chars() {
         match c {

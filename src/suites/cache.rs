@@ -194,7 +194,7 @@ pub fn plan(o: &CacheOptions, host: &Host) -> Result<CachePlan, UserError> {
 /// the default top at two sizes per octave, 7 samples of ≥ 3 ms (about
 /// 10 s on a 2-core VM; `--quick` alone takes 2-3 s but finds cache edges
 /// only to within an octave).
-pub fn survey_plan(host: &Host) -> Result<CachePlan, UserError> {
+fn survey_plan(host: &Host) -> Result<CachePlan, UserError> {
     let o = CacheOptions {
         quick: true,
         sampling: Sampling {
@@ -222,7 +222,7 @@ pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
 /// orders, adjacent so the table shows random beside sequential) and keep
 /// only what the sweep can run (no chase or register kernels). Without
 /// `--pattern`, a default kernel set is the sequential one.
-pub fn with_patterns(
+fn with_patterns(
     selected: Vec<&'static Kernel>,
     pattern: Option<&str>,
     default_set: bool,

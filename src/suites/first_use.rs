@@ -43,7 +43,7 @@ pub struct FirstUse {
 
 /// Map `len` bytes of `kind` and time map, first and second write pass
 /// with kernel `k` (a write kernel) on the calling thread.
-pub fn time_first_use(
+fn time_first_use(
     k: &'static Kernel,
     len: usize,
     kind: PageKind,

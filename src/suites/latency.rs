@@ -130,7 +130,7 @@ impl LatencyPlan {
 
 /// Huge pages free for MAP_HUGETLB and their size, from /proc/meminfo
 /// (`HugePages_Free` is a count, not kB).
-pub fn hugetlb_free() -> (u64, u64) {
+fn hugetlb_free() -> (u64, u64) {
     let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let field = |key: &str| {
         text.lines()
@@ -279,7 +279,7 @@ pub fn memory_info(b: &Buffer) -> (MemoryInfo, Option<u64>) {
 }
 
 /// The node size and count of a case, or why it cannot run.
-pub fn geometry(plan: &LatencyPlan, view: View, size: u64) -> Result<(u64, u64), String> {
+fn geometry(plan: &LatencyPlan, view: View, size: u64) -> Result<(u64, u64), String> {
     let node = if view == View::Stride {
         plan.stride_bytes
     } else {

@@ -89,7 +89,7 @@ pub struct NetPlan {
 }
 
 /// Resolve `HOST[:PORT]` (IPv6 as `[::1]:P` or bare `::1`).
-pub fn resolve_peer(host: &str, port: Option<u16>) -> Result<SocketAddr, UserError> {
+fn resolve_peer(host: &str, port: Option<u16>) -> Result<SocketAddr, UserError> {
     let port = port.unwrap_or(DEFAULT_PORT);
     if let Ok(sa) = host.parse::<SocketAddr>() {
         return Ok(sa);

@@ -98,7 +98,7 @@ pub fn bandwidth_warnings(r: &Record, k: &Kernel, host: &Host) -> Vec<Warning> {
 
 /// The L1 ceiling that bounds a kernel on one core, GB/s. String and libc
 /// kernels are bounded by the widest vector path the CPU has.
-pub fn kernel_ceiling(k: &Kernel, host: &Host) -> Option<f64> {
+fn kernel_ceiling(k: &Kernel, host: &Host) -> Option<f64> {
     let width = if k.width_bits >= 32 {
         k.width_bits
     } else {

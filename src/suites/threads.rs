@@ -104,7 +104,7 @@ pub fn default_kernels(host: &Host) -> Vec<&'static Kernel> {
 }
 
 /// Default counts: every count up to 16, then doublings, and N itself.
-pub fn default_counts(n: usize) -> Vec<usize> {
+fn default_counts(n: usize) -> Vec<usize> {
     let mut v: Vec<usize> = (1..=n.min(16)).collect();
     let mut c = 32;
     while c < n {
@@ -224,7 +224,7 @@ fn per_thread(total: u64, threads: usize) -> usize {
 pub const SKEW_LIMIT: f64 = 0.01;
 
 /// Largest start skew as a fraction of the median sample's duration.
-pub fn skew_fraction(m: &Measured) -> f64 {
+fn skew_fraction(m: &Measured) -> f64 {
     let secs: Vec<f64> = m.samples.iter().map(|s| s.seconds).collect();
     match crate::measure::stats::summarize(&secs, false) {
         Some(s) if s.median > 0.0 => m.max_skew() / s.median,

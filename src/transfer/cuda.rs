@@ -33,7 +33,7 @@ const STREAM_NON_BLOCKING: u32 = 1;
 const EVENT_DEFAULT: u32 = 0;
 
 /// The host allocation flags of a kind (`cuMemHostAlloc` / `cuMemHostRegister`).
-pub fn host_flags(kind: HostKind) -> Option<u32> {
+fn host_flags(kind: HostKind) -> Option<u32> {
     match kind {
         HostKind::Pinned => Some(sys::CU_MEMHOSTALLOC_PORTABLE),
         HostKind::PinnedWc => {

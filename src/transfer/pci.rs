@@ -43,7 +43,7 @@ pub fn normalize_bus_id(id: &str) -> String {
 }
 
 /// Parse "16.0 GT/s PCIe" / "8 GT/s" / "2.5 GT/s" into GT/s.
-pub fn parse_speed(s: &str) -> Option<f64> {
+fn parse_speed(s: &str) -> Option<f64> {
     let v: f64 = s.split_whitespace().next()?.parse().ok()?;
     (v > 0.0).then_some(v)
 }
@@ -66,7 +66,7 @@ pub fn generation(gts: f64) -> Option<u32> {
 /// Line-encoding efficiency for a per-lane rate: 8b/10b up to 5 GT/s
 /// (gen 1–2), 128b/130b for 8–32 GT/s (gen 3–5), and 242/256 FLIT for
 /// 64 GT/s (gen 6, PAM4).
-pub fn encoding_efficiency(gts: f64) -> f64 {
+fn encoding_efficiency(gts: f64) -> f64 {
     if gts <= 5.0 + 1e-9 {
         0.8
     } else if gts <= 32.0 + 1e-9 {

@@ -67,7 +67,7 @@ fn column(r: &Record) -> String {
 }
 
 /// The grid for one op of a sweep suite.
-pub fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
+fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
     let rows = sweep_rows(records, op, units)?;
     let mut out = format!(
         "{} bandwidth, {} best/median (per-thread working set; all threads together)\n",

@@ -117,7 +117,7 @@ pub fn render(run: &Run) -> String {
 }
 
 /// One line per distinct skipped or failed case.
-pub fn not_ok_lines(run: &Run) -> String {
+fn not_ok_lines(run: &Run) -> String {
     let mut seen: Vec<String> = Vec::new();
     for r in run.records.iter().filter(|r| r.status != Status::Ok) {
         let what = match r.memory.as_ref().filter(|m| !m.kind.is_empty()) {
@@ -147,7 +147,7 @@ pub fn not_ok_lines(run: &Run) -> String {
 }
 
 /// The byte convention of kernel-declared bandwidth, in the display units.
-pub fn byte_footer(units: Units) -> String {
+fn byte_footer(units: Units) -> String {
     format!(
         "{} = {} bytes/s. Bytes = read + written per the kernel's declaration (a copy of N/2 into N/2 counts N); write-allocate traffic not counted.",
         units.label(),

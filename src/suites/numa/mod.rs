@@ -174,7 +174,7 @@ fn node_of(host: &Host, cpu: u32) -> u32 {
 }
 
 /// Parse `N@K`, `N@nodeK` or `cpus:LIST` into load cpus.
-pub fn parse_load(
+fn parse_load(
     host: &Host,
     spec: &str,
     oversubscribe: bool,
