@@ -50,6 +50,19 @@ pub struct Measured {
     pub noise: Option<Noise>,
     /// Checksum of each thread in the last sample (read kernels).
     pub checksums: Vec<u64>,
+    /// Core clock read right after the samples on the team's cpus (the
+    /// highest of them), Hz; None where it could not be read.
+    pub clock_hz: Option<f64>,
+}
+
+/// The core clock right after a case's samples: the cheap probe on every
+/// worker at once (~1.5 ms), the highest plausible reading. A bound
+/// checked against it is never too tight for the fastest core.
+pub fn clock_after(team: &Team) -> Option<f64> {
+    team.run_each(|_, _| crate::platform::clock::quick().hz)
+        .into_iter()
+        .flatten()
+        .max_by(f64::total_cmp)
 }
 
 /// The run was interrupted (SIGINT) before this case finished.
@@ -166,6 +179,7 @@ pub fn measure_case_from(
         max_start_skew: max_skew,
         noise,
         checksums,
+        clock_hz: clock_after(team),
     }))
 }
 

@@ -355,6 +355,9 @@ impl ProcTeam {
             max_start_skew: max_skew,
             noise,
             checksums,
+            // The children are not probed: records fall back to the run's
+            // clock.
+            clock_hz: None,
         }))
     }
 }

@@ -392,6 +392,7 @@ fn measure_shared(
         max_start_skew: max_skew,
         noise,
         checksums,
+        clock_hz: measure::clock_after(team),
     }))
 }
 

@@ -85,41 +85,97 @@ pub fn render(h: &Host) -> String {
         "hypervisor {}",
         h.cpu.hypervisor.as_deref().unwrap_or("none")
     );
-    match h.clock_hz {
+    clock_lines(&mut s, h);
+    uarch_lines(&mut s, h);
+    ceiling_lines(&mut s, h);
+    s
+}
+
+fn clock_lines(s: &mut String, h: &Host) {
+    let Some(c) = &h.clock else {
+        let _ = writeln!(s, "core clock not measured (--no-clock)");
+        return;
+    };
+    let chains = format!(
+        "add r64,r64 chain {:.3} GHz, imul r64,r64 chain {:.3} GHz, {:.1} % apart; best of {} samples each",
+        c.add_hz / 1e9,
+        c.imul_hz / 1e9,
+        c.disagreement() * 100.0,
+        c.samples
+    );
+    match c.hz {
         Some(hz) => {
-            let _ = writeln!(
-                s,
-                "core clock {:.3} GHz measured (dependent-add chain, best of 1000 samples)",
-                hz / 1e9
-            );
-            let _ = writeln!(
-                s,
-                "L1 ceilings per core at that clock (loads/stores per cycle × width):"
-            );
-            let mut rows = vec![vec![
-                "width".to_string(),
-                "".into(),
-                "read GB/s".into(),
-                "write GB/s".into(),
-                "copy GB/s".into(),
-            ]];
-            let mut widths: Vec<u32> = h.ceilings.iter().map(|c| c.width_bits).collect();
-            widths.dedup();
-            for w in widths {
-                let g = |op: &str| h.ceiling(op, w).map_or("-".into(), |v| format!("{:.1}", v));
-                rows.push(vec![
-                    format!("{} bit", w),
-                    "".into(),
-                    g("read"),
-                    g("write"),
-                    g("copy"),
-                ]);
-            }
-            s.push_str(&grid(&rows));
+            let _ = writeln!(s, "core clock {:.3} GHz measured ({chains})", hz / 1e9);
         }
         None => {
-            let _ = writeln!(s, "core clock not measured (--no-clock)");
+            let _ = writeln!(s, "core clock implausible, not used ({chains})");
         }
     }
-    s
+}
+
+fn uarch_lines(s: &mut String, h: &Host) {
+    let Some(m) = &h.uarch else {
+        return;
+    };
+    let Some(r) = &m.row else {
+        let _ = writeln!(s, "core       unknown: {}", m.reason);
+        return;
+    };
+    let _ = writeln!(s, "core       {} [{}]", r.name, r.id);
+    let _ = writeln!(s, "           matched by {}", m.reason);
+    let rates: Vec<String> =
+        r.l1.iter()
+            .map(|x| {
+                format!(
+                    "{}-bit {}/{}",
+                    x.width_bits, x.loads_per_cycle, x.stores_per_cycle
+                )
+            })
+            .collect();
+    let l2 = r
+        .l2_to_l1_bytes_per_cycle
+        .map_or("not documented".into(), |b| format!("{b} B"));
+    let _ = writeln!(
+        s,
+        "           L1 loads/stores per cycle: {}; L2→L1 {} per cycle",
+        rates.join(", "),
+        l2
+    );
+    let _ = writeln!(s, "           source: {}", r.source);
+}
+
+fn ceiling_lines(s: &mut String, h: &Host) {
+    if h.ceilings.iter().all(|c| c.gbps.is_none()) {
+        let why = if h.uarch.as_ref().is_some_and(|m| m.row.is_none()) {
+            "this core is not in the table"
+        } else {
+            "no clock"
+        };
+        let _ = writeln!(s, "L1 ceilings unknown ({why})");
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "L1 ceilings per core at that clock (loads/stores per cycle × width):"
+    );
+    let mut rows = vec![vec![
+        "width".to_string(),
+        "".into(),
+        "read GB/s".into(),
+        "write GB/s".into(),
+        "copy GB/s".into(),
+    ]];
+    let mut widths: Vec<u32> = h.ceilings.iter().map(|c| c.width_bits).collect();
+    widths.dedup();
+    for w in widths {
+        let g = |op: &str| h.ceiling(op, w).map_or("-".into(), |v| format!("{:.1}", v));
+        rows.push(vec![
+            format!("{} bit", w),
+            "".into(),
+            g("read"),
+            g("write"),
+            g("copy"),
+        ]);
+    }
+    s.push_str(&grid(&rows));
 }
