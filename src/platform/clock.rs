@@ -197,13 +197,16 @@ mod tests {
 
     /// Both chains agree within 3 % on this machine, and the clock is one
     /// an x86 core can run at. A busy machine can starve one chain's
-    /// samples, so a disagreement is retried before it counts.
+    /// samples, so a disagreement is retried before it counts. On a hybrid
+    /// part the thread may run on an E-core, whose imul latency is not
+    /// the P-core's 3 cycles: there only the clock's plausibility counts.
     #[test]
     fn chains_agree_and_clock_is_plausible() {
+        let hybrid = super::super::cpu::detect_raw().hybrid;
         let mut last = None;
         for _ in 0..5 {
             let p = measure();
-            if p.disagreement() <= crate::model::limits::CLOCK_DISAGREE {
+            if hybrid || p.disagreement() <= crate::model::limits::CLOCK_DISAGREE {
                 let hz = p.hz.expect("a plausible clock");
                 assert!((2e8..=6.5e9).contains(&hz), "clock {hz}");
                 return;
