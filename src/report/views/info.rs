@@ -179,3 +179,72 @@ fn ceiling_lines(s: &mut String, h: &Host) {
     }
     s.push_str(&grid(&rows));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Ceiling, ClockProbe, L1Rate, Uarch, UarchMatch};
+
+    fn host(row: Option<Uarch>, reason: &str) -> Host {
+        let known = row.is_some();
+        Host {
+            clock_hz: Some(3.4e9),
+            clock: Some(ClockProbe::from_chains(3.4e9, 3.39e9, 400)),
+            uarch: Some(UarchMatch {
+                row,
+                reason: reason.into(),
+            }),
+            ceilings: vec![Ceiling {
+                op: "read".into(),
+                width_bits: 512,
+                bytes_per_cycle: known.then_some(128.0),
+                gbps: known.then_some(435.2),
+            }],
+            ..Host::default()
+        }
+    }
+
+    #[test]
+    fn says_which_row_matched_and_why() {
+        let row = Uarch {
+            id: "redwood-cove".into(),
+            name: "Redwood Cove (Granite Rapids)".into(),
+            l1: vec![L1Rate {
+                width_bits: 512,
+                loads_per_cycle: 2.0,
+                stores_per_cycle: 1.0,
+            }],
+            l2_to_l1_bytes_per_cycle: Some(64.0),
+            source: "somewhere".into(),
+        };
+        let s = render(&host(
+            Some(row),
+            "the model is masked; by features: AMX-TILE + 64 KiB L1I",
+        ));
+        assert!(
+            s.contains("core       Redwood Cove (Granite Rapids) [redwood-cove]"),
+            "{s}"
+        );
+        assert!(s.contains("matched by the model is masked"), "{s}");
+        assert!(s.contains("512-bit 2/1; L2→L1 64 B per cycle"), "{s}");
+        assert!(
+            s.contains("add r64,r64 chain 3.400 GHz, imul r64,r64 chain 3.390 GHz"),
+            "{s}"
+        );
+        assert!(s.contains("435.2"), "{s}");
+    }
+
+    #[test]
+    fn unknown_core_has_no_ceiling_numbers() {
+        let s = render(&host(
+            None,
+            "vendor CentaurHauls: the table has Intel and AMD x86 cores only",
+        ));
+        assert!(s.contains("core       unknown: vendor CentaurHauls"), "{s}");
+        assert!(
+            s.contains("L1 ceilings unknown (this core is not in the table)"),
+            "{s}"
+        );
+        assert!(!s.contains("GB/s"), "{s}");
+    }
+}
