@@ -3,18 +3,35 @@
 # same run, and print ratios (bwscope / peer; >= 1.00 means bwscope is at
 # least as fast). A benchmark, not a test: numbers depend on the machine
 # and on what else it is doing, so every cell alternates the two tools
-# ROUNDS times and compares best with best and median with median.
+# ROUNDS times and compares the best of each.
 #
-#   scripts/compare-peers.sh            # every section below
+# Works on any x86 CPU: it reads the machine from `bwscope info --json`
+# (CPU model, the matched microarchitecture row, cache sizes: the measured
+# `effective_size_bytes` where the host has it, else CPUID's), picks the
+# likwid-bench tests this CPU can run (sse, avx, avx512 and their `_mem`
+# non-temporal variants, as `likwid-bench -a` lists them and bwscope can
+# run the matching kernel), and sizes the cells from the caches. The output
+# is Markdown; a full run is kept per microarchitecture in
+# docs/peers/<row id>.md so the next person on another CPU sees where the
+# numbers came from.
+#
+#   scripts/compare-peers.sh                      # every section below
 #   ROUNDS=5 scripts/compare-peers.sh
-#   SECTIONS="cache ceilings" scripts/compare-peers.sh
+#   SECTIONS="machine cache" CELLS="load_avx copy_avx" SIZES="16384" ROUNDS=1 \
+#     scripts/compare-peers.sh                    # a quick partial check
 #
-# Sections: ceilings (L1 limits reached), cache (vs likwid-bench), times
-# (suite wall times), threads (2 threads vs likwid-bench), latency (L1
-# cycles, DRAM 4k vs 2M pages, random vs seq), memtype (thp vs regular,
-# first-use cost, break-even), net (vs iperf3 on loopback), transfer (vs
-# clpeak on an OpenCL device), reports (memcpy vs mbw). Each topic has its
-# own script, scripts/compare-peers-<topic>.sh, callable alone.
+# Sections: machine (CPU, row, caches), clock (add chain vs imul chain),
+# ceilings (L1 limits reached at the clock read next to each record), cache
+# (single-thread cells vs likwid-bench, geometric mean), threads (2-thread
+# DRAM aggregate vs likwid-bench -w S0:1GB:2), times (suite wall times),
+# latency, memtype, net, transfer, reports (each its own
+# scripts/compare-peers-<topic>.sh, callable alone).
+#
+# Env: ROUNDS (3), CPU (cpu for single-thread cells; default the last
+# allowed cpu, away from cpu 0's interrupts), SECTIONS, CELLS (likwid test
+# names), SIZES (bytes, overrides the cache-derived sizes), OUT (where the
+# Markdown goes; default docs/peers/<row id>.md for a full run, nothing for
+# a partial one; OUT=- prints only).
 #
 # Needs the Debian packages of the peers: likwid, iperf3, clpeak (+ an
 # OpenCL ICD such as pocl-opencl-icd), mbw; python3, jq. Builds bwscope
@@ -22,92 +39,301 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
-CPU=${CPU:-1}
-SECTIONS=${SECTIONS:-"ceilings cache times threads latency memtype net transfer reports"}
+ALL_SECTIONS="machine clock ceilings cache threads times latency memtype net transfer reports"
+SECTIONS=${SECTIONS:-$ALL_SECTIONS}
+ALL_CELLS="load_sse load_avx load_avx512 store_sse store_avx store_avx512 copy_sse copy_avx copy_avx512
+  store_mem_sse store_mem_avx store_mem_avx512 copy_mem_sse copy_mem_avx copy_mem_avx512"
+CELLS=${CELLS:-$ALL_CELLS}
 cargo build --release -q
 BW=target/release/bwscope
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+command -v likwid-bench >/dev/null || { echo "needs likwid-bench: apt-get install likwid" >&2; exit 2; }
 # Captured once: `cmd | grep -q` under pipefail fails when grep stops
 # reading early (SIGPIPE), which would silently drop cells.
 KERNELS_HERE=$("$BW" kernels)
 LIKWID_TESTS=$(likwid-bench -a 2>/dev/null || true)
+"$BW" info --json "$WORK/info.json" >/dev/null
 runs_here() { grep -q "^$1 .* yes\$" <<<"$KERNELS_HERE"; }
+likwid_has() { grep -q "^$1 " <<<"$LIKWID_TESTS"; }
 
-stats() { # values... -> "best median"
-  python3 -c 'import sys,statistics as s; v=[float(x) for x in sys.argv[1:]]; print(max(v), s.median(v))' "$@"
+# One query of the host facts: info KEY -> value.
+info() {
+  python3 - "$WORK/info.json" "$1" <<'EOF'
+import json, sys
+h = json.load(open(sys.argv[1]))
+key = sys.argv[2]
+m = h.get("uarch") or {}
+row = m.get("row") or {}
+def cache(level):
+    cs = [c for c in h["caches"] if c["level"] == level and c["type"] != "instruction"]
+    if not cs:
+        return ""
+    c = cs[0]
+    return str(c.get("effective_size_bytes") or c["size_bytes"])
+llc = max([c["level"] for c in h["caches"] if c["type"] != "instruction"] or [0])
+cpu = h["cpu"]
+print({
+    "model": cpu["model_name"] or "?",
+    "ident": f'{cpu["vendor"]} family {cpu["family"]:#x} model {cpu["model"]:#x} stepping {cpu["stepping"]}',
+    "hypervisor": cpu.get("hypervisor") or "none",
+    "row": row.get("id") or f'unknown-{cpu["vendor"] or "none"}-{cpu["family"]:x}-{cpu["model"]:x}',
+    "row_name": row.get("name") or "not in the table (ceilings unknown)",
+    "reason": m.get("reason") or "run predates the table",
+    "l2": cache(2),
+    "l3": cache(llc) if llc >= 3 else "",
+    "last_cpu": str(h["allowed_cpus"][-1]),
+}[key])
+EOF
+}
+CPU=${CPU:-$(info last_cpu)}
+
+# Cell sizes: L1 (16 KiB), half of L2, a quarter of L3 but at least 4 x L2
+# and at most half of L3, and 1 GiB; rounded down to 64 KiB.
+cell_sizes() {
+  local l2 l3; l2=$(info l2); l3=$(info l3)
+  python3 - "$l2" "$l3" <<'EOF'
+import sys
+r = lambda b: b // 65536 * 65536
+l2 = int(sys.argv[1] or 0); l3 = int(sys.argv[2] or 0)
+sizes = [16384]
+if l2:
+    sizes.append(r(l2 // 2))
+if l3 and l2:
+    sizes.append(r(min(max(l3 // 4, 4 * l2), l3 // 2)))
+sizes.append(1 << 30)
+print(" ".join(map(str, sizes)))
+EOF
+}
+SIZES=${SIZES:-$(cell_sizes)}
+
+# The bwscope kernel for a likwid test: <op>[_mem]_<isa>.
+kernel_for() {
+  local t=$1 nt="" op isa w
+  case $t in *_mem_*) nt="_nt" ;; esac
+  op=${t%%_*}
+  isa=${t##*_}
+  case $isa in sse) w="128_sse2" ;; avx) w="256_avx2" ;; avx512) w="512_avx512f" ;; *) return 1 ;; esac
+  case $op in load) op=read ;; store) op=write ;; copy) op=copy ;; *) return 1 ;; esac
+  [ "$op" = read ] && [ -n "$nt" ] && return 1
+  echo "seq_${op}_${w%%_*}${nt}_${w#*_}"
 }
 
-bw_cell() { # kernel size -> "best median" GB/s
-  "$BW" cache --kernel "$1" --sizes "$2" --cpus "$CPU" --json - 2>/dev/null |
-    python3 -c 'import json,sys; r=json.load(sys.stdin)["records"][0]; print(r["gbps"]["best"], r["gbps"]["median"])'
+bw_json() { # kernel size(bytes) file -> the run's JSON in file
+  "$BW" cache --kernel "$1" --sizes "${2}B" --cpus "$CPU" --json "$3" >/dev/null 2>&1
 }
 
-likwid_cell() { # test size -> GB/s (one likwid run, its ~1 s average)
-  taskset -c "$CPU" likwid-bench -t "$1" -w "S0:${2}B:1" 2>/dev/null |
+field() { # file kernel expr -> value from the first ok record of kernel
+  python3 -c '
+import json, sys
+r = [x for x in json.load(open(sys.argv[1]))["records"] if x["kernel"] == sys.argv[2] and x["status"] == "ok"]
+if not r:
+    print("nan"); sys.exit()
+r = r[0]; e = r.get("extra", {})
+v = eval(sys.argv[3], {}, {"r": r, "e": e})
+print("nan" if v is None else v)' "$1" "$2" "$3"
+}
+
+likwid_cell() { # test size(bytes) workgroup-threads -> GB/s (one likwid run)
+  taskset -c "$CPU" likwid-bench -t "$1" -w "S0:${2}B:${3:-1}" 2>/dev/null |
     awk '/^MByte\/s:/ {printf "%.3f\n", $2/1000}'
 }
 
-section_ceilings() {
-  echo "== L1 ceilings: single thread, L1-resident (16 KiB), vs loads/stores per cycle x measured clock"
-  local hz
-  hz=$("$BW" info --json - | python3 -c 'import json,sys; print(json.load(sys.stdin)["clock_hz"])')
-  printf "measured core clock: %.3f GHz\n" "$(python3 -c "print($hz/1e9)")"
-  for kb in "seq_read_256_avx2 64" "seq_copy_256_avx2 64" "seq_write_256_avx2 32" "seq_read_512_avx512f 64" "seq_write_512_avx512f 32"; do
-    set -- $kb
-    runs_here "$1" || { echo "$1: not supported here"; continue; }
-    read -r best med < <(bw_cell "$1" 16KiB)
-    python3 -c "
-hz=$hz; bpc=$2; best=$best; med=$med; lim=bpc*hz/1e9
-print(f'{\"$1\":24s} best {best:7.1f} GB/s = {best/lim*100:5.1f} % of {bpc} B/cycle ({lim:.1f} GB/s); median {med/lim*100:5.1f} %')"
+best() { python3 -c 'import sys; v=[float(x) for x in sys.argv[1:] if x not in ("", "nan")]; print(max(v) if v else "nan")' "$@"; }
+
+section_machine() {
+  echo "## Machine"
+  echo
+  echo "| | |"
+  echo "|---|---|"
+  echo "| date | $(date -u +%Y-%m-%dT%H:%MZ) |"
+  echo "| CPU | $(info model) ($(info ident)) |"
+  echo "| hypervisor | $(info hypervisor) |"
+  echo "| microarchitecture row | \`$(info row)\`: $(info row_name) |"
+  echo "| matched by | $(info reason) |"
+  echo "| L2 / last-level cache used for sizing | $(info l2) B / $(info l3) B |"
+  echo "| cell sizes | $SIZES B |"
+  echo "| bwscope | $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' (modified)') |"
+  echo "| likwid-bench | $(dpkg-query -W -f '${Version}' likwid 2>/dev/null || echo '?') |"
+  echo "| rounds | $ROUNDS, alternating bwscope and the peer; best of each |"
+  echo "| single-thread cpu | $CPU |"
+}
+
+section_clock() {
+  echo "## Clock: dependent add r64,r64 chain vs imul r64,r64 chain (target: within 3 %)"
+  echo
+  echo "| round | add chain GHz | imul chain GHz | apart | used GHz |"
+  echo "|---|---|---|---|---|"
+  for i in $(seq "$ROUNDS"); do
+    "$BW" info --json "$WORK/clock.json" >/dev/null
+    python3 - "$WORK/clock.json" "$i" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))["clock"]
+hz = c["hz"]
+print(f'| {sys.argv[2]} | {c["add_hz"]/1e9:.3f} | {c["imul_hz"]/1e9:.3f} | '
+      f'{(max(c["add_hz"], c["imul_hz"]) / min(c["add_hz"], c["imul_hz"]) - 1) * 100:.2f} % | '
+      f'{"implausible" if hz is None else f"{hz/1e9:.3f}"} |')
+EOF
   done
 }
 
+section_ceilings() {
+  echo "## L1 ceilings reached: 16 KiB, single thread, best of $ROUNDS runs"
+  echo
+  echo "Ceiling = the matched row's bytes per cycle x the clock read right after the record's samples"
+  echo "(\`extra.ceiling_gbps\`, \`extra.clock_hz\`). Targets: read >= 90 % of the load ceiling, write and copy"
+  echo ">= 90 % of the store ceiling."
+  echo
+  local ks=""
+  for k in seq_read_128_sse2 seq_read_256_avx2 seq_read_512_avx512f seq_write_128_sse2 seq_write_256_avx2 \
+    seq_write_512_avx512f seq_copy_128_sse2 seq_copy_256_avx2 seq_copy_512_avx512f; do
+    runs_here "$k" && ks="$ks,$k"
+  done
+  for i in $(seq "$ROUNDS"); do
+    "$BW" cache --kernel "${ks#,}" --sizes 16KiB --cpus "$CPU" --json "$WORK/ceil$i.json" >/dev/null 2>&1
+  done
+  python3 - "$WORK"/ceil*.json <<'EOF'
+import json, sys
+best = {}
+for f in sys.argv[1:]:
+    for r in json.load(open(f))["records"]:
+        if r["status"] != "ok":
+            continue
+        if r["kernel"] not in best or r["gbps"]["best"] > best[r["kernel"]]["gbps"]["best"]:
+            best[r["kernel"]] = r
+print("| kernel | best GB/s | clock next to it GHz | ceiling GB/s | reached |")
+print("|---|---|---|---|---|")
+for k, r in best.items():
+    e = r.get("extra", {})
+    c, hz = e.get("ceiling_gbps"), e.get("clock_hz")
+    hz = f"{hz/1e9:.3f}" if hz else "-"
+    if c:
+        print(f'| {k} | {r["gbps"]["best"]:.1f} | {hz} | {c:.1f} | {r["gbps"]["best"]/c*100:.1f} % |')
+    else:
+        print(f'| {k} | {r["gbps"]["best"]:.1f} | {hz} | unknown | - |')
+EOF
+}
+
 section_cache() {
-  echo "== cache/DRAM cells vs likwid-bench (taskset -c $CPU, -w S0:<size>B:1), $ROUNDS alternating rounds"
-  echo "   columns: bwscope best/median | likwid best/median | ratio best, ratio median"
-  local pairs="load:seq_read_64_scalar load_sse:seq_read_128_sse2 load_avx:seq_read_256_avx2 load_avx512:seq_read_512_avx512f
-    store:seq_write_64_scalar store_sse:seq_write_128_sse2 store_avx:seq_write_256_avx2 store_avx512:seq_write_512_avx512f
-    store_mem_avx:seq_write_256_nt_avx2 store_mem_avx512:seq_write_512_nt_avx512f
-    copy:seq_copy_64_scalar copy_sse:seq_copy_128_sse2 copy_avx:seq_copy_256_avx2 copy_avx512:seq_copy_512_avx512f
-    copy_mem_avx:seq_copy_256_nt_avx2 copy_mem_avx512:seq_copy_512_nt_avx512f"
-  local sizes=${SIZES:-"16384 262144 8388608 1073741824"}
-  printf "%-30s %10s %15s %15s %7s %7s\n" "likwid test / bwscope kernel" size bwscope likwid best med
-  for size in $sizes; do
-    for p in $pairs; do
-      local t=${p%%:*} k=${p##*:}
-      runs_here "$k" || continue
-      grep -q "^$t " <<<"$LIKWID_TESTS" || continue
+  echo "## Single-thread cells vs likwid-bench (taskset -c $CPU, -w S0:<size>B:1), best of $ROUNDS alternating rounds"
+  echo
+  echo "bwscope's figure per round is its record's best sample (7 samples of >= 10 ms); likwid's is its one"
+  echo "figure over ~1 s. The median column is bwscope's median sample, best over the rounds, for comparison."
+  echo
+  echo "| likwid test | bwscope kernel | size B | bwscope GB/s | bwscope median | likwid GB/s | ratio |"
+  echo "|---|---|---|---|---|---|---|"
+  local ratios=()
+  for size in $SIZES; do
+    for t in $CELLS; do
+      local k
+      k=$(kernel_for "$t") || continue
+      runs_here "$k" && likwid_has "$t" || continue
       local bb=() bm=() lk=()
-      for _ in $(seq "$ROUNDS"); do
-        read -r b m < <(bw_cell "$k" "${size}B")
-        bb+=("$b"); bm+=("$m")
+      for i in $(seq "$ROUNDS"); do
+        bw_json "$k" "$size" "$WORK/cell.json"
+        bb+=("$(field "$WORK/cell.json" "$k" 'r["gbps"]["best"]')")
+        bm+=("$(field "$WORK/cell.json" "$k" 'r["gbps"]["median"]')")
         lk+=("$(likwid_cell "$t" "$size")")
       done
-      read -r bwb _ < <(stats "${bb[@]}")
-      read -r _ bwm < <(stats "${bm[@]}")
-      read -r lkb lkm < <(stats "${lk[@]}")
-      python3 -c "
-print(f'{\"$t / $k\":30s} {$size:>10d} {$bwb:7.1f}/{$bwm:<7.1f} {$lkb:7.1f}/{$lkm:<7.1f} {$bwb/$lkb:7.2f} {$bwm/$lkm:7.2f}')"
+      local b m l r
+      b=$(best "${bb[@]}"); m=$(best "${bm[@]}"); l=$(best "${lk[@]}")
+      r=$(python3 -c "b=float('$b'); l=float('$l'); print(f'{b/l:.3f}' if l == l and l > 0 and b == b else 'nan')")
+      [ "$r" != nan ] && ratios+=("$r")
+      printf '| %s | %s | %s | %.1f | %.1f | %.1f | %s |\n' "$t" "$k" "$size" "$b" "$m" "$l" "$r"
     done
+  done
+  echo
+  python3 -c '
+import math, sys
+v = [float(x) for x in sys.argv[1:]]
+if v:
+    g = math.exp(sum(map(math.log, v)) / len(v))
+    print(f"Geometric mean of {len(v)} ratios: **{g:.3f}** (target >= 1.05); lowest {min(v):.3f} (target >= 0.97)")
+else:
+    print("No cell ran (no likwid test and bwscope kernel pair this CPU can run).")' "${ratios[@]}"
+}
+
+section_threads() {
+  # likwid's S0 domain, first two hardware threads (physical cores first).
+  local cpus
+  cpus=$(likwid-pin -p 2>/dev/null | awk '/^Domain S0:/ {getline; gsub(/[ \t]/, ""); print; exit}' | cut -d, -f1,2)
+  echo "## 2-thread DRAM aggregate vs likwid-bench -w S0:1GB:2 (cpus ${cpus:-?}), best of $ROUNDS alternating rounds"
+  echo
+  echo "| likwid test | bwscope kernel | bwscope GB/s | likwid GB/s | ratio |"
+  echo "|---|---|---|---|---|"
+  local isa=avx
+  runs_here seq_read_512_avx512f && likwid_has load_avx512 && isa=avx512
+  for t in "load_$isa" "store_$isa" "copy_$isa"; do
+    local k; k=$(kernel_for "$t")
+    runs_here "$k" && likwid_has "$t" || continue
+    local bb=() lk=()
+    for i in $(seq "$ROUNDS"); do
+      "$BW" threads --counts 2 --threads 2 ${cpus:+--cpus "$cpus"} --sizes 1GB --kernel "$k" \
+        --json "$WORK/thr.json" >/dev/null 2>&1 || true
+      bb+=("$(python3 -c '
+import json, sys
+r = [x for x in json.load(open(sys.argv[1]))["records"] if x["status"] == "ok" and x["threads"] == 2]
+print(r[0]["gbps"]["best"] if r else "nan")' "$WORK/thr.json")")
+      lk+=("$(likwid-bench -t "$t" -w S0:1GB:2 2>/dev/null | awk '/^MByte\/s:/ {printf "%.3f\n", $2/1000}')")
+    done
+    local b l
+    b=$(best "${bb[@]}"); l=$(best "${lk[@]}")
+    python3 -c "b=float('$b'); l=float('$l'); print(f'| $t | $k | {b:.1f} | {l:.1f} | ' + (f'{b/l:.3f}' if l > 0 else 'nan') + ' |')"
   done
 }
 
 section_times() {
-  echo "== suite wall times"
+  echo "## Suite wall times"
+  echo
   local t0 t1
+  t0=$(date +%s.%N); "$BW" --no-save >/dev/null 2>&1 || true; t1=$(date +%s.%N)
+  python3 -c "print(f'- bwscope (default survey): {$t1-$t0:.1f} s (target <= 60 s)')"
   t0=$(date +%s.%N); "$BW" cache --quick >/dev/null 2>&1; t1=$(date +%s.%N)
-  python3 -c "print(f'bwscope cache --quick: {$t1-$t0:.1f} s (target <= 10 s)')"
+  python3 -c "print(f'- bwscope cache --quick: {$t1-$t0:.1f} s (target <= 10 s)')"
   t0=$(date +%s.%N); "$BW" cache >/dev/null 2>&1; t1=$(date +%s.%N)
-  python3 -c "print(f'bwscope cache (full default sweep): {$t1-$t0:.1f} s (target <= 120 s)')"
+  python3 -c "print(f'- bwscope cache (full default sweep): {$t1-$t0:.1f} s (target <= 120 s)')"
 }
 
-section_threads() { BWSCOPE=$BW scripts/compare-peers-threads.sh "$BW"; }
-section_latency() { BWSCOPE=$BW scripts/compare-peers-latency.sh; }
-section_memtype() { BWSCOPE=$BW scripts/compare-peers-memtype.sh; }
-section_net() { BWSCOPE=$BW scripts/compare-peers-net.sh; }
-section_transfer() { BWSCOPE=$BW scripts/compare-peers-transfer.sh; }
-section_reports() { scripts/compare-peers-reports.sh "$BW"; }
-
-for s in $SECTIONS; do
-  "section_$s"
+fenced() { # title command... : a topic script's own output, verbatim
+  echo "## $1"
   echo
-done
+  echo '```'
+  shift
+  "$@" || echo "(exit $?)"
+  echo '```'
+}
+section_latency() { fenced "Latency" env BWSCOPE=$BW scripts/compare-peers-latency.sh; }
+section_memtype() { fenced "Memory types" env BWSCOPE=$BW scripts/compare-peers-memtype.sh; }
+section_net() { fenced "Network vs iperf3" env BWSCOPE=$BW scripts/compare-peers-net.sh; }
+section_transfer() { fenced "Host-device transfers vs clpeak" env BWSCOPE=$BW scripts/compare-peers-transfer.sh; }
+section_reports() { fenced "Reports, memcpy vs mbw" scripts/compare-peers-reports.sh "$BW"; }
+
+main() {
+  echo "# bwscope vs peers on $(info model) ($(info row))"
+  echo
+  for s in $SECTIONS; do
+    "section_$s"
+    echo
+  done
+}
+
+partial=""
+[ "$SECTIONS" = "$ALL_SECTIONS" ] || partial="sections"
+[ "$CELLS" = "$ALL_CELLS" ] || partial="$partial cells"
+[ "$SIZES" = "$(cell_sizes)" ] || partial="$partial sizes"
+[ "$ROUNDS" -ge 3 ] || partial="$partial rounds"
+if [ -z "${OUT+set}" ]; then
+  if [ -z "$partial" ]; then OUT="docs/peers/$(info row).md"; else OUT=-; fi
+fi
+main | tee "$WORK/out.md"
+if [ "$OUT" != - ]; then
+  mkdir -p "$(dirname "$OUT")"
+  {
+    [ -n "$partial" ] && echo "> Partial run (changed:$partial); not the full comparison." && echo
+    cat "$WORK/out.md"
+  } >"$OUT"
+  echo "written to $OUT" >&2
+elif [ -n "$partial" ]; then
+  echo "partial run (changed:$partial): not kept under docs/peers (set OUT=FILE to keep it)" >&2
+fi

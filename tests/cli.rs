@@ -120,9 +120,24 @@ fn missing_isa_is_a_skipped_record() {
     assert_eq!(sk["status"], "skipped");
     assert_eq!(sk["reason"], "needs avx512f");
     assert!(sk["gbps"].is_null());
-    assert!(recs
+    let ok = recs
         .iter()
-        .any(|r| r["kernel"] == "seq_read_64_scalar" && r["status"] == "ok"));
+        .find(|r| r["kernel"] == "seq_read_64_scalar" && r["status"] == "ok")
+        .expect("the scalar kernel ran");
+    // The clock read next to the record, and the bound it was checked by.
+    assert!(ok["extra"]["clock_hz"].as_f64().unwrap() > 1e8, "{ok}");
+    assert!(ok["extra"].get("ceiling_gbps").is_some(), "{ok}");
+    // Hiding a feature hides its ceilings, not which core this is.
+    let host = &v["host"];
+    assert_eq!(host["features"]["avx512f"], false);
+    assert!(host["ceilings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["width_bits"].as_u64().unwrap() <= 256));
+    let plain = bw().args(["info", "--json", "-"]).output().unwrap();
+    let plain: Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert_eq!(host["uarch"], plain["uarch"]);
     bw().env("BWSCOPE_DISABLE_ISA", "avx512f")
         .args(["kernels", "seq_read_512"])
         .assert()
@@ -285,6 +300,16 @@ fn info_and_kernels() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["features"]["sse2"].as_bool().unwrap());
     assert!(!v["caches"].as_array().unwrap().is_empty());
+    // Which row of the microarchitecture table matched (any CPU: a row or
+    // null), always with a reason; the clock probe's two chains.
+    assert!(!v["uarch"]["reason"].as_str().unwrap().is_empty());
+    let row = &v["uarch"]["row"];
+    assert!(row.is_null() || !row["l1"].as_array().unwrap().is_empty());
+    for c in v["ceilings"].as_array().unwrap() {
+        assert_eq!(c["gbps"].is_null(), row.is_null(), "{c}");
+    }
+    assert!(v["clock"]["add_hz"].as_f64().unwrap() > 0.0);
+    assert!(v["clock"]["imul_hz"].as_f64().unwrap() > 0.0);
     bw().arg("info").assert().success().stdout(
         predicate::str::contains("core clock").and(predicate::str::contains("L1 ceilings")),
     );

@@ -108,6 +108,13 @@ pub trait Workload {
 
     /// Run `reps` repetitions (≥ 1) once on every worker.
     fn run(&mut self, reps: u64) -> Result<Call, String>;
+
+    /// The core clock read on the workers right after the samples (turbo
+    /// and AVX-512 licences move it), Hz; None where the workload does not
+    /// read it (its records fall back to the run's clock).
+    fn clock_after(&mut self) -> Option<f64> {
+        None
+    }
 }
 
 /// Where calibration starts: the work one sample did at the previous point
@@ -155,6 +162,8 @@ pub struct Measured {
     pub checksums: Vec<u64>,
     /// A stop request ended sampling early; `samples` holds those taken.
     pub cut_short: bool,
+    /// The core clock right after the samples ([`Workload::clock_after`]).
+    pub clock_hz: Option<f64>,
 }
 
 impl Measured {
@@ -277,13 +286,15 @@ impl<'a> Sampler<'a> {
         if samples.is_empty() {
             return Err(Failure::Stopped);
         }
+        let noise = noise::since(before);
         Ok(Measured {
             reps,
             units_per_sample,
             samples,
-            noise: noise::since(before),
+            noise,
             checksums,
             cut_short,
+            clock_hz: w.clock_after(),
         })
     }
 

@@ -6,6 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::uarch::UarchMatch;
+use super::warning::{limits, Warning};
+
 /// Everything `bwscope info` shows; stored as `host` in every run.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct Host {
@@ -18,24 +21,102 @@ pub struct Host {
     pub physical_cores: usize,
     pub nodes: Vec<Node>,
     pub env: Environment,
-    /// Measured core clock (dependent-add chain), Hz; null if not measured.
+    /// Measured core clock, Hz (`clock.hz`); null if not measured or the
+    /// probe's result was implausible.
     pub clock_hz: Option<f64>,
-    /// Per-core L1 ceilings at the measured clock, GB/s.
+    /// The clock probe's two chains; null if not measured.
+    #[serde(default)]
+    pub clock: Option<ClockProbe>,
+    /// The row of the microarchitecture table this core matched, and why;
+    /// null in runs from before the table.
+    #[serde(default)]
+    pub uarch: Option<UarchMatch>,
+    /// Per-core L1 ceilings at the measured clock, one per op and width
+    /// this CPU has; `null` numbers when the core or the clock is unknown.
     pub ceilings: Vec<Ceiling>,
 }
 
-/// An upper bound on one op at one width for one core, from the core's
-/// loads/stores per cycle and the measured clock.
+/// The core clock from two timed dependent chains of register-register
+/// instructions (no immediates, which Golden Cove and later fold at
+/// rename): `add r64, r64` at one per cycle and `imul r64, r64` at one
+/// per three cycles (Intel Sandy Bridge and later, AMD Zen).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct ClockProbe {
+    /// Adds per second of the add chain (best sample).
+    pub add_hz: f64,
+    /// Three times the imuls per second of the imul chain (best sample).
+    pub imul_hz: f64,
+    /// The clock used: the add chain's, or the lower of the two when they
+    /// disagree by more than 3 %; null when outside 0.2–6.5 GHz.
+    pub hz: Option<f64>,
+    /// Samples per chain.
+    pub samples: usize,
+}
+
+impl ClockProbe {
+    /// Combine the two chains' readings by the rules above.
+    pub fn from_chains(add_hz: f64, imul_hz: f64, samples: usize) -> ClockProbe {
+        let mut p = ClockProbe {
+            add_hz,
+            imul_hz,
+            hz: None,
+            samples,
+        };
+        let hz = if p.disagreement() > limits::CLOCK_DISAGREE {
+            add_hz.min(imul_hz)
+        } else {
+            add_hz
+        };
+        p.hz = (limits::CLOCK_MIN_HZ..=limits::CLOCK_MAX_HZ)
+            .contains(&hz)
+            .then_some(hz);
+        p
+    }
+
+    /// How far apart the two chains are, relative to the lower.
+    pub fn disagreement(&self) -> f64 {
+        let (lo, hi) = (self.add_hz.min(self.imul_hz), self.add_hz.max(self.imul_hz));
+        if lo > 0.0 {
+            hi / lo - 1.0
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// The warnings this reading deserves: the chains disagree, or the
+    /// clock is outside what any x86 core runs at.
+    pub fn warnings(&self) -> Vec<Warning> {
+        let mut w = Vec::new();
+        if self.disagreement() > limits::CLOCK_DISAGREE {
+            w.push(Warning::ClockDisagree {
+                add_hz: self.add_hz,
+                imul_hz: self.imul_hz,
+            });
+        }
+        if self.hz.is_none() {
+            w.push(Warning::ClockImplausible {
+                hz: self.add_hz.min(self.imul_hz),
+            });
+        }
+        w
+    }
+}
+
+/// An upper bound on one op at one width for one core, from the matched
+/// row's loads/stores per cycle and the measured clock. Null numbers mean
+/// unknown (no row matched, or no clock): never a guess.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Ceiling {
     pub op: String,
     pub width_bits: u32,
-    pub bytes_per_cycle: f64,
-    pub gbps: f64,
+    pub bytes_per_cycle: Option<f64>,
+    pub gbps: Option<f64>,
 }
 
-/// The ISA features that matter for moving bytes.
+/// The ISA features that matter for moving bytes, and those that tell
+/// cores apart when a hypervisor masks the model number.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Features {
     pub sse2: bool,
     pub sse4_1: bool,
@@ -52,6 +133,18 @@ pub struct Features {
     pub clflushopt: bool,
     pub clwb: bool,
     pub invariant_tsc: bool,
+    /// AVX512-VBMI2 (leaf 7.0 ECX[6]): Ice Lake and later, not Skylake-SP.
+    pub avx512_vbmi2: bool,
+    /// AVX512-FP16 (leaf 7.0 EDX[23]): Sapphire Rapids and later.
+    pub avx512_fp16: bool,
+    /// AMX-TILE (leaf 7.0 EDX[24]): Golden Cove class server cores.
+    pub amx_tile: bool,
+    /// AMX-FP16 (leaf 7.1 EAX[21]): Granite Rapids (Redwood Cove).
+    pub amx_fp16: bool,
+    /// AVX-VNNI, VEX-encoded (leaf 7.1 EAX[4]): Alder Lake+, Zen 5.
+    pub avx_vnni: bool,
+    /// Hybrid part (leaf 7.0 EDX[15]): P- and E-cores differ.
+    pub hybrid: bool,
 }
 
 impl Features {
@@ -71,6 +164,12 @@ impl Features {
             ("clflushopt", self.clflushopt),
             ("clwb", self.clwb),
             ("invariant_tsc", self.invariant_tsc),
+            ("avx512_vbmi2", self.avx512_vbmi2),
+            ("avx512_fp16", self.avx512_fp16),
+            ("amx_tile", self.amx_tile),
+            ("amx_fp16", self.amx_fp16),
+            ("avx_vnni", self.avx_vnni),
+            ("hybrid", self.hybrid),
         ];
         all.iter().filter(|(_, b)| *b).map(|(n, _)| *n).collect()
     }
@@ -173,12 +272,38 @@ impl Host {
         "DRAM".into()
     }
 
-    /// The ceiling for `op` at `width_bits`, GB/s, if known.
+    /// The ceiling for `op` at `width_bits` at the run's clock, GB/s, if
+    /// known.
     pub fn ceiling(&self, op: &str, width_bits: u32) -> Option<f64> {
         self.ceilings
             .iter()
             .find(|c| c.op == op && c.width_bits == width_bits)
-            .map(|c| c.gbps)
+            .and_then(|c| c.gbps)
+    }
+
+    /// L1 bytes per cycle of `op` on one core at `width_bits`, or with
+    /// `None` at the widest path the core has (for code that picks its own
+    /// width); None when the core is unknown. Runs from before the table
+    /// carry only `ceilings`.
+    pub fn l1_bytes_per_cycle(&self, op: &str, width_bits: Option<u32>) -> Option<f64> {
+        if let Some(m) = &self.uarch {
+            let row = m.row.as_ref()?;
+            return match width_bits {
+                Some(w) => row.bytes_per_cycle(op, w),
+                None => row.widest_bytes_per_cycle(op),
+            };
+        }
+        self.ceilings
+            .iter()
+            .filter(|c| c.op == op && width_bits.is_none_or(|w| c.width_bits == w))
+            .filter_map(|c| c.bytes_per_cycle)
+            .max_by(f64::total_cmp)
+    }
+
+    /// [`Host::l1_bytes_per_cycle`] at a clock of `hz`, GB/s.
+    pub fn ceiling_at(&self, op: &str, width_bits: Option<u32>, hz: f64) -> Option<f64> {
+        self.l1_bytes_per_cycle(op, width_bits)
+            .map(|bpc| bpc * hz / 1e9)
     }
 
     /// The NUMA node of `cpu`, if known.
@@ -214,5 +339,26 @@ mod tests {
         assert_eq!(h.regime(20 << 20, 2), "DRAM");
         assert_eq!(h.regime(1 << 30, 1), "DRAM");
         assert_eq!(h.llc_size(), Some(32 << 20));
+    }
+
+    #[test]
+    fn clock_probe_rules() {
+        // Agreeing chains: the add chain's reading, no warning.
+        let p = ClockProbe::from_chains(3.40e9, 3.39e9, 10);
+        assert_eq!(p.hz, Some(3.40e9));
+        assert!(p.warnings().is_empty());
+        // A folded immediate add (issue 15): the lower, and a warning.
+        let p = ClockProbe::from_chains(21.2e9, 3.45e9, 10);
+        assert_eq!(p.hz, Some(3.45e9));
+        assert!(matches!(p.warnings()[..], [Warning::ClockDisagree { .. }]));
+        // Both fooled: no clock, and it says so.
+        let p = ClockProbe::from_chains(21.2e9, 21.0e9, 10);
+        assert_eq!(p.hz, None);
+        assert!(matches!(
+            p.warnings()[..],
+            [Warning::ClockImplausible { .. }]
+        ));
+        let p = ClockProbe::from_chains(0.0, 0.0, 1);
+        assert_eq!(p.hz, None);
     }
 }

@@ -7,9 +7,11 @@ mod host;
 mod record;
 mod run;
 pub mod time;
+mod uarch;
 mod warning;
 
-pub use host::{Cache, Ceiling, Cpu, CpuIdent, Environment, Features, Host, Node};
+pub use host::{Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Environment, Features, Host, Node};
 pub use record::{MemoryInfo, Noise, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
+pub use uarch::{L1Rate, Uarch, UarchMatch};
 pub use warning::{limits, Warning};

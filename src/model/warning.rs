@@ -19,6 +19,15 @@ pub mod limits {
     pub const FOREIGN_CPUS: f64 = 0.10;
     /// Hypervisor steal above 0.02 CPU distorts wall-clock samples.
     pub const STEAL_CPUS: f64 = 0.02;
+    /// The add and imul clock chains are timed the same way; more than
+    /// 3 % apart means one of them is not what it should be (a folded add,
+    /// an imul of another latency, a frequency change between them).
+    pub const CLOCK_DISAGREE: f64 = 0.03;
+    /// No x86 core runs above ~6.2 GHz (2025); 6.5 leaves room for the
+    /// next, and a reading above it means the probe was fooled.
+    pub const CLOCK_MAX_HZ: f64 = 6.5e9;
+    /// Below 0.2 GHz the probe was starved (a stopped or throttled vCPU).
+    pub const CLOCK_MIN_HZ: f64 = 0.2e9;
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,6 +45,11 @@ pub enum Warning {
     Steal { cpus: f64 },
     /// Running under a hypervisor: caches and DRAM may be shared.
     VirtualMachine { hypervisor: String },
+    /// The add chain and the imul chain give clocks more than 3 % apart;
+    /// the lower is used.
+    ClockDisagree { add_hz: f64, imul_hz: f64 },
+    /// The measured clock is outside 0.2–6.5 GHz: not used.
+    ClockImplausible { hz: f64 },
     /// Transparent huge pages were asked for but not (fully) obtained.
     ThpNotObtained { fraction: f64 },
     /// A free-form warning from a suite, with a hint.
@@ -50,6 +64,12 @@ impl Warning {
             }
             Warning::AboveCeiling { .. } => {
                 "the kernel or the clock estimate is wrong; please report it with the JSON"
+            }
+            Warning::ClockDisagree { .. } => {
+                "the lower is used; quiet the machine and run `bwscope info` again; if it persists, please report it with `bwscope info --json`"
+            }
+            Warning::ClockImplausible { .. } => {
+                "ceilings and cycle counts are left out; please report it with `bwscope info --json`"
             }
             Warning::ForeignLoad { .. } => "stop other work on this machine and run again",
             Warning::Steal { .. } => "the host is oversubscribed; compare `best` only",
@@ -75,6 +95,17 @@ impl fmt::Display for Warning {
                 f,
                 "{:.1} GB/s exceeds this core's ceiling of {:.1} GB/s",
                 gbps, ceiling_gbps
+            ),
+            Warning::ClockDisagree { add_hz, imul_hz } => write!(
+                f,
+                "core clock probes disagree: add chain {:.3} GHz, imul chain {:.3} GHz",
+                add_hz / 1e9,
+                imul_hz / 1e9
+            ),
+            Warning::ClockImplausible { hz } => write!(
+                f,
+                "measured core clock {:.3} GHz is implausible for an x86 core",
+                hz / 1e9
             ),
             Warning::ForeignLoad { cpus } => {
                 write!(f, "other processes used {:.2} CPUs while measuring", cpus)

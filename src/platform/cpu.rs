@@ -8,7 +8,8 @@ use crate::model::{CpuIdent, Features};
 /// Detect, then hide the features named in `BWSCOPE_DISABLE_ISA`
 /// (comma-separated, e.g. `avx512f,avx2`). That lets a user compare
 /// narrower code paths and lets tests exercise the `skipped` path on a
-/// CPU that has everything.
+/// CPU that has everything. Identifying the core reads [`detect_raw`]:
+/// hiding a feature from the kernels does not make it another core.
 pub fn detect_features() -> Features {
     let mut f = detect_raw();
     if let Ok(list) = std::env::var("BWSCOPE_DISABLE_ISA") {
@@ -19,6 +20,11 @@ pub fn detect_features() -> Features {
                 "avx2" => f.avx2 = false,
                 "avx512f" => f.avx512f = false,
                 "avx512bw" => f.avx512bw = false,
+                "avx512_vbmi2" => f.avx512_vbmi2 = false,
+                "avx512_fp16" => f.avx512_fp16 = false,
+                "amx_tile" => f.amx_tile = false,
+                "amx_fp16" => f.amx_fp16 = false,
+                "avx_vnni" => f.avx_vnni = false,
                 "erms" => f.erms = false,
                 "fsrm" => f.fsrm = false,
                 _ => {}
@@ -28,16 +34,43 @@ pub fn detect_features() -> Features {
     f
 }
 
-fn detect_raw() -> Features {
+/// CPUID leaf 7 subleaves 0 and 1 as (EBX, ECX, EDX) and EAX, zero where
+/// the CPU does not have them (a leaf above the maximum returns another
+/// leaf's data on Intel).
+#[cfg(target_arch = "x86_64")]
+fn leaf7() -> (core::arch::x86_64::CpuidResult, u32) {
+    use core::arch::x86_64::{__cpuid, __cpuid_count, CpuidResult};
+    // (safe since Rust 1.87: cpuid exists on every x86_64)
+    let zero = CpuidResult {
+        eax: 0,
+        ebx: 0,
+        ecx: 0,
+        edx: 0,
+    };
+    if __cpuid(0).eax < 7 {
+        return (zero, 0);
+    }
+    let s0 = __cpuid_count(7, 0);
+    let s1 = if s0.eax >= 1 {
+        __cpuid_count(7, 1).eax
+    } else {
+        0
+    };
+    (s0, s1)
+}
+
+/// The features as CPUID reports them.
+pub fn detect_raw() -> Features {
     #[cfg(target_arch = "x86_64")]
     {
         let c = CpuId::new();
         let ext = c.get_extended_feature_info();
         let apm = c.get_advanced_power_mgmt_info();
-        // raw-cpuid 11 does not expose FSRM (leaf 7 EDX bit 4) or
-        // MOVDIR64B (leaf 7 ECX bit 28): read the leaf directly.
-        // (safe since Rust 1.87: cpuid exists on every x86_64)
-        let l7 = core::arch::x86_64::__cpuid_count(7, 0);
+        // raw-cpuid 11 does not expose FSRM (leaf 7 EDX bit 4), MOVDIR64B
+        // (ECX bit 28) or the AMX bits: read the leaf directly. Bit
+        // positions: Linux arch/x86/include/asm/cpufeatures.h (word 16 =
+        // 7.0 ECX, word 18 = 7.0 EDX, word 12 = 7.1 EAX).
+        let (l7, l7s1) = leaf7();
         Features {
             sse2: std::is_x86_feature_detected!("sse2"),
             sse4_1: std::is_x86_feature_detected!("sse4.1"),
@@ -52,6 +85,12 @@ fn detect_raw() -> Features {
             clflushopt: ext.as_ref().is_some_and(|e| e.has_clflushopt()),
             clwb: ext.as_ref().is_some_and(|e| e.has_clwb()),
             invariant_tsc: apm.is_some_and(|a| a.has_invariant_tsc()),
+            avx512_vbmi2: l7.ecx & (1 << 6) != 0,
+            hybrid: l7.edx & (1 << 15) != 0,
+            avx512_fp16: l7.edx & (1 << 23) != 0,
+            amx_tile: l7.edx & (1 << 24) != 0,
+            avx_vnni: l7s1 & (1 << 4) != 0,
+            amx_fp16: l7s1 & (1 << 21) != 0,
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -5,10 +5,11 @@ pub mod clock;
 pub mod cpu;
 pub mod env;
 pub mod topology;
+pub mod uarch;
 
 use crate::model::{Ceiling, Host};
 
-/// Detect the machine. Measuring the clock takes ~0.2 s.
+/// Detect the machine. Measuring the clock takes ~0.15 s.
 pub fn detect_host(measure_clock: bool) -> Host {
     let ident = cpu::ident();
     let features = cpu::detect_features();
@@ -20,7 +21,14 @@ pub fn detect_host(measure_clock: bool) -> Host {
     let mut cores: Vec<(u32, u32)> = cpus.iter().map(|c| (c.package, c.core)).collect();
     cores.sort_unstable();
     cores.dedup();
-    let clock_hz = measure_clock.then(|| clock::measure(1000).best_hz);
+    let uarch = uarch::identify(&uarch::Facts {
+        vendor: &ident.vendor,
+        family: ident.family,
+        model: ident.model,
+        features: &cpu::detect_raw(),
+        caches: &caches,
+    });
+    let clock = measure_clock.then(clock::measure);
     let mut host = Host {
         cpu: ident,
         features,
@@ -30,56 +38,19 @@ pub fn detect_host(measure_clock: bool) -> Host {
         allowed_cpus: allowed,
         nodes,
         env: env::detect(),
-        clock_hz,
+        clock_hz: clock.and_then(|c| c.hz),
+        clock,
+        uarch: Some(uarch),
         ceilings: Vec::new(),
     };
-    if let Some(hz) = clock_hz {
-        host.ceilings = ceilings(&host, hz);
-    }
+    host.ceilings = ceilings(&host);
     host
 }
 
-/// Loads and stores per cycle the core sustains from L1 at a width.
-///
-/// Zen 3 (AMD family 0x19): 3 loads/cycle of which 2 may be vector, 2
-/// stores/cycle of up to 64 bit and 1 of 256 bit (AMD SOG for family 19h,
-/// §2.11). Intel since Ice Lake: 2 loads + 2 stores. For unknown cores we
-/// take the generous end so a ceiling is never below reality: it only
-/// serves to flag impossible results.
-pub fn per_cycle(host_vendor: &str, family: u32, width_bits: u32) -> (f64, f64) {
-    let amd = host_vendor.contains("AMD");
-    let loads = if width_bits <= 64 && (amd && family >= 0x17) {
-        3.0
-    } else {
-        2.0
-    };
-    let stores = match width_bits {
-        0..=64 => 2.0,
-        // Zen 3's 128-bit store rate is not documented; 2 is the
-        // generous bound.
-        65..=128 => 2.0,
-        129..=256 => {
-            if amd {
-                1.0
-            } else {
-                2.0
-            }
-        }
-        // Zen 4 splits a 512-bit access into two 256-bit halves: one
-        // 512-bit load and half a 512-bit store per cycle.
-        _ => {
-            if amd {
-                0.5
-            } else {
-                1.0
-            }
-        }
-    };
-    let loads = if width_bits > 256 && amd { 1.0 } else { loads };
-    (loads, stores)
-}
-
-fn ceilings(host: &Host, hz: f64) -> Vec<Ceiling> {
+/// Per-core L1 ceilings for every op at every width this CPU has (after
+/// `BWSCOPE_DISABLE_ISA`), from the matched row at the run's clock; the
+/// numbers are null when the core or the clock is unknown.
+fn ceilings(host: &Host) -> Vec<Ceiling> {
     let mut widths = vec![32u32, 64];
     if host.features.sse2 {
         widths.push(128);
@@ -92,19 +63,13 @@ fn ceilings(host: &Host, hz: f64) -> Vec<Ceiling> {
     }
     let mut out = Vec::new();
     for w in widths {
-        let (l, s) = per_cycle(&host.cpu.vendor, host.cpu.family, w);
-        let bytes = w as f64 / 8.0;
-        for (op, bpc) in [
-            ("read", l * bytes),
-            ("write", s * bytes),
-            // A copy moves one load and one store per pair; both count.
-            ("copy", l.min(s) * bytes * 2.0),
-        ] {
+        for op in ["read", "write", "copy"] {
+            let bpc = host.l1_bytes_per_cycle(op, Some(w));
             out.push(Ceiling {
                 op: op.into(),
                 width_bits: w,
                 bytes_per_cycle: bpc,
-                gbps: bpc * hz / 1e9,
+                gbps: bpc.zip(host.clock_hz).map(|(b, hz)| b * hz / 1e9),
             });
         }
     }
@@ -114,11 +79,95 @@ fn ceilings(host: &Host, hz: f64) -> Vec<Ceiling> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Features, UarchMatch};
+
+    fn host(vendor: &str, family: u32, model: u32, features: Features, hz: Option<f64>) -> Host {
+        let mut h = Host {
+            features: features.clone(),
+            clock_hz: hz,
+            ..Host::default()
+        };
+        h.cpu.vendor = vendor.into();
+        h.uarch = Some(uarch::identify(&uarch::Facts {
+            vendor,
+            family,
+            model,
+            features: &features,
+            caches: &[],
+        }));
+        h.ceilings = ceilings(&h);
+        h
+    }
+
+    fn all() -> Features {
+        Features {
+            sse2: true,
+            avx: true,
+            avx2: true,
+            avx512f: true,
+            ..Features::default()
+        }
+    }
 
     #[test]
-    fn zen3_ceilings_match_the_documented_limits() {
-        // 2 × 32 B loads, 1 × 32 B store per cycle at 256 bit.
-        assert_eq!(per_cycle("AuthenticAMD", 0x19, 256), (2.0, 1.0));
-        assert_eq!(per_cycle("AuthenticAMD", 0x19, 64), (3.0, 2.0));
+    fn ceilings_follow_the_matched_row_and_the_clock() {
+        // Zen 4 at 3 GHz: 2 × 32 B loads, 1 × 32 B store; zmm split.
+        let z = host("AuthenticAMD", 0x19, 0x11, all(), Some(3e9));
+        assert_eq!(z.ceiling("read", 256), Some(192.0));
+        assert_eq!(z.ceiling("write", 256), Some(96.0));
+        assert_eq!(z.ceiling("copy", 256), Some(192.0));
+        assert_eq!(z.ceiling("read", 512), Some(192.0));
+        assert_eq!(z.ceiling("write", 512), Some(96.0));
+        assert_eq!(z.ceiling("read", 64), Some(72.0)); // 3 × 8 B
+                                                       // Sapphire Rapids at 3.5 GHz: 3 × 32 B or 2 × 64 B loads, 64 B of
+                                                       // stores per cycle.
+        let spr = Features {
+            amx_tile: true,
+            ..all()
+        };
+        let g = host("GenuineIntel", 6, 0x8F, spr, Some(3.5e9));
+        assert_eq!(g.ceiling("read", 256), Some(336.0));
+        assert_eq!(g.ceiling("read", 512), Some(448.0));
+        assert_eq!(g.ceiling("write", 256), Some(224.0));
+        assert_eq!(g.ceiling("write", 512), Some(224.0));
+        // Skylake-SP: one store per cycle at any width.
+        let s = host("GenuineIntel", 6, 0x55, all(), Some(2e9));
+        assert_eq!(s.ceiling("write", 256), Some(64.0));
+        assert_eq!(s.ceiling("write", 512), Some(128.0));
+        assert_eq!(s.ceiling("read", 512), Some(256.0));
+    }
+
+    #[test]
+    fn unknown_core_or_clock_gives_null_ceilings() {
+        let h = host("CentaurHauls", 6, 0x0F, all(), Some(3e9));
+        assert!(!h.ceilings.is_empty());
+        assert!(h
+            .ceilings
+            .iter()
+            .all(|c| c.gbps.is_none() && c.bytes_per_cycle.is_none()));
+        assert_eq!(h.ceiling("read", 256), None);
+        let json = serde_json::to_value(&h).unwrap();
+        assert!(json["uarch"]["row"].is_null());
+        assert!(json["ceilings"][0]["gbps"].is_null());
+        // A known core without a clock: bytes per cycle, no GB/s.
+        let z = host("AuthenticAMD", 0x19, 0x11, all(), None);
+        assert_eq!(z.l1_bytes_per_cycle("read", Some(256)), Some(64.0));
+        assert_eq!(z.ceiling("read", 256), None);
+    }
+
+    #[test]
+    fn widths_follow_the_visible_features() {
+        let mut f = all();
+        f.avx512f = false; // as BWSCOPE_DISABLE_ISA=avx512f leaves it
+        let z = host("AuthenticAMD", 0x19, 0x11, f, Some(3e9));
+        assert!(z.ceilings.iter().all(|c| c.width_bits <= 256));
+        // The core is still a Zen 4: its widest path is known.
+        assert_eq!(
+            z.uarch
+                .as_ref()
+                .and_then(|m: &UarchMatch| m.row.as_ref())
+                .map(|r| r.id.as_str()),
+            Some("zen4")
+        );
     }
 }

@@ -78,6 +78,22 @@ fn dram_latency(run: &Run) -> Option<(f64, String)> {
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }
 
+/// The L1 ceiling a single-thread record is judged by, GB/s: the one the
+/// record carries (its kernel's bound at the clock read next to it), else
+/// the row's bound at the run's clock; None when the core or the clock is
+/// unknown, never a guess.
+fn l1_ceiling(run: &Run, r: &Record) -> Option<f64> {
+    if let Some(v) = r.extra.get("ceiling_gbps") {
+        return v.as_f64();
+    }
+    let hz = r
+        .extra
+        .get("clock_hz")
+        .and_then(|v| v.as_f64())
+        .or(run.host.clock_hz)?;
+    run.host.ceiling_at(&r.op, Some(r.width_bits?), hz)
+}
+
 /// The headline figures, e.g. "L1 read 203 GB/s = 98 % of this core's
 /// limit", "DRAM read 22.5 GB/s per core, 33 GB/s all cores".
 pub fn headline(run: &Run) -> Vec<String> {
@@ -88,8 +104,9 @@ pub fn headline(run: &Run) -> Vec<String> {
         };
         let mut s = format!("{regime} read {}", gbps(g));
         if regime == "L1" {
-            if let Some(c) = r.width_bits.and_then(|w| run.host.ceiling("read", w)) {
-                s.push_str(&format!(" = {:.0} % of this core's limit", g / c * 100.0));
+            match l1_ceiling(run, r) {
+                Some(c) => s.push_str(&format!(" = {:.0} % of this core's limit", g / c * 100.0)),
+                None => s.push_str(" (this core's limit is unknown)"),
             }
         }
         if regime == "DRAM" {
@@ -183,4 +200,98 @@ pub fn warning_lines(run: &Run) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Host, Stats, Uarch, UarchMatch, Units};
+
+    fn l1_read(extra: serde_json::Value) -> Record {
+        let g = Stats {
+            best: 200.0,
+            median: 190.0,
+            min: 180.0,
+            max: 200.0,
+            mean: 190.0,
+            cv: 0.01,
+            n: 3,
+        };
+        Record {
+            suite: "cache".into(),
+            kernel: "seq_read_256_avx2".into(),
+            op: "read".into(),
+            width_bits: Some(256),
+            nontemporal: Some(false),
+            size_bytes: Some(16 << 10),
+            threads: 1,
+            regime: Some("L1".into()),
+            gbps: Some(g),
+            extra: extra.as_object().cloned().unwrap_or_default(),
+            ..Record::default()
+        }
+    }
+
+    fn run(uarch: Option<Uarch>, rec: Record) -> Run {
+        let host = Host {
+            clock_hz: Some(2e9),
+            uarch: Some(UarchMatch {
+                row: uarch,
+                reason: "test".into(),
+            }),
+            ..Host::default()
+        };
+        let mut r = Run::new("cache", serde_json::json!({}), host, Units::default());
+        r.records.push(rec);
+        r
+    }
+
+    fn row() -> Uarch {
+        Uarch {
+            id: "t".into(),
+            name: "t".into(),
+            l1: vec![crate::model::L1Rate {
+                width_bits: 256,
+                loads_per_cycle: 2.0,
+                stores_per_cycle: 1.0,
+            }],
+            l2_to_l1_bytes_per_cycle: None,
+            source: "t".into(),
+        }
+    }
+
+    #[test]
+    fn l1_percentage_uses_the_records_own_ceiling() {
+        let r = run(
+            Some(row()),
+            l1_read(serde_json::json!({"ceiling_gbps": 250.0})),
+        );
+        assert!(
+            headline(&r)[0].contains("= 80 % of this core's limit"),
+            "{:?}",
+            headline(&r)
+        );
+    }
+
+    #[test]
+    fn l1_percentage_falls_back_to_the_records_clock_then_the_runs() {
+        // 64 B/cycle at the record's 2.5 GHz = 160 GB/s.
+        let r = run(Some(row()), l1_read(serde_json::json!({"clock_hz": 2.5e9})));
+        assert!(headline(&r)[0].contains("= 125 %"), "{:?}", headline(&r));
+        // At the run's 2 GHz: 128 GB/s.
+        let r = run(Some(row()), l1_read(serde_json::json!({})));
+        assert!(headline(&r)[0].contains("= 156 %"), "{:?}", headline(&r));
+    }
+
+    #[test]
+    fn unknown_core_gives_no_percentage() {
+        let r = run(None, l1_read(serde_json::json!({"ceiling_gbps": null})));
+        let h = headline(&r);
+        assert!(
+            h[0].contains("limit is unknown") && !h[0].contains('%'),
+            "{h:?}"
+        );
+        let r = run(None, l1_read(serde_json::json!({})));
+        assert!(!headline(&r)[0].contains('%'));
+    }
 }

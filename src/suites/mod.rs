@@ -226,5 +226,8 @@ pub fn host_warnings(host: &Host) -> Vec<Warning> {
             hypervisor: h.clone(),
         });
     }
+    if let Some(c) = &host.clock {
+        w.extend(c.warnings());
+    }
     w
 }

@@ -51,6 +51,14 @@ pub fn bandwidth(
         }),
         ..Record::default()
     };
+    if let Some(hz) = m.clock_hz {
+        r.extra.insert("clock_hz".into(), serde_json::json!(hz));
+    }
+    let ceiling = kernel_ceiling(k, host, m.clock_hz.or(host.clock_hz));
+    r.extra.insert(
+        "ceiling_gbps".into(),
+        serde_json::json!(ceiling.map(|c| c * threads as f64)),
+    );
     r.warnings = bandwidth_warnings(&r, k, host);
     if m.cut_short {
         r.warnings.push(cut_short(m));
@@ -80,10 +88,13 @@ pub fn cut_short(m: &Measured) -> Warning {
     }
 }
 
-/// Spread, ceiling and noise warnings of a bandwidth record.
+/// Spread, ceiling and noise warnings of a bandwidth record. The ceiling
+/// is taken at the clock read next to the record's samples
+/// (`extra.clock_hz`), else the run's.
 pub fn bandwidth_warnings(r: &Record, k: &Kernel, host: &Host) -> Vec<Warning> {
     let mut w = spread_warnings(r.gbps.as_ref(), true);
-    if let (Some(s), Some(c)) = (r.gbps, kernel_ceiling(k, host)) {
+    let hz = r.extra.get("clock_hz").and_then(|v| v.as_f64());
+    if let (Some(s), Some(c)) = (r.gbps, kernel_ceiling(k, host, hz.or(host.clock_hz))) {
         let total = c * r.threads.max(1) as f64;
         if s.best > total * limits::OVER_CEILING {
             w.push(Warning::AboveCeiling {
@@ -96,15 +107,16 @@ pub fn bandwidth_warnings(r: &Record, k: &Kernel, host: &Host) -> Vec<Warning> {
     w
 }
 
-/// The L1 ceiling that bounds a kernel on one core, GB/s. String and libc
-/// kernels are bounded by the widest vector path the CPU has.
-fn kernel_ceiling(k: &Kernel, host: &Host) -> Option<f64> {
-    let width = if k.width_bits >= 32 {
-        k.width_bits
-    } else {
-        host.ceilings.iter().map(|c| c.width_bits).max()?
-    };
-    host.ceiling(k.op.name(), width)
+/// The L1 ceiling that bounds a kernel on one core at `hz`, GB/s; None
+/// when the core (or the clock) is unknown. `rep` string instructions and
+/// libc pick their own access width (`rep stosd` stores whole lines from
+/// microcode; glibc uses AVX-512 even when BWSCOPE_DISABLE_ISA hides it),
+/// so they are bounded by the core's widest vector path, not by their
+/// element width; unrolled string instructions are one access each.
+fn kernel_ceiling(k: &Kernel, host: &Host, hz: Option<f64>) -> Option<f64> {
+    let own_width = k.isa == crate::kernels::Isa::Libc || k.name.starts_with("rep_");
+    let width = (k.width_bits > 0 && !own_width).then_some(k.width_bits);
+    host.ceiling_at(k.op.name(), width, hz?)
 }
 
 /// The sample-spread warnings of a stats summary; `higher_is_better` for
@@ -146,6 +158,109 @@ pub fn noise_warnings(r: &Record) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Features;
+    use crate::platform::uarch;
+
+    fn kernel(name: &str) -> &'static Kernel {
+        crate::kernels::registry()
+            .iter()
+            .find(|k| k.name == name)
+            .expect(name)
+    }
+
+    /// A Golden Cove host (3 × 32 B / 2 × 64 B loads, 64 B of stores per
+    /// cycle) at 2 GHz, with `features` visible to the kernels.
+    fn glc(features: Features, vendor: &str) -> Host {
+        let raw = Features {
+            amx_tile: true,
+            ..features.clone()
+        };
+        Host {
+            features,
+            clock_hz: Some(2e9),
+            uarch: Some(uarch::identify(&uarch::Facts {
+                vendor,
+                family: 6,
+                model: 0x8F,
+                features: &raw,
+                caches: &[],
+            })),
+            ..Host::default()
+        }
+    }
+
+    #[test]
+    fn string_and_libc_kernels_are_bound_by_the_widest_path() {
+        let avx2_only = Features {
+            avx2: true,
+            ..Features::default()
+        };
+        let h = glc(avx2_only, "GenuineIntel");
+        // rep stosd stores whole lines from microcode: not 2 × 4 B/cycle
+        // but the core's widest store path, 64 B/cycle = 128 GB/s.
+        assert_eq!(
+            kernel_ceiling(kernel("rep_stosd"), &h, h.clock_hz),
+            Some(128.0)
+        );
+        assert_eq!(
+            kernel_ceiling(kernel("libc_memset"), &h, h.clock_hz),
+            Some(128.0)
+        );
+        // Copies: 64 B loaded + 64 B stored per cycle, whichever width
+        // libc or microcode picks (avx512f is hidden here).
+        assert_eq!(
+            kernel_ceiling(kernel("rep_movsb"), &h, h.clock_hz),
+            Some(256.0)
+        );
+        // Unrolled string instructions are one access each: 2 × 4 B.
+        assert_eq!(kernel_ceiling(kernel("stosd"), &h, h.clock_hz), Some(16.0));
+        // Vector kernels: their own width; 3 × 32 B loads.
+        assert_eq!(
+            kernel_ceiling(kernel("seq_read_256_avx2"), &h, Some(2e9)),
+            Some(192.0)
+        );
+        // The record's clock, not the run's.
+        assert_eq!(
+            kernel_ceiling(kernel("seq_read_256_avx2"), &h, Some(3e9)),
+            Some(288.0)
+        );
+        // An unknown core: no bound.
+        let u = glc(Features::default(), "CentaurHauls");
+        assert_eq!(
+            kernel_ceiling(kernel("seq_read_256_avx2"), &u, Some(3e9)),
+            None
+        );
+    }
+
+    #[test]
+    fn ceiling_check_uses_the_clock_measured_next_to_the_record() {
+        let h = glc(Features::default(), "GenuineIntel");
+        let k = kernel("seq_read_256_avx2");
+        let g = Stats {
+            best: 250.0,
+            median: 250.0,
+            min: 250.0,
+            max: 250.0,
+            mean: 250.0,
+            cv: 0.0,
+            n: 3,
+        };
+        let above = |r: &Record| {
+            bandwidth_warnings(r, k, &h)
+                .iter()
+                .any(|w| matches!(w, Warning::AboveCeiling { .. }))
+        };
+        // 250 GB/s > 192 GB/s at the run's 2 GHz …
+        let mut r = Record {
+            gbps: Some(g),
+            threads: 1,
+            ..Record::default()
+        };
+        assert!(above(&r));
+        // … but within 288 GB/s at the 3 GHz read next to the samples.
+        r.extra.insert("clock_hz".into(), serde_json::json!(3e9));
+        assert!(!above(&r));
+    }
 
     #[test]
     fn spread_follows_direction() {

@@ -85,41 +85,166 @@ pub fn render(h: &Host) -> String {
         "hypervisor {}",
         h.cpu.hypervisor.as_deref().unwrap_or("none")
     );
-    match h.clock_hz {
+    clock_lines(&mut s, h);
+    uarch_lines(&mut s, h);
+    ceiling_lines(&mut s, h);
+    s
+}
+
+fn clock_lines(s: &mut String, h: &Host) {
+    let Some(c) = &h.clock else {
+        let _ = writeln!(s, "core clock not measured (--no-clock)");
+        return;
+    };
+    let chains = format!(
+        "add r64,r64 chain {:.3} GHz, imul r64,r64 chain {:.3} GHz, {:.1} % apart; best of {} samples each",
+        c.add_hz / 1e9,
+        c.imul_hz / 1e9,
+        c.disagreement() * 100.0,
+        c.samples
+    );
+    match c.hz {
         Some(hz) => {
-            let _ = writeln!(
-                s,
-                "core clock {:.3} GHz measured (dependent-add chain, best of 1000 samples)",
-                hz / 1e9
-            );
-            let _ = writeln!(
-                s,
-                "L1 ceilings per core at that clock (loads/stores per cycle × width):"
-            );
-            let mut rows = vec![vec![
-                "width".to_string(),
-                "".into(),
-                "read GB/s".into(),
-                "write GB/s".into(),
-                "copy GB/s".into(),
-            ]];
-            let mut widths: Vec<u32> = h.ceilings.iter().map(|c| c.width_bits).collect();
-            widths.dedup();
-            for w in widths {
-                let g = |op: &str| h.ceiling(op, w).map_or("-".into(), |v| format!("{:.1}", v));
-                rows.push(vec![
-                    format!("{} bit", w),
-                    "".into(),
-                    g("read"),
-                    g("write"),
-                    g("copy"),
-                ]);
-            }
-            s.push_str(&grid(&rows));
+            let _ = writeln!(s, "core clock {:.3} GHz measured ({chains})", hz / 1e9);
         }
         None => {
-            let _ = writeln!(s, "core clock not measured (--no-clock)");
+            let _ = writeln!(s, "core clock implausible, not used ({chains})");
         }
     }
-    s
+}
+
+fn uarch_lines(s: &mut String, h: &Host) {
+    let Some(m) = &h.uarch else {
+        return;
+    };
+    let Some(r) = &m.row else {
+        let _ = writeln!(s, "core       unknown: {}", m.reason);
+        return;
+    };
+    let _ = writeln!(s, "core       {} [{}]", r.name, r.id);
+    let _ = writeln!(s, "           matched by {}", m.reason);
+    let rates: Vec<String> =
+        r.l1.iter()
+            .map(|x| {
+                format!(
+                    "{}-bit {}/{}",
+                    x.width_bits, x.loads_per_cycle, x.stores_per_cycle
+                )
+            })
+            .collect();
+    let l2 = r
+        .l2_to_l1_bytes_per_cycle
+        .map_or("not documented".into(), |b| format!("{b} B"));
+    let _ = writeln!(
+        s,
+        "           L1 loads/stores per cycle: {}; L2→L1 {} per cycle",
+        rates.join(", "),
+        l2
+    );
+    let _ = writeln!(s, "           source: {}", r.source);
+}
+
+fn ceiling_lines(s: &mut String, h: &Host) {
+    if h.ceilings.iter().all(|c| c.gbps.is_none()) {
+        let why = if h.uarch.as_ref().is_some_and(|m| m.row.is_none()) {
+            "this core is not in the table"
+        } else {
+            "no clock"
+        };
+        let _ = writeln!(s, "L1 ceilings unknown ({why})");
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "L1 ceilings per core at that clock (loads/stores per cycle × width):"
+    );
+    let mut rows = vec![vec![
+        "width".to_string(),
+        "".into(),
+        "read GB/s".into(),
+        "write GB/s".into(),
+        "copy GB/s".into(),
+    ]];
+    let mut widths: Vec<u32> = h.ceilings.iter().map(|c| c.width_bits).collect();
+    widths.dedup();
+    for w in widths {
+        let g = |op: &str| h.ceiling(op, w).map_or("-".into(), |v| format!("{:.1}", v));
+        rows.push(vec![
+            format!("{} bit", w),
+            "".into(),
+            g("read"),
+            g("write"),
+            g("copy"),
+        ]);
+    }
+    s.push_str(&grid(&rows));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Ceiling, ClockProbe, L1Rate, Uarch, UarchMatch};
+
+    fn host(row: Option<Uarch>, reason: &str) -> Host {
+        let known = row.is_some();
+        Host {
+            clock_hz: Some(3.4e9),
+            clock: Some(ClockProbe::from_chains(3.4e9, 3.39e9, 400)),
+            uarch: Some(UarchMatch {
+                row,
+                reason: reason.into(),
+            }),
+            ceilings: vec![Ceiling {
+                op: "read".into(),
+                width_bits: 512,
+                bytes_per_cycle: known.then_some(128.0),
+                gbps: known.then_some(435.2),
+            }],
+            ..Host::default()
+        }
+    }
+
+    #[test]
+    fn says_which_row_matched_and_why() {
+        let row = Uarch {
+            id: "redwood-cove".into(),
+            name: "Redwood Cove (Granite Rapids)".into(),
+            l1: vec![L1Rate {
+                width_bits: 512,
+                loads_per_cycle: 2.0,
+                stores_per_cycle: 1.0,
+            }],
+            l2_to_l1_bytes_per_cycle: Some(64.0),
+            source: "somewhere".into(),
+        };
+        let s = render(&host(
+            Some(row),
+            "the model is masked; by features: AMX-TILE + 64 KiB L1I",
+        ));
+        assert!(
+            s.contains("core       Redwood Cove (Granite Rapids) [redwood-cove]"),
+            "{s}"
+        );
+        assert!(s.contains("matched by the model is masked"), "{s}");
+        assert!(s.contains("512-bit 2/1; L2→L1 64 B per cycle"), "{s}");
+        assert!(
+            s.contains("add r64,r64 chain 3.400 GHz, imul r64,r64 chain 3.390 GHz"),
+            "{s}"
+        );
+        assert!(s.contains("435.2"), "{s}");
+    }
+
+    #[test]
+    fn unknown_core_has_no_ceiling_numbers() {
+        let s = render(&host(
+            None,
+            "vendor CentaurHauls: the table has Intel and AMD x86 cores only",
+        ));
+        assert!(s.contains("core       unknown: vendor CentaurHauls"), "{s}");
+        assert!(
+            s.contains("L1 ceilings unknown (this core is not in the table)"),
+            "{s}"
+        );
+        assert!(!s.contains("GB/s"), "{s}");
+    }
 }
