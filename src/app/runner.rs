@@ -23,6 +23,8 @@ pub fn units(u: UnitsArg) -> Units {
 pub struct Recorder {
     pub sink: Sink,
     bar: ProgressBar,
+    /// A step is under way (the next one completes it).
+    in_step: bool,
     /// Print notes to stderr (off when nobody watches: a quiet test run).
     pub notes: bool,
 }
@@ -43,6 +45,7 @@ impl Recorder {
         Ok(Recorder {
             sink,
             bar,
+            in_step: false,
             notes: true,
         })
     }
@@ -61,7 +64,7 @@ impl Recorder {
         }
     }
 
-    /// Close the files; `flow` is how measuring ended.
+    /// Close the files; `stopped` when a stop request ended measuring.
     pub fn finish(self, stopped: bool) -> Result<Run, UserError> {
         self.sink.finish(stopped)
     }
