@@ -82,12 +82,14 @@ impl Out for Recorder {
     fn plan_steps(&mut self, total: u64) {
         self.bar.set_length(total);
         self.bar.set_position(0);
+        self.in_step = false;
     }
 
     fn step(&mut self, label: &str) {
-        if self.bar.position() < self.bar.length().unwrap_or(0) && !self.bar.message().is_empty() {
+        if self.in_step {
             self.bar.inc(1);
         }
+        self.in_step = true;
         self.bar.set_message(label.to_string());
     }
 
