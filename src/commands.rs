@@ -1,8 +1,6 @@
 //! One handler per subcommand: resolve options, run, report. `main` calls
 //! [`dispatch`] and maps its result to an exit code.
 
-use std::io::Write as _;
-
 use crate::cli::{
     CacheArgs, Cli, Command, InfoArgs, KernelsArgs, MemtypeArgs, OutputArgs, UnitsArg,
 };
@@ -56,7 +54,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
 fn completions(a: &crate::cli::CompletionsArgs) -> anyhow::Result<u8> {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
-    clap_complete::generate(a.shell, &mut cmd, "bwscope", &mut std::io::stdout());
+    // Rendered to memory first: clap_complete panics on a failed write.
+    let mut buf = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "bwscope", &mut buf);
+    crate::util::out::write_bytes(&buf);
     Ok(EXIT_OK)
 }
 
@@ -72,12 +73,12 @@ fn man(a: &crate::cli::ManArgs) -> anyhow::Result<u8> {
             };
             std::fs::create_dir_all(dir).map_err(unwritable)?;
             clap_mangen::generate_to(cmd, dir).map_err(unwritable)?;
-            println!("wrote man pages into {dir}");
+            crate::util::out::print(&format!("wrote man pages into {dir}\n"));
         }
         None => {
             let mut buf = Vec::new();
             clap_mangen::Man::new(cmd).render(&mut buf)?;
-            std::io::stdout().lock().write_all(&buf)?;
+            crate::util::out::write_bytes(&buf);
         }
     }
     Ok(EXIT_OK)
@@ -93,16 +94,14 @@ pub fn units(u: UnitsArg) -> Units {
 /// Print `text` to stdout unless JSON/CSV took stdout.
 pub fn print_unless_taken(sink: &Sink, text: &str) {
     if !sink.stdout_taken() {
-        let mut o = std::io::stdout().lock();
-        let _ = o.write_all(text.as_bytes());
+        crate::util::out::print(text);
     }
 }
 
 /// Write `bytes` to FILE or stdout for `-`.
 pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
     if path == "-" {
-        let mut o = std::io::stdout().lock();
-        let _ = o.write_all(bytes);
+        crate::util::out::write_bytes(bytes);
         Ok(())
     } else {
         sink::write_atomic(std::path::Path::new(path), bytes)
@@ -119,7 +118,7 @@ fn info(a: &InfoArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             return Ok(EXIT_OK);
         }
     }
-    print!("{}", crate::report::views::info::render(&host));
+    crate::util::out::print(&crate::report::views::info::render(&host));
     Ok(EXIT_OK)
 }
 
@@ -202,7 +201,7 @@ fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
                 .map_or("yes".into(), |s| format!("skipped: {}", s)),
         ]);
     }
-    print!("{}", table::grid(&grid));
+    crate::util::out::print(&table::grid(&grid));
     Ok(EXIT_OK)
 }
 
@@ -227,7 +226,7 @@ fn cache(a: &CacheArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let taken = sink.stdout_taken();
     let run = sink.finish(interrupted)?;
     if !taken {
-        print!("{}", crate::report::views::render(&run));
+        crate::util::out::print(&crate::report::views::render(&run));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", run.records.len());
@@ -245,7 +244,7 @@ fn memtype(a: &MemtypeArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let taken = sink.stdout_taken();
     let run = sink.finish(interrupted)?;
     if !taken {
-        print!("{}", crate::report::views::render(&run));
+        crate::util::out::print(&crate::report::views::render(&run));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", run.records.len());

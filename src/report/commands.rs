@@ -47,7 +47,7 @@ pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
     let charts = plot::charts(&run, a.stat);
     if a.list {
         for c in &charts {
-            println!("{:<40} {}", c.id, c.title);
+            crate::util::out::print(&format!("{:<40} {}\n", c.id, c.title));
         }
         return Ok(EXIT_OK);
     }
@@ -96,7 +96,7 @@ pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
         };
         write_output(&path, &bytes)?;
         if path != "-" {
-            println!("wrote {} ({})", path, c.title);
+            crate::util::out::print(&format!("wrote {} ({})\n", path, c.title));
         }
     }
     Ok(EXIT_OK)
@@ -142,7 +142,7 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
     let bytes = exporter.serialize(&run)?;
     write_output(&out, &bytes)?;
     if out != "-" {
-        println!("wrote {out}");
+        crate::util::out::print(&format!("wrote {out}\n"));
     }
     Ok(EXIT_OK)
 }
@@ -167,7 +167,7 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Markdown => c.render_markdown(),
         CompareFormat::Json => c.render_json(),
     };
-    print!("{text}");
+    crate::util::out::print(&text);
     if let Some(pct) = a.fail_if_slower {
         let slow = c.slower_than(pct);
         if !slow.is_empty() {

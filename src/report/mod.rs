@@ -8,6 +8,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod metric;
+pub mod outfile;
 pub mod plot;
 pub mod progress;
 pub mod sink;

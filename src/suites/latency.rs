@@ -589,7 +589,7 @@ pub fn command(a: &LatencyArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let taken = sink.stdout_taken();
     let run = sink.finish(interrupted)?;
     if !taken {
-        print!("{}", crate::report::views::render(&run));
+        crate::util::out::print(&crate::report::views::render(&run));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", run.records.len());

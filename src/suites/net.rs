@@ -339,12 +339,12 @@ fn run(a: &NetRunArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let run = sink.finish(interrupted)?;
     if let Some(e) = failure {
         if !run.records.is_empty() && !taken {
-            print!("{}", crate::report::views::render(&run));
+            crate::util::out::print(&crate::report::views::render(&run));
         }
         return Err(e.into());
     }
     if !taken {
-        print!("{}", crate::report::views::render(&run));
+        crate::util::out::print(&crate::report::views::render(&run));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", run.records.len());

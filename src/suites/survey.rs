@@ -175,8 +175,8 @@ fn memtype_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
 
 fn info_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
     if !cx.quiet {
-        print!("{}", crate::report::views::info::render(cx.host));
-        println!();
+        crate::util::out::print(&crate::report::views::info::render(cx.host));
+        crate::util::out::print("\n");
     }
     Ok(Flow::Continue)
 }
@@ -313,7 +313,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
             crate::report::views::survey::render_summary(&run, saved.as_deref(), t0.elapsed())
         );
     } else {
-        print!("{text}");
+        crate::util::out::print(&text);
     }
     if interrupted {
         return Ok(EXIT_INTERRUPTED);

@@ -519,7 +519,7 @@ pub fn command(a: &NumaArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let finished = sink.finish(interrupted)?;
     let interrupted = result?;
     if !taken {
-        print!("{}", crate::report::views::render(&finished));
+        crate::util::out::print(&crate::report::views::render(&finished));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", finished.records.len());

@@ -373,7 +373,7 @@ fn finish(sink: crate::report::sink::Sink, interrupted: bool) -> anyhow::Result<
     let taken = sink.stdout_taken();
     let run = sink.finish(interrupted)?;
     if !taken {
-        print!("{}", crate::report::views::render(&run));
+        crate::util::out::print(&crate::report::views::render(&run));
     }
     if interrupted {
         eprintln!("interrupted: {} records kept", run.records.len());
