@@ -18,7 +18,9 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Output options, accepted before or after the subcommand.
+    /// Output options of the survey. The measuring subcommands take the same
+    /// flags after their name (given here, before one, they still apply);
+    /// the others do not offer them.
     #[command(flatten)]
     pub output: OutputArgs,
 
@@ -171,6 +173,9 @@ pub struct InfoArgs {
     /// Skip measuring the core clock (saves ~0.2 s; ceilings are then unknown)
     #[arg(long)]
     pub no_clock: bool,
+    /// Write the host facts as JSON to FILE ('-' = stdout, nothing else printed there)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -178,24 +183,29 @@ pub struct KernelsArgs {
     /// Only kernels whose names start with one of these (comma-separated)
     #[arg(value_name = "PREFIX")]
     pub filter: Option<String>,
+    /// Write the list as JSON to FILE ('-' = stdout, nothing else printed there)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
 }
 
-/// Where results go and in which units.
-#[derive(Args, Debug, Clone)]
+/// Where results go and in which units: flattened into every command that
+/// measures (and the survey), and only there.
+#[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
     /// Write the run as JSON to FILE as records complete ('-' = stdout, nothing else printed there)
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
     /// Write one CSV row per record to FILE as records complete ('-' = stdout)
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE")]
     pub csv: Option<String>,
     /// Units for tables: GB = 10^9 B/s, GiB = 2^30 B/s (JSON always stores GB/s)
-    #[arg(long, value_enum, default_value = "GB", global = true)]
+    #[arg(long, value_enum, default_value = "GB")]
     pub units: UnitsArg,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UnitsArg {
+    #[default]
     #[value(name = "GB")]
     Gb,
     #[value(name = "GiB")]
@@ -264,6 +274,8 @@ pub struct CacheArgs {
     pub pattern: Option<String>,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -304,6 +316,8 @@ pub struct LatencyArgs {
     pub quick: bool,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -316,6 +330,8 @@ pub struct RegsArgs {
     pub cpu: Option<u32>,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -344,6 +360,8 @@ pub struct MemtypeArgs {
     /// Confirm that bwscope may overwrite the memory of the devices named by --device-mem
     #[arg(long)]
     pub allow_device_writes: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -395,6 +413,8 @@ pub struct ThreadsArgs {
     pub memory: MemoryArg,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -472,6 +492,8 @@ pub struct NumaArgs {
     pub memory: MemoryArg,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -513,4 +535,6 @@ pub struct TransferArgs {
     pub host_node: Option<u32>,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

@@ -13,7 +13,7 @@ use crate::report::table;
 use crate::suites;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
-    let out = cli.output.clone();
+    let top = cli.output.clone();
     if cli.command.is_some() {
         if cli.survey.out.is_some() {
             return Err(UserError::flag(
@@ -31,23 +31,109 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         }
     }
     match cli.command {
-        None => suites::survey::run(&out, &cli.survey),
-        Some(Command::Info(a)) => info(&a, &out),
-        Some(Command::Kernels(a)) => list_kernels(&a, &out),
-        Some(Command::Cache(a)) => cache(&a, &out),
-        Some(Command::Memtype(a)) => memtype(&a, &out),
-        Some(Command::Latency(a)) => suites::latency::command(&a, &out),
-        Some(Command::Regs(a)) => suites::regs::command(&a, &out),
-        Some(Command::Net(a)) => suites::net::dispatch(&a, &out),
-        Some(Command::Plot(a)) => crate::report::commands::plot(&a),
-        Some(Command::Report(a)) => crate::report::commands::report(&a),
-        Some(Command::Compare(a)) => crate::report::commands::compare(&a),
-        Some(Command::Completions(a)) => completions(&a),
-        Some(Command::Man(a)) => man(&a),
-        Some(Command::Threads(a)) => suites::threads::command(&a, &out),
-        Some(Command::Numa(a)) => suites::numa::command(&a, &out),
-        Some(Command::Transfer(a)) => suites::transfer::command(&a, &out),
+        None => suites::survey::run(&top, &cli.survey),
+        Some(Command::Info(mut a)) => {
+            a.json = json_only("info", &top, a.json)?;
+            info(&a)
+        }
+        Some(Command::Kernels(mut a)) => {
+            a.json = json_only("kernels", &top, a.json)?;
+            list_kernels(&a)
+        }
+        Some(Command::Cache(a)) => cache(&a, &merge(&top, &a.output)),
+        Some(Command::Memtype(a)) => memtype(&a, &merge(&top, &a.output)),
+        Some(Command::Latency(a)) => suites::latency::command(&a, &merge(&top, &a.output)),
+        Some(Command::Regs(a)) => suites::regs::command(&a, &merge(&top, &a.output)),
+        Some(Command::Net(a)) => {
+            let out = match &a.command {
+                crate::cli::NetCommand::Run(r) => merge(&top, &r.output),
+                crate::cli::NetCommand::Serve(_) => no_output("net serve", &top)?,
+            };
+            suites::net::dispatch(&a, &out)
+        }
+        Some(Command::Plot(a)) => {
+            no_output("plot", &top)?;
+            crate::report::commands::plot(&a)
+        }
+        Some(Command::Report(a)) => {
+            no_output("report", &top)?;
+            crate::report::commands::report(&a)
+        }
+        Some(Command::Compare(a)) => {
+            no_output("compare", &top)?;
+            crate::report::commands::compare(&a)
+        }
+        Some(Command::Completions(a)) => {
+            no_output("completions", &top)?;
+            completions(&a)
+        }
+        Some(Command::Man(a)) => {
+            no_output("man", &top)?;
+            man(&a)
+        }
+        Some(Command::Threads(a)) => suites::threads::command(&a, &merge(&top, &a.output)),
+        Some(Command::Numa(a)) => suites::numa::command(&a, &merge(&top, &a.output)),
+        Some(Command::Transfer(a)) => suites::transfer::command(&a, &merge(&top, &a.output)),
     }
+}
+
+/// Output flags given before a measuring subcommand (`bwscope --json F
+/// cache`) still apply; the subcommand's own win.
+fn merge(top: &OutputArgs, sub: &OutputArgs) -> OutputArgs {
+    OutputArgs {
+        json: sub.json.clone().or_else(|| top.json.clone()),
+        csv: sub.csv.clone().or_else(|| top.csv.clone()),
+        units: if sub.units == UnitsArg::default() {
+            top.units
+        } else {
+            sub.units
+        },
+    }
+}
+
+/// The first output flag given before a subcommand that has none.
+fn given(top: &OutputArgs) -> Option<&'static str> {
+    if top.json.is_some() {
+        Some("--json")
+    } else if top.csv.is_some() {
+        Some("--csv")
+    } else if top.units != UnitsArg::default() {
+        Some("--units")
+    } else {
+        None
+    }
+}
+
+/// Refuse output flags placed before a subcommand that writes no run.
+fn no_output(cmd: &str, top: &OutputArgs) -> Result<OutputArgs, UserError> {
+    match given(top) {
+        Some(flag) => Err(UserError::flag(
+            flag,
+            format!(
+                "`bwscope {cmd}` writes no run, so it takes no {flag}; see `bwscope {cmd} --help`"
+            ),
+        )),
+        None => Ok(OutputArgs::default()),
+    }
+}
+
+/// `info` and `kernels` take `--json` only.
+fn json_only(
+    cmd: &str,
+    top: &OutputArgs,
+    own: Option<String>,
+) -> Result<Option<String>, UserError> {
+    let rest = OutputArgs {
+        json: None,
+        ..top.clone()
+    };
+    no_output(cmd, &rest).map_err(|_| {
+        UserError::flag(
+            given(&rest).unwrap_or("--csv"),
+            format!("`bwscope {cmd}` takes --json only"),
+        )
+    })?;
+    Ok(own.or_else(|| top.json.clone()))
 }
 
 /// A completion script for `shell`, generated from the CLI definition.
@@ -108,9 +194,9 @@ pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
     }
 }
 
-fn info(a: &InfoArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+fn info(a: &InfoArgs) -> anyhow::Result<u8> {
     let host = crate::platform::detect_host(!a.no_clock);
-    if let Some(p) = &out.json {
+    if let Some(p) = &a.json {
         let mut bytes = serde_json::to_vec_pretty(&host)?;
         bytes.push(b'\n');
         write_output(p, &bytes)?;
@@ -122,7 +208,7 @@ fn info(a: &InfoArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     Ok(EXIT_OK)
 }
 
-fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+fn list_kernels(a: &KernelsArgs) -> anyhow::Result<u8> {
     let f = crate::platform::cpu::detect_features();
     let selected: Vec<&kernels::Kernel> = match &a.filter {
         Some(spec) => kernels::select(spec).map_err(|m| UserError::flag("PREFIX", m))?,
@@ -160,7 +246,7 @@ fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             skip_reason: k.skip_reason(&f),
         })
         .collect();
-    if let Some(p) = &out.json {
+    if let Some(p) = &a.json {
         let mut bytes = serde_json::to_vec_pretty(&rows)?;
         bytes.push(b'\n');
         write_output(p, &bytes)?;

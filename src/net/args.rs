@@ -98,4 +98,6 @@ pub struct NetRunArgs {
     /// Connect timeout and the longest wait for the transponder, seconds
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
+    #[command(flatten)]
+    pub output: crate::cli::OutputArgs,
 }

@@ -113,6 +113,7 @@ fn latency_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
         cpu: None,
         quick: true,
         sample: no_samples(),
+        output: OutputArgs::default(),
     };
     let plan = super::latency::plan(&args, cx.host)?;
     cx.set_options("latency", serde_json::to_value(&plan)?);
@@ -143,6 +144,7 @@ fn threads_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
         processes: false,
         memory: MemoryArg::Thp,
         sample: no_samples(),
+        output: OutputArgs::default(),
     };
     let plan = super::threads::plan(&args, cx.host)?;
     cx.set_options("threads", serde_json::to_value(&plan)?);
@@ -167,6 +169,7 @@ fn memtype_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
         cpu: None,
         device_mem: Vec::new(),
         allow_device_writes: false,
+        output: OutputArgs::default(),
     };
     let plan = super::memtype::plan(&args, cx.host)?;
     cx.set_options("memtype", serde_json::to_value(&plan)?);
@@ -210,6 +213,7 @@ fn cache_args() -> CacheArgs {
             samples: Some(7),
             min_sample_ms: Some(3.0),
         },
+        output: OutputArgs::default(),
     }
 }
 
