@@ -44,7 +44,19 @@ fn sibling(path: &str, id: &str) -> String {
 
 pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
     let run = json::load(&a.run)?;
-    let charts = plot::charts(&run, a.stat);
+    let mut charts = plot::charts(&run, a.stat);
+    if let Some(state) = super::run_state(&run) {
+        // On the picture itself, where the chart travels without its file.
+        let short = if run.interrupted {
+            "interrupted run"
+        } else {
+            "incomplete run"
+        };
+        for c in &mut charts {
+            c.title.push_str(&format!(" [{short}]"));
+        }
+        eprintln!("note: {}: {state}", a.run);
+    }
     if a.list {
         for c in &charts {
             crate::util::out::print(&format!("{:<40} {}\n", c.id, c.title));
@@ -123,6 +135,9 @@ fn default_html_path(run: &str) -> String {
 
 pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
     let run = json::load(&a.run)?;
+    if let Some(state) = super::run_state(&run) {
+        eprintln!("note: {}: {state}", a.run);
+    }
     let format = a
         .format
         .or_else(|| a.output.as_deref().and_then(format_of))
@@ -136,6 +151,8 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
     };
     let out = match (&a.output, format) {
         (Some(o), _) => o.clone(),
+        // Read from stdin: there is no "next to the input".
+        (None, ReportFormat::Html) if a.run == "-" => "-".into(),
         (None, ReportFormat::Html) => default_html_path(&a.run),
         (None, _) => "-".into(),
     };
@@ -159,7 +176,11 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
     }
     let mut runs = Vec::with_capacity(a.runs.len());
     for p in &a.runs {
-        runs.push((p.clone(), json::load(p)?));
+        let run = json::load(p)?;
+        if let Some(state) = super::run_state(&run) {
+            eprintln!("note: {p}: {state}");
+        }
+        runs.push((p.clone(), run));
     }
     let c = compare::compare(&runs, a.stat)?;
     let text = match a.format {

@@ -9,6 +9,7 @@ pub mod json;
 pub mod markdown;
 pub mod metric;
 pub mod outfile;
+pub mod plausible;
 pub mod plot;
 pub mod progress;
 pub mod sink;
@@ -22,6 +23,26 @@ use crate::model::{Run, Warning};
 /// stream (CSV) also offer row-at-a-time functions in their module.
 pub trait Exporter {
     fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>>;
+}
+
+/// How a run ended, when it did not end normally: every reader (`report`,
+/// `plot`, `compare`, the tables) shows this, so a run cut short is never
+/// taken for a finished one. `interrupted` runs were stopped by a signal
+/// and wrote their files; a run that is neither complete nor interrupted
+/// was killed (SIGKILL, a crash, the OOM killer) or is still running.
+pub fn run_state(run: &Run) -> Option<String> {
+    let n = run.records.len();
+    if run.interrupted {
+        Some(format!(
+            "interrupted run: stopped early by a signal, so it holds only the {n} records finished before"
+        ))
+    } else if !run.complete {
+        Some(format!(
+            "incomplete run: it never finished (killed, crashed or still running), so it holds only the {n} records written before"
+        ))
+    } else {
+        None
+    }
 }
 
 /// Print a warning to stderr with its hint, prefixed by the case it concerns.
