@@ -10,6 +10,6 @@ pub mod time;
 mod warning;
 
 pub use host::{Cache, Ceiling, Cpu, CpuIdent, Environment, Features, Host, Node};
-pub use record::{MemoryInfo, Noise, Placement, Record, Sample, Stats, Status};
+pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use warning::{limits, Warning};

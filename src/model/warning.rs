@@ -43,6 +43,21 @@ pub enum Warning {
 }
 
 impl Warning {
+    /// The load and steal warnings a noise reading deserves: only what
+    /// stands out of the reading's own resolution counts.
+    pub fn from_noise(n: &super::Noise) -> Vec<Warning> {
+        let mut w = Vec::new();
+        if n.foreign_beyond_resolution() > limits::FOREIGN_CPUS {
+            w.push(Warning::ForeignLoad {
+                cpus: n.foreign_cpus,
+            });
+        }
+        if n.steal_beyond_resolution() > limits::STEAL_CPUS {
+            w.push(Warning::Steal { cpus: n.steal_cpus });
+        }
+        w
+    }
+
     pub fn hint(&self) -> &str {
         match self {
             Warning::HighCv { .. } | Warning::BestMedianSpread { .. } => {

@@ -236,15 +236,8 @@ pub fn derive_warnings(
             }
         }
     }
-    if let Some(n) = r.noise {
-        if n.foreign_cpus > limits::FOREIGN_CPUS {
-            w.push(Warning::ForeignLoad {
-                cpus: n.foreign_cpus,
-            });
-        }
-        if n.steal_cpus > limits::STEAL_CPUS {
-            w.push(Warning::Steal { cpus: n.steal_cpus });
-        }
+    if let Some(n) = &r.noise {
+        w.extend(Warning::from_noise(n));
     }
     w
 }
