@@ -296,9 +296,15 @@ pub struct LatencyArgs {
     /// Working-set sizes: list and/or ranges, e.g. 16KiB,8MiB or 4KiB..1GiB:x2 (default 4 KiB to ≥4× L3)
     #[arg(long, short = 's', value_name = "SIZES")]
     pub sizes: Option<String>,
-    /// Page policy of the buffer; the page size obtained is reported
-    #[arg(long, value_enum, default_value = "thp")]
-    pub pages: PagesArg,
+    /// Page policies, comma-separated, e.g. 4k,thp: one set of records per kind; the page size obtained is reported
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "thp",
+        value_name = "KINDS"
+    )]
+    pub pages: Vec<PagesArg>,
     /// Chains to walk, comma-separated: random (whole buffer), window (random within --window), stride (address order every --stride bytes)
     #[arg(long, value_name = "LIST")]
     pub view: Option<String>,

@@ -71,7 +71,8 @@ pub struct LatencyPlan {
     pub views: Vec<View>,
     pub window_bytes: u64,
     pub stride_bytes: u64,
-    pub pages: PagesArg,
+    /// Page kinds, each measured over every size and view.
+    pub pages: Vec<PagesArg>,
     pub cpu: u32,
     pub samples: usize,
     pub min_sample_ms: f64,
@@ -192,7 +193,7 @@ pub fn plan(args: &LatencyArgs, host: &Host) -> Result<LatencyPlan, UserError> {
         ));
     }
     let max = *sizes.iter().max().expect("non-empty size list");
-    if args.pages == PagesArg::Hugetlb {
+    if args.pages.contains(&PagesArg::Hugetlb) {
         let reserved = host.env.hugepages_2m_reserved.unwrap_or(0);
         let (free, size) = hugetlb_free();
         let need = max.div_ceil(size);
@@ -231,7 +232,12 @@ pub fn plan(args: &LatencyArgs, host: &Host) -> Result<LatencyPlan, UserError> {
         views,
         window_bytes: window,
         stride_bytes: stride.unwrap_or(LINE),
-        pages: args.pages,
+        pages: args.pages.iter().fold(Vec::new(), |mut v, &p| {
+            if !v.contains(&p) {
+                v.push(p);
+            }
+            v
+        }),
         cpu,
         samples: o.samples,
         min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
@@ -285,29 +291,29 @@ impl Drop for HugeMap {
 
 /// The chase's memory: a regular buffer (4k or THP) or a hugetlb mapping.
 pub enum ChaseMem {
-    Buf(Buffer),
+    Buf(Buffer, PagesArg),
     Huge(HugeMap),
 }
 
 impl ChaseMem {
     pub fn new(pages: PagesArg, len: usize) -> Result<ChaseMem, UserError> {
         Ok(match pages {
-            PagesArg::Small => ChaseMem::Buf(Buffer::new(len, PageKind::NoHuge, 0xc4a5e)?),
-            PagesArg::Thp => ChaseMem::Buf(Buffer::new(len, PageKind::Thp, 0xc4a5e)?),
+            p @ PagesArg::Small => ChaseMem::Buf(Buffer::new(len, PageKind::NoHuge, 0xc4a5e)?, p),
+            p @ PagesArg::Thp => ChaseMem::Buf(Buffer::new(len, PageKind::Thp, 0xc4a5e)?, p),
             PagesArg::Hugetlb => ChaseMem::Huge(HugeMap::new(len)?),
         })
     }
 
     pub fn ptr(&mut self) -> *mut u8 {
         match self {
-            ChaseMem::Buf(b) => b.as_mut_ptr(),
+            ChaseMem::Buf(b, _) => b.as_mut_ptr(),
             ChaseMem::Huge(h) => h.ptr,
         }
     }
 
     pub fn len(&self) -> usize {
         match self {
-            ChaseMem::Buf(b) => b.len(),
+            ChaseMem::Buf(b, _) => b.len(),
             ChaseMem::Huge(h) => h.len,
         }
     }
@@ -316,10 +322,18 @@ impl ChaseMem {
         self.len() == 0
     }
 
+    /// The page policy asked for.
+    pub fn pages(&self) -> PagesArg {
+        match self {
+            ChaseMem::Buf(_, p) => *p,
+            ChaseMem::Huge(_) => PagesArg::Hugetlb,
+        }
+    }
+
     /// What the kernel gave us, and the page size that covers most of it.
     pub fn memory_info(&self) -> (MemoryInfo, Option<u64>) {
         match self {
-            ChaseMem::Buf(b) => {
+            ChaseMem::Buf(b, _) => {
                 let m = b.memory_info();
                 let page = match (m.page_bytes, m.thp_fraction) {
                     (Some(_), Some(f)) if f >= 0.5 => Some(HUGE),
@@ -512,7 +526,7 @@ pub fn measure_case(
     };
     let e = &mut r.extra;
     e.insert("case_view".into(), json!(view.name()));
-    e.insert("case_pages".into(), json!(plan.pages));
+    e.insert("case_pages".into(), json!(mem.pages()));
     match view {
         View::Window => {
             e.insert("case_window_bytes".into(), json!(plan.window_bytes));
@@ -554,17 +568,20 @@ pub fn run_cases(
         return Ok(false);
     }
     let max = *plan.sizes.iter().max().expect("sizes");
-    let mut mem = ChaseMem::new(plan.pages, max as usize)?;
-    for (si, &size) in plan.sizes.iter().enumerate() {
-        for (vi, &view) in plan.views.iter().enumerate() {
-            let seed = 0x1a7e ^ (si as u64) << 16 ^ vi as u64;
-            match measure_case(k, &mut mem, plan, view, size, host, seed, stop) {
-                Ok(r) => {
-                    if tx.send(r).is_err() {
-                        return Ok(false);
+    // One set of records per page kind, one buffer at a time.
+    for &pages in &plan.pages {
+        let mut mem = ChaseMem::new(pages, max as usize)?;
+        for (si, &size) in plan.sizes.iter().enumerate() {
+            for (vi, &view) in plan.views.iter().enumerate() {
+                let seed = 0x1a7e ^ (si as u64) << 16 ^ vi as u64;
+                match measure_case(k, &mut mem, plan, view, size, host, seed, stop) {
+                    Ok(r) => {
+                        if tx.send(r).is_err() {
+                            return Ok(false);
+                        }
                     }
+                    Err(Interrupted) => return Ok(true),
                 }
-                Err(Interrupted) => return Ok(true),
             }
         }
     }
@@ -581,7 +598,7 @@ pub fn command(a: &LatencyArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let mut interrupted = false;
     let flag = &mut interrupted;
     let (h, p) = (&host, &plan);
-    let total = (plan.sizes.len() * plan.views.len()) as u64;
+    let total = (plan.sizes.len() * plan.views.len() * plan.pages.len()) as u64;
     pinned::run_on_cpu(plan.cpu, &mut sink, total, move |tx| {
         *flag = run_cases(p, h, tx, stop)?;
         Ok(())

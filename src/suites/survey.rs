@@ -106,7 +106,7 @@ fn no_samples() -> SampleArgs {
 fn latency_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
     let args = crate::cli::LatencyArgs {
         sizes: None,
-        pages: crate::cli::PagesArg::Thp,
+        pages: vec![crate::cli::PagesArg::Thp],
         view: None,
         window: None,
         stride: None,
@@ -120,7 +120,7 @@ fn latency_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
     let mut interrupted = false;
     let flag = &mut interrupted;
     let (h, p, stop) = (cx.host, &plan, cx.stop);
-    let total = (plan.sizes.len() * plan.views.len()) as u64;
+    let total = (plan.sizes.len() * plan.views.len() * plan.pages.len()) as u64;
     super::pinned::run_on_cpu(plan.cpu, cx.sink, total, move |tx| {
         *flag = super::latency::run_cases(p, h, tx, stop)?;
         Ok(())
