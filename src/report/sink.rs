@@ -284,7 +284,7 @@ impl Sink {
 /// one per run-level warning; the JSON keeps every one.
 pub fn summarize_warnings(run: &Run) {
     for w in &run.warnings {
-        super::emit("", w);
+        eprintln!("warning: {} (hint: {})", w, w.hint_for(&run.command));
     }
     let mut kinds: Vec<(String, usize, String, Warning)> = Vec::new();
     for r in &run.records {
@@ -321,7 +321,7 @@ pub fn summarize_warnings(run: &Run) {
             total,
             w,
             example.trim(),
-            w.hint()
+            w.hint_for(&run.command)
         );
     }
 }

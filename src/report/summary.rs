@@ -136,7 +136,7 @@ pub fn warning_lines(run: &Run) -> Vec<String> {
     let mut out: Vec<String> = run
         .warnings
         .iter()
-        .map(|w| format!("{} ({})", w, w.hint()))
+        .map(|w| format!("{} ({})", w, w.hint_for(&run.command)))
         .collect();
     out.extend(super::run_state(run));
     let measured = ok(run).count();

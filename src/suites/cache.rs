@@ -150,7 +150,11 @@ pub fn plan(args: &CacheArgs, host: &Host) -> Result<CachePlan, UserError> {
     };
     let cpus = super::resolve_cpus(host, args.threads, args.cpus.as_deref())?;
     let max = *sizes.iter().max().expect("non-empty size list");
-    super::check_memory((max + (4 << 20)) * cpus.len() as u64, "--sizes")?;
+    super::check_memory(
+        (max + (4 << 20)) * cpus.len() as u64,
+        "--sizes",
+        "use smaller --sizes or fewer --threads",
+    )?;
     let default = if args.quick {
         SampleOpts {
             samples: 5,

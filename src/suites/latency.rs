@@ -217,7 +217,7 @@ pub fn plan(args: &LatencyArgs, host: &Host) -> Result<LatencyPlan, UserError> {
     }
     let cpu = pinned::resolve_cpu(host, args.cpu)?;
     // The buffer plus a u32 per line for the order.
-    super::check_memory(max + max / 16 + (4 << 20), "--sizes")?;
+    super::check_memory(max + max / 16 + (4 << 20), "--sizes", "use smaller --sizes")?;
     let default = if args.quick {
         SampleOpts {
             samples: 5,

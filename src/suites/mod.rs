@@ -116,14 +116,18 @@ pub fn resolve_cpus(
 
 /// Refuse before allocating when `need` bytes exceed MemAvailable (leaving
 /// 10 % for the rest of the system), so the OOM killer never gets a say.
-pub fn check_memory(need: u64, flag: &'static str) -> Result<(), UserError> {
+/// `hint` says what to change, naming only the command's own flags.
+pub fn check_memory(need: u64, flag: &'static str, hint: &'static str) -> Result<(), UserError> {
     let avail = crate::platform::env::meminfo("MemAvailable");
     if let Some(a) = avail {
-        if need > a / 10 * 9 {
+        let limit = a / 10 * 9;
+        if need > limit {
             return Err(UserError::NotEnoughMemory {
                 flag,
                 need: crate::util::units::format_bytes(need),
+                limit: crate::util::units::format_bytes(limit),
                 available: crate::util::units::format_bytes(a),
+                hint,
             });
         }
     }
@@ -242,10 +246,14 @@ pub fn derive_warnings(
     w
 }
 
-/// The L1 ceiling that bounds a kernel on one core, GB/s. String and libc
-/// kernels are bounded by the widest vector path the CPU has.
+/// The L1 ceiling that bounds a kernel on one core, GB/s. `rep` string
+/// instructions and libc kernels are bounded by the widest vector path the
+/// CPU has: microcode moves a `rep stosd` in wide stores, so its element
+/// width says nothing about its speed (a 4-byte ceiling flagged a correct
+/// `rep_stosd` as impossible). An unrolled `stosd` stores 4 bytes per
+/// instruction, so its own width stands.
 pub fn kernel_ceiling(k: &Kernel, host: &Host) -> Option<f64> {
-    let width = if k.width_bits >= 32 {
+    let width = if k.width_bits >= 32 && !k.name.starts_with("rep_") {
         k.width_bits
     } else {
         host.ceilings.iter().map(|c| c.width_bits).max()?
@@ -262,4 +270,33 @@ pub fn host_warnings(host: &Host) -> Vec<Warning> {
         });
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Ceiling;
+
+    #[test]
+    fn rep_string_ceiling_is_the_widest_path_not_the_element() {
+        let mut host = Host::default();
+        for (w, g) in [(32u32, 16.0), (64, 32.0), (256, 128.0), (512, 256.0)] {
+            host.ceilings.push(Ceiling {
+                op: "write".into(),
+                width_bits: w,
+                bytes_per_cycle: g / 4.0,
+                gbps: g,
+            });
+        }
+        let find = |n: &str| {
+            crate::kernels::registry()
+                .iter()
+                .find(|k| k.name == n)
+                .unwrap_or_else(|| panic!("{n} not in the registry"))
+        };
+        // `rep stosd` is microcoded into wide stores: widest ceiling.
+        assert_eq!(kernel_ceiling(find("rep_stosd"), &host), Some(256.0));
+        // An unrolled `stosd` stores 4 bytes per instruction.
+        assert_eq!(kernel_ceiling(find("stosd"), &host), Some(16.0));
+    }
 }

@@ -273,7 +273,11 @@ pub fn plan(a: &ThreadsArgs, host: &Host) -> Result<ThreadsPlan, UserError> {
         None => default_counts(n),
     };
     let max = *sizes.last().expect("non-empty size list");
-    super::check_memory(max + (8 << 20) * n as u64, "--sizes")?;
+    super::check_memory(
+        max + (8 << 20) * n as u64,
+        "--sizes",
+        "use smaller --sizes (the total of all threads)",
+    )?;
     let o = super::sample_opts(&a.sample, SampleOpts::default())?;
     Ok(ThreadsPlan {
         kernels,

@@ -201,7 +201,7 @@ fn size_problem(
     // host-unified device the device buffers too.
     let unified = info.host_unified == Some(true);
     let host_need = size * (host_bufs + 1 + if unified { dev_bufs } else { 0 });
-    if let Err(e) = super::check_memory(host_need, "--sizes") {
+    if let Err(e) = super::check_memory(host_need, "--sizes", "use smaller --sizes") {
         return Some(e.to_string().trim_start_matches("--sizes: ").to_string());
     }
     None
