@@ -291,6 +291,13 @@ fn list_kernels(a: &KernelsArgs) -> anyhow::Result<u8> {
     Ok(EXIT_OK)
 }
 
+/// Say before it starts when a plan will take long (stderr).
+pub fn announce(e: &suites::estimate::Estimate) {
+    if let Some(line) = e.notice() {
+        eprintln!("{line}");
+    }
+}
+
 /// Start a run with host facts and run-level warnings, and a sink.
 pub fn start_run(
     command: &str,
@@ -306,6 +313,7 @@ pub fn start_run(
 fn cache(a: &CacheArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let host = crate::platform::detect_host(true);
     let plan = suites::cache::plan(a, &host)?;
+    announce(&suites::estimate::cache(&plan));
     let mut sink = start_run("cache", serde_json::to_value(&plan)?, out, host.clone())?;
     let stop = crate::util::signal::install();
     let interrupted = suites::cache::run(&plan, &host, &mut sink, stop)?;

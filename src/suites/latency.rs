@@ -592,6 +592,7 @@ pub fn run_cases(
 pub fn command(a: &LatencyArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let host = crate::platform::detect_host(true);
     let plan = plan(a, &host)?;
+    crate::commands::announce(&super::estimate::latency(&plan));
     let mut sink =
         crate::commands::start_run("latency", serde_json::to_value(&plan)?, out, host.clone())?;
     let stop = crate::util::signal::install();

@@ -5,6 +5,7 @@
 
 pub mod cache;
 pub mod chase;
+pub mod estimate;
 pub mod first_use;
 pub mod latency;
 pub mod memtype;

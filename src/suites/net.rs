@@ -318,6 +318,7 @@ fn user_error(e: ClientError) -> UserError {
 
 fn run(a: &NetRunArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let plan = plan(a)?;
+    crate::commands::announce(&super::estimate::net(&plan));
     let token = a.token_file.as_deref().map(read_token).transpose()?;
     let peer = Peer {
         addr: plan.peer,

@@ -142,6 +142,7 @@ pub fn measure_kernel(
 pub fn command(a: &RegsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let host = crate::platform::detect_host(true);
     let plan = plan(a, &host)?;
+    crate::commands::announce(&super::estimate::regs(&plan));
     let mut sink =
         crate::commands::start_run("regs", serde_json::to_value(&plan)?, out, host.clone())?;
     let stop = crate::util::signal::install();

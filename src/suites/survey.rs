@@ -301,9 +301,10 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     // briefly; critical warnings were already printed as they happened.
     sink.echo_warnings = false;
     let run = sink.finish(interrupted)?;
+    // Nothing finished (stopped at once): leave whatever --out holds.
     let saved = match &dir {
-        Some(d) => Some(save(d, &run, out.json.as_deref())?),
-        None => None,
+        Some(d) if !run.records.is_empty() => Some(save(d, &run, out.json.as_deref())?),
+        _ => None,
     };
     let text = format!(
         "{}\n{}",

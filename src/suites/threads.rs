@@ -602,6 +602,7 @@ pub fn run(
 pub fn command(a: &ThreadsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let host = crate::platform::detect_host(true);
     let plan = plan(a, &host)?;
+    crate::commands::announce(&super::estimate::threads(&plan));
     let mut sink = commands::start_run("threads", serde_json::to_value(&plan)?, out, host.clone())?;
     let stop = crate::util::signal::install();
     let interrupted = run(&plan, &host, &mut sink, stop)?;

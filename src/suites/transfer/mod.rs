@@ -361,6 +361,7 @@ pub fn command(a: &TransferArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     for n in &notes {
         eprintln!("transfer: {}", n);
     }
+    crate::commands::announce(&super::estimate::transfer(&plan));
     let mut sink =
         crate::commands::start_run(SUITE, serde_json::to_value(&plan)?, out, host.clone())?;
     sink.run_mut().warnings.extend(run_warnings);
