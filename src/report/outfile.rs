@@ -284,6 +284,8 @@ pub fn open_special(path: &Path) -> Result<File, UserError> {
 
 /// Write `bytes` to `path` atomically; see the module comment.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
+    // The same answers as before a run (a missing directory is named).
+    check_writable(path)?;
     if is_special(path) {
         let mut f = open_special(path)?;
         return f.write_all(bytes).map_err(|e| unwritable(path, e));

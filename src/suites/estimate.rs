@@ -116,9 +116,9 @@ mod tests {
         assert!((e.seconds - 96.57).abs() < 0.01, "{e:?}");
         assert!(e.notice().is_none());
         // The 124,824 sizes would be hours; 10,000 sizes × 29
-        // kernels is already 7.3 h.
+        // kernels is already 7.2 h.
         let e = sampled(29 * 10_000, 7, 10.0);
         let n = e.notice().unwrap();
-        assert!(n.contains("7.3 h") && n.contains("290000 cases"), "{n}");
+        assert!(n.contains("7.2 h") && n.contains("290000 cases"), "{n}");
     }
 }
