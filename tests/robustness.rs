@@ -249,25 +249,37 @@ fn connect_from(src: Ipv4Addr, dst: SocketAddr) -> std::io::Result<TcpStream> {
     }
 }
 
+/// A transponder on an ephemeral loopback port; returns its address, the
+/// stop flag and the serving thread.
+fn start_server(
+    cfg: bwscope::net::server::ServerConfig,
+    log: bwscope::net::server::Log,
+) -> (SocketAddr, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+    let server = bwscope::net::server::Server::bind(cfg, log).unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    (
+        addr,
+        stop,
+        std::thread::spawn(move || server.serve(&s2).unwrap()),
+    )
+}
+
 #[test]
 fn server_answers_a_real_leader_while_a_slow_drip_attacker_holds_connections() {
     use bwscope::net::client::{self, Peer};
     use bwscope::net::protocol::{self, Direction, Frame, Mode, Setup};
-    use bwscope::net::server::{Server, ServerConfig};
+    use bwscope::net::server::ServerConfig;
 
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap());
     cfg.timeout = Duration::from_secs(2);
     let logs = Arc::new(Mutex::new(Vec::<String>::new()));
     let l2 = logs.clone();
-    let server = Server::bind(
+    let (addr, stop, srv) = start_server(
         cfg,
         Arc::new(move |l: &str| l2.lock().unwrap().push(l.into())),
-    )
-    .unwrap();
-    let addr = server.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let s2 = stop.clone();
-    let srv = std::thread::spawn(move || server.serve(&s2).unwrap());
+    );
 
     // The attacker, from 127.0.0.2: 64 connections, each a hello header
     // announcing 64 KiB, then one byte every 300 ms; reconnect when dropped.
@@ -426,7 +438,7 @@ fn stop_with(sig: libc::c_int, code: i32) {
     assert_eq!(run["interrupted"], true);
     assert_eq!(run["complete"], false);
     let n = run["records"].as_array().unwrap().len();
-    assert!(n >= 2 && n < 64, "{n}");
+    assert!((2..64).contains(&n), "{n}");
     assert_eq!(n, csv_rows(&csv), "JSON and CSV hold the same records");
 }
 
@@ -841,14 +853,10 @@ fn memory_refusal_states_its_rule_and_the_commands_own_flags() {
 fn auth_failure_is_said_once_and_zero_second_tests_are_named() {
     use bwscope::net::client::{self, Peer};
     use bwscope::net::protocol::{Direction, Mode, Setup};
-    use bwscope::net::server::{Server, ServerConfig};
+    use bwscope::net::server::ServerConfig;
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap());
     cfg.token = Some(b"right".to_vec());
-    let server = Server::bind(cfg, Arc::new(|_: &str| {})).unwrap();
-    let addr = server.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let s2 = stop.clone();
-    let srv = std::thread::spawn(move || server.serve(&s2).unwrap());
+    let (addr, stop, srv) = start_server(cfg, Arc::new(|_: &str| {}));
     static NO: AtomicBool = AtomicBool::new(false);
     let mut st = Setup {
         mode: Mode::Rr,

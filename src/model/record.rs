@@ -61,13 +61,13 @@ pub struct Noise {
     pub window_seconds: f64,
     /// What `foreign_cpus` can resolve: its uncertainty in CPUs, so a
     /// value below this is indistinguishable from 0 (null in runs written
-    /// before this was recorded).
-    #[serde(default)]
+    /// before this was recorded: absent, so they round-trip unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution_cpus: Option<f64>,
     /// The same for `steal_cpus` (tick counts: 1/USER_HZ over the window).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steal_resolution_cpus: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<NoiseMethod>,
 }
 

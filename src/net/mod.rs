@@ -54,30 +54,31 @@ impl WireError {
 /// Read exactly `buf.len()` bytes. `Ok(false)` when the peer closed before
 /// the first byte (a clean end), `Truncated` when it closed in the middle.
 pub fn read_exact_or_eof(s: &mut TcpStream, buf: &mut [u8]) -> io::Result<bool> {
-    let mut got = 0;
-    while got < buf.len() {
-        match s.read(&mut buf[got..]) {
-            Ok(0) if got == 0 => return Ok(false),
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(true)
+    read_exact_with(s, buf, |_| Ok(()))
 }
 
 /// Read exactly `buf.len()` bytes before `deadline`: each `read()` may
 /// wait only for the time left, so a peer dripping one byte at a time
 /// cannot stretch the wait. Results as [`read_exact_or_eof`].
 fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> io::Result<bool> {
-    let mut got = 0;
-    while got < buf.len() {
+    read_exact_with(s, buf, |s| {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(io::ErrorKind::TimedOut.into());
         }
-        s.set_read_timeout(Some(left))?;
+        s.set_read_timeout(Some(left))
+    })
+}
+
+/// The read loop of both: `before` runs ahead of every `read()`.
+fn read_exact_with(
+    s: &mut TcpStream,
+    buf: &mut [u8],
+    mut before: impl FnMut(&mut TcpStream) -> io::Result<()>,
+) -> io::Result<bool> {
+    let mut got = 0;
+    while got < buf.len() {
+        before(s)?;
         match s.read(&mut buf[got..]) {
             Ok(0) if got == 0 => return Ok(false),
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),

@@ -252,7 +252,7 @@ impl Server {
             }
             let busy_addr = {
                 let m = self.shared.handshaking.lock();
-                m.map_or(false, |m| {
+                m.is_ok_and(|m| {
                     m.get(&peer.ip()).copied().unwrap_or(0)
                         >= self.shared.cfg.max_handshakes_per_addr
                 })

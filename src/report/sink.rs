@@ -145,7 +145,7 @@ impl Sink {
 
     /// stdout for a stream: a closed reader stops the run like a signal
     /// (files still get every finished record; exit 141).
-    fn to_stdout(&mut self, bytes: &[u8]) {
+    fn write_stdout(&mut self, bytes: &[u8]) {
         if self.stdout_gone {
             return;
         }
@@ -166,7 +166,7 @@ impl Sink {
         self.csv_out = match &self.csv {
             None => return Ok(()),
             Some(Target::Stdout) => {
-                self.to_stdout(&header);
+                self.write_stdout(&header);
                 CsvOut::Stdout
             }
             Some(Target::File(p)) if outfile::is_special(p) => {
@@ -200,7 +200,7 @@ impl Sink {
                 }
             }
             CsvOut::Special(f) => f.write_all(row).map_err(|e| unwritable(&path, e))?,
-            CsvOut::Stdout => self.to_stdout(row),
+            CsvOut::Stdout => self.write_stdout(row),
             CsvOut::Pending => {}
         }
         Ok(())
@@ -265,7 +265,7 @@ impl Sink {
             }
             if let Some(Target::Stdout) = &self.csv {
                 let header = super::csv::encode(&[super::csv::header()]);
-                self.to_stdout(&header);
+                self.write_stdout(&header);
             }
         } else {
             self.write_json()?;
@@ -274,7 +274,7 @@ impl Sink {
             let bytes = Json
                 .serialize(&self.run)
                 .map_err(|e| unwritable(std::path::Path::new("-"), e))?;
-            self.to_stdout(&bytes);
+            self.write_stdout(&bytes);
         }
         Ok(self.run)
     }
