@@ -93,7 +93,7 @@ for s in TERM HUP INT; do
   rm -f s.json s.csv
   "$BW" cache --kernel seq_read_64_scalar --sizes 4KiB..256KiB:+4KiB --samples 3 --min-sample-ms 20 --json s.json --csv s.csv >/dev/null 2>&1 &
   pid=$!
-  for _ in $(seq 300); do [ "$(wc -l < s.csv 2>/dev/null || echo 0)" -ge 3 ] && break; sleep 0.1; done
+  for _ in $(seq 300); do [ "$(cat s.csv 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.1; done
   kill -$s $pid; wait $pid; rc=$?
   n=$(jq '.records|length' s.json 2>/dev/null); c=$(( $(wc -l < s.csv) - 1 )); i=$(jq .interrupted s.json 2>/dev/null)
   want=$((128 + $(kill -l $s)))
@@ -170,18 +170,19 @@ out=$("$BW" compare run.json run.json); custom "compare footer rule = code = doc
 check "--threads 0" 2 "--threads" -- cache --threads 0
 check "more threads than cpus" 2 "--threads" -- cache --threads 9999
 check "a cpu that does not exist" 2 "--cpus" -- cache --cpus 9999
-check "unknown kernel" 2 "no kernel" -- cache --kernel nope
+check "unknown kernel" 2 "unknown kernel" -- cache --kernel nope
 check "--samples 0" 2 "--samples" -- cache --samples 0
-check "--min-sample-ms -1" 2 "min-sample-ms" -- cache --min-sample-ms -1
+check "--min-sample-ms -1" 2 "min-sample-ms" -- cache --min-sample-ms=-1
 check "--streams 0" 2 "--streams" -- net run 127.0.0.1 --streams 0
 check "bad port" 2 "not a port" -- net run 127.0.0.1:x
-check "--fail-if-slower -1" 2 "fail-if-slower" -- compare run.json run.json --fail-if-slower -1
+check "--fail-if-slower -1" 2 "fail-if-slower" -- compare run.json run.json --fail-if-slower=-1
 check "plot --width 0" 2 "--width" -- plot run.json -o x.svg --width 0
 check "report into a missing directory" 2 "does not exist" -- report run.json -o /nonexistent-dir/r.html
 check "survey into an unwritable folder" 2 "cannot write" -- --out /proc/bwscope-x
 
 if [ "${CARGO_TESTS:-0}" = 1 ]; then
   (cd "$ROOT" && cargo test -q --test robustness --test fuzz >"$T/cargo.log" 2>&1); rc=$?
+  [ $rc = 0 ] || tail -30 "$T/cargo.log" >&2
   custom "slow-drip lock-out, fuzzers and the rest (cargo)" "cargo test --test robustness --test fuzz" "exit 0" "exit $rc" $([ $rc = 0 ] && echo 1 || echo 0)
 fi
 

@@ -660,8 +660,9 @@ fn noise_is_resolved_finely_never_exceeds_the_cpus_and_sees_a_busy_process() {
         let f = n["foreign_cpus"].as_f64().unwrap();
         assert!((0.0..=cpus).contains(&f), "{n}");
         assert_eq!(n["method"], "process-clocks", "{n}");
-        // 10 ms ticks over a ~100 ms window could resolve only ~0.1–0.6.
-        assert!(n["resolution_cpus"].as_f64().unwrap() < 0.1, "{n}");
+        // 6 ticks of 10 ms over a ~120 ms window resolve only 0.5 CPU; the
+        // clocks do far better even when a loaded machine slows the scans.
+        assert!(n["resolution_cpus"].as_f64().unwrap() < 0.25, "{n}");
         assert!(n["steal_resolution_cpus"].as_f64().unwrap() > 0.0, "{n}");
         seen.push(f);
     }
