@@ -1,5 +1,5 @@
 //! The default job (`bwscope` with no subcommand): what this machine is and
-//! how fast bytes move through it, in under a minute on a 2-core machine,
+//! how fast bytes move through it, in about 15–30 s on a 2-core VM,
 //! ending in a summary a person can read in ten seconds, with the JSON and
 //! an HTML report saved into a results folder.
 //!
@@ -186,8 +186,8 @@ fn info_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
 
 /// The survey's cache sweep: the key kernels of `cache --quick`, 4 KiB to
 /// half the default top at two sizes per octave, 7 samples of ≥ 3 ms
-/// (about 10 s on a 2-core VM; `--quick` alone takes 2-3 s but finds cache
-/// edges only to within an octave).
+/// (the bulk of the survey's time; `--quick` alone takes 2-3 s but finds
+/// cache edges only to within an octave).
 pub fn cache_plan(host: &Host) -> Result<super::cache::CachePlan, UserError> {
     let mut plan = super::cache::plan(&cache_args(), host)?;
     let top = plan.sizes.iter().copied().max().unwrap_or(4 << 10);
