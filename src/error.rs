@@ -12,7 +12,9 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILURE: u8 = 1;
 /// Bad input: a flag, a file, a size; the message says what to change.
 pub const EXIT_USAGE: u8 = 2;
-/// Interrupted by SIGINT; files hold every finished record.
+/// Stopped by SIGINT; files hold every finished record. SIGTERM, SIGHUP
+/// and a closed stdout stop the same way and exit 128 + their number
+/// (`main` maps this code through `util::signal::exit_code`).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Debug, Error)]
@@ -21,16 +23,19 @@ pub enum UserError {
     #[error("{flag}: {message}")]
     BadFlag { flag: &'static str, message: String },
 
-    #[error(
-        "cannot allocate {bytes} bytes: {detail}; ask for smaller sizes (--sizes) or fewer threads"
-    )]
+    #[error("cannot allocate {bytes} bytes: {detail}; ask for less memory (smaller sizes or fewer threads)")]
     OutOfMemory { bytes: u64, detail: String },
 
-    #[error("{flag}: the run needs {need} of memory but only {available} is available (MemAvailable); use smaller --sizes or fewer --threads")]
+    /// The rule: a run may use at most 90 % of MemAvailable, so the rest of
+    /// the system keeps room and the OOM killer never gets a say.
+    #[error("{flag}: the run needs {need} of memory, more than the {limit} bwscope allows itself (90 % of the {available} available now, MemAvailable); {hint}")]
     NotEnoughMemory {
         flag: &'static str,
         need: String,
+        limit: String,
         available: String,
+        /// What to change, naming only flags the command has.
+        hint: &'static str,
     },
 
     #[error("cannot write {path}: {detail}; choose a writable path")]

@@ -207,7 +207,15 @@ fn bad_serve_flags_are_usage_errors() {
     fails_with(&["net", "serve", "--bind", "nonsense"], "--bind");
     // Binding does not send anything; this address is on no interface here.
     fails_with(
-        &["net", "serve", "--bind", "192.0.2.77", "--port", "0"],
+        &[
+            "net",
+            "serve",
+            "--bind",
+            "192.0.2.77",
+            "--port",
+            "0",
+            "--no-auth",
+        ],
         "not an address of this machine",
     );
     let held = TcpListener::bind("127.0.0.1:0").unwrap();

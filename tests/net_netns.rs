@@ -109,6 +109,7 @@ fn serve_in(pair: &NsPair) -> (Serve, u16) {
             "--port",
             "0",
             "--once",
+            "--no-auth",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -94,11 +94,15 @@ pub fn latency(a: &LatencyArgs) -> Result<LatencyOptions, UserError> {
     };
     Ok(LatencyOptions {
         sizes: sizes("--sizes", a.sizes.as_deref())?,
-        pages: vec![match a.pages {
-            PagesArg::Small => Pages::Small,
-            PagesArg::Thp => Pages::Thp,
-            PagesArg::Hugetlb => Pages::Hugetlb,
-        }],
+        pages: a
+            .pages
+            .iter()
+            .map(|p| match p {
+                PagesArg::Small => Pages::Small,
+                PagesArg::Thp => Pages::Thp,
+                PagesArg::Hugetlb => Pages::Hugetlb,
+            })
+            .collect(),
         views,
         window: size("--window", a.window.as_deref())?,
         stride,

@@ -1,17 +1,15 @@
 //! Commands that describe rather than measure: `info`, `kernels`, and the
 //! shell completions and man pages generated from the CLI definition.
 
-use std::io::Write as _;
-
 use super::write_output;
-use crate::cli::{Cli, InfoArgs, KernelsArgs, OutputArgs};
+use crate::cli::{Cli, InfoArgs, KernelsArgs};
 use crate::error::{UserError, EXIT_OK};
 use crate::kernels;
 use crate::report::table;
 
-pub fn info(a: &InfoArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+pub fn info(a: &InfoArgs) -> anyhow::Result<u8> {
     let host = crate::platform::detect_host(!a.no_clock);
-    if let Some(p) = &out.json {
+    if let Some(p) = &a.json {
         let mut bytes = serde_json::to_vec_pretty(&host)?;
         bytes.push(b'\n');
         write_output(p, &bytes)?;
@@ -19,11 +17,11 @@ pub fn info(a: &InfoArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             return Ok(EXIT_OK);
         }
     }
-    crate::report::print(&crate::report::views::info::render(&host))?;
+    crate::util::out::print(&crate::report::views::info::render(&host));
     Ok(EXIT_OK)
 }
 
-pub fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+pub fn list_kernels(a: &KernelsArgs) -> anyhow::Result<u8> {
     let f = crate::platform::cpu::detect_features();
     let selected: Vec<&kernels::Kernel> = match &a.filter {
         Some(spec) => kernels::select(spec).map_err(|m| UserError::flag("PREFIX", m))?,
@@ -61,7 +59,7 @@ pub fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             skip_reason: k.skip_reason(&f),
         })
         .collect();
-    if let Some(p) = &out.json {
+    if let Some(p) = &a.json {
         let mut bytes = serde_json::to_vec_pretty(&rows)?;
         bytes.push(b'\n');
         write_output(p, &bytes)?;
@@ -102,7 +100,7 @@ pub fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
                 .map_or("yes".into(), |s| format!("skipped: {}", s)),
         ]);
     }
-    crate::report::print(&table::grid(&grid))?;
+    crate::util::out::print(&table::grid(&grid));
     Ok(EXIT_OK)
 }
 
@@ -110,7 +108,10 @@ pub fn list_kernels(a: &KernelsArgs, out: &OutputArgs) -> anyhow::Result<u8> {
 pub fn completions(a: &crate::cli::CompletionsArgs) -> anyhow::Result<u8> {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
-    clap_complete::generate(a.shell, &mut cmd, "bwscope", &mut std::io::stdout());
+    // Rendered to memory first: clap_complete panics on a failed write.
+    let mut buf = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "bwscope", &mut buf);
+    crate::util::out::write_bytes(&buf);
     Ok(EXIT_OK)
 }
 
@@ -126,12 +127,12 @@ pub fn man(a: &crate::cli::ManArgs) -> anyhow::Result<u8> {
             };
             std::fs::create_dir_all(dir).map_err(unwritable)?;
             clap_mangen::generate_to(cmd, dir).map_err(unwritable)?;
-            println!("wrote man pages into {dir}");
+            crate::util::out::print(&format!("wrote man pages into {dir}\n"));
         }
         None => {
             let mut buf = Vec::new();
             clap_mangen::Man::new(cmd).render(&mut buf)?;
-            std::io::stdout().lock().write_all(&buf)?;
+            crate::util::out::write_bytes(&buf);
         }
     }
     Ok(EXIT_OK)

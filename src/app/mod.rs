@@ -9,7 +9,7 @@ pub mod reports;
 pub mod runner;
 pub mod survey;
 
-use crate::cli::{Cli, Command, NetCommand};
+use crate::cli::{Cli, Command, NetCommand, OutputArgs, UnitsArg};
 use crate::error::UserError;
 use crate::suites::{self, Suite};
 
@@ -19,7 +19,7 @@ fn boxed<S: Suite + 'static>(s: S) -> Box<dyn Suite> {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
-    let out = cli.output.clone();
+    let top = cli.output.clone();
     if cli.command.is_some() {
         if cli.survey.out.is_some() {
             return Err(UserError::flag(
@@ -37,60 +37,92 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         }
     }
     let Some(command) = cli.command else {
-        return survey::run(&out, &cli.survey);
+        return survey::run(&top, &cli.survey);
     };
     match command {
-        Command::Info(a) => info::info(&a, &out),
-        Command::Kernels(a) => info::list_kernels(&a, &out),
-        Command::Completions(a) => info::completions(&a),
-        Command::Man(a) => info::man(&a),
-        Command::Plot(a) => reports::plot(&a),
-        Command::Report(a) => reports::report(&a),
-        Command::Compare(a) => reports::compare(&a),
+        Command::Info(mut a) => {
+            a.json = json_only("info", &top, a.json)?;
+            info::info(&a)
+        }
+        Command::Kernels(mut a) => {
+            a.json = json_only("kernels", &top, a.json)?;
+            info::list_kernels(&a)
+        }
+        Command::Completions(a) => {
+            no_output("completions", &top)?;
+            info::completions(&a)
+        }
+        Command::Man(a) => {
+            no_output("man", &top)?;
+            info::man(&a)
+        }
+        Command::Plot(a) => {
+            no_output("plot", &top)?;
+            reports::plot(&a)
+        }
+        Command::Report(a) => {
+            no_output("report", &top)?;
+            reports::report(&a)
+        }
+        Command::Compare(a) => {
+            no_output("compare", &top)?;
+            reports::compare(&a)
+        }
         Command::Net(a) => match &a.command {
-            NetCommand::Serve(s) => net::serve(s),
+            NetCommand::Serve(s) => {
+                no_output("net serve", &top)?;
+                net::serve(s)
+            }
             NetCommand::Run(r) => {
+                let out = merge(&top, &r.output);
                 let o = args::net(r)?;
                 runner::command("net", &out, false, |_| Ok(boxed(suites::net::plan(&o)?)))
             }
         },
         Command::Cache(a) => {
+            let out = merge(&top, &a.output);
             let o = args::cache(&a)?;
             runner::command("cache", &out, true, |h| {
                 Ok(boxed(suites::cache::plan(&o, h)?))
             })
         }
         Command::Latency(a) => {
+            let out = merge(&top, &a.output);
             let o = args::latency(&a)?;
             runner::command("latency", &out, true, |h| {
                 Ok(boxed(suites::latency::plan(&o, h)?))
             })
         }
         Command::Regs(a) => {
+            let out = merge(&top, &a.output);
             let o = args::regs(&a);
             runner::command("regs", &out, true, |h| {
                 Ok(boxed(suites::regs::plan(&o, h)?))
             })
         }
         Command::Threads(a) => {
+            let out = merge(&top, &a.output);
             let o = args::threads(&a)?;
             runner::command("threads", &out, true, |h| {
                 Ok(boxed(suites::threads::plan(&o, h)?))
             })
         }
         Command::Numa(a) => {
+            let out = merge(&top, &a.output);
             let o = args::numa(&a)?;
             runner::command("numa", &out, false, |h| {
                 Ok(boxed(suites::numa::plan(&o, h)?))
             })
         }
         Command::Memtype(a) => {
+            let out = merge(&top, &a.output);
             let o = args::memtype(&a)?;
             runner::command("memtype", &out, true, |h| {
                 Ok(boxed(suites::memtype::plan(&o, h)?))
             })
         }
         Command::Transfer(a) => {
+            let out = merge(&top, &a.output);
             let o = args::transfer(&a)?;
             runner::command("transfer", &out, false, |h| {
                 Ok(boxed(suites::transfer::plan(&o, h)?))
@@ -102,11 +134,68 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
 /// Write `bytes` to FILE, or to stdout for `-`.
 pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
     if path == "-" {
-        use std::io::Write as _;
-        let mut o = std::io::stdout().lock();
-        let _ = o.write_all(bytes);
+        crate::util::out::write_bytes(bytes);
         Ok(())
     } else {
         crate::report::sink::write_atomic(std::path::Path::new(path), bytes)
     }
+}
+
+/// Output flags given before a measuring subcommand (`bwscope --json F
+/// cache`) still apply; the subcommand's own win.
+fn merge(top: &OutputArgs, sub: &OutputArgs) -> OutputArgs {
+    OutputArgs {
+        json: sub.json.clone().or_else(|| top.json.clone()),
+        csv: sub.csv.clone().or_else(|| top.csv.clone()),
+        units: if sub.units == UnitsArg::default() {
+            top.units
+        } else {
+            sub.units
+        },
+    }
+}
+
+/// The first output flag given before a subcommand that has none.
+fn given(top: &OutputArgs) -> Option<&'static str> {
+    if top.json.is_some() {
+        Some("--json")
+    } else if top.csv.is_some() {
+        Some("--csv")
+    } else if top.units != UnitsArg::default() {
+        Some("--units")
+    } else {
+        None
+    }
+}
+
+/// Refuse output flags placed before a subcommand that writes no run.
+fn no_output(cmd: &str, top: &OutputArgs) -> Result<(), UserError> {
+    match given(top) {
+        Some(flag) => Err(UserError::flag(
+            flag,
+            format!(
+                "`bwscope {cmd}` writes no run, so it takes no {flag}; see `bwscope {cmd} --help`"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `info` and `kernels` take `--json` only.
+fn json_only(
+    cmd: &str,
+    top: &OutputArgs,
+    own: Option<String>,
+) -> Result<Option<String>, UserError> {
+    let rest = OutputArgs {
+        json: None,
+        ..top.clone()
+    };
+    no_output(cmd, &rest).map_err(|_| {
+        UserError::flag(
+            given(&rest).unwrap_or("--csv"),
+            format!("`bwscope {cmd}` takes --json only"),
+        )
+    })?;
+    Ok(own.or_else(|| top.json.clone()))
 }

@@ -14,7 +14,7 @@ use crate::util::units::{self, format_bytes};
 /// The transponder's listening address from `--bind` and `--port`.
 fn bind_addr(bind: Option<&str>, port: Option<u16>) -> Result<SocketAddr, UserError> {
     let ip = match bind {
-        None => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        None => IpAddr::V4(Ipv4Addr::LOCALHOST),
         Some(b) => b
             .trim_matches(|c| c == '[' || c == ']')
             .parse::<IpAddr>()
@@ -44,14 +44,30 @@ fn bind_error(addr: SocketAddr, e: &std::io::Error) -> UserError {
         ),
         std::io::ErrorKind::AddrNotAvailable => UserError::flag(
             "--bind",
-            format!("{} is not an address of this machine: use one of its addresses, or omit --bind for all", addr.ip()),
+            format!("{} is not an address of this machine: use one of its addresses (0.0.0.0 for all)", addr.ip()),
         ),
         _ => UserError::flag("--bind", format!("cannot listen on {}: {}", addr, e)),
     }
 }
 
+/// A server others can reach must either check a token or be told
+/// explicitly that it need not.
+fn check_exposure(addr: SocketAddr, token: bool, no_auth: bool) -> Result<(), UserError> {
+    if addr.ip().is_loopback() || token || no_auth {
+        return Ok(());
+    }
+    Err(UserError::flag(
+        "--bind",
+        format!(
+            "{} is reachable from other machines and no --token-file is given: anyone reaching it could run tests (up to --max-time and --max-bytes each); give --token-file FILE, or --no-auth to serve without one",
+            addr.ip()
+        ),
+    ))
+}
+
 pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
     let addr = bind_addr(a.bind.as_deref(), a.port)?;
+    check_exposure(addr, a.token_file.is_some(), a.no_auth)?;
     let mut cfg = ServerConfig::new(addr);
     cfg.once = a.once;
     cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
@@ -68,7 +84,13 @@ pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
         local,
         if local.ip().is_unspecified() { " (all interfaces)" } else { "" },
         protocol::VERSION,
-        if cfg.token.is_some() { "token" } else { "none" },
+        if cfg.token.is_some() {
+            "on (token)"
+        } else if local.ip().is_loopback() {
+            "off (this machine only)"
+        } else {
+            "OFF (--no-auth)"
+        },
         cfg.max_time.as_secs_f64(),
         format_bytes(cfg.max_bytes),
         if cfg.once { ", exits after one test" } else { "" }
@@ -86,8 +108,13 @@ mod tests {
     fn bind_addresses() {
         assert_eq!(
             bind_addr(None, None).unwrap(),
-            "0.0.0.0:5280".parse().unwrap()
+            "127.0.0.1:5280".parse().unwrap()
         );
+        let any: SocketAddr = "0.0.0.0:5280".parse().unwrap();
+        assert!(check_exposure(any, false, false).is_err());
+        assert!(check_exposure(any, true, false).is_ok());
+        assert!(check_exposure(any, false, true).is_ok());
+        assert!(check_exposure("[::1]:1".parse().unwrap(), false, false).is_ok());
         assert_eq!(
             bind_addr(Some("::1"), Some(0)).unwrap(),
             "[::1]:0".parse().unwrap()

@@ -52,10 +52,22 @@ fn sibling(path: &str, id: &str) -> String {
 
 pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
     let run = json::load(&a.run)?;
-    let charts = plot::charts(&run, stat(a.stat));
+    let mut charts = plot::charts(&run, stat(a.stat));
+    if let Some(state) = crate::report::run_state(&run) {
+        // On the picture itself, where the chart travels without its file.
+        let short = if run.interrupted {
+            "interrupted run"
+        } else {
+            "incomplete run"
+        };
+        for c in &mut charts {
+            c.title.push_str(&format!(" [{short}]"));
+        }
+        eprintln!("note: {}: {state}", a.run);
+    }
     if a.list {
         for c in &charts {
-            println!("{:<40} {}", c.id, c.title);
+            crate::util::out::print(&format!("{:<40} {}\n", c.id, c.title));
         }
         return Ok(EXIT_OK);
     }
@@ -104,7 +116,7 @@ pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
         };
         write_output(&path, &bytes)?;
         if path != "-" {
-            println!("wrote {} ({})", path, c.title);
+            crate::util::out::print(&format!("wrote {} ({})\n", path, c.title));
         }
     }
     Ok(EXIT_OK)
@@ -131,6 +143,9 @@ fn default_html_path(run: &str) -> String {
 
 pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
     let run = json::load(&a.run)?;
+    if let Some(state) = crate::report::run_state(&run) {
+        eprintln!("note: {}: {state}", a.run);
+    }
     let format = a
         .format
         .or_else(|| a.output.as_deref().and_then(format_of))
@@ -144,13 +159,15 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
     };
     let out = match (&a.output, format) {
         (Some(o), _) => o.clone(),
+        // Read from stdin: there is no "next to the input".
+        (None, ReportFormat::Html) if a.run == "-" => "-".into(),
         (None, ReportFormat::Html) => default_html_path(&a.run),
         (None, _) => "-".into(),
     };
     let bytes = exporter.serialize(&run)?;
     write_output(&out, &bytes)?;
     if out != "-" {
-        println!("wrote {out}");
+        crate::util::out::print(&format!("wrote {out}\n"));
     }
     Ok(EXIT_OK)
 }
@@ -167,7 +184,11 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
     }
     let mut runs = Vec::with_capacity(a.runs.len());
     for p in &a.runs {
-        runs.push((p.clone(), json::load(p)?));
+        let run = json::load(p)?;
+        if let Some(state) = crate::report::run_state(&run) {
+            eprintln!("note: {p}: {state}");
+        }
+        runs.push((p.clone(), run));
     }
     let c = compare::compare(&runs, stat(a.stat))?;
     let text = match a.format {
@@ -175,7 +196,7 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Markdown => c.render_markdown(),
         CompareFormat::Json => c.render_json(),
     };
-    print!("{text}");
+    crate::util::out::print(&text);
     if let Some(pct) = a.fail_if_slower {
         let slow = c.slower_than(pct);
         if !slow.is_empty() {

@@ -110,6 +110,9 @@ pub fn command(
 ) -> anyhow::Result<u8> {
     let host = crate::platform::detect_host(measure_clock);
     let suite = plan(&host)?;
+    if let Some(line) = suite.estimate().and_then(|e| e.notice()) {
+        eprintln!("{line}");
+    }
     let mut rec = Recorder::start(name, suite.options(), out, host.clone())?;
     let taken = rec.sink.stdout_taken();
     let flow = rec.measure(&host, suite.as_ref());
@@ -124,7 +127,7 @@ pub fn command(
     let run = rec.finish(stopped)?;
     let quiet_error = flow.is_err() && nothing;
     if !taken && !quiet_error {
-        crate::report::print(&crate::report::views::render(&run))?;
+        crate::util::out::print(&crate::report::views::render(&run));
     }
     flow?;
     if stopped {

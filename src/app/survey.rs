@@ -76,7 +76,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     let mut rec = Recorder::start("survey", options, &out, host.clone())?;
     let quiet = rec.sink.stdout_taken();
     if !quiet {
-        crate::report::print(&format!("{}\n", crate::report::views::info::render(&host)))?;
+        crate::util::out::print(&format!("{}\n", crate::report::views::info::render(&host)));
     }
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut stopped = false;
@@ -103,9 +103,11 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     // briefly; critical warnings were already printed as they happened.
     rec.sink.echo_warnings = false;
     let run = rec.finish(stopped)?;
+    // Nothing measured (stopped at once): nothing to save, nothing
+    // clobbered.
     let saved = match &dir {
-        Some(d) => Some(save(d, &run, out.json.as_deref())?),
-        None => None,
+        Some(d) if !run.records.is_empty() => Some(save(d, &run, out.json.as_deref())?),
+        _ => None,
     };
     let summary =
         crate::report::views::survey::render_summary(&run, saved.as_deref(), t0.elapsed());
@@ -113,11 +115,11 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         // stdout carries JSON/CSV; the summary still reaches a person.
         eprint!("{summary}");
     } else {
-        crate::report::print(&format!(
+        crate::util::out::print(&format!(
             "{}\n{}",
             crate::report::views::render(&run),
             summary
-        ))?;
+        ));
     }
     Ok(if stopped { EXIT_INTERRUPTED } else { EXIT_OK })
 }

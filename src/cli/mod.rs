@@ -12,14 +12,16 @@ pub use net::*;
     name = "bwscope",
     version,
     about = "Measures how fast bytes move: caches, DRAM, cores, memory types, accelerators, network",
-    long_about = "Measures how fast bytes move on this machine.\n\nWith no subcommand, surveys the machine (under a minute): info, a cache→DRAM sweep of the key kernels, and a short summary; saves run.json and report.html into ./bwscope-results/<UTC time> (--out DIR, --no-save).\n\nBandwidth is in GB/s = 10^9 bytes/s unless --units GiB. Bytes counted = bytes read + bytes written by the kernel, from its declaration (a copy over an N-byte working set counts N).",
-    after_help = "Exit codes: 0 ok, 1 internal error, 2 bad input (the message names the flag), 130 interrupted (files keep every finished record)."
+    long_about = "Measures how fast bytes move on this machine.\n\nWith no subcommand, surveys the machine (about 15-30 s on a 2-core VM): info, a cache→DRAM sweep of the key kernels, and a short summary; saves run.json and report.html into ./bwscope-results/<UTC time> (--out DIR, --no-save).\n\nBandwidth is in GB/s = 10^9 bytes/s unless --units GiB. Bytes counted = bytes read + bytes written by the kernel, from its declaration (a copy over an N-byte working set counts N).",
+    after_help = "Exit codes: 0 ok, 1 internal error, 2 bad input (the message names the flag), 3 compare found a regression, 128+signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129), 141 when stdout closed mid-run (files keep every finished record)."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Output options, accepted before or after the subcommand.
+    /// Output options of the survey. The measuring subcommands take the same
+    /// flags after their name (given here, before one, they still apply);
+    /// the others do not offer them.
     #[command(flatten)]
     pub output: OutputArgs,
 
@@ -124,7 +126,7 @@ pub enum ReportFormat {
 
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// A run saved with --json (or by the survey); a file cut short by Ctrl-C loads too
+    /// A run saved with --json (or by the survey), '-' for stdin; a run cut short loads too and is marked
     #[arg(value_name = "RUN.json")]
     pub run: String,
     /// Output file ('-' = stdout); default: RUN.html next to the input for html, stdout otherwise
@@ -181,6 +183,9 @@ pub struct InfoArgs {
     /// Skip measuring the core clock (saves ~0.2 s; ceilings are then unknown)
     #[arg(long)]
     pub no_clock: bool,
+    /// Write the host facts as JSON to FILE ('-' = stdout, nothing else printed there)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -188,24 +193,29 @@ pub struct KernelsArgs {
     /// Only kernels whose names start with one of these (comma-separated)
     #[arg(value_name = "PREFIX")]
     pub filter: Option<String>,
+    /// Write the list as JSON to FILE ('-' = stdout, nothing else printed there)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
 }
 
-/// Where results go and in which units.
-#[derive(Args, Debug, Clone)]
+/// Where results go and in which units: flattened into every command that
+/// measures (and the survey), and only there.
+#[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
     /// Write the run as JSON to FILE as records complete ('-' = stdout, nothing else printed there)
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
     /// Write one CSV row per record to FILE as records complete ('-' = stdout)
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE")]
     pub csv: Option<String>,
     /// Units for tables: GB = 10^9 B/s, GiB = 2^30 B/s (JSON always stores GB/s)
-    #[arg(long, value_enum, default_value = "GB", global = true)]
+    #[arg(long, value_enum, default_value = "GB")]
     pub units: UnitsArg,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UnitsArg {
+    #[default]
     #[value(name = "GB")]
     Gb,
     #[value(name = "GiB")]
@@ -274,6 +284,8 @@ pub struct CacheArgs {
     pub pattern: Option<String>,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -294,9 +306,15 @@ pub struct LatencyArgs {
     /// Working-set sizes: list and/or ranges, e.g. 16KiB,8MiB or 4KiB..1GiB:x2 (default 4 KiB to ≥4× L3)
     #[arg(long, short = 's', value_name = "SIZES")]
     pub sizes: Option<String>,
-    /// Page policy of the buffer; the page size obtained is reported
-    #[arg(long, value_enum, default_value = "thp")]
-    pub pages: PagesArg,
+    /// Page policies, comma-separated, e.g. 4k,thp: one set of records per kind; the page size obtained is reported
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "thp",
+        value_name = "KINDS"
+    )]
+    pub pages: Vec<PagesArg>,
     /// Chains to walk, comma-separated: random (whole buffer), window (random within --window), stride (address order every --stride bytes)
     #[arg(long, value_name = "LIST")]
     pub view: Option<String>,
@@ -314,6 +332,8 @@ pub struct LatencyArgs {
     pub quick: bool,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -326,6 +346,8 @@ pub struct RegsArgs {
     pub cpu: Option<u32>,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -354,6 +376,8 @@ pub struct MemtypeArgs {
     /// Confirm that bwscope may overwrite the memory of the devices named by --device-mem
     #[arg(long)]
     pub allow_device_writes: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -405,6 +429,8 @@ pub struct ThreadsArgs {
     pub memory: MemoryArg,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -482,6 +508,8 @@ pub struct NumaArgs {
     pub memory: MemoryArg,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -523,4 +551,6 @@ pub struct TransferArgs {
     pub host_node: Option<u32>,
     #[command(flatten)]
     pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

@@ -18,7 +18,7 @@ pub enum NetCommand {
 
 #[derive(Args, Debug, Clone)]
 pub struct NetServeArgs {
-    /// Address to listen on (default: all IPv4 interfaces, 0.0.0.0; printed at start)
+    /// Address to listen on (default 127.0.0.1, this machine only; printed at start). Any other address needs --token-file, or --no-auth to serve without one
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
     /// TCP port (default 5280; 0 = any free port, printed at start)
@@ -30,13 +30,16 @@ pub struct NetServeArgs {
     /// Require leaders to prove they know the token in FILE (HMAC challenge; the token never crosses the wire)
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<String>,
+    /// Serve a non-loopback --bind without a token: anyone who reaches the port may run tests up to --max-time and --max-bytes
+    #[arg(long, conflicts_with = "token_file")]
+    pub no_auth: bool,
     /// Longest test accepted, seconds (omit window included)
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub max_time: f64,
     /// Most bytes one test may move, e.g. 100GB
     #[arg(long, value_name = "SIZE", default_value = "1TiB")]
     pub max_bytes: String,
-    /// Drop a peer silent for this long, seconds (every read and write has this timeout)
+    /// Drop a peer that has not finished its handshake, or one frame, within this many seconds
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
 }
@@ -97,4 +100,6 @@ pub struct NetRunArgs {
     /// Connect timeout and the longest wait for the transponder, seconds
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
+    #[command(flatten)]
+    pub output: crate::cli::OutputArgs,
 }

@@ -11,7 +11,7 @@ mod uarch;
 mod warning;
 
 pub use host::{Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Environment, Features, Host, Node};
-pub use record::{MemoryInfo, Noise, Placement, Record, Sample, Stats, Status};
+pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use uarch::{L1Rate, Uarch, UarchMatch};
 pub use warning::{limits, Warning};

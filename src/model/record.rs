@@ -36,16 +36,51 @@ pub struct Stats {
     pub n: usize,
 }
 
-/// Noise observed while a record was measured (from `/proc/stat`).
+/// How a [`Noise`] figure was obtained.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoiseMethod {
+    /// The nanosecond CPU clocks of every other process (read before and
+    /// after), with the kernel's tick counts as a floor for processes that
+    /// came and went inside the window.
+    ProcessClocks,
+    /// `/proc/stat` tick counts only (other processes' clocks unreadable).
+    ProcStat,
+}
+
+/// Noise observed while a record was measured.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
 pub struct Noise {
     /// CPUs' worth of time spent by other processes during the record
-    /// (0.0 = quiet, 1.0 = one whole CPU busy elsewhere).
+    /// (0.0 = quiet, 1.0 = one whole CPU busy elsewhere); never more than
+    /// the CPUs this process left free.
     pub foreign_cpus: f64,
     /// CPUs' worth of time stolen by the hypervisor.
     pub steal_cpus: f64,
     /// Wall time over which this was observed, seconds.
     pub window_seconds: f64,
+    /// What `foreign_cpus` can resolve: its uncertainty in CPUs, so a
+    /// value below this is indistinguishable from 0 (null in runs written
+    /// before this was recorded: absent, so they round-trip unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_cpus: Option<f64>,
+    /// The same for `steal_cpus` (tick counts: 1/USER_HZ over the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_resolution_cpus: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<NoiseMethod>,
+}
+
+impl Noise {
+    /// Foreign load that stands out of the figure's own uncertainty.
+    pub fn foreign_beyond_resolution(&self) -> f64 {
+        (self.foreign_cpus - self.resolution_cpus.unwrap_or(0.0)).max(0.0)
+    }
+
+    /// Steal that stands out of the figure's own uncertainty.
+    pub fn steal_beyond_resolution(&self) -> f64 {
+        (self.steal_cpus - self.steal_resolution_cpus.unwrap_or(0.0)).max(0.0)
+    }
 }
 
 /// Where the memory of a record lived and what pages it got.

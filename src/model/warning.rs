@@ -57,11 +57,36 @@ pub enum Warning {
 }
 
 impl Warning {
+    /// The load and steal warnings a noise reading deserves: only what
+    /// stands out of the reading's own resolution counts.
+    pub fn from_noise(n: &super::Noise) -> Vec<Warning> {
+        let mut w = Vec::new();
+        if n.foreign_beyond_resolution() > limits::FOREIGN_CPUS {
+            w.push(Warning::ForeignLoad {
+                cpus: n.foreign_cpus,
+            });
+        }
+        if n.steal_beyond_resolution() > limits::STEAL_CPUS {
+            w.push(Warning::Steal { cpus: n.steal_cpus });
+        }
+        w
+    }
+
+    /// What to do about it, for a run of any command.
     pub fn hint(&self) -> &str {
+        self.hint_for("")
+    }
+
+    /// What to do about it in a run of `command` (`Run::command`): a hint
+    /// names only flags that command has.
+    pub fn hint_for(&self, command: &str) -> &str {
         match self {
-            Warning::HighCv { .. } | Warning::BestMedianSpread { .. } => {
-                "trust `best`; quiet the machine or raise --samples / --min-sample-ms"
-            }
+            Warning::HighCv { .. } | Warning::BestMedianSpread { .. } => match command {
+                "net" => "trust `best`; quiet the network and both hosts, or lengthen --time",
+                "memtype" => "trust `best`; quiet the machine or raise --passes / --read-passes",
+                "survey" => "trust `best`; quiet the machine, or re-run that suite alone with more --samples",
+                _ => "trust `best`; quiet the machine or raise --samples / --min-sample-ms",
+            },
             Warning::AboveCeiling { .. } => {
                 "the kernel or the clock estimate is wrong; please report it with the JSON"
             }
@@ -121,5 +146,25 @@ impl fmt::Display for Warning {
             ),
             Warning::Other { message, .. } => f.write_str(message),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_name_only_flags_the_command_has() {
+        let w = Warning::HighCv { cv: 0.2 };
+        for cmd in ["net", "memtype", "survey"] {
+            let h = w.hint_for(cmd);
+            assert!(
+                !h.contains("--samples ") && !h.contains("--min-sample-ms"),
+                "{cmd}: {h}"
+            );
+        }
+        assert!(w.hint_for("net").contains("--time"));
+        assert!(w.hint_for("memtype").contains("--passes"));
+        assert!(w.hint_for("cache").contains("--samples"));
     }
 }

@@ -129,12 +129,17 @@ fn handshake(s: &mut TcpStream, p: &Peer) -> Result<(), ClientError> {
     .map_err(hs("auth"))?;
     match read_frame(s, t) {
         Ok(Frame::AuthOk) => Ok(()),
-        Ok(Frame::Error(m)) => Err(ClientError::Auth(format!("{} (check --token-file)", m))),
+        // The server says "authentication failed: wrong token"; our own
+        // Display adds the first half, so keep only the reason.
+        Ok(Frame::Error(m)) => Err(ClientError::Auth(format!(
+            "{}; both ends need the same token",
+            m.strip_prefix("authentication failed: ").unwrap_or(&m)
+        ))),
         Ok(other) => Err(ClientError::Handshake(
             "auth",
             format!("unexpected {:?}", other),
         )),
-        Err(e) => Err(ClientError::Auth(format!("{} (check --token-file)", e))),
+        Err(e) => Err(ClientError::Auth(e.to_string())),
     }
 }
 

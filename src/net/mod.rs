@@ -19,7 +19,7 @@ pub mod server;
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use protocol::{DecodeError, Frame, HEADER};
 
@@ -53,8 +53,31 @@ impl WireError {
 /// Read exactly `buf.len()` bytes. `Ok(false)` when the peer closed before
 /// the first byte (a clean end), `Truncated` when it closed in the middle.
 pub fn read_exact_or_eof(s: &mut TcpStream, buf: &mut [u8]) -> io::Result<bool> {
+    read_exact_with(s, buf, |_| Ok(()))
+}
+
+/// Read exactly `buf.len()` bytes before `deadline`: each `read()` may
+/// wait only for the time left, so a peer dripping one byte at a time
+/// cannot stretch the wait. Results as [`read_exact_or_eof`].
+fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> io::Result<bool> {
+    read_exact_with(s, buf, |s| {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        s.set_read_timeout(Some(left))
+    })
+}
+
+/// The read loop of both: `before` runs ahead of every `read()`.
+fn read_exact_with(
+    s: &mut TcpStream,
+    buf: &mut [u8],
+    mut before: impl FnMut(&mut TcpStream) -> io::Result<()>,
+) -> io::Result<bool> {
     let mut got = 0;
     while got < buf.len() {
+        before(s)?;
         match s.read(&mut buf[got..]) {
             Ok(0) if got == 0 => return Ok(false),
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
@@ -66,23 +89,29 @@ pub fn read_exact_or_eof(s: &mut TcpStream, buf: &mut [u8]) -> io::Result<bool> 
     Ok(true)
 }
 
-/// Read one control frame within `timeout` (the socket's read timeout is
-/// set here, so no read waits longer).
+/// Read one control frame within `timeout`: one deadline for the whole
+/// frame, header and payload.
 pub fn read_frame(s: &mut TcpStream, timeout: Duration) -> Result<Frame, WireError> {
-    s.set_read_timeout(Some(timeout)).map_err(WireError::Io)?;
+    read_frame_until(s, Instant::now() + timeout)
+}
+
+/// Read one control frame, all of it before `deadline` (a handshake of
+/// several frames shares one deadline).
+pub fn read_frame_until(s: &mut TcpStream, deadline: Instant) -> Result<Frame, WireError> {
+    let allowed = deadline.saturating_duration_since(Instant::now());
     let mut h = [0u8; HEADER];
-    match read_exact_or_eof(s, &mut h) {
+    match read_exact_by(s, &mut h, deadline) {
         Ok(true) => {}
         Ok(false) => return Err(WireError::Closed),
-        Err(e) => return Err(WireError::from_io(e, timeout)),
+        Err(e) => return Err(WireError::from_io(e, allowed)),
     }
     let (kind, len) = protocol::parse_header(&h)?;
     let mut payload = vec![0u8; len];
-    match read_exact_or_eof(s, &mut payload) {
+    match read_exact_by(s, &mut payload, deadline) {
         Ok(true) => {}
         Ok(false) if len == 0 => {}
         Ok(false) => return Err(WireError::Truncated),
-        Err(e) => return Err(WireError::from_io(e, timeout)),
+        Err(e) => return Err(WireError::from_io(e, allowed)),
     }
     Ok(protocol::decode_payload(kind, &payload)?)
 }

@@ -2,12 +2,19 @@
 //! a time, and survives anything a peer sends.
 //!
 //! Every connection gets its own thread (at most [`ServerConfig::max_conns`]
-//! at once) so a stalled peer never blocks the accept loop; every read has a
-//! timeout; a test is bounded in duration and bytes. A leader arriving while
-//! a test runs is answered `Busy` at once. Each test and each refused or
-//! broken connection produces exactly one log line.
+//! at once) so a stalled peer never blocks the accept loop. The handshake
+//! (hello, auth, setup or join) has one deadline, `timeout` from the
+//! accept, however slowly the peer drips its bytes; every later frame has
+//! its own. One address may hold at most
+//! [`ServerConfig::max_handshakes_per_addr`] connections in the handshake,
+//! so a single host cannot fill every slot with connections that never
+//! authenticate; whoever is turned away gets a `server full` error frame.
+//! A test is bounded in duration and bytes. A leader arriving while a test
+//! runs is answered `Busy` at once. Each test and each refused or broken
+//! connection produces exactly one log line.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -17,7 +24,7 @@ use super::flow::{self, Budget, FlowError, Limits};
 use super::protocol::{
     self, Frame, Mode, Report, Setup, COOKIE_LEN, MAX_CHUNK, MAX_INTERVALS, MAX_STREAMS,
 };
-use super::{peer_name, read_frame, write_frame, WireError};
+use super::{peer_name, read_frame_until, write_frame, WireError};
 
 /// Where log lines go (stderr in the CLI, a vector in tests).
 pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
@@ -37,8 +44,12 @@ pub struct ServerConfig {
     /// Read/write timeout on every socket operation: a peer silent this long
     /// is dropped.
     pub timeout: Duration,
-    /// Most connections handled at once; more are closed on arrival.
+    /// Most connections handled at once; more are turned away on arrival.
     pub max_conns: usize,
+    /// Most connections from one address still in the handshake (not yet
+    /// authenticated and set up or joined). A leader handshakes one
+    /// connection at a time.
+    pub max_handshakes_per_addr: usize,
 }
 
 impl ServerConfig {
@@ -51,6 +62,7 @@ impl ServerConfig {
             max_bytes: 1 << 40,
             timeout: Duration::from_secs(10),
             max_conns: 64,
+            max_handshakes_per_addr: 8,
         }
     }
 }
@@ -68,6 +80,8 @@ struct Shared {
     log: Log,
     pending: Mutex<Option<Pending>>,
     conns: AtomicUsize,
+    /// Connections in the handshake, per peer address.
+    handshaking: Mutex<HashMap<IpAddr, usize>>,
     tests: AtomicU64,
     /// A run ended (its last test, or a failure): `once` may exit.
     run_ended: AtomicBool,
@@ -85,6 +99,69 @@ impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
         if let Ok(mut p) = self.0.pending.lock() {
             *p = None;
+        }
+    }
+}
+
+/// A connection counted against its address until its handshake ends.
+struct Handshaking<'a> {
+    sh: &'a Shared,
+    ip: IpAddr,
+    counted: bool,
+}
+
+impl<'a> Handshaking<'a> {
+    /// Count one more handshake from `ip`; `None` when it already has the
+    /// most allowed.
+    fn enter(sh: &'a Shared, ip: IpAddr) -> Option<Handshaking<'a>> {
+        let mut m = sh.handshaking.lock().ok()?;
+        let n = m.entry(ip).or_insert(0);
+        if *n >= sh.cfg.max_handshakes_per_addr {
+            return None;
+        }
+        *n += 1;
+        Some(Handshaking {
+            sh,
+            ip,
+            counted: true,
+        })
+    }
+
+    /// The handshake is over (however it ended).
+    fn leave(&mut self) {
+        if std::mem::take(&mut self.counted) {
+            if let Ok(mut m) = self.sh.handshaking.lock() {
+                if let Some(n) = m.get_mut(&self.ip) {
+                    *n -= 1;
+                    if *n == 0 {
+                        m.remove(&self.ip);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Handshaking<'_> {
+    fn drop(&mut self) {
+        self.leave();
+    }
+}
+
+/// Turn a connection away from the accept loop without blocking it: the
+/// error frame fits an empty socket buffer, so a non-blocking write sends
+/// it whole; FIN follows, and what the peer already sent is read so that
+/// closing does not reset the connection before the frame arrives.
+fn turn_away(mut s: TcpStream, why: &str) {
+    use std::io::{Read, Write};
+    let _ = s.set_nonblocking(true);
+    let _ = s.write_all(&protocol::encode(&Frame::Error(why.to_string())));
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let mut sink = [0u8; 4096];
+    for _ in 0..16 {
+        match s.read(&mut sink) {
+            Ok(n) if n > 0 => {}
+            _ => break,
         }
     }
 }
@@ -118,6 +195,7 @@ impl Server {
                 log,
                 pending: Mutex::new(None),
                 conns: AtomicUsize::new(0),
+                handshaking: Mutex::new(HashMap::new()),
                 tests: AtomicU64::new(0),
                 run_ended: AtomicBool::new(false),
             }),
@@ -164,10 +242,30 @@ impl Server {
             };
             if self.shared.conns.fetch_add(1, Ordering::AcqRel) >= self.shared.cfg.max_conns {
                 self.shared.conns.fetch_sub(1, Ordering::AcqRel);
-                (self.shared.log)(&format!(
-                    "{}: refused, {} connections already open",
-                    peer, self.shared.cfg.max_conns
-                ));
+                let why = format!(
+                    "server full: {} connections already open; try again later",
+                    self.shared.cfg.max_conns
+                );
+                (self.shared.log)(&format!("{}: refused, {}", peer, why));
+                turn_away(s, &why);
+                continue;
+            }
+            let busy_addr = {
+                let m = self.shared.handshaking.lock();
+                m.is_ok_and(|m| {
+                    m.get(&peer.ip()).copied().unwrap_or(0)
+                        >= self.shared.cfg.max_handshakes_per_addr
+                })
+            };
+            if busy_addr {
+                self.shared.conns.fetch_sub(1, Ordering::AcqRel);
+                let why = format!(
+                    "server full: {} connections from {} are still in the handshake; try again later",
+                    self.shared.cfg.max_handshakes_per_addr,
+                    peer.ip()
+                );
+                (self.shared.log)(&format!("{}: refused, {}", peer, why));
+                turn_away(s, &why);
                 continue;
             }
             let shared = self.shared.clone();
@@ -189,7 +287,21 @@ impl Server {
 fn handle(mut s: TcpStream, sh: &Shared) {
     let peer = peer_name(&s);
     let _ = s.set_nodelay(true);
-    match session(&mut s, sh, &peer) {
+    let ip = s
+        .peer_addr()
+        .map_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |a| a.ip());
+    // The accept loop checked the count a moment ago; a race with another
+    // connection from the same address is settled here.
+    let Some(mut hs) = Handshaking::enter(sh, ip) else {
+        let why = format!(
+            "server full: {} connections from {} are still in the handshake; try again later",
+            sh.cfg.max_handshakes_per_addr, ip
+        );
+        (sh.log)(&format!("{}: refused, {}", peer, why));
+        turn_away(s, &why);
+        return;
+    };
+    match session(&mut s, sh, &peer, &mut hs) {
         Ok(Outcome::Test(line)) => (sh.log)(&line),
         Ok(Outcome::Joined) => {}
         Ok(Outcome::Busy) => (sh.log)(&format!("{}: busy, refused (a test is running)", peer)),
@@ -228,9 +340,16 @@ fn wire(what: &str) -> impl Fn(WireError) -> String + '_ {
     move |e| format!("{}: {}", what, e)
 }
 
-fn session(s: &mut TcpStream, sh: &Shared, peer: &str) -> Result<Outcome, String> {
+fn session(
+    s: &mut TcpStream,
+    sh: &Shared,
+    peer: &str,
+    hs: &mut Handshaking,
+) -> Result<Outcome, String> {
     let t = sh.cfg.timeout;
-    match read_frame(s, t).map_err(wire("handshake"))? {
+    // One deadline for hello, auth and setup/join together.
+    let deadline = Instant::now() + t;
+    match read_frame_until(s, deadline).map_err(wire("handshake"))? {
         Frame::Hello { magic, version } => {
             if magic != protocol::MAGIC {
                 return Err("handshake: not a bwscope leader (bad magic)".into());
@@ -253,7 +372,7 @@ fn session(s: &mut TcpStream, sh: &Shared, peer: &str) -> Result<Outcome, String
     };
     write_frame(s, &welcome, t).map_err(wire("handshake"))?;
     if let Some(token) = &sh.cfg.token {
-        match read_frame(s, t).map_err(wire("auth"))? {
+        match read_frame_until(s, deadline).map_err(wire("auth"))? {
             Frame::Auth { mac } if protocol::auth_ok(token, &nonce, &mac) => {
                 write_frame(s, &Frame::AuthOk, t).map_err(wire("auth"))?;
             }
@@ -261,7 +380,9 @@ fn session(s: &mut TcpStream, sh: &Shared, peer: &str) -> Result<Outcome, String
             other => return Err(format!("auth: expected auth, got {}", kind(&other))),
         }
     }
-    match read_frame(s, t).map_err(wire("setup"))? {
+    let frame = read_frame_until(s, deadline).map_err(wire("setup"))?;
+    hs.leave();
+    match frame {
         Frame::Setup(setup) => control(s, sh, peer, setup),
         Frame::Join { cookie, index } => join(s, sh, cookie, index),
         other => Err(format!(
@@ -306,7 +427,12 @@ fn validate(st: &Setup, cfg: &ServerConfig) -> Result<(), String> {
         return Err("setup: interval must be 10 to 10000 ms".into());
     }
     let asked = Duration::from_millis(st.time_ms as u64 + st.omit_ms as u64);
-    if st.bytes == 0 && (st.time_ms == 0 || asked > cfg.max_time) {
+    if st.bytes == 0 && st.time_ms == 0 {
+        return Err(
+            "setup: a test of 0 s: give a positive --time on the leader, or --bytes".into(),
+        );
+    }
+    if st.bytes == 0 && asked > cfg.max_time {
         return Err(format!(
             "setup: a test of {:.1} s; this server allows up to {:.0} s (--max-time on the server)",
             asked.as_secs_f64(),

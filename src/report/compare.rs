@@ -24,6 +24,10 @@ use crate::error::UserError;
 use crate::model::{Record, Run};
 use crate::util::units::format_bytes;
 
+/// The footer's statement of the rule [`verdict`] applies (and
+/// `docs/reports.md` states): one sentence for table and Markdown.
+pub const NOISE_RULE: &str = "noise = the change is within the larger of the two runs' own spread, |best − median| / median; Δ % is against the baseline.";
+
 /// Exit code when `--fail-if-slower` finds a regression (distinct from bad
 /// input, 2, so CI can tell "slower" from "misused").
 pub const EXIT_SLOWER: u8 = 3;
@@ -74,6 +78,9 @@ pub struct Row {
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub files: Vec<String>,
+    /// Per run: how it ended when it did not end normally (see
+    /// [`super::run_state`]); null for a finished run.
+    pub states: Vec<Option<String>>,
     pub stat: StatKind,
     pub rows: Vec<Row>,
     /// Per run: cases with a figure that no other run has.
@@ -215,6 +222,7 @@ pub fn compare(runs: &[(String, Run)], stat: StatKind) -> Result<Comparison, Use
     }
     Ok(Comparison {
         files: runs.iter().map(|(p, _)| p.clone()).collect(),
+        states: runs.iter().map(|(_, r)| super::run_state(r)).collect(),
         stat,
         rows,
         unmatched,
@@ -323,10 +331,13 @@ impl Comparison {
             .enumerate()
             .map(|(i, f)| {
                 format!(
-                    "{} = {}{}",
+                    "{} = {}{}{}",
                     run_letter(i),
                     f,
-                    if i == 0 { " (baseline)" } else { "" }
+                    if i == 0 { " (baseline)" } else { "" },
+                    self.states[i]
+                        .as_ref()
+                        .map_or(String::new(), |st| format!(" [⚠ {st}]"))
                 )
             })
             .collect::<Vec<_>>()
@@ -337,9 +348,8 @@ impl Comparison {
         let mut s = format!("{}\n", self.legend());
         s.push_str(&super::table::grid(&self.grid()));
         let _ = writeln!(s, "{}", self.summary_line());
-        s.push_str(
-            "noise = the runs' sample ranges [min, max] overlap; Δ % is against the baseline.\n",
-        );
+        s.push_str(NOISE_RULE);
+        s.push('\n');
         s
     }
 
@@ -348,8 +358,9 @@ impl Comparison {
         s.push_str(&super::markdown::table(&self.grid()));
         let _ = writeln!(
             s,
-            "\n{}\n\n_noise_ = the change is within the runs' own spread (|best − median| / median); Δ % is against the baseline.",
-            self.summary_line()
+            "\n{}\n\n{}",
+            self.summary_line(),
+            NOISE_RULE.replacen("noise", "_noise_", 1)
         );
         s
     }

@@ -197,8 +197,7 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
     );
     s.push_str("<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#records\">Records</a><a href=\"#environment\">Environment</a><a href=\"#method\">Method</a><a href=\"#raw\">Raw JSON</a></nav>\n<main>\n");
     let _ = writeln!(s, "<h1>{}</h1>", esc(&title));
-    let _ =
-        writeln!(
+    let _ = writeln!(
         s,
         "<p class=meta>bwscope {} · <code>{}</code> · started {} · finished {} · {} records{}</p>",
         esc(&run.tool.version),
@@ -206,8 +205,21 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
         esc(&run.started_at),
         esc(run.finished_at.as_deref().unwrap_or("not finished")),
         run.records.len(),
-        if run.interrupted { " · <strong>interrupted</strong>" } else { "" }
+        if run.interrupted {
+            " · <strong>interrupted</strong>"
+        } else if !run.complete {
+            " · <strong>incomplete</strong>"
+        } else {
+            ""
+        }
     );
+    if let Some(state) = super::run_state(run) {
+        let _ = writeln!(
+            s,
+            "<p class=state style=\"border:2px solid #b00;padding:.5em;font-weight:bold\">⚠ {}</p>",
+            esc(&state)
+        );
+    }
 
     s.push_str("<section id=summary><h2>Summary</h2>\n");
     let head = summary::headline(run);

@@ -15,29 +15,97 @@ impl Exporter for Json {
     }
 }
 
-/// Load a run written by bwscope; a one-line error names the file and the
-/// problem otherwise.
+/// The largest run file a reader accepts. A run of 10,000 records with
+/// every raw sample is about 30 MB; anything past this is not a bwscope
+/// run, and reading it whole would only exhaust memory.
+pub const MAX_RUN_BYTES: u64 = 256 << 20;
+
+/// Load a run written by bwscope from a file, or from stdin for `-`; a
+/// one-line error names the file and the problem otherwise.
 pub fn load(path: &str) -> Result<Run, UserError> {
-    let bad = |problem: String| UserError::BadInput {
+    let bytes = read_input(path)?;
+    parse(path, &bytes)
+}
+
+fn bad(path: &str, problem: impl Into<String>) -> UserError {
+    UserError::BadInput {
         path: path.to_string(),
-        problem,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("not valid JSON ({e}); is the file truncated?")))?;
+        problem: problem.into(),
+    }
+}
+
+/// Read at most [`MAX_RUN_BYTES`] (+1, to tell "too large") from `r`.
+fn read_capped(path: &str, r: impl std::io::Read) -> Result<Vec<u8>, UserError> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    r.take(MAX_RUN_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    if buf.len() as u64 > MAX_RUN_BYTES {
+        return Err(too_large(path));
+    }
+    Ok(buf)
+}
+
+fn too_large(path: &str) -> UserError {
+    bad(
+        path,
+        format!(
+            "is larger than the {} MiB a run file may be; is it really a bwscope run?",
+            MAX_RUN_BYTES >> 20
+        ),
+    )
+}
+
+/// The bytes of a run file: `-` is stdin; otherwise only a regular file
+/// (a device such as /dev/zero, a FIFO or a directory is refused before it
+/// is opened, so nothing can make the reader wait or grow without end).
+pub fn read_input(path: &str) -> Result<Vec<u8>, UserError> {
+    if path == "-" {
+        return read_capped("stdin", std::io::stdin().lock());
+    }
+    let m = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    if !m.is_file() {
+        let what = if m.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a device, FIFO or socket)"
+        };
+        return Err(bad(
+            path,
+            format!("is {what}; give a saved run, or '-' to read one from stdin"),
+        ));
+    }
+    if m.len() > MAX_RUN_BYTES {
+        return Err(too_large(path));
+    }
+    let f = std::fs::File::open(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    read_capped(path, f)
+}
+
+/// Parse and check a run; `path` names it in errors.
+pub fn parse(path: &str, bytes: &[u8]) -> Result<Run, UserError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        bad(
+            path,
+            format!("not valid JSON ({e}); is the file truncated?"),
+        )
+    })?;
     let tool = value.pointer("/tool/name").and_then(|v| v.as_str());
     if tool != Some("bwscope") {
-        return Err(bad("not a bwscope run (no tool.name = \"bwscope\")".into()));
+        return Err(bad(path, "not a bwscope run (no tool.name = \"bwscope\")"));
     }
     let version = value
         .get("schema_version")
         .and_then(|v| v.as_u64())
-        .ok_or_else(|| bad("no schema_version".into()))?;
+        .ok_or_else(|| bad(path, "no schema_version"))?;
     if version > SCHEMA_VERSION as u64 {
-        return Err(bad(format!(
+        return Err(bad(path, format!(
             "schema version {version} is newer than this bwscope understands ({SCHEMA_VERSION}); upgrade bwscope"
         )));
     }
-    serde_json::from_value(value)
-        .map_err(|e| bad(format!("does not match the bwscope schema: {e}")))
+    let run: Run = serde_json::from_value(value)
+        .map_err(|e| bad(path, format!("does not match the bwscope schema: {e}")))?;
+    super::plausible::check(&run).map_err(|problem| bad(path, problem))?;
+    Ok(run)
 }

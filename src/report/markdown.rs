@@ -59,10 +59,15 @@ pub fn render(run: &Run) -> String {
         run.records.len(),
         if run.interrupted {
             " · **interrupted**"
+        } else if !run.complete {
+            " · **incomplete**"
         } else {
             ""
         }
     );
+    if let Some(state) = super::run_state(run) {
+        let _ = writeln!(s, "> **⚠ {state}**\n");
+    }
     let head = summary::headline(run);
     if !head.is_empty() {
         let _ = writeln!(s, "**Summary:** {}\n", head.join(" · "));

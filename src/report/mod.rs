@@ -7,6 +7,8 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod metric;
+pub mod outfile;
+pub mod plausible;
 pub mod plot;
 pub mod progress;
 pub mod sink;
@@ -22,6 +24,26 @@ pub trait Exporter {
     fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>>;
 }
 
+/// How a run ended, when it did not end normally: every reader (`report`,
+/// `plot`, `compare`, the tables) shows this, so a run cut short is never
+/// taken for a finished one. `interrupted` runs were stopped by a signal
+/// and wrote their files; a run that is neither complete nor interrupted
+/// was killed (SIGKILL, a crash, the OOM killer) or is still running.
+pub fn run_state(run: &Run) -> Option<String> {
+    let n = run.records.len();
+    if run.interrupted {
+        Some(format!(
+            "interrupted run: stopped early by a signal, so it holds only the {n} records finished before"
+        ))
+    } else if !run.complete {
+        Some(format!(
+            "incomplete run: it never finished (killed, crashed or still running), so it holds only the {n} records written before"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Print a warning to stderr with its hint, prefixed by the case it concerns.
 pub fn emit(context: &str, w: &Warning) {
     if context.is_empty() {
@@ -29,13 +51,4 @@ pub fn emit(context: &str, w: &Warning) {
     } else {
         eprintln!("warning: {}: {} (hint: {})", context, w, w.hint());
     }
-}
-
-/// Write `text` to stdout. A closed pipe (`bwscope … | head`) comes back
-/// as a `BrokenPipe` error, which `main` turns into a quiet exit.
-pub fn print(text: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let mut o = std::io::stdout().lock();
-    o.write_all(text.as_bytes())?;
-    o.flush()
 }

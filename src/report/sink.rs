@@ -2,21 +2,29 @@
 //!
 //! Every finished record is appended to the CSV at once and the JSON is
 //! rewritten (temp file + rename, so it is always whole) at most once a
-//! second and at the end; SIGINT stops the suite between samples and the
-//! normal end path writes the final files. "We export results after each
-//! individual benchmark, because we would risk losing them if a later
+//! second and at the end; a stop signal ends the suite between samples and
+//! the normal end path writes the final files. "We export results after
+//! each individual benchmark, because we would risk losing them if a later
 //! benchmark fails" (hyperfine).
+//!
+//! Nothing is created or replaced before the first record exists: a run
+//! that fails at once (no server, a bad device) leaves an earlier result
+//! untouched. The paths are still checked up front ([`check_outputs`]), so
+//! an unwritable one fails before anything is measured.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::json::Json;
+use super::outfile::{self, Replacement};
 use super::Exporter;
 use crate::error::UserError;
 use crate::model::Warning;
 use crate::model::{Record, Run};
+
+pub use super::outfile::write_atomic;
 
 #[derive(Debug, Clone)]
 enum Target {
@@ -34,12 +42,59 @@ impl Target {
     }
 }
 
+/// Validate `--json`/`--csv` together before anything runs: not both on
+/// stdout, not both into one file, each writable (checked without creating
+/// or truncating anything).
+pub fn check_outputs(json: Option<&str>, csv: Option<&str>) -> Result<(), UserError> {
+    if json == Some("-") && csv == Some("-") {
+        return Err(UserError::flag(
+            "--csv",
+            "--json - and --csv - would both write to stdout and neither would parse; send one of them to a file",
+        ));
+    }
+    if let (Some(j), Some(c)) = (json, csv) {
+        if j != "-" && c != "-" && outfile::same_file(Path::new(j), Path::new(c)) {
+            return Err(UserError::flag(
+                "--csv",
+                format!("names the same file as --json ({c}); give them different paths"),
+            ));
+        }
+    }
+    for (flag, p) in [("--json", json), ("--csv", csv)] {
+        match p {
+            Some("") => {
+                return Err(UserError::flag(
+                    flag,
+                    "the path is empty: give a file name, or '-' for stdout",
+                ))
+            }
+            Some(p) if p != "-" => outfile::check_writable(Path::new(p))?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The CSV stream: opened with the first record.
+enum CsvOut {
+    /// Not started: nothing written anywhere yet.
+    Pending,
+    /// A regular file, replaced (renamed into place) with the first row.
+    File(Replacement),
+    /// A FIFO, /dev/null, a terminal: written in place.
+    Special(File),
+    Stdout,
+}
+
 pub struct Sink {
     run: Run,
     json: Option<Target>,
     csv: Option<Target>,
-    csv_file: Option<File>,
-    last_json: Instant,
+    csv_out: CsvOut,
+    /// When the JSON file was last written; `None` = not yet.
+    last_json: Option<Instant>,
+    /// Our stdout reader went away: stop writing there.
+    stdout_gone: bool,
     /// Print warnings to stderr as they come (off in tests).
     pub echo_warnings: bool,
 }
@@ -51,68 +106,20 @@ fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
     }
 }
 
-/// Write `bytes` to `path` atomically (temp file in the same directory,
-/// then rename), so a reader never sees half a file.
-///
-/// Only regular files are replaced: renaming over `/dev/null`, a FIFO or
-/// any other special file would swap the device node for a plain file
-/// (`bwscope report run.json -o /dev/null` once turned this machine's
-/// /dev/null into one), so those are written in place. A symlink is
-/// followed and its target replaced, keeping the link.
-pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), UserError> {
-    let resolved;
-    let path = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            resolved = std::fs::canonicalize(path).map_err(|e| unwritable(path, e))?;
-            resolved.as_path()
-        }
-        _ => path,
-    };
-    if let Ok(m) = std::fs::metadata(path) {
-        if !m.is_file() {
-            return std::fs::write(path, bytes).map_err(|e| unwritable(path, e));
-        }
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".partial");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(|e| unwritable(path, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| unwritable(path, e))
-}
-
 impl Sink {
-    /// Open the outputs now, so an unwritable path fails before anything is
-    /// measured.
+    /// Check the outputs now (see [`check_outputs`]); files are created
+    /// with the first record.
     pub fn new(run: Run, json: Option<&str>, csv: Option<&str>) -> Result<Sink, UserError> {
-        let json = json.map(Target::parse);
-        let csv = csv.map(Target::parse);
-        let mut csv_file = None;
-        if let Some(Target::File(p)) = &csv {
-            let mut f = OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .open(p)
-                .map_err(|e| unwritable(p, e))?;
-            f.write_all(&super::csv::encode(&[super::csv::header()]))
-                .map_err(|e| unwritable(p, e))?;
-            csv_file = Some(f);
-        }
-        if let Some(Target::Stdout) = &csv {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&super::csv::encode(&[super::csv::header()]));
-            let _ = out.flush();
-        }
-        let sink = Sink {
+        check_outputs(json, csv)?;
+        Ok(Sink {
             run,
-            json,
-            csv,
-            csv_file,
-            last_json: Instant::now(),
+            json: json.map(Target::parse),
+            csv: csv.map(Target::parse),
+            csv_out: CsvOut::Pending,
+            last_json: None,
+            stdout_gone: false,
             echo_warnings: true,
-        };
-        sink.write_json()?;
-        Ok(sink)
+        })
     }
 
     /// True when JSON or CSV goes to stdout, so nothing else may.
@@ -136,8 +143,72 @@ impl Sink {
         Ok(())
     }
 
+    /// stdout for a stream: a closed reader stops the run like a signal
+    /// (files still get every finished record; exit 141).
+    fn write_stdout(&mut self, bytes: &[u8]) {
+        if self.stdout_gone {
+            return;
+        }
+        if let Err(e) = crate::util::out::try_write(bytes) {
+            self.stdout_gone = true;
+            if crate::util::out::is_closed_pipe(&e) {
+                crate::util::signal::request_stop(libc::SIGPIPE);
+            } else {
+                eprintln!("error: cannot write to stdout: {e}; stopping");
+                crate::util::signal::request_stop(libc::SIGPIPE);
+            }
+        }
+    }
+
+    /// Open the CSV (header first) when the first row comes.
+    fn start_csv(&mut self) -> Result<(), UserError> {
+        let header = super::csv::encode(&[super::csv::header()]);
+        self.csv_out = match &self.csv {
+            None => return Ok(()),
+            Some(Target::Stdout) => {
+                self.write_stdout(&header);
+                CsvOut::Stdout
+            }
+            Some(Target::File(p)) if outfile::is_special(p) => {
+                let mut f = outfile::open_special(p)?;
+                f.write_all(&header).map_err(|e| unwritable(p, e))?;
+                CsvOut::Special(f)
+            }
+            Some(Target::File(p)) => {
+                let mut r = Replacement::start(p)?;
+                r.file.write_all(&header).map_err(|e| unwritable(p, e))?;
+                CsvOut::File(r)
+            }
+        };
+        Ok(())
+    }
+
+    fn write_csv_row(&mut self, row: &[u8]) -> Result<(), UserError> {
+        if matches!(self.csv_out, CsvOut::Pending) {
+            self.start_csv()?;
+        }
+        let path = match &self.csv {
+            Some(Target::File(p)) => p.clone(),
+            _ => PathBuf::from("-"),
+        };
+        match &mut self.csv_out {
+            CsvOut::File(r) => {
+                r.file.write_all(row).map_err(|e| unwritable(&path, e))?;
+                // The header and first row are in: the old file may go.
+                if !r.is_committed() {
+                    r.commit()?;
+                }
+            }
+            CsvOut::Special(f) => f.write_all(row).map_err(|e| unwritable(&path, e))?,
+            CsvOut::Stdout => self.write_stdout(row),
+            CsvOut::Pending => {}
+        }
+        Ok(())
+    }
+
     /// Add a finished record: echo critical warnings, append the CSV row,
-    /// refresh the JSON file at most once a second.
+    /// refresh the JSON file (at once for the first record, then at most
+    /// once a second).
     pub fn push(&mut self, r: Record) -> Result<(), UserError> {
         if self.echo_warnings {
             for w in &r.warnings {
@@ -155,28 +226,21 @@ impl Sink {
             }
         }
         let row = super::csv::encode(&[super::csv::row(&r)]);
-        match (&self.csv, &mut self.csv_file) {
-            (Some(Target::File(p)), Some(f)) => {
-                f.write_all(&row).map_err(|e| unwritable(p, e))?;
-                f.flush().map_err(|e| unwritable(p, e))?;
-            }
-            (Some(Target::Stdout), _) => {
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(&row);
-                let _ = out.flush();
-            }
-            _ => {}
-        }
+        self.write_csv_row(&row)?;
         self.run.records.push(r);
-        if self.last_json.elapsed() >= Duration::from_secs(1) {
+        if self
+            .last_json
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
+        {
             self.write_json()?;
-            self.last_json = Instant::now();
+            self.last_json = Some(Instant::now());
         }
         Ok(())
     }
 
     /// Close the run: stamp it, summarise warnings on stderr, write the
-    /// final JSON (to its file, or to stdout).
+    /// final JSON (to its file, or to stdout). A run without a single
+    /// record writes no file, so it cannot replace an earlier result.
     pub fn finish(mut self, interrupted: bool) -> Result<Run, UserError> {
         self.run.finished_at = Some(crate::model::time::now_rfc3339());
         self.run.interrupted = interrupted;
@@ -184,14 +248,33 @@ impl Sink {
         if self.echo_warnings {
             summarize_warnings(&self.run);
         }
-        self.write_json()?;
+        if self.run.records.is_empty() {
+            let files: Vec<String> = [&self.json, &self.csv]
+                .into_iter()
+                .flatten()
+                .filter_map(|t| match t {
+                    Target::File(p) => Some(p.display().to_string()),
+                    Target::Stdout => None,
+                })
+                .collect();
+            if !files.is_empty() && self.echo_warnings {
+                eprintln!(
+                    "note: no record was finished, so {} was not written",
+                    files.join(" and ")
+                );
+            }
+            if let Some(Target::Stdout) = &self.csv {
+                let header = super::csv::encode(&[super::csv::header()]);
+                self.write_stdout(&header);
+            }
+        } else {
+            self.write_json()?;
+        }
         if let Some(Target::Stdout) = &self.json {
             let bytes = Json
                 .serialize(&self.run)
                 .map_err(|e| unwritable(std::path::Path::new("-"), e))?;
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(&bytes);
-            let _ = out.flush();
+            self.write_stdout(&bytes);
         }
         Ok(self.run)
     }
@@ -201,7 +284,7 @@ impl Sink {
 /// one per run-level warning; the JSON keeps every one.
 pub fn summarize_warnings(run: &Run) {
     for w in &run.warnings {
-        super::emit("", w);
+        eprintln!("warning: {} (hint: {})", w, w.hint_for(&run.command));
     }
     let mut kinds: Vec<(String, usize, String, Warning)> = Vec::new();
     for r in &run.records {
@@ -238,7 +321,7 @@ pub fn summarize_warnings(run: &Run) {
             total,
             w,
             example.trim(),
-            w.hint()
+            w.hint_for(&run.command)
         );
     }
 }

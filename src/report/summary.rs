@@ -153,14 +153,9 @@ pub fn warning_lines(run: &Run) -> Vec<String> {
     let mut out: Vec<String> = run
         .warnings
         .iter()
-        .map(|w| format!("{} ({})", w, w.hint()))
+        .map(|w| format!("{} ({})", w, w.hint_for(&run.command)))
         .collect();
-    if run.interrupted {
-        out.push(format!(
-            "the run was interrupted: {} records were kept, the rest were not measured",
-            run.records.len()
-        ));
-    }
+    out.extend(super::run_state(run));
     let measured = ok(run).count();
     let count = |f: &dyn Fn(&Warning) -> bool| ok(run).filter(|r| r.warnings.iter().any(f)).count();
     let noisy_load = count(&|w| matches!(w, Warning::ForeignLoad { .. } | Warning::Steal { .. }));

@@ -162,7 +162,11 @@ pub fn plan(o: &CacheOptions, host: &Host) -> Result<CachePlan, UserError> {
     };
     let cpus = super::resolve_cpus(host, o.threads, o.cpus.as_deref())?;
     let max = *sizes.iter().max().expect("non-empty size list");
-    super::check_memory((max + (4 << 20)) * cpus.len() as u64, "--sizes")?;
+    super::check_memory(
+        (max + (4 << 20)) * cpus.len() as u64,
+        "--sizes",
+        "use smaller --sizes or fewer --threads",
+    )?;
     let default = if o.quick {
         SampleOpts {
             samples: 5,
@@ -292,6 +296,10 @@ fn with_patterns(
 
 impl Plan for CachePlan {
     const NAME: &'static str = "cache";
+
+    fn estimate(&self) -> Option<super::estimate::Estimate> {
+        Some(super::estimate::cache(self))
+    }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         run(self, cx)

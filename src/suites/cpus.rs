@@ -94,14 +94,18 @@ pub fn resolve_cpus(
 
 /// Refuse before allocating when `need` bytes exceed MemAvailable (leaving
 /// 10 % for the rest of the system), so the OOM killer never gets a say.
-pub fn check_memory(need: u64, flag: &'static str) -> Result<(), UserError> {
+/// `hint` says what to change, naming only the command's own flags.
+pub fn check_memory(need: u64, flag: &'static str, hint: &'static str) -> Result<(), UserError> {
     let avail = crate::platform::env::meminfo("MemAvailable");
     if let Some(a) = avail {
-        if need > a / 10 * 9 {
+        let limit = a / 10 * 9;
+        if need > limit {
             return Err(UserError::NotEnoughMemory {
                 flag,
                 need: crate::util::units::format_bytes(need),
+                limit: crate::util::units::format_bytes(limit),
                 available: crate::util::units::format_bytes(a),
+                hint,
             });
         }
     }

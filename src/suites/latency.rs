@@ -210,7 +210,7 @@ pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {
     }
     let cpu = super::cpus::resolve_cpu(host, o.cpu)?;
     // The buffer plus a u32 per line for the order.
-    super::check_memory(max + max / 16 + (4 << 20), "--sizes")?;
+    super::check_memory(max + max / 16 + (4 << 20), "--sizes", "use smaller --sizes")?;
     let default = if o.quick {
         SampleOpts {
             samples: 5,
@@ -450,6 +450,10 @@ pub fn measure_case(
 
 impl Plan for LatencyPlan {
     const NAME: &'static str = "latency";
+
+    fn estimate(&self) -> Option<super::estimate::Estimate> {
+        Some(super::estimate::latency(self))
+    }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let cpu = self.cpu;

@@ -240,7 +240,11 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
             explicit: true,
         },
     );
-    super::check_memory(size as u64 * 2 + (8 << 20), "--size")?;
+    super::check_memory(
+        size as u64 * 2 + (8 << 20),
+        "--size",
+        "use a smaller --size",
+    )?;
     Ok(MemtypePlan {
         size: size as usize,
         passes,

@@ -10,6 +10,7 @@
 
 pub mod cache;
 pub mod cpus;
+pub mod estimate;
 pub mod first_use;
 pub mod latency;
 pub mod memtype;
@@ -123,6 +124,11 @@ pub trait Suite {
     fn options(&self) -> serde_json::Value;
     /// Measure, pushing every record through `cx` as it completes.
     fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow>;
+    /// How long the plan will take, before it starts (see `estimate`);
+    /// None where the suite has no estimate.
+    fn estimate(&self) -> Option<estimate::Estimate> {
+        None
+    }
 }
 
 /// A resolved plan that is its own options (most suites): it serializes
@@ -132,6 +138,10 @@ pub trait Plan: serde::Serialize {
     const NAME: &'static str;
     /// Measure, pushing every record through `cx` as it completes.
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow>;
+    /// See [`Suite::estimate`].
+    fn estimate(&self) -> Option<estimate::Estimate> {
+        None
+    }
 }
 
 impl<P: Plan> Suite for P {
@@ -145,6 +155,10 @@ impl<P: Plan> Suite for P {
 
     fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         self.execute(cx)
+    }
+
+    fn estimate(&self) -> Option<estimate::Estimate> {
+        Plan::estimate(self)
     }
 }
 

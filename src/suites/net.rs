@@ -239,6 +239,10 @@ impl Suite for NetSuite {
         "net"
     }
 
+    fn estimate(&self) -> Option<super::estimate::Estimate> {
+        Some(super::estimate::net(&self.plan))
+    }
+
     fn options(&self) -> serde_json::Value {
         serde_json::to_value(&self.plan).expect("plain data")
     }

@@ -141,18 +141,7 @@ pub fn spread_warnings(s: Option<&Stats>, higher_is_better: bool) -> Vec<Warning
 
 /// Noise warnings of a record.
 pub fn noise_warnings(r: &Record) -> Vec<Warning> {
-    let mut w = Vec::new();
-    if let Some(n) = r.noise {
-        if n.foreign_cpus > limits::FOREIGN_CPUS {
-            w.push(Warning::ForeignLoad {
-                cpus: n.foreign_cpus,
-            });
-        }
-        if n.steal_cpus > limits::STEAL_CPUS {
-            w.push(Warning::Steal { cpus: n.steal_cpus });
-        }
-    }
-    w
+    r.noise.as_ref().map_or_else(Vec::new, Warning::from_noise)
 }
 
 #[cfg(test)]

@@ -63,6 +63,10 @@ pub fn plan(o: &RegsOptions, host: &Host) -> Result<RegsPlan, UserError> {
 impl Plan for RegsPlan {
     const NAME: &'static str = "regs";
 
+    fn estimate(&self) -> Option<super::estimate::Estimate> {
+        Some(super::estimate::regs(self))
+    }
+
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         team::on_cpu(self.cpu, || run(self, cx)).map_err(|e| UserError::flag("--cpu", e))?
     }

@@ -183,7 +183,11 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
         None => default_counts(n),
     };
     let max = *sizes.last().expect("non-empty size list");
-    super::check_memory(max + (8 << 20) * n as u64, "--sizes")?;
+    super::check_memory(
+        max + (8 << 20) * n as u64,
+        "--sizes",
+        "use smaller --sizes (the total of all threads)",
+    )?;
     let s = o.sampling.resolve(SampleOpts::default())?;
     Ok(ThreadsPlan {
         kernels,
@@ -322,6 +326,10 @@ impl Workers {
 
 impl Plan for ThreadsPlan {
     const NAME: &'static str = "threads";
+
+    fn estimate(&self) -> Option<super::estimate::Estimate> {
+        Some(super::estimate::threads(self))
+    }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         run(self, cx)

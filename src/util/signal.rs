@@ -1,24 +1,40 @@
-//! SIGINT: the first Ctrl-C asks the run to stop after the current sample
-//! and write every finished record; a second one kills (SA_RESETHAND puts
-//! the default action back).
+//! Stop signals: SIGINT (Ctrl-C), SIGTERM (`timeout`, systemd, `docker
+//! stop`, CI runners, Slurm) and SIGHUP (a closed terminal) all ask the run
+//! to stop after the current sample and write every finished record; the
+//! exit code is then 128 + the signal, as if the signal had killed us, so a
+//! caller still sees which one it was. A second signal of the same kind
+//! kills at once (SA_RESETHAND puts the default action back).
+//!
+//! A reader that closes our stdout (`| head`) stops a streaming run the same
+//! way, as SIGPIPE ([`request_stop`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The first signal that asked to stop (0 = none yet).
+static WHICH: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_sigint(_: libc::c_int) {
+/// The signals that stop a run gracefully.
+pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // Only atomics: async-signal-safe.
+    let _ = WHICH.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
     STOP.store(true, Ordering::SeqCst);
 }
 
-/// Install the handler; returns the flag suites poll between samples.
+/// Install the handlers; returns the flag suites poll between samples.
 pub fn install() -> &'static AtomicBool {
-    // SAFETY: the handler only stores to an atomic (async-signal-safe).
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_sigint as *const () as usize;
-        sa.sa_flags = libc::SA_RESETHAND;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+    for sig in STOP_SIGNALS {
+        // SAFETY: the handler only stores to atomics (async-signal-safe);
+        // the sigaction struct is fully initialised.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            sa.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
     }
     &STOP
 }
@@ -30,4 +46,53 @@ pub fn flag() -> &'static AtomicBool {
 
 pub fn stopped() -> bool {
     STOP.load(Ordering::Relaxed)
+}
+
+/// Ask the run to stop as if `sig` had arrived (a closed stdout: SIGPIPE).
+pub fn request_stop(sig: libc::c_int) {
+    on_signal(sig);
+}
+
+/// The signal that stopped the run, if any.
+pub fn received() -> Option<libc::c_int> {
+    match WHICH.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// The exit code of a stopped run: 128 + the signal (130 for SIGINT, 143
+/// for SIGTERM, 129 for SIGHUP, 141 for a closed pipe); 130 when the run
+/// stopped without a recorded signal.
+pub fn exit_code() -> u8 {
+    code_for(received())
+}
+
+fn code_for(sig: Option<libc::c_int>) -> u8 {
+    sig.map_or(130, |s| (128 + s.clamp(1, 127)) as u8)
+}
+
+/// A signal's conventional name, for messages.
+pub fn name(sig: libc::c_int) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGPIPE => "SIGPIPE (stdout closed)",
+        _ => "a signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // The flag is process-wide, so only the pure part is tested here; the
+    // signals themselves are sent to the binary in tests/robustness.rs.
+    #[test]
+    fn codes_follow_the_shell_convention() {
+        assert_eq!(super::code_for(None), 130);
+        assert_eq!(super::code_for(Some(libc::SIGINT)), 130);
+        assert_eq!(super::code_for(Some(libc::SIGTERM)), 143);
+        assert_eq!(super::code_for(Some(libc::SIGHUP)), 129);
+        assert_eq!(super::code_for(Some(libc::SIGPIPE)), 141);
+    }
 }

@@ -21,7 +21,15 @@ pub enum SizeError {
         "range '{0}' is malformed: write FROM..TO:xFACTOR (e.g. 1KiB..1GiB:x2) or FROM..TO:+STEP"
     )]
     BadRange(String),
+    #[error("'{text}' has too many points ({points} > {cap}): use a larger factor or step, or fewer ranges")]
+    TooManyPoints { text: String, points: u64, cap: u64 },
 }
+
+/// Most sizes one list may expand to, ranges and single sizes together.
+/// The default cache sweep has about 40; 10,000 points at the shortest
+/// sample setting already take hours, and counting before allocating keeps
+/// a typo like `x1.00000001` from asking for gigabytes.
+pub const MAX_POINTS: u64 = 10_000;
 
 /// The largest size any suite accepts (sanity bound, not a limit of the
 /// machine: that is checked against MemAvailable separately).
@@ -77,6 +85,20 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
 /// Result is sorted and deduplicated.
 pub fn parse_size_list(text: &str) -> Result<Vec<u64>, SizeError> {
     let mut out = Vec::new();
+    // Points planned so far; every range is counted before it is expanded.
+    let mut planned: u64 = 0;
+    let mut admit = |n: u64| {
+        planned = planned.saturating_add(n);
+        if planned > MAX_POINTS {
+            Err(SizeError::TooManyPoints {
+                text: text.chars().take(80).collect(),
+                points: planned,
+                cap: MAX_POINTS,
+            })
+        } else {
+            Ok(())
+        }
+    };
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         if let Some((from, rest)) = item.split_once("..") {
             let (to, step) = rest
@@ -92,18 +114,18 @@ pub fn parse_size_list(text: &str) -> Result<Vec<u64>, SizeError> {
                 if !(f > 1.0 && f.is_finite()) {
                     return Err(SizeError::BadRange(item.into()));
                 }
+                admit(geometric_count(from, to, f))?;
                 out.extend(geometric(from, to, f));
             } else if let Some(s) = step.strip_prefix('+') {
                 let s = parse_size(s)?;
                 let count = (to - from) / s + 1;
-                if count > 100_000 {
-                    return Err(SizeError::BadRange(item.into()));
-                }
+                admit(count)?;
                 out.extend((0..count).map(|i| from + i * s));
             } else {
                 return Err(SizeError::BadRange(item.into()));
             }
         } else {
+            admit(1)?;
             out.push(parse_size(item)?);
         }
     }
@@ -115,9 +137,25 @@ pub fn parse_size_list(text: &str) -> Result<Vec<u64>, SizeError> {
     Ok(out)
 }
 
+/// How many points [`geometric`] yields before deduplication, without
+/// building them: log(to/from) / log(factor) + 1, saturating.
+pub fn geometric_count(from: u64, to: u64, factor: f64) -> u64 {
+    if !(factor > 1.0 && factor.is_finite()) || from == 0 || to < from {
+        return u64::MAX;
+    }
+    // The same tolerance as the loop below (to × 1.0001).
+    let n = ((to as f64 * 1.0001) / from as f64).ln() / factor.ln();
+    if n.is_finite() && n >= 0.0 {
+        (n.floor() as u64).saturating_add(1)
+    } else {
+        u64::MAX
+    }
+}
+
 /// from, from*f, from*f^2, ... up to and including `to` (within rounding).
+/// Callers bound the count with [`geometric_count`] first.
 pub fn geometric(from: u64, to: u64, factor: f64) -> Vec<u64> {
-    let mut v = Vec::new();
+    let mut v = Vec::with_capacity(geometric_count(from, to, factor).min(MAX_POINTS) as usize);
     let mut x = from as f64;
     while x <= to as f64 * 1.0001 {
         v.push((x.round() as u64).min(to.max(from)));
@@ -190,6 +228,60 @@ mod tests {
         assert!(parse_size_list("1GiB..1KiB:x2").is_err());
         assert!(parse_size_list("1KiB..1GiB:x1").is_err());
         assert!(parse_size_list(",").is_err());
+    }
+
+    #[test]
+    fn too_many_points_is_counted_before_allocating() {
+        // 124,824 distinct sizes (hours of work): refused with the count.
+        let e = parse_size_list("1KiB..1GiB:x1.0001").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SizeError::TooManyPoints {
+                    cap: MAX_POINTS,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("too many points ("), "{e}");
+        // 2.7 billion points: refused without asking for gigabytes.
+        let e = parse_size_list("1..1TiB:x1.00000001").unwrap_err();
+        let SizeError::TooManyPoints { points, .. } = e else {
+            panic!("{e}")
+        };
+        assert!(points > 2_000_000_000, "{points}");
+        // Linear ranges share the cap, and so does a list of many ranges.
+        assert!(matches!(
+            parse_size_list("1..1GiB:+1"),
+            Err(SizeError::TooManyPoints { .. })
+        ));
+        let many = vec!["1KiB..2KiB:+1"; 20].join(",");
+        assert!(matches!(
+            parse_size_list(&many),
+            Err(SizeError::TooManyPoints { .. })
+        ));
+        // Right at the cap is fine.
+        assert_eq!(parse_size_list("1..10000:+1").unwrap().len(), 10_000);
+        assert!(parse_size_list("1..10001:+1").is_err());
+    }
+
+    #[test]
+    fn geometric_count_matches_the_points() {
+        for (a, b, f) in [
+            (1024u64, 1u64 << 30, 2.0),
+            (4096, 1 << 20, 1.5),
+            (1, 1000, 1.1),
+        ] {
+            let n = geometric_count(a, b, f);
+            let mut x = a as f64;
+            let mut raw = 0;
+            while x <= b as f64 * 1.0001 {
+                raw += 1;
+                x *= f;
+            }
+            assert!(n.abs_diff(raw) <= 1, "{a}..{b}:x{f}: {n} vs {raw}");
+        }
     }
 
     #[test]

@@ -12,9 +12,31 @@ fn stat(r: &Record, key: &str) -> Option<Stats> {
         .and_then(|v| serde_json::from_value(v.clone()).ok())
 }
 
-/// The human table of a latency run: one row per size, per view the
-/// latency in ns (best/median) and in core cycles (best).
+/// The human table of a latency run: one table per page kind, one row per
+/// size, per view the latency in ns (best/median) and in core cycles (best).
 pub fn render_table(records: &[&Record]) -> String {
+    let kind = |r: &Record| r.extra.get("case_pages").map(|v| v.to_string());
+    let mut kinds: Vec<Option<String>> = Vec::new();
+    for r in records {
+        if !kinds.contains(&kind(r)) {
+            kinds.push(kind(r));
+        }
+    }
+    if kinds.len() <= 1 {
+        return render_one(records);
+    }
+    kinds
+        .iter()
+        .map(|k| {
+            let recs: Vec<&Record> = records.iter().copied().filter(|r| &kind(r) == k).collect();
+            render_one(&recs)
+        })
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn render_one(records: &[&Record]) -> String {
     let ok: Vec<&&Record> = records.iter().filter(|r| r.status == Status::Ok).collect();
     if ok.is_empty() {
         return String::new();

@@ -86,6 +86,9 @@ pub fn view(suite: &str) -> Option<&'static View> {
 pub fn render(run: &Run) -> String {
     let units = run.display_units;
     let mut out = String::new();
+    if let Some(state) = super::run_state(run) {
+        let _ = writeln!(out, "⚠ {state}\n");
+    }
     let mut suites: Vec<&str> = Vec::new();
     for r in &run.records {
         if !suites.contains(&r.suite.as_str()) {

@@ -476,7 +476,11 @@ pub fn plan(a: &NumaOptions, host: &Host) -> Result<NumaPlan, UserError> {
         Mode::Load { cpus, .. } => cpus.len() + 1,
         _ => cell_cpus.iter().map(|c| c.1.len()).max().unwrap_or(1) + 1,
     };
-    super::check_memory((size + (4 << 20)) * threads_total as u64, "--size")?;
+    super::check_memory(
+        (size + (4 << 20)) * threads_total as u64,
+        "--size",
+        "use a smaller --size or fewer --threads",
+    )?;
     let o = a.sampling.resolve(SampleOpts::default())?;
     Ok(NumaPlan {
         mode,

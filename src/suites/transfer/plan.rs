@@ -129,7 +129,7 @@ pub(super) fn size_problem(
     // host-unified device the device buffers too.
     let unified = info.host_unified == Some(true);
     let host_need = size * (host_bufs + 1 + if unified { dev_bufs } else { 0 });
-    if let Err(e) = crate::suites::check_memory(host_need, "--sizes") {
+    if let Err(e) = crate::suites::check_memory(host_need, "--sizes", "use smaller --sizes") {
         return Some(e.to_string().trim_start_matches("--sizes: ").to_string());
     }
     None
@@ -320,6 +320,13 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
 impl Suite for TransferSuite {
     fn name(&self) -> &'static str {
         SUITE
+    }
+
+    fn estimate(&self) -> Option<crate::suites::estimate::Estimate> {
+        match self {
+            TransferSuite::Ready { plan, .. } => Some(crate::suites::estimate::transfer(plan)),
+            TransferSuite::NoDevice { .. } => None,
+        }
     }
 
     fn options(&self) -> Value {

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# The bad-input and fault matrix of docs/robustness.md, re-run against a
+# built binary. Prints one Markdown row per case (case | command | expected
+# | got) and a closing "N passed, M failed" line; exits 1 when a case fails.
+#
+#   scripts/robustness.sh                 # uses target/release/bwscope
+#   BW=target/debug/bwscope scripts/robustness.sh
+#   CARGO_TESTS=1 scripts/robustness.sh   # also the cargo-only cases
+#
+# Only loopback addresses are contacted; every command has a time limit.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BW=${BW:-target/release/bwscope}
+BW=$(realpath "$BW")
+[ -x "$BW" ] || { echo "no binary at $BW: cargo build --release first" >&2; exit 2; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T"
+pass=0; fail=0
+TINY=(cache --kernel seq_read_64_scalar --sizes 16KiB --samples 2 --min-sample-ms 1)
+
+row() { # case command expected got ok
+  local mark; if [ "$5" = 1 ]; then mark=pass; pass=$((pass+1)); else mark="**FAIL**"; fail=$((fail+1)); fi
+  printf '| %s | `%s` | %s | %s (%s) |\n' "$1" "$2" "$3" "$4" "$mark"
+}
+
+# check CASE RC REGEX -- ARGS...: run bwscope ARGS, expect exit RC and REGEX
+# in stderr (empty: anything), never a panic.
+check() {
+  local name=$1 want=$2 re=$3; shift 4
+  local err; err=$(timeout 60 "$BW" "$@" 2>&1 >/dev/null); local rc=$?
+  local ok=1
+  [ "$rc" = "$want" ] || ok=0
+  [ -z "$re" ] || grep -qE -- "$re" <<<"$err" || ok=0
+  grep -q panicked <<<"$err" && ok=0
+  local first; first=$(grep -m1 -E '^(error|note)' <<<"$err" | cut -c1-110)
+  row "$name" "bwscope $*" "exit $want${re:+, /$re/}" "exit $rc${first:+: $first}" $ok
+}
+
+# custom CASE COMMAND EXPECTED GOT OK: a row computed by the caller.
+custom() { row "$@"; }
+
+sha() { sha256sum "$1" | cut -c1-16; }
+
+echo '| case | command | expected | got |'
+echo '|---|---|---|---|'
+
+# ---- 1. size lists ----
+err=$( (ulimit -v 1048576; timeout 60 "$BW" cache --sizes 1..1TiB:x1.00000001) 2>&1 ); rc=$?
+custom "geometric range of 2.7e9 points under a 1 GiB memory limit" "bwscope cache --sizes 1..1TiB:x1.00000001" "exit 2, too many points" "exit $rc: $(head -c 100 <<<"$err")" $([ $rc = 2 ] && grep -q "too many points (2772598753 > 10000)" <<<"$err" && echo 1 || echo 0)
+check "geometric range of 138,638 points" 2 "too many points" -- cache --sizes 1KiB..1GiB:x1.0001
+check "linear range over the cap" 2 "too many points" -- cache --sizes 1..1GiB:+1
+check "many ranges adding up past the cap" 2 "too many points" -- cache --sizes "$(printf '1KiB..2KiB:+1,%.0s' {1..20})"
+check "plan of hours says so before starting" 2 "estimated to take at least" -- cache --kernel seq_read_64_scalar --sizes 1KiB..1GiB:x1.002 --min-sample-ms 100 --json /nonexistent-dir/x.json
+check "ambiguous unit" 2 "ambiguous" -- cache --sizes 16K
+check "zero size" 2 "zero" -- cache --sizes 0
+check "size above 1 TiB" 2 "too large" -- cache --sizes 2TiB
+check "range backwards" 2 "malformed" -- cache --sizes 1GiB..1KiB:x2
+check "factor 1" 2 "malformed" -- cache --sizes 1KiB..1GiB:x1
+check "1e99 bytes" 2 "too large" -- cache --sizes 1e99
+
+# ---- 2. the atomic writer ----
+mkdir w && cd w
+check "empty --json path, nothing left behind" 2 "path is empty" -- "${TINY[@]}" --json ""
+custom "empty --json leaves no ./.partial" "ls -A" "empty directory" "$(ls -A | wc -l) entries" $([ -z "$(ls -A)" ] && echo 1 || echo 0)
+echo secret > secret; chmod 600 secret; h=$(sha secret)
+ln -s secret run.json.partial; ln -s secret .partial
+timeout 60 "$BW" "${TINY[@]}" --json run.json >/dev/null 2>&1; rc=$?
+custom "planted run.json.partial symlink" "bwscope cache … --json run.json" "exit 0, secret unchanged, mode 600" "exit $rc, hash $( [ "$(sha secret)" = "$h" ] && echo same || echo CHANGED ), mode $(stat -c %a secret)" $([ $rc = 0 ] && [ "$(sha secret)" = "$h" ] && [ "$(stat -c %a secret)" = 600 ] && echo 1 || echo 0)
+chmod 640 run.json; timeout 60 "$BW" "${TINY[@]}" --json run.json >/dev/null 2>&1
+custom "replaced file keeps its mode" "bwscope cache … --json run.json (mode 640)" "mode 640" "mode $(stat -c %a run.json)" $([ "$(stat -c %a run.json)" = 640 ] && echo 1 || echo 0)
+chmod 444 run.json; h=$(sha run.json)
+check "read-only target" 2 "read-only" -- "${TINY[@]}" --json run.json
+custom "read-only target untouched" "sha256sum run.json" "unchanged" "$([ "$(sha run.json)" = "$h" ] && echo unchanged || echo CHANGED)" $([ "$(sha run.json)" = "$h" ] && echo 1 || echo 0)
+check "--json into a missing directory" 2 "does not exist" -- "${TINY[@]}" --json /nonexistent-dir/r.json
+check "--json is a directory" 2 "directory" -- "${TINY[@]}" --json /
+timeout 60 "$BW" "${TINY[@]}" --json /dev/null --csv /dev/null >/dev/null 2>&1; rc=$?
+custom "--json/--csv /dev/null written in place" "bwscope cache … --json /dev/null --csv /dev/null" "exit 0, /dev/null still a device" "exit $rc, $(stat -c %F /dev/null)" $([ $rc = 0 ] && [ -c /dev/null ] && echo 1 || echo 0)
+cd ..
+
+# ---- 6. nothing replaced before the first record ----
+echo '{"earlier":1}' > good.json; echo earlier > good.csv; hj=$(sha good.json); hc=$(sha good.csv)
+check "net run to a closed port" 2 "connection refused" -- net run 127.0.0.1:1 --timeout 2 --json good.json --csv good.csv
+custom "…leaves the earlier JSON and CSV" "sha256sum good.json good.csv" "unchanged" "$([ "$(sha good.json)$(sha good.csv)" = "$hj$hc" ] && echo unchanged || echo CHANGED)" $([ "$(sha good.json)$(sha good.csv)" = "$hj$hc" ] && echo 1 || echo 0)
+
+# ---- 7. conflicting outputs ----
+check "--csv - --json -" 2 "both write to stdout" -- "${TINY[@]}" --csv - --json -
+check "--csv F --json ./F" 2 "same file" -- "${TINY[@]}" --csv F --json ./F
+
+# ---- 5. signals ----
+for s in TERM HUP INT; do
+  rm -f s.json s.csv
+  "$BW" cache --kernel seq_read_64_scalar --sizes 4KiB..256KiB:+4KiB --samples 3 --min-sample-ms 20 --json s.json --csv s.csv >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 300); do [ "$(cat s.csv 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.1; done
+  kill -$s $pid; wait $pid; rc=$?
+  n=$(jq '.records|length' s.json 2>/dev/null); c=$(( $(wc -l < s.csv) - 1 )); i=$(jq .interrupted s.json 2>/dev/null)
+  want=$((128 + $(kill -l $s)))
+  custom "SIG$s mid-run" "kill -$s <bwscope cache …>" "exit $want, interrupted, JSON = CSV" "exit $rc, interrupted $i, $n JSON / $c CSV records" $([ $rc = $want ] && [ "$i" = true ] && [ "$n" = "$c" ] && echo 1 || echo 0)
+done
+
+# ---- 10. readers ----
+"$BW" "${TINY[@]}" --sizes 16KiB,32KiB --json run.json >/dev/null 2>&1 || "$BW" cache --kernel seq_read_64_scalar --sizes 16KiB,32KiB --samples 2 --min-sample-ms 1 --json run.json >/dev/null 2>&1
+check "report /dev/zero" 2 "not a regular file" -- report /dev/zero
+mkfifo fifo
+check "report a FIFO (no hang)" 2 "not a regular file" -- report fifo
+check "report a directory" 2 "directory" -- report .
+truncate -s $((256*1024*1024+1)) big.json
+check "a 256 MiB + 1 B run file" 2 "larger than the 256 MiB" -- plot big.json --list
+check "missing file" 2 "cannot read" -- report nope.json
+head -c 300 run.json > cut.json
+check "truncated JSON" 2 "truncated" -- report cut.json
+echo '{"a":1}' > other.json
+check "JSON that is not a run" 2 "not a bwscope run" -- compare other.json run.json
+jq '.schema_version=99' run.json > newer.json
+check "newer schema" 2 "newer" -- report newer.json
+jq '.records[0].gbps.best=-5' run.json > neg.json
+check "negative bandwidth" 2 "gbps.best = -5 " -- report neg.json -f table
+jq '.records[0].gbps.best=1e308' run.json > huge.json
+check "bandwidth 1e308" 2 "gbps.best = 1e308 " -- compare huge.json run.json
+out=$("$BW" "${TINY[@]}" --json - 2>/dev/null | "$BW" report - -f table 2>&1); rc=$?
+custom "run piped through stdin" "bwscope cache … --json - \| bwscope report - -f table" "exit 0, a table" "exit $rc" $([ $rc = 0 ] && grep -q "GB/s" <<<"$out" && echo 1 || echo 0)
+jq '.complete=false' run.json > killed.json
+out=$("$BW" report killed.json -f table 2>/dev/null); custom "report of a run cut by SIGKILL" "bwscope report killed.json -f table" "marked incomplete" "$(head -1 <<<"$out" | cut -c1-60)" $(grep -q "incomplete run" <<<"$out" && echo 1 || echo 0)
+jq '.interrupted=true' killed.json > stopped.json
+out=$("$BW" compare run.json stopped.json 2>/dev/null); custom "compare with an interrupted run" "bwscope compare run.json stopped.json" "legend marks it" "$(head -1 <<<"$out" | cut -c40-100)" $(head -1 <<<"$out" | grep -q "interrupted run" && echo 1 || echo 0)
+"$BW" plot killed.json -o k.svg >/dev/null 2>&1
+custom "plot of an incomplete run" "bwscope plot killed.json -o k.svg" "title marked" "$(grep -o '\[incomplete run\]' k.svg | head -1)" $(grep -q '\[incomplete run\]' k.svg && echo 1 || echo 0)
+
+# ---- 8. closed pipes (the reader is gone before bwscope writes) ----
+pipe() { # name want args...
+  local name=$1 want=$2; shift 2
+  local rc; rc=$( (sleep 0.3; exec "$BW" "$@" 2>"$T/pipe.err") | true; echo "${PIPESTATUS[0]}" )
+  row "$name" "bwscope $* | head -0" "exit $want, no panic" "exit $rc" $([ "$rc" = "$want" ] && ! grep -q panicked "$T/pipe.err" && echo 1 || echo 0)
+}
+pipe "compare into a closed pipe" 0 compare run.json run.json
+pipe "plot --list into a closed pipe" 0 plot run.json --list
+pipe "cache table into a closed pipe" 0 "${TINY[@]}"
+pipe "kernels into a closed pipe" 0 kernels
+pipe "completions into a closed pipe" 0 completions bash
+pipe "man into a closed pipe" 0 man
+pipe "streaming --csv - into a closed pipe" 141 cache --kernel seq_read_64_scalar --sizes 16KiB,32KiB,64KiB --samples 2 --csv -
+
+# ---- 3/4. net serve ----
+check "serve on all interfaces without a token" 2 "no-auth" -- net serve --bind 0.0.0.0 --port 0
+check "--no-auth with --token-file" 2 "cannot be used with" -- net serve --no-auth --token-file x
+line=$(timeout 2 "$BW" net serve --port 0 2>&1 | head -1)
+custom "serve defaults to loopback and says so" "bwscope net serve --port 0" "127.0.0.1, auth off" "$(cut -c1-90 <<<"$line")" $(grep -q "listening on 127.0.0.1:.*auth off" <<<"$line" && echo 1 || echo 0)
+echo right > tok; echo wrong > bad
+"$BW" net serve --port 0 --token-file tok 2>serve.err & spid=$!
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' serve.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+err=$(timeout 20 "$BW" net run "127.0.0.1:$port" --token-file bad -s 1KiB 2>&1 >/dev/null); rc=$?
+custom "wrong token" "bwscope net run … --token-file bad" "exit 2, said once" "exit $rc: $(head -c 110 <<<"$err")" $([ $rc = 2 ] && [ "$(grep -o 'authentication failed' <<<"$err" | wc -l)" = 1 ] && echo 1 || echo 0)
+kill $spid 2>/dev/null; wait $spid 2>/dev/null
+check "a 0 s test" 2 "--time" -- net run 127.0.0.1:1 --time 0
+
+# ---- 11. output flags only where honoured ----
+check "plot --csv" 2 "unexpected argument" -- plot run.json --csv x
+check "info --units" 2 "unexpected argument" -- info --units GiB
+check "--csv before kernels" 2 "takes --json only" -- --csv x kernels
+check "--json before net serve" 2 "writes no run" -- --json x net serve
+check "info --json -" 0 "" -- info --no-clock --json -
+
+# ---- 12. wrong words and other validation ----
+n=$("$BW" latency --pages 4k,thp --sizes 16KiB --samples 2 --min-sample-ms 1 --json - 2>/dev/null | jq -r '[.records[].extra.case_pages]|unique|join(",")')
+custom "latency --pages 4k,thp (README)" "bwscope latency --pages 4k,thp …" "records for 4k and thp" "$n" $([ "$n" = "4k,thp" ] && echo 1 || echo 0)
+check "memtype beyond memory states the rule" 2 "90 % of the .* use a smaller --size$" -- memtype --size 1TiB
+out=$("$BW" compare run.json run.json); custom "compare footer rule = code = docs" "bwscope compare run.json run.json" "larger of the two spreads" "$(tail -1 <<<"$out" | cut -c1-70)" $(grep -q "larger of the two runs' own spread" <<<"$out" && echo 1 || echo 0)
+check "--threads 0" 2 "--threads" -- cache --threads 0
+check "more threads than cpus" 2 "--threads" -- cache --threads 9999
+check "a cpu that does not exist" 2 "--cpus" -- cache --cpus 9999
+check "unknown kernel" 2 "unknown kernel" -- cache --kernel nope
+check "--samples 0" 2 "--samples" -- cache --samples 0
+check "--min-sample-ms -1" 2 "min-sample-ms" -- cache --min-sample-ms=-1
+check "--streams 0" 2 "--streams" -- net run 127.0.0.1 --streams 0
+check "bad port" 2 "not a port" -- net run 127.0.0.1:x
+check "--fail-if-slower -1" 2 "fail-if-slower" -- compare run.json run.json --fail-if-slower=-1
+check "plot --width 0" 2 "--width" -- plot run.json -o x.svg --width 0
+check "report into a missing directory" 2 "does not exist" -- report run.json -o /nonexistent-dir/r.html
+check "survey into an unwritable folder" 2 "cannot write" -- --out /proc/bwscope-x
+
+if [ "${CARGO_TESTS:-0}" = 1 ]; then
+  (cd "$ROOT" && cargo test -q --test robustness --test fuzz >"$T/cargo.log" 2>&1); rc=$?
+  [ $rc = 0 ] || tail -30 "$T/cargo.log" >&2
+  custom "slow-drip lock-out, fuzzers and the rest (cargo)" "cargo test --test robustness --test fuzz" "exit 0" "exit $rc" $([ $rc = 0 ] && echo 1 || echo 0)
+fi
+
+echo
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,207 @@
+//! Values no measurement can produce. A run file is data from outside:
+//! edited by hand, produced by another tool, or corrupted. A negative or
+//! absurd figure (−5 GB/s, 1e308) is refused with the record and field
+//! named, instead of being rendered as a 309-digit cell or a `+inf %`
+//! change. The bounds are far outside anything real, so a genuine run
+//! never trips them.
+
+use crate::model::{Record, Run, Stats};
+
+/// Bandwidth, GB/s: 1 PB/s, about 50× the aggregate L1 bandwidth of the
+/// largest server CPUs.
+pub const MAX_GBPS: f64 = 1e6;
+/// Latency, ns: 1000 s for one access.
+pub const MAX_NS: f64 = 1e12;
+/// Seconds of one sample, or of a noise window: a year.
+pub const MAX_SECONDS: f64 = 3.2e7;
+/// CPUs' worth of foreign or stolen time.
+pub const MAX_CPUS: f64 = 1e5;
+/// Any other float in a record's `extra`, in magnitude.
+pub const MAX_EXTRA: f64 = 1e15;
+
+fn label(i: usize, r: &Record) -> String {
+    let mut s = format!("record {} ({} {}", i + 1, r.suite, r.kernel);
+    if let Some(b) = r.size_bytes {
+        s.push(' ');
+        s.push_str(&crate::util::units::format_bytes(b));
+    }
+    s.push(')');
+    s
+}
+
+/// A value for a message: plain when short, scientific when huge or tiny.
+fn shown(v: f64) -> String {
+    if v.is_finite() && (v == 0.0 || (1e-3..1e9).contains(&v.abs())) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+fn within(what: &str, field: &str, v: f64, max: f64, unit: &str) -> Result<(), String> {
+    if v.is_finite() && (0.0..=max).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: {field} = {} is not a possible value (0 to {max:e} {unit}); the file was edited or corrupted",
+            shown(v)
+        ))
+    }
+}
+
+fn stats(what: &str, field: &str, s: &Stats, max: f64, unit: &str) -> Result<(), String> {
+    for (name, v) in [
+        ("best", s.best),
+        ("median", s.median),
+        ("min", s.min),
+        ("max", s.max),
+        ("mean", s.mean),
+    ] {
+        within(what, &format!("{field}.{name}"), v, max, unit)?;
+    }
+    within(what, &format!("{field}.cv"), s.cv, MAX_CPUS, "")
+}
+
+/// Every float in `v` is finite and below [`MAX_EXTRA`] in magnitude.
+fn extra_value(what: &str, path: &str, v: &serde_json::Value) -> Result<(), String> {
+    match v {
+        serde_json::Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                if !(x.is_finite() && x.abs() <= MAX_EXTRA) && n.is_f64() {
+                    return Err(format!(
+                        "{what}: extra.{path} = {} is not a possible value (|x| ≤ {MAX_EXTRA:e}); the file was edited or corrupted",
+                        shown(x)
+                    ));
+                }
+            }
+            Ok(())
+        }
+        serde_json::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, x)| extra_value(what, &format!("{path}[{i}]"), x)),
+        serde_json::Value::Object(m) => m
+            .iter()
+            .try_for_each(|(k, x)| extra_value(what, &format!("{path}.{k}"), x)),
+        _ => Ok(()),
+    }
+}
+
+fn record(i: usize, r: &Record) -> Result<(), String> {
+    let what = label(i, r);
+    if let Some(s) = &r.gbps {
+        stats(&what, "gbps", s, MAX_GBPS, "GB/s")?;
+    }
+    if let Some(s) = &r.payload_gbps {
+        stats(&what, "payload_gbps", s, MAX_GBPS, "GB/s")?;
+    }
+    for (k, g) in r.per_thread_gbps.iter().enumerate() {
+        within(
+            &what,
+            &format!("per_thread_gbps[{k}]"),
+            *g,
+            MAX_GBPS,
+            "GB/s",
+        )?;
+    }
+    for (k, s) in r.samples.iter().enumerate() {
+        within(
+            &what,
+            &format!("samples[{k}].seconds"),
+            s.seconds,
+            MAX_SECONDS,
+            "s",
+        )?;
+    }
+    if let Some(n) = &r.noise {
+        within(
+            &what,
+            "noise.foreign_cpus",
+            n.foreign_cpus,
+            MAX_CPUS,
+            "CPUs",
+        )?;
+        within(&what, "noise.steal_cpus", n.steal_cpus, MAX_CPUS, "CPUs")?;
+        within(
+            &what,
+            "noise.window_seconds",
+            n.window_seconds,
+            MAX_SECONDS,
+            "s",
+        )?;
+    }
+    if let Some(m) = crate::report::metric::latency(r) {
+        for (name, v) in [
+            ("best", m.best),
+            ("median", m.median),
+            ("min", m.min),
+            ("max", m.max),
+        ] {
+            within(&what, &format!("latency.{name}"), v, MAX_NS, "ns")?;
+        }
+    }
+    for (k, v) in &r.extra {
+        extra_value(&what, k, v)?;
+    }
+    Ok(())
+}
+
+/// The first impossible value in `run`, described in one line.
+pub fn check(run: &Run) -> Result<(), String> {
+    run.records
+        .iter()
+        .enumerate()
+        .try_for_each(|(i, r)| record(i, r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(best: f64) -> Record {
+        Record {
+            suite: "cache".into(),
+            kernel: "seq_read_64_scalar".into(),
+            size_bytes: Some(16384),
+            gbps: Some(Stats {
+                best,
+                median: 1.0,
+                min: 1.0,
+                max: best.max(1.0),
+                mean: 1.0,
+                cv: 0.01,
+                n: 3,
+            }),
+            ..Record::default()
+        }
+    }
+
+    fn run(r: Record) -> Run {
+        let mut run = Run::new(
+            "cache",
+            serde_json::json!({}),
+            Default::default(),
+            Default::default(),
+        );
+        run.records.push(r);
+        run
+    }
+
+    #[test]
+    fn impossible_values_are_named() {
+        assert!(check(&run(rec(12.5))).is_ok());
+        let e = check(&run(rec(-5.0))).unwrap_err();
+        assert!(
+            e.contains("record 1 (cache seq_read_64_scalar 16 KiB): gbps.best = -5"),
+            "{e}"
+        );
+        assert!(check(&run(rec(1e308))).is_err());
+        let mut r = rec(10.0);
+        r.extra.insert("latency_ns".into(), serde_json::json!(-3.0));
+        assert!(check(&run(r)).unwrap_err().contains("latency.best"));
+        let mut r = rec(10.0);
+        r.extra
+            .insert("x".into(), serde_json::json!({"y": [1.0, 1e300]}));
+        assert!(check(&run(r)).unwrap_err().contains("extra.x.y[1]"));
+    }
+}
