@@ -4,12 +4,14 @@
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
 mod host;
+mod knees;
 mod record;
 mod run;
 pub mod time;
 mod warning;
 
 pub use host::{Cache, Ceiling, Cpu, CpuIdent, Environment, Features, Host, Node};
+pub use knees::{CurvePoint, Knee, KneeProbe};
 pub use record::{MemoryInfo, Noise, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use warning::{limits, Warning};

@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod cpu;
 pub mod env;
+pub mod knees;
 pub mod topology;
 
 use crate::model::{Ceiling, Host};
@@ -32,6 +33,7 @@ pub fn detect_host(measure_clock: bool) -> Host {
         env: env::detect(),
         clock_hz,
         ceilings: Vec::new(),
+        knees: None,
     };
     if let Some(hz) = clock_hz {
         host.ceilings = ceilings(&host, hz);
