@@ -171,6 +171,10 @@ pub struct InfoArgs {
     /// Skip measuring the core clock (saves ~0.2 s; ceilings are then unknown)
     #[arg(long)]
     pub no_clock: bool,
+    /// Measure where each cache level ends as this process sees it (a few
+    /// seconds) and store it for later runs of this host
+    #[arg(long)]
+    pub probe_knees: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -110,7 +110,19 @@ pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
 }
 
 fn info(a: &InfoArgs, out: &OutputArgs) -> anyhow::Result<u8> {
-    let host = crate::platform::detect_host(!a.no_clock);
+    let mut host = crate::platform::detect_host(!a.no_clock);
+    if a.probe_knees {
+        let plan = suites::knees::plan(&host)?;
+        let stop = crate::util::signal::install();
+        match suites::knees::probe_and_store(&plan, &mut host, stop)? {
+            None => return Ok(EXIT_INTERRUPTED),
+            Some(warnings) => {
+                for w in warnings {
+                    eprintln!("warning: {} (hint: {})", w, w.hint());
+                }
+            }
+        }
+    }
     if let Some(p) = &out.json {
         let mut bytes = serde_json::to_vec_pretty(&host)?;
         bytes.push(b'\n');

@@ -215,15 +215,13 @@ impl Host {
         "DRAM".into()
     }
 
-    /// Whether a single-thread working set of `bytes` lies well inside
-    /// `regime`, past the transition from the level below: at least twice
-    /// the lower level's boundary for a cache (so its hits do not flatter
-    /// the figure), at least `dram_margin` × the last level's for DRAM (a
-    /// random chase still hits the LLC at 2× its size; a stream barely).
-    pub fn inside_regime(&self, bytes: u64, regime: &str, dram_margin: u64) -> bool {
-        if self.regime(bytes, 1) != regime {
-            return false;
-        }
+    /// Whether a single-thread working set of `bytes` labelled `regime`
+    /// lies well inside it, past the transition from the level below: at
+    /// least twice the lower level's boundary for a cache (so its hits do
+    /// not flatter the figure), at least `dram_margin` × the last level's
+    /// for DRAM (a stream barely hits the LLC at 2× its size, a random
+    /// chase still does).
+    pub fn well_inside(&self, bytes: u64, regime: &str, dram_margin: u64) -> bool {
         if regime == "DRAM" {
             return self
                 .llc_size()

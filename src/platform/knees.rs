@@ -23,9 +23,11 @@
 //!    median is less than [`LEVEL_STEP`] above that level's, joins it (a
 //!    ramp, the slow tail of a transition, a TLB step); a level's latency
 //!    is the median of its plateaus.
-//! 4. A level ends at the largest size still within [`PLATEAU_BAND`] of
-//!    its latency, and that is a knee when a higher level follows, or when
-//!    the curve ends rising (three points at least [`LEVEL_STEP`] above).
+//! 4. A level ends where its last plateau ends, or later while latency
+//!    only creeps up (at most [`CREEP`] per octave) and stays below
+//!    the geometric mean of this level's and the next one's; that is a
+//!    knee when a higher level follows, or when the curve ends rising
+//!    (three points at least [`LEVEL_STEP`] above).
 //!
 //! No plateau, or no step after one (a flat or a smooth curve, a noisy
 //! machine): no knee, and nothing is made up.
@@ -39,6 +41,13 @@ use crate::util::units::format_bytes;
 pub const PLATEAU_BAND: f64 = 1.25;
 /// Calibrator's minimum plateau: three consecutive points.
 pub const PLATEAU_POINTS: usize = 3;
+/// Past its plateaus a level still goes on while latency at most doubles
+/// per octave of working set: a cache losing some lines to neighbours or
+/// the OS creeps up by 1.5–1.8× per octave (this guest's L2: 3.8 ns at
+/// 256 KiB, 6.9 ns at 768 KiB), a cliff a quarter past a cache's size
+/// climbs ≥ 2.9× per octave (40 % over a 1.25× step, even for Intel's
+/// 5 → 14-cycle L1 → L2).
+pub const CREEP: f64 = 2.0;
 /// A reading more than 5 % above a later, larger working set's was
 /// slowed by something else (the best of a point's samples jitters by
 /// ±3 %); it is measured again, and does not count towards a plateau.
@@ -75,29 +84,38 @@ pub fn detect(latency: &[CurvePoint]) -> Vec<Knee> {
     let mut knees = Vec::new();
     for (i, lv) in levels.iter().enumerate() {
         let lat = median(&lv.values);
-        let mut end = lv.last;
-        while end + 1 < n && y[end + 1] <= lat * PLATEAU_BAND {
-            end += 1;
-        }
         let next = match levels.get(i + 1) {
             Some(nx) => Some(median(&nx.values)),
             None => {
                 // Three points, not two: the last points have no later
                 // reading to correct a preempted one.
-                let above = (end + 1..n).filter(|&j| y[j] >= lat * LEVEL_STEP).count();
+                let above = (lv.last + 1..n)
+                    .filter(|&j| y[j] >= lat * LEVEL_STEP)
+                    .count();
                 (above >= PLATEAU_POINTS).then(|| y[n - 1])
             }
         };
-        if let Some(next) = next {
-            knees.push(Knee {
-                end_bytes: pts[end].0,
-                latency_ns: lat,
-                next_latency_ns: next,
-                bandwidth_ratio: None,
-                confirmed: None,
-                level: None,
-            });
+        let Some(next) = next else { continue };
+        // The level goes on while latency creeps (a shared L2 losing a few
+        // lines to the neighbours) and stays nearer its own latency than
+        // the next level's; it ends before the cliff.
+        let cap = (lat * next).sqrt();
+        let mut end = lv.last;
+        while end + 1 < n && y[end + 1] <= cap {
+            let octaves = (pts[end + 1].0 as f64 / pts[end].0 as f64).log2();
+            if y[end + 1] > y[end] * CREEP.powf(octaves) {
+                break;
+            }
+            end += 1;
         }
+        knees.push(Knee {
+            end_bytes: pts[end].0,
+            latency_ns: lat,
+            next_latency_ns: next,
+            bandwidth_ratio: None,
+            confirmed: None,
+            level: None,
+        });
     }
     knees
 }

@@ -76,6 +76,11 @@ pub struct LatencyPlan {
     pub samples: usize,
     pub min_sample_ms: f64,
     pub quick: bool,
+    /// A cap on the warm-up walk, in reps (the knee probe's: it does not
+    /// know the cache sizes yet, and a full cycle at DRAM latency through
+    /// a CPUID-sized chain takes seconds).
+    #[serde(skip)]
+    pub warm_max_reps: Option<u64>,
 }
 
 impl LatencyPlan {
@@ -175,9 +180,12 @@ pub fn plan(args: &LatencyArgs, host: &Host) -> Result<LatencyPlan, UserError> {
         Some(s) => {
             units::parse_size_list(s).map_err(|e| UserError::flag("--sizes", e.to_string()))?
         }
+        // 4× the LLC: a random chase still hits it at 2× (16 MiB read
+        // 125 ns on a guest whose DRAM is 170 ns), and the largest size is
+        // the survey's DRAM latency.
         None if args.quick => units::geometric(
             4 << 10,
-            (host.llc_size().unwrap_or(32 << 20) * 2).next_power_of_two(),
+            (host.llc_size().unwrap_or(32 << 20) * 4).next_power_of_two(),
             2.0,
         ),
         None => units::geometric(4 << 10, top, 2.0),
@@ -236,6 +244,7 @@ pub fn plan(args: &LatencyArgs, host: &Host) -> Result<LatencyPlan, UserError> {
         samples: o.samples,
         min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
         quick: args.quick,
+        warm_max_reps: None,
     })
 }
 
@@ -450,6 +459,7 @@ pub fn measure_case(
     } else {
         cycle_reps.min(1 << 12)
     };
+    let warm = plan.warm_max_reps.map_or(warm, |m| warm.min(m.max(1)));
     // Every call continues where the previous one stopped: restarting from
     // the head would re-walk the same prefix of the cycle, which then sits
     // in the caches (a DRAM-sized chain measured at L3 latency).

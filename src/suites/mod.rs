@@ -6,6 +6,7 @@
 pub mod cache;
 pub mod chase;
 pub mod first_use;
+pub mod knees;
 pub mod latency;
 pub mod memtype;
 pub mod mix;
@@ -268,5 +269,6 @@ pub fn host_warnings(host: &Host) -> Vec<Warning> {
             hypervisor: h.clone(),
         });
     }
+    w.extend(host.cache_warnings());
     w
 }

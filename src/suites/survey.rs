@@ -26,7 +26,8 @@ use crate::report::Exporter;
 /// What a step gets: the machine, the sink of the run, the SIGINT flag, and
 /// whether stdout belongs to a machine-readable stream.
 pub struct Ctx<'a> {
-    pub host: &'a Host,
+    /// Mutable for the knee probe, which puts measured cache sizes on it.
+    pub host: &'a mut Host,
     pub sink: &'a mut Sink,
     pub stop: &'static AtomicBool,
     pub quiet: bool,
@@ -64,6 +65,11 @@ pub fn steps() -> Vec<Step> {
             name: "info",
             what: "CPU, caches, topology, measured clock and L1 ceilings",
             run: info_step,
+        },
+        Step {
+            name: "knees",
+            what: "where each cache level ends as this process sees it: random-chase latency knees, confirmed by read bandwidth, stored for later runs",
+            run: knees_step,
         },
         Step {
             name: "cache",
@@ -118,13 +124,30 @@ fn latency_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
     cx.set_options("latency", serde_json::to_value(&plan)?);
     let mut interrupted = false;
     let flag = &mut interrupted;
-    let (h, p, stop) = (cx.host, &plan, cx.stop);
+    let (h, p, stop) = (&*cx.host, &plan, cx.stop);
     let total = (plan.sizes.len() * plan.views.len()) as u64;
     super::pinned::run_on_cpu(plan.cpu, cx.sink, total, move |tx| {
         *flag = super::latency::run_cases(p, h, tx, stop)?;
         Ok(())
     })?;
     Ok(flow(interrupted))
+}
+
+/// The knee probe: the steps after it label regimes, size the sweep's top
+/// and pick headlines by the cache sizes this process sees.
+fn knees_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
+    let plan = super::knees::plan(cx.host)?;
+    cx.set_options("knees", serde_json::to_value(&plan)?);
+    let before = cx.host.cache_warnings();
+    let Some(warnings) = super::knees::probe_and_store(&plan, cx.host, cx.stop)? else {
+        return Ok(Flow::Interrupted);
+    };
+    let run = cx.sink.run_mut();
+    run.host = cx.host.clone();
+    run.warnings.retain(|w| !before.contains(w));
+    run.warnings.extend(cx.host.cache_warnings());
+    run.warnings.extend(warnings);
+    Ok(Flow::Continue)
 }
 
 fn threads_step(cx: &mut Ctx) -> anyhow::Result<Flow> {
@@ -266,7 +289,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
             .as_ref()
             .map(|d| d.join("run.json").display().to_string());
     }
-    let host = crate::platform::detect_host(true);
+    let mut host = crate::platform::detect_host(true);
     let steps = steps();
     let options = serde_json::json!({
         "steps": steps.iter().map(|s| serde_json::json!({"name": s.name, "what": s.what})).collect::<Vec<_>>(),
@@ -277,7 +300,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     let mut interrupted = false;
     {
         let mut cx = Ctx {
-            host: &host,
+            host: &mut host,
             sink: &mut sink,
             stop,
             quiet,

@@ -521,3 +521,54 @@ fn disturbed_points_are_those_above_a_later_reading() {
     assert_eq!(disturbed(&c), vec![1]);
     assert!(disturbed(&zen4()).is_empty());
 }
+
+/// Two probes of this 2-core Zen 4 guest (CPUID: 32 KiB L1d, 1 MiB L2,
+/// 32 MiB L3 shared with the other vCPU) while four engineers compiled on
+/// it: its L2 loses lines from 256 KiB on, and its L3 shows only ~6 MiB.
+fn this_guest(run: usize) -> Vec<CurvePoint> {
+    let ns: [&[f64]; 2] = [
+        &[
+            1.11, 1.11, 1.11, 1.12, 1.11, 1.11, 1.11, 1.13, 1.18, 1.28, 2.69, 3.76, 3.82, 3.87,
+            3.89, 3.93, 3.91, 3.82, 3.81, 3.8, 4.06, 4.35, 4.77, 5.11, 5.51, 7.94, 10.46, 12.2,
+            12.98, 13.14, 13.89, 15.07, 15.22, 16.72, 52.29, 105.99, 127.56, 131.04, 143.35,
+            147.74, 148.81, 143.7, 153.57, 151.24, 150.37, 154.36, 160.48, 160.51, 162.19, 159.63,
+        ],
+        &[
+            1.1, 1.08, 1.08, 1.12, 1.08, 1.09, 1.08, 1.08, 1.08, 1.08, 1.17, 3.8, 3.77, 3.81, 3.8,
+            3.81, 3.8, 3.82, 3.8, 3.82, 4.06, 4.37, 5.11, 5.93, 6.95, 8.82, 10.89, 11.52, 15.02,
+            14.32, 14.49, 14.82, 15.74, 15.85, 22.01, 35.1, 120.29, 133.16, 140.48, 141.92, 145.8,
+            150.17, 145.47, 157.55, 155.12, 151.93, 155.54, 161.54, 160.31, 156.12,
+        ],
+    ];
+    grid(256 * M)
+        .into_iter()
+        .zip(ns[run])
+        .map(|(s, &v)| CurvePoint {
+            size_bytes: s,
+            value: v,
+        })
+        .collect()
+}
+
+#[test]
+fn this_guest_under_load_keeps_l1_and_l2_near_cpuid_and_loses_most_of_l3() {
+    let cpuid = [(1, 32 * K), (2, M), (3, 32 * M)];
+    for run in 0..2 {
+        let mut p = KneeProbe {
+            latency: this_guest(run),
+            ..KneeProbe::default()
+        };
+        let mut h = host_with(&cpuid);
+        analyse(&mut p, &h);
+        let got = ends(&p.knees);
+        assert_eq!(got.len(), 3, "run {run}: {got:?}");
+        assert!((24 * K..=32 * K).contains(&got[0]), "run {run}: {got:?}");
+        assert_eq!(got[1], 768 * K, "run {run}: {got:?}");
+        assert!((6 * M..=10 * M).contains(&got[2]), "run {run}: {got:?}");
+        apply(&mut h, p);
+        // L1 and L2 within 2× of CPUID: their labels stay CPUID's.
+        assert_eq!(h.cache_size(1), Some(32 * K));
+        assert_eq!(h.cache_size(2), Some(M));
+        assert_eq!(h.regime(16 * M, 1), "DRAM", "run {run}");
+    }
+}

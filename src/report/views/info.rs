@@ -8,6 +8,47 @@ use crate::report::table::grid;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
 
+/// The knee probe in a line or two: where each level ends as this process
+/// sees it, and what was not found.
+pub fn knees(h: &Host) -> String {
+    let Some(p) = &h.knees else {
+        return "knees      not measured (`bwscope info --probe-knees`; the survey measures them)\n"
+            .into();
+    };
+    let mut parts: Vec<String> = p
+        .knees
+        .iter()
+        .map(|k| {
+            let name = k.level.map_or("unmatched".into(), |l| format!("L{l}"));
+            format!(
+                "{name} ends at {} ({:.1} ns)",
+                format_bytes(k.end_bytes),
+                k.latency_ns
+            )
+        })
+        .collect();
+    if let Some(last) = p.knees.last() {
+        parts.push(format!("then {:.0} ns", last.next_latency_ns));
+    }
+    let mut s = format!(
+        "knees      {}  [{}, {:.1} s]\n",
+        if parts.is_empty() {
+            "none found".into()
+        } else {
+            parts.join(" · ")
+        },
+        p.source,
+        p.wall_seconds
+    );
+    if let Some(note) = &p.note {
+        let _ = writeln!(s, "           {note}");
+    }
+    for w in h.cache_warnings() {
+        let _ = writeln!(s, "           {w}");
+    }
+    s
+}
+
 /// The human view of `info`.
 pub fn render(h: &Host) -> String {
     let mut s = String::new();
@@ -35,17 +76,24 @@ pub fn render(h: &Host) -> String {
     }
     let _ = writeln!(s, "caches");
     for c in &h.caches {
+        let measured = match c.effective_size_bytes {
+            Some(e) if c.disagrees() => format!("  measured {} (regimes use it)", format_bytes(e)),
+            Some(e) => format!("  measured {}", format_bytes(e)),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "  L{} {:<11} {:>9}  line {} B  shared by cpus {:<6} [{}]",
+            "  L{} {:<11} {:>9}  line {} B  shared by cpus {:<6} [{}]{}",
             c.level,
             c.kind,
             format_bytes(c.size_bytes),
             c.line_bytes,
             format_cpu_list(&c.shared_cpus),
-            c.source
+            c.source,
+            measured
         );
     }
+    s.push_str(&knees(h));
     let _ = writeln!(s, "numa");
     for n in &h.nodes {
         let _ = writeln!(
