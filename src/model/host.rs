@@ -142,10 +142,15 @@ impl Cache {
     /// Whether the measured size is more than [`limits::CACHE_DISAGREE`]
     /// away from CPUID's, either way.
     pub fn disagrees(&self) -> bool {
-        self.effective_size_bytes.is_some_and(|e| {
-            let (a, b) = (e as f64, self.size_bytes as f64);
-            a * limits::CACHE_DISAGREE < b || b * limits::CACHE_DISAGREE < a
-        })
+        self.effective_size_bytes
+            .is_some_and(|e| self.far_from_cpuid(e))
+    }
+
+    /// Whether `bytes` is more than [`limits::CACHE_DISAGREE`] away from
+    /// CPUID's size, either way: far enough to move regime labels.
+    pub fn far_from_cpuid(&self, bytes: u64) -> bool {
+        let (a, b) = (bytes as f64, self.size_bytes as f64);
+        a * limits::CACHE_DISAGREE < b || b * limits::CACHE_DISAGREE < a
     }
 
     /// The size regime labels and default sweeps use: the measured one

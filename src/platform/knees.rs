@@ -32,7 +32,7 @@
 //! No plateau, or no step after one (a flat or a smooth curve, a noisy
 //! machine): no knee, and nothing is made up.
 
-use crate::model::{CurvePoint, Host, Knee, KneeProbe};
+use crate::model::{Cache, CurvePoint, Host, Knee, KneeProbe};
 use crate::util::units::format_bytes;
 
 /// Points within 25 % of a plateau's first point belong to it: a quarter
@@ -337,29 +337,40 @@ pub fn analyse(probe: &mut KneeProbe, host: &Host) {
     let mut knees = detect(&probe.latency);
     confirm(&mut knees, &probe.bandwidth);
     assign(&mut knees, &levels);
-    probe.note = note(&knees, &levels);
+    probe.note = note(&knees, host);
     probe.knees = knees;
 }
 
-fn note(knees: &[Knee], levels: &[(u8, u64)]) -> Option<String> {
+fn note(knees: &[Knee], host: &Host) -> Option<String> {
     if knees.is_empty() {
         return Some(
             "no clear knee in the latency curve (a noisy machine?): cache sizes are CPUID's".into(),
         );
     }
     let mut parts = Vec::new();
-    for &(level, _) in levels {
+    for c in host.data_caches() {
+        let level = c.level;
         match knees.iter().find(|k| k.level == Some(level)) {
             None => parts.push(format!("no clear knee for L{level}")),
-            Some(k) if k.confirmed == Some(false) => parts.push(format!(
-                "the L{level} knee at {} is not confirmed by read bandwidth (×{:.2} past it), so it is not used",
+            Some(k) if !usable(k, c) => parts.push(format!(
+                "the L{level} knee at {} would overrule CPUID's {} but read bandwidth does not drop there (×{:.2})",
                 format_bytes(k.end_bytes),
+                format_bytes(c.size_bytes),
                 k.bandwidth_ratio.unwrap_or(f64::NAN)
             )),
             _ => {}
         }
     }
     (!parts.is_empty()).then(|| format!("{}: those sizes are CPUID's", parts.join("; ")))
+}
+
+/// Whether a matched knee may stand as its level's measured size: always
+/// while it stays within 2× of CPUID's (it then moves no label), and past
+/// that only if read bandwidth does not contradict it: overruling CPUID
+/// takes two witnesses. (Narrow loads can keep L1 and L2, or L3 and DRAM,
+/// at the same bandwidth, so bandwidth alone never makes a knee.)
+fn usable(k: &Knee, cache: &Cache) -> bool {
+    !cache.far_from_cpuid(k.end_bytes) || k.confirmed != Some(false)
 }
 
 /// Forget any measured sizes on `host`.
@@ -371,15 +382,15 @@ pub fn clear(host: &mut Host) {
     host.knees = None;
 }
 
-/// Put an analysed probe on `host`: every level with a matched knee that
-/// bandwidth does not contradict gets its measured size.
+/// Put an analysed probe on `host`: every level with a matched, usable
+/// knee gets its measured size.
 pub fn apply(host: &mut Host, probe: KneeProbe) {
     clear(host);
     for c in host.caches.iter_mut().filter(|c| c.kind != "instruction") {
         let knee = probe
             .knees
             .iter()
-            .find(|k| k.level == Some(c.level) && k.confirmed != Some(false));
+            .find(|k| k.level == Some(c.level) && usable(k, c));
         if let Some(k) = knee {
             c.effective_size_bytes = Some(k.end_bytes);
             c.effective_source = Some(format!(

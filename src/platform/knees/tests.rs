@@ -414,15 +414,26 @@ fn bandwidth_that_does_not_drop_does_not_confirm() {
     // Without points on both sides it cannot tell.
     confirm(&mut k, &flat[..3]);
     assert!(k.iter().all(|k| k.confirmed.is_none()));
-    // A contradicted knee is kept in the probe but not used as a size.
+    // A contradicted knee that would overrule CPUID is kept in the probe
+    // but not used as a size.
     let mut p = gnr_vm_probe();
     p.bandwidth = flat;
     let mut h = gnr_vm_host();
     analyse(&mut p, &h);
-    assert!(p.note.as_deref().unwrap().contains("L3 knee at 10 MiB"));
-    apply(&mut h, p);
+    let note = p.note.clone().unwrap();
+    assert!(
+        note.contains("L3 knee at 10 MiB would overrule CPUID's 480 MiB"),
+        "{note}"
+    );
+    apply(&mut h, p.clone());
     assert_eq!(h.caches[2].effective_size_bytes, None);
     assert_eq!(h.caches[1].effective_size_bytes, Some(2 * M));
+    // Within 2× of CPUID a knee moves no label and needs no second witness.
+    let mut h = host_with(&[(1, 48 * K), (2, 2 * M), (3, 16 * M)]);
+    analyse(&mut p, &h);
+    assert_eq!(p.knees[2].confirmed, Some(false));
+    apply(&mut h, p);
+    assert_eq!(h.caches[2].effective_size_bytes, Some(10 * M));
 }
 
 #[test]
