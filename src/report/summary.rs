@@ -191,3 +191,104 @@ pub fn warning_lines(run: &Run) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Cache, Host, Stats, Units};
+
+    fn stats(best: f64) -> Stats {
+        Stats {
+            best,
+            median: best,
+            min: best,
+            max: best,
+            mean: best,
+            cv: 0.0,
+            n: 1,
+        }
+    }
+
+    /// The Granite Rapids guest: CPUID's L3 480 MiB, measured 10 MiB.
+    fn guest() -> Run {
+        let mut host = Host::default();
+        for (level, size, eff) in [
+            (1u8, 48u64 << 10, None),
+            (2, 2 << 20, None),
+            (3, 480 << 20, Some(10u64 << 20)),
+        ] {
+            host.caches.push(Cache {
+                level,
+                kind: "unified".into(),
+                size_bytes: size,
+                line_bytes: 64,
+                shared_cpus: vec![0],
+                source: "test".into(),
+                effective_size_bytes: eff,
+                effective_source: None,
+            });
+        }
+        Run::new("survey", serde_json::json!({}), host, Units::GB)
+    }
+
+    fn read(run: &Run, size: u64, gbps: f64) -> Record {
+        Record {
+            suite: "cache".into(),
+            kernel: "seq_read_512_avx512f".into(),
+            op: "read".into(),
+            size_bytes: Some(size),
+            threads: 1,
+            regime: Some(run.host.regime(size, 1)),
+            gbps: Some(stats(gbps)),
+            ..Record::default()
+        }
+    }
+
+    fn chase(run: &Run, size: u64, ns: f64) -> Record {
+        let mut r = Record {
+            suite: "latency".into(),
+            kernel: "chase_latency_64_scalar".into(),
+            op: "latency".into(),
+            size_bytes: Some(size),
+            threads: 1,
+            regime: Some(run.host.regime(size, 1)),
+            ..Record::default()
+        };
+        r.extra
+            .insert("case_view".into(), serde_json::json!("random"));
+        r.extra.insert(
+            "latency_ns".into(),
+            serde_json::to_value(stats(ns)).unwrap(),
+        );
+        r
+    }
+
+    #[test]
+    fn headlines_come_from_inside_the_measured_regimes() {
+        let mut run = guest();
+        // 3 MiB is L3 by label but still hits L2 (2 MiB) a third of the
+        // time; 16 MiB is DRAM by label but still hits L3.
+        for (size, g) in [
+            (16u64 << 10, 300.0),
+            (1 << 20, 120.0),
+            (3 << 20, 60.0),
+            (8 << 20, 29.6),
+            (16 << 20, 24.0),
+            (128 << 20, 15.6),
+        ] {
+            let r = read(&run, size, g);
+            run.records.push(r);
+        }
+        let h = headline(&run).join(" · ");
+        assert!(h.contains("L3 read 29.6 GB/s"), "{h}");
+        assert!(h.contains("DRAM read 15.6 GB/s"), "{h}");
+        // A chase that stops at 16 MiB gives no DRAM latency (125 ns
+        // there against 170 in DRAM); one that reaches 64 MiB does.
+        let r = chase(&run, 16 << 20, 125.0);
+        run.records.push(r);
+        assert!(!headline(&run).join(" ").contains("latency"));
+        let r = chase(&run, 64 << 20, 168.0);
+        run.records.push(r);
+        assert!(headline(&run).join(" ").contains("DRAM latency 168 ns"));
+    }
+}

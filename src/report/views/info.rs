@@ -171,3 +171,52 @@ pub fn render(h: &Host) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Cache, CurvePoint, Knee, KneeProbe};
+
+    #[test]
+    fn info_shows_both_sizes_and_the_knees() {
+        let mut h = Host::default();
+        assert!(render(&h).contains("knees      not measured"));
+        h.caches.push(Cache {
+            level: 3,
+            kind: "unified".into(),
+            size_bytes: 480 << 20,
+            line_bytes: 64,
+            shared_cpus: vec![0, 1],
+            source: "cpuid+sysfs".into(),
+            effective_size_bytes: Some(10 << 20),
+            effective_source: Some("knee probe (this run)".into()),
+        });
+        h.knees = Some(KneeProbe {
+            source: "this run".into(),
+            wall_seconds: 2.5,
+            latency: vec![CurvePoint {
+                size_bytes: 4096,
+                value: 1.5,
+            }],
+            knees: vec![Knee {
+                end_bytes: 10 << 20,
+                latency_ns: 34.2,
+                next_latency_ns: 168.0,
+                bandwidth_ratio: Some(0.6),
+                confirmed: Some(true),
+                level: Some(3),
+            }],
+            ..KneeProbe::default()
+        });
+        let s = render(&h);
+        assert!(
+            s.contains("480 MiB") && s.contains("measured 10 MiB (regimes use it)"),
+            "{s}"
+        );
+        assert!(
+            s.contains("L3 ends at 10 MiB (34.2 ns) · then 168 ns  [this run, 2.5 s]"),
+            "{s}"
+        );
+        assert!(s.contains("CPUID says L3 is 480.0 MiB"), "{s}");
+    }
+}
