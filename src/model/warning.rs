@@ -72,7 +72,7 @@ impl Warning {
                 "set /sys/kernel/mm/transparent_hugepage/enabled to madvise or always, or compact memory"
             }
             Warning::CpuidL3NotVisible { .. } => {
-                "in a VM CPUID often describes the host's whole socket; larger working sets are DRAM to this process and are labelled so (re-measure: `bwscope info --probe-knees`)"
+                "in a VM CPUID often describes the host's whole socket; larger working sets are DRAM to this process and are labelled so; re-measure with `bwscope info --probe-knees`"
             }
             Warning::Other { hint, .. } => hint,
         }
