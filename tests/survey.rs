@@ -11,6 +11,7 @@ fn survey_saves_json_and_report() {
     let out_dir = dir.path().join("results");
     let t0 = std::time::Instant::now();
     let out = bwscope()
+        .env("XDG_CACHE_HOME", dir.path().join("xdg"))
         .args(["--out", out_dir.to_str().unwrap()])
         .output()
         .unwrap();
@@ -32,7 +33,11 @@ fn survey_saves_json_and_report() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["command"], "survey");
     assert_eq!(run["complete"], true);
-    assert_eq!(run["options"]["steps"][1]["name"], "cache");
+    assert_eq!(run["options"]["steps"][1]["name"], "knees");
+    assert_eq!(run["options"]["steps"][2]["name"], "cache");
+    // The knee probe ran, went on the host and into the store.
+    assert_eq!(run["host"]["knees"]["source"], "this run");
+    assert!(dir.path().join("xdg/bwscope").read_dir().unwrap().count() == 1);
     let recs = run["records"].as_array().unwrap();
     assert!(recs
         .iter()

@@ -8,7 +8,19 @@ use crate::kernels;
 use crate::report::table;
 
 pub fn info(a: &InfoArgs) -> anyhow::Result<u8> {
-    let host = crate::platform::detect_host(!a.no_clock);
+    let mut host = crate::platform::detect_host(!a.no_clock);
+    if a.probe_knees {
+        let plan = crate::suites::knees::plan(&host)?;
+        let stop = crate::util::signal::install();
+        match crate::suites::knees::probe_and_store(&plan, &mut host, stop)? {
+            None => return Ok(crate::error::EXIT_INTERRUPTED),
+            Some(warnings) => {
+                for w in warnings {
+                    crate::report::emit("", &w);
+                }
+            }
+        }
+    }
     if let Some(p) = &a.json {
         let mut bytes = serde_json::to_vec_pretty(&host)?;
         bytes.push(b'\n');

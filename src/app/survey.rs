@@ -15,7 +15,7 @@ use std::time::Instant;
 use super::runner::Recorder;
 use crate::cli::{OutputArgs, SurveyArgs};
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
-use crate::model::Run;
+use crate::model::{Host, Run};
 use crate::report::html::Html;
 use crate::report::json::Json;
 use crate::report::sink;
@@ -62,11 +62,17 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
             .as_ref()
             .map(|d| d.join("run.json").display().to_string());
     }
-    let host = crate::platform::detect_host(true);
-    let mut steps = vec![serde_json::json!({
-        "name": "info",
-        "what": "CPU, caches, topology, measured clock and L1 ceilings",
-    })];
+    let mut host = crate::platform::detect_host(true);
+    let mut steps = vec![
+        serde_json::json!({
+            "name": "info",
+            "what": "CPU, caches, topology, measured clock and L1 ceilings",
+        }),
+        serde_json::json!({
+            "name": "knees",
+            "what": "where each cache level ends as this process sees it (random-chase latency, confirmed by read bandwidth); stored for later runs",
+        }),
+    ];
     steps.extend(
         REGISTRY
             .iter()
@@ -79,16 +85,17 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         crate::util::out::print(&format!("{}\n", crate::report::views::info::render(&host)));
     }
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut stopped = false;
+    let steps = REGISTRY.len() + 1;
+    if tty {
+        eprintln!("[1/{steps}] knees: where each cache level ends");
+    }
+    let mut stopped = !knees(&mut rec, &mut host)?;
     for (i, entry) in REGISTRY.iter().enumerate() {
+        if stopped {
+            break;
+        }
         if tty {
-            eprintln!(
-                "[{}/{}] {}: {}",
-                i + 1,
-                REGISTRY.len(),
-                entry.name,
-                entry.what
-            );
+            eprintln!("[{}/{steps}] {}: {}", i + 2, entry.name, entry.what);
         }
         let suite = (entry.quick)(&host)?;
         if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
@@ -122,6 +129,27 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         ));
     }
     Ok(if stopped { EXIT_INTERRUPTED } else { EXIT_OK })
+}
+
+/// The knee probe: measure where each level ends, store it for this host,
+/// and put it on the run's host so every later suite labels regimes (and
+/// sizes its sweep) by it. False when a stop request ended it.
+fn knees(rec: &mut Recorder, host: &mut Host) -> anyhow::Result<bool> {
+    let plan = crate::suites::knees::plan(host)?;
+    let stop = crate::util::signal::install();
+    let before = host.cache_warnings();
+    let Some(warnings) = crate::suites::knees::probe_and_store(&plan, host, stop)? else {
+        return Ok(false);
+    };
+    let run = rec.sink.run_mut();
+    if let serde_json::Value::Object(m) = &mut run.options {
+        m.insert("knees".into(), serde_json::to_value(&plan)?);
+    }
+    run.host = host.clone();
+    run.warnings.retain(|w| !before.contains(w));
+    run.warnings.extend(host.cache_warnings());
+    run.warnings.extend(warnings);
+    Ok(true)
 }
 
 /// Write run.json (unless the sink already wrote it there) and

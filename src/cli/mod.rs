@@ -186,6 +186,10 @@ pub struct InfoArgs {
     /// Write the host facts as JSON to FILE ('-' = stdout, nothing else printed there)
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    /// Measure where each cache level ends as this process sees it (a few
+    /// seconds) and store it for later runs of this host
+    #[arg(long)]
+    pub probe_knees: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::uarch::UarchMatch;
-use super::warning::{limits, Warning};
+use super::{limits, KneeProbe, Warning};
 
 /// Everything `bwscope info` shows; stored as `host` in every run.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -34,6 +34,11 @@ pub struct Host {
     /// Per-core L1 ceilings at the measured clock, one per op and width
     /// this CPU has; `null` numbers when the core or the clock is unknown.
     pub ceilings: Vec<Ceiling>,
+    /// The knee probe behind `caches[].effective_size_bytes`: measured in
+    /// this run or read back from this host's stored result; null when
+    /// neither.
+    #[serde(default)]
+    pub knees: Option<KneeProbe>,
 }
 
 /// The core clock from two timed dependent chains of register-register
@@ -219,6 +224,42 @@ pub struct Cache {
     /// Where the size came from: `cpuid+sysfs` (agree), `cpuid`, `sysfs`,
     /// or `cpuid (sysfs says N)` when they disagree.
     pub source: String,
+    /// Where this level ends as this process measured it (a knee of the
+    /// random-chase latency curve, `host.knees`); null when not measured
+    /// or when the curve showed no clear knee for this level.
+    #[serde(default)]
+    pub effective_size_bytes: Option<u64>,
+    /// Where `effective_size_bytes` came from (the knee probe of this run,
+    /// or the stored file and when it was measured); null with it.
+    #[serde(default)]
+    pub effective_source: Option<String>,
+}
+
+impl Cache {
+    /// Whether the measured size is more than [`limits::CACHE_DISAGREE`]
+    /// away from CPUID's, either way.
+    pub fn disagrees(&self) -> bool {
+        self.effective_size_bytes
+            .is_some_and(|e| self.far_from_cpuid(e))
+    }
+
+    /// Whether `bytes` is more than [`limits::CACHE_DISAGREE`] away from
+    /// CPUID's size, either way: far enough to move regime labels.
+    pub fn far_from_cpuid(&self, bytes: u64) -> bool {
+        let (a, b) = (bytes as f64, self.size_bytes as f64);
+        a * limits::CACHE_DISAGREE < b || b * limits::CACHE_DISAGREE < a
+    }
+
+    /// The size regime labels and default sweeps use: the measured one
+    /// when it [`disagrees`](Cache::disagrees) with CPUID (a VM told the
+    /// host socket's L3), else CPUID's, so a measurement a quarter-octave
+    /// off never moves a label on a machine that CPUID describes well.
+    pub fn boundary_bytes(&self) -> u64 {
+        match self.effective_size_bytes {
+            Some(e) if self.disagrees() => e,
+            _ => self.size_bytes,
+        }
+    }
 }
 
 /// The environment a run happened in; what cannot be read is `null`.
@@ -243,33 +284,86 @@ pub struct Environment {
 }
 
 impl Host {
-    /// Size of the data/unified cache at `level`, bytes.
-    pub fn cache_size(&self, level: u8) -> Option<u64> {
-        self.caches
-            .iter()
-            .find(|c| c.level == level && c.kind != "instruction")
-            .map(|c| c.size_bytes)
+    /// The data and unified caches, smallest level first.
+    pub fn data_caches(&self) -> impl Iterator<Item = &Cache> {
+        self.caches.iter().filter(|c| c.kind != "instruction")
     }
 
-    /// The last-level cache size (the largest level present).
+    /// Size of the data/unified cache at `level` as regimes use it
+    /// ([`Cache::boundary_bytes`]), bytes.
+    pub fn cache_size(&self, level: u8) -> Option<u64> {
+        self.data_caches()
+            .find(|c| c.level == level)
+            .map(Cache::boundary_bytes)
+    }
+
+    /// The last-level cache size as regimes use it (measured where it
+    /// disagrees with CPUID).
     pub fn llc_size(&self) -> Option<u64> {
-        self.caches
-            .iter()
-            .filter(|c| c.kind != "instruction")
+        self.data_caches()
             .max_by_key(|c| c.level)
-            .map(|c| c.size_bytes)
+            .map(Cache::boundary_bytes)
     }
 
     /// The regime a per-thread working set of `bytes` falls in. `threads`
     /// buffers share caches that more than one cpu shares.
     pub fn regime(&self, bytes: u64, threads: u32) -> String {
-        for c in self.caches.iter().filter(|c| c.kind != "instruction") {
+        for c in self.data_caches() {
             let sharers = (c.shared_cpus.len() as u64).clamp(1, threads.max(1) as u64);
-            if bytes * sharers <= c.size_bytes {
+            if bytes * sharers <= c.boundary_bytes() {
                 return format!("L{}", c.level);
             }
         }
         "DRAM".into()
+    }
+
+    /// Whether a single-thread working set of `bytes` labelled `regime`
+    /// lies well inside it, past the transition from the level below: at
+    /// least twice the lower level's boundary for a cache (so its hits do
+    /// not flatter the figure), at least `dram_margin` × the last level's
+    /// for DRAM (a stream barely hits the LLC at 2× its size, a random
+    /// chase still does).
+    pub fn well_inside(&self, bytes: u64, regime: &str, dram_margin: u64) -> bool {
+        if regime == "DRAM" {
+            return self
+                .llc_size()
+                .is_none_or(|l| bytes >= l.saturating_mul(dram_margin));
+        }
+        let level: u8 = regime.trim_start_matches('L').parse().unwrap_or(0);
+        self.data_caches()
+            .filter(|c| c.level < level)
+            .map(Cache::boundary_bytes)
+            .max()
+            .is_none_or(|below| bytes >= below.saturating_mul(2))
+    }
+
+    /// Run-level warnings about cache sizes: the last level CPUID names
+    /// but this process does not see (`cpuid_l3_not_visible`), and any
+    /// other level whose measured size is more than 2× off CPUID's.
+    pub fn cache_warnings(&self) -> Vec<Warning> {
+        let last = self.data_caches().map(|c| c.level).max();
+        let mut out = Vec::new();
+        for c in self.data_caches().filter(|c| c.disagrees()) {
+            let measured = c.boundary_bytes();
+            if Some(c.level) == last && measured < c.size_bytes {
+                out.push(Warning::CpuidL3NotVisible {
+                    level: c.level,
+                    cpuid_bytes: c.size_bytes,
+                    measured_bytes: measured,
+                });
+            } else {
+                out.push(Warning::Other {
+                    message: format!(
+                        "CPUID says L{} is {:.2} MiB but the latency curve ends it at {:.2} MiB; regimes use the measured size",
+                        c.level,
+                        c.size_bytes as f64 / (1 << 20) as f64,
+                        measured as f64 / (1 << 20) as f64
+                    ),
+                    hint: "re-measure on a quiet machine with `bwscope info --probe-knees`".into(),
+                });
+            }
+        }
+        out
     }
 
     /// The ceiling for `op` at `width_bits` at the run's clock, GB/s, if
@@ -331,6 +425,8 @@ mod tests {
                 line_bytes: 64,
                 shared_cpus: if level == 3 { vec![0, 1] } else { vec![0] },
                 source: "test".into(),
+                effective_size_bytes: None,
+                effective_source: None,
             });
         }
         assert_eq!(h.regime(16 << 10, 1), "L1");

@@ -4,6 +4,7 @@
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
 mod host;
+mod knees;
 mod record;
 mod run;
 pub mod time;
@@ -11,6 +12,7 @@ mod uarch;
 mod warning;
 
 pub use host::{Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Environment, Features, Host, Node};
+pub use knees::{CurvePoint, Knee, KneeProbe};
 pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use uarch::{L1Rate, Uarch, UarchMatch};

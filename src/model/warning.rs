@@ -28,6 +28,11 @@ pub mod limits {
     pub const CLOCK_MAX_HZ: f64 = 6.5e9;
     /// Below 0.2 GHz the probe was starved (a stopped or throttled vCPU).
     pub const CLOCK_MIN_HZ: f64 = 0.2e9;
+    /// A measured cache boundary more than 2× from CPUID's is not noise or
+    /// a quarter-octave grid: the process does not see the cache CPUID
+    /// describes (a VM told the host socket's L3), so regimes follow the
+    /// measurement. Within 2×, CPUID's exact size labels regimes.
+    pub const CACHE_DISAGREE: f64 = 2.0;
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +57,13 @@ pub enum Warning {
     ClockImplausible { hz: f64 },
     /// Transparent huge pages were asked for but not (fully) obtained.
     ThpNotObtained { fraction: f64 },
+    /// CPUID's last-level cache is larger than what this process sees
+    /// (measured by the knee probe); regimes use the measured size.
+    CpuidL3NotVisible {
+        level: u8,
+        cpuid_bytes: u64,
+        measured_bytes: u64,
+    },
     /// A free-form warning from a suite, with a hint.
     Other { message: String, hint: String },
 }
@@ -104,6 +116,9 @@ impl Warning {
             Warning::ThpNotObtained { .. } => {
                 "set /sys/kernel/mm/transparent_hugepage/enabled to madvise or always, or compact memory"
             }
+            Warning::CpuidL3NotVisible { .. } => {
+                "in a VM CPUID often describes the host's whole socket; larger working sets are DRAM to this process and are labelled so; re-measure with `bwscope info --probe-knees`"
+            }
             Warning::Other { hint, .. } => hint,
         }
     }
@@ -143,6 +158,16 @@ impl fmt::Display for Warning {
                 f,
                 "only {:.0} % of the buffer got transparent huge pages",
                 fraction * 100.0
+            ),
+            Warning::CpuidL3NotVisible {
+                level,
+                cpuid_bytes,
+                measured_bytes,
+            } => write!(
+                f,
+                "CPUID says L{level} is {:.1} MiB but random-chase latency shows it ending at {:.1} MiB",
+                *cpuid_bytes as f64 / (1 << 20) as f64,
+                *measured_bytes as f64 / (1 << 20) as f64
             ),
             Warning::Other { message, .. } => f.write_str(message),
         }

@@ -4,12 +4,15 @@
 pub mod clock;
 pub mod cpu;
 pub mod env;
+pub mod knee_store;
+pub mod knees;
 pub mod topology;
 pub mod uarch;
 
 use crate::model::{Ceiling, Host};
 
-/// Detect the machine. Measuring the clock takes ~0.15 s.
+/// Detect the machine, with the measured cache sizes of this host's stored
+/// knee probe where there is one. Measuring the clock takes ~0.15 s.
 pub fn detect_host(measure_clock: bool) -> Host {
     let ident = cpu::ident();
     let features = cpu::detect_features();
@@ -42,8 +45,12 @@ pub fn detect_host(measure_clock: bool) -> Host {
         clock,
         uarch: Some(uarch),
         ceilings: Vec::new(),
+        knees: None,
     };
     host.ceilings = ceilings(&host);
+    // What an earlier knee probe measured here (`bwscope info
+    // --probe-knees`, the survey): regimes follow it from the first run on.
+    knee_store::apply_stored(&mut host);
     host
 }
 

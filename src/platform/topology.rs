@@ -133,6 +133,8 @@ pub fn sysfs_caches(cpu: u32) -> Vec<Cache> {
             line_bytes,
             shared_cpus,
             source: "sysfs".into(),
+            effective_size_bytes: None,
+            effective_source: None,
         });
     }
     out
@@ -165,6 +167,8 @@ pub fn merge_caches(cpuid: &[super::cpu::CpuidCache], sysfs: &[Cache]) -> Vec<Ca
                 line_bytes: c.line_bytes,
                 shared_cpus: s.map(|s| s.shared_cpus.clone()).unwrap_or_default(),
                 source,
+                effective_size_bytes: None,
+                effective_source: None,
             }
         })
         .collect()

@@ -66,7 +66,9 @@ impl CachePlan {
 }
 
 /// The largest default size: at least 4× the last-level cache and 256 MiB,
-/// so the top of the sweep is unambiguously DRAM.
+/// so the top of the sweep is unambiguously DRAM. The cache as this
+/// process measured it where that is far from CPUID's (a guest told the
+/// host socket's 480 MiB L3 swept to 2 GiB for 245 s).
 pub fn default_top(host: &Host) -> u64 {
     let llc4 = host.llc_size().unwrap_or(32 << 20) * 4;
     llc4.next_power_of_two().max(256 << 20)
@@ -82,10 +84,8 @@ pub fn default_sizes(host: &Host) -> Vec<u64> {
     let top = default_top(host);
     let mut v: Vec<u64> = units::geometric(1 << 10, top, 2.0);
     let mut edges: Vec<u64> = host
-        .caches
-        .iter()
-        .filter(|c| c.kind != "instruction")
-        .map(|c| c.size_bytes)
+        .data_caches()
+        .map(crate::model::Cache::boundary_bytes)
         .collect();
     edges.dedup();
     for e in edges {

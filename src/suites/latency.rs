@@ -120,6 +120,11 @@ pub struct LatencyPlan {
     pub samples: usize,
     pub min_sample_ms: f64,
     pub quick: bool,
+    /// A cap on the warm-up walk, in reps (the knee probe's: it does not
+    /// know the cache sizes yet, and a full cycle at DRAM latency through
+    /// a CPUID-sized chain takes seconds).
+    #[serde(skip)]
+    pub warm_max_reps: Option<u64>,
 }
 
 impl LatencyPlan {
@@ -179,9 +184,12 @@ pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {
     let sizes = match &o.sizes {
         Some(s) if s.is_empty() => return Err(UserError::flag("--sizes", "the list is empty")),
         Some(s) => s.clone(),
+        // 4× the LLC: a random chase still hits it at 2× (16 MiB read
+        // 125 ns on a guest whose DRAM is 170 ns), and the largest size is
+        // the survey's DRAM latency.
         None if o.quick => units::geometric(
             4 << 10,
-            (host.llc_size().unwrap_or(32 << 20) * 2).next_power_of_two(),
+            (host.llc_size().unwrap_or(32 << 20) * 4).next_power_of_two(),
             2.0,
         ),
         None => units::geometric(4 << 10, super::cache::default_top(host), 2.0),
@@ -230,6 +238,7 @@ pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {
         samples: s.samples,
         min_sample_ms: s.min_sample.as_secs_f64() * 1000.0,
         quick: o.quick,
+        warm_max_reps: None,
     })
 }
 
@@ -368,6 +377,7 @@ pub fn measure_case(
     } else {
         cycle_reps.min(1 << 12)
     };
+    let warm = plan.warm_max_reps.map_or(warm, |m| warm.min(m.max(1)));
     // SAFETY: the chain was just written into `mem`, which outlives `w`.
     let mut w = unsafe { Chase::new(k, start, warm) };
     let m = sampler.measure(&mut w, hint)?;

@@ -12,6 +12,7 @@ pub mod cache;
 pub mod cpus;
 pub mod estimate;
 pub mod first_use;
+pub mod knees;
 pub mod latency;
 pub mod memtype;
 pub mod net;
@@ -243,5 +244,6 @@ pub fn host_warnings(host: &Host) -> Vec<Warning> {
     if let Some(c) = &host.clock {
         w.extend(c.warnings());
     }
+    w.extend(host.cache_warnings());
     w
 }

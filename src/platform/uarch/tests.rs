@@ -11,6 +11,8 @@ fn cache(level: u8, kind: &str, size: u64) -> Cache {
         line_bytes: 64,
         shared_cpus: vec![0],
         source: "test".into(),
+        effective_size_bytes: None,
+        effective_source: None,
     }
 }
 

@@ -157,24 +157,30 @@ where
     mesh.draw()?;
     // Cache boundaries first, so the data lines draw over them; their
     // labels sit above the plot where no data or legend can hide them.
-    let marker_color = RGBColor(90, 90, 90);
     for m in &c.markers {
         let x = tx(m.x);
         if x < x0 || x > x1 {
             continue;
         }
+        let (color, width) = if m.faint {
+            (RGBColor(190, 190, 190), px(1).max(1) as u32)
+        } else {
+            (RGBColor(90, 90, 90), px(2).max(1) as u32)
+        };
         chart.draw_series(std::iter::once(plotters::element::DashedPathElement::new(
             vec![(x, 0.0), (x, ymax)],
             px(6),
             px(4),
-            marker_color.stroke_width(px(2).max(1) as u32),
+            color.stroke_width(width),
         )))?;
-        let (bx, by) = chart.backend_coord(&(x, ymax));
-        root.draw(&Text::new(
-            m.label.clone(),
-            (bx + px(4), by - px(19)),
-            ("sans-serif", px(14)).into_font().color(&marker_color),
-        ))?;
+        if !m.label.is_empty() {
+            let (bx, by) = chart.backend_coord(&(x, ymax));
+            root.draw(&Text::new(
+                m.label.clone(),
+                (bx + px(4), by - px(19)),
+                ("sans-serif", px(14)).into_font().color(&color),
+            ))?;
+        }
     }
     for (i, s) in c.series.iter().enumerate() {
         let col = color(i);

@@ -46,7 +46,10 @@ pub struct Series {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Marker {
     pub x: f64,
+    /// Empty: the line alone.
     pub label: String,
+    /// Drawn light: CPUID's size where the measured one is drawn too.
+    pub faint: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -297,21 +300,41 @@ fn line_charts(run: &Run, suite: &str, recs: &[&Record], x: XAxis, stat: StatKin
     out
 }
 
-/// One boundary per data/unified cache level, at its size.
+/// One boundary per data/unified cache level: where the knee probe found
+/// it ends (`effective_size_bytes`) with CPUID's size as a faint line, or
+/// CPUID's size alone where nothing was measured. A faint line within
+/// 1.5× of the measured one goes unlabelled (the labels would overlap).
 pub fn cache_markers(run: &Run) -> Vec<Marker> {
-    run.host
-        .caches
-        .iter()
-        .filter(|c| c.kind != "instruction" && c.size_bytes > 0)
-        .map(|c| Marker {
-            x: c.size_bytes as f64,
-            label: format!(
-                "L{} {}",
-                c.level,
-                crate::util::units::format_bytes(c.size_bytes)
-            ),
-        })
-        .collect()
+    let size = crate::util::units::format_bytes;
+    let mut out = Vec::new();
+    for c in run.host.data_caches().filter(|c| c.size_bytes > 0) {
+        let Some(e) = c.effective_size_bytes.filter(|&e| e > 0) else {
+            out.push(Marker {
+                x: c.size_bytes as f64,
+                label: format!("L{} {}", c.level, size(c.size_bytes)),
+                faint: false,
+            });
+            continue;
+        };
+        out.push(Marker {
+            x: e as f64,
+            label: format!("L{} {} measured", c.level, size(e)),
+            faint: false,
+        });
+        if e != c.size_bytes {
+            let far = (e as f64 / c.size_bytes as f64).log2().abs() > 1.5f64.log2();
+            out.push(Marker {
+                x: c.size_bytes as f64,
+                label: if far {
+                    format!("L{} {} CPUID", c.level, size(c.size_bytes))
+                } else {
+                    String::new()
+                },
+                faint: true,
+            });
+        }
+    }
+    out
 }
 
 fn numa_heatmaps(suite: &str, recs: &[&Record], stat: StatKind) -> Vec<Chart> {
@@ -420,5 +443,48 @@ impl Exporter for Picture {
             Format::Svg => Ok(svg(c, self.width, self.height)?.into_bytes()),
             Format::Png => png(c, self.width, self.height),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_boundaries_are_drawn_with_cpuid_faint() {
+        let mut run = Run::new(
+            "cache",
+            serde_json::json!({}),
+            crate::model::Host::default(),
+            crate::model::Units::GB,
+        );
+        let cache = |level: u8, size: u64, eff: Option<u64>| crate::model::Cache {
+            level,
+            kind: "unified".into(),
+            size_bytes: size,
+            line_bytes: 64,
+            shared_cpus: vec![0],
+            source: "test".into(),
+            effective_size_bytes: eff,
+            effective_source: None,
+        };
+        run.host.caches = vec![
+            cache(1, 48 << 10, None),
+            cache(2, 2 << 20, Some(3 << 19)),
+            cache(3, 480 << 20, Some(10 << 20)),
+        ];
+        let m = cache_markers(&run);
+        let shown: Vec<(f64, &str, bool)> =
+            m.iter().map(|m| (m.x, m.label.as_str(), m.faint)).collect();
+        assert_eq!(
+            shown,
+            vec![
+                ((48u64 << 10) as f64, "L1 48 KiB", false),
+                ((3u64 << 19) as f64, "L2 1.50 MiB measured", false),
+                ((2u64 << 20) as f64, "", true),
+                ((10u64 << 20) as f64, "L3 10 MiB measured", false),
+                ((480u64 << 20) as f64, "L3 480 MiB CPUID", true),
+            ]
+        );
     }
 }

@@ -8,6 +8,47 @@ use crate::report::table::grid;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
 
+/// The knee probe in a line or two: where each level ends as this process
+/// sees it, and what was not found.
+pub fn knees(h: &Host) -> String {
+    let Some(p) = &h.knees else {
+        return "knees      not measured (`bwscope info --probe-knees`; the survey measures them)\n"
+            .into();
+    };
+    let mut parts: Vec<String> = p
+        .knees
+        .iter()
+        .map(|k| {
+            let name = k.level.map_or("unmatched".into(), |l| format!("L{l}"));
+            format!(
+                "{name} ends at {} ({:.1} ns)",
+                format_bytes(k.end_bytes),
+                k.latency_ns
+            )
+        })
+        .collect();
+    if let Some(last) = p.knees.last() {
+        parts.push(format!("then {:.0} ns", last.next_latency_ns));
+    }
+    let mut s = format!(
+        "knees      {}  [{}, {:.1} s]\n",
+        if parts.is_empty() {
+            "none found".into()
+        } else {
+            parts.join(" · ")
+        },
+        p.source,
+        p.wall_seconds
+    );
+    if let Some(note) = &p.note {
+        let _ = writeln!(s, "           {note}");
+    }
+    for w in h.cache_warnings() {
+        let _ = writeln!(s, "           {w}");
+    }
+    s
+}
+
 /// The human view of `info`.
 pub fn render(h: &Host) -> String {
     let mut s = String::new();
@@ -35,17 +76,24 @@ pub fn render(h: &Host) -> String {
     }
     let _ = writeln!(s, "caches");
     for c in &h.caches {
+        let measured = match c.effective_size_bytes {
+            Some(e) if c.disagrees() => format!("  measured {} (regimes use it)", format_bytes(e)),
+            Some(e) => format!("  measured {}", format_bytes(e)),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "  L{} {:<11} {:>9}  line {} B  shared by cpus {:<6} [{}]",
+            "  L{} {:<11} {:>9}  line {} B  shared by cpus {:<6} [{}]{}",
             c.level,
             c.kind,
             format_bytes(c.size_bytes),
             c.line_bytes,
             format_cpu_list(&c.shared_cpus),
-            c.source
+            c.source,
+            measured
         );
     }
+    s.push_str(&knees(h));
     let _ = writeln!(s, "numa");
     for n in &h.nodes {
         let _ = writeln!(
@@ -183,7 +231,9 @@ fn ceiling_lines(s: &mut String, h: &Host) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Ceiling, ClockProbe, L1Rate, Uarch, UarchMatch};
+    use crate::model::{
+        Cache, Ceiling, ClockProbe, CurvePoint, Knee, KneeProbe, L1Rate, Uarch, UarchMatch,
+    };
 
     fn host(row: Option<Uarch>, reason: &str) -> Host {
         let known = row.is_some();
@@ -246,5 +296,48 @@ mod tests {
             "{s}"
         );
         assert!(!s.contains("GB/s"), "{s}");
+    }
+
+    #[test]
+    fn info_shows_both_sizes_and_the_knees() {
+        let mut h = Host::default();
+        assert!(render(&h).contains("knees      not measured"));
+        h.caches.push(Cache {
+            level: 3,
+            kind: "unified".into(),
+            size_bytes: 480 << 20,
+            line_bytes: 64,
+            shared_cpus: vec![0, 1],
+            source: "cpuid+sysfs".into(),
+            effective_size_bytes: Some(10 << 20),
+            effective_source: Some("knee probe (this run)".into()),
+        });
+        h.knees = Some(KneeProbe {
+            source: "this run".into(),
+            wall_seconds: 2.5,
+            latency: vec![CurvePoint {
+                size_bytes: 4096,
+                value: 1.5,
+            }],
+            knees: vec![Knee {
+                end_bytes: 10 << 20,
+                latency_ns: 34.2,
+                next_latency_ns: 168.0,
+                bandwidth_ratio: Some(0.6),
+                confirmed: Some(true),
+                level: Some(3),
+            }],
+            ..KneeProbe::default()
+        });
+        let s = render(&h);
+        assert!(
+            s.contains("480 MiB") && s.contains("measured 10 MiB (regimes use it)"),
+            "{s}"
+        );
+        assert!(
+            s.contains("L3 ends at 10 MiB (34.2 ns) · then 168 ns  [this run, 2.5 s]"),
+            "{s}"
+        );
+        assert!(s.contains("CPUID says L3 is 480.0 MiB"), "{s}");
     }
 }
