@@ -204,8 +204,12 @@ pub(super) fn measure_case(
         _ => size,
     };
     let mut w = TransferWork::new(&mut *s, dir, per_copy);
-    let m = match env.sampler.measure(&mut w, None) {
-        Ok(m) => m,
+    let hint = env.hints.borrow().get(&(ki, dir.name())).copied();
+    let m = match env.sampler.measure(&mut w, hint) {
+        Ok(m) => {
+            env.hints.borrow_mut().insert((ki, dir.name()), m.hint());
+            m
+        }
         Err(Failure::Stopped) => return Ok(None),
         Err(Failure::Failed(msg)) => {
             return Err(w

@@ -112,6 +112,9 @@ struct Env<'a> {
     plan: &'a Plan,
     sampler: Sampler<'static>,
     features: crate::model::Features,
+    /// Per (kind, direction), where the next size starts calibrating:
+    /// the previous size's work per sample.
+    hints: RefCell<HashMap<(usize, &'static str), crate::measure::Hint>>,
 }
 
 impl Env<'_> {
@@ -183,6 +186,7 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
         plan,
         sampler: cx.sampler(SampleOpts::new(plan.samples, plan.min_sample_ms)),
         features: cx.host.features.clone(),
+        hints: RefCell::new(HashMap::new()),
     };
     let backend = plan.backend.clone();
     let host_dirs: Vec<Direction> = plan
