@@ -105,9 +105,13 @@ fn check_kernel(k: &'static Kernel, len: usize, seed: u64) {
     let reps = 3;
     let a = args_for(k, &mut f, reps, &index);
     let src_bytes = f.buf.as_slice()[f.src_range()].to_vec();
-    let r = unsafe { (k.func)(&a) };
+    unsafe { (k.func)(&a) };
     match k.op {
         Op::Read => {
+            f.assert_untouched_except(None, k.name);
+            // The timed loop only loads; its verification variant (the
+            // same loop adding every word) proves what it read.
+            let r = unsafe { (k.verify_fn())(&a) };
             assert_eq!(
                 r,
                 expected_read(k, &src_bytes, reps),
@@ -164,12 +168,12 @@ fn random_read_checksum_catches_a_line_read_twice() {
     let mut index = perm::padded(perm::shuffled(64, 9));
     let good = {
         let a = args_for(k, &mut f, 1, &index);
-        unsafe { (k.func)(&a) }
+        unsafe { (k.verify_fn())(&a) }
     };
     let p1 = index[..64].iter().position(|&x| x == 1).unwrap();
     index[p1] = 0;
     let a = args_for(k, &mut f, 1, &index);
-    let bad = unsafe { (k.func)(&a) };
+    let bad = unsafe { (k.verify_fn())(&a) };
     assert_ne!(good, bad);
 }
 
@@ -191,7 +195,11 @@ fn seq_and_random_reads_agree() {
         }
         let a = args_for(s, &mut f, 2, &index);
         let b = args_for(r, &mut f, 2, &index);
-        assert_eq!(unsafe { (s.func)(&a) }, unsafe { (r.func)(&b) }, "{w}");
+        assert_eq!(
+            unsafe { (s.verify_fn())(&a) },
+            unsafe { (r.verify_fn())(&b) },
+            "{w}"
+        );
     }
 }
 
@@ -298,7 +306,8 @@ fn chase_kernel_follows_a_written_chain_for_exactly_its_hops() {
 
 #[test]
 fn team_gives_each_worker_its_own_permutation_and_full_coverage() {
-    use bwscope::measure::{measure_case, team::Team, SampleOpts};
+    use bwscope::measure::team::{Job, Team};
+    use bwscope::measure::{measure_case, SampleOpts};
     let allowed = bwscope::platform::topology::allowed_cpus();
     let cpus: Vec<u32> = allowed.iter().copied().take(2).collect();
     let k = registry()
@@ -313,12 +322,25 @@ fn team_gives_each_worker_its_own_permutation_and_full_coverage() {
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     let m = measure_case(&team, k, ws, &opts, &stop).unwrap().unwrap();
-    for (i, &sum) in m.checksums.iter().enumerate() {
+    // The timed loop only loads: run its verification variant through the
+    // team the same way (each worker its own buffer and permutation).
+    let ix = perm::index_for(k, ws, cpus.len()).unwrap();
+    let verify: &'static Kernel = Box::leak(Box::new(Kernel {
+        func: k.verify_fn(),
+        ..*k
+    }));
+    let job = Job {
+        kernel: verify,
+        stream_len: ws,
+        reps: m.reps,
+        pattern: 0,
+        index: Some(ix.clone()),
+    };
+    for (i, t) in team.run(&job).iter().enumerate() {
         let words = team.inspect(i, move |b| sum_units(&b.as_slice()[..ws], 8));
-        assert_eq!(sum, words.wrapping_mul(m.reps), "worker {i}");
+        assert_eq!(t.checksum, words.wrapping_mul(m.reps), "worker {i}");
     }
     // Distinct orders per worker, each a permutation of the lines.
-    let ix = perm::index_for(k, ws, cpus.len()).unwrap();
     let lines = ws / 64;
     let per = lines + perm::READ_AHEAD;
     assert_eq!(ix.len(), per * cpus.len());

@@ -4,21 +4,27 @@
 //! name, op, width, ISA, temporal or not, how many streams it reads and
 //! writes, and its granule. The harness derives bandwidth **only** from
 //! these declarations and the bytes actually covered (likwid's `BYTES`,
-//! divan's `BytesCount`). Adding a kernel is one function plus one entry in
-//! [`registry`] (one slice per source file, see `PARTS`).
+//! divan's `BytesCount`). Adding a kernel is one declaration in its
+//! source file's `kernels!` list (`decl.rs`), which emits the function and
+//! its descriptor; [`registry`] joins the files' lists (`PARTS`).
 
-pub mod libc_k;
+#[macro_use]
+mod decl;
+#[macro_use]
+mod shapes;
+
+mod libc_k;
 pub mod perm;
 #[cfg(target_arch = "x86_64")]
-pub mod x86;
+mod x86;
 #[cfg(target_arch = "x86_64")]
-pub mod x86_chase;
+mod x86_chase;
 #[cfg(target_arch = "x86_64")]
-pub mod x86_rand;
+mod x86_rand;
 #[cfg(target_arch = "x86_64")]
-pub mod x86_regs;
+mod x86_regs;
 #[cfg(target_arch = "x86_64")]
-pub mod x86_string;
+mod x86_string;
 
 use serde::{Deserialize, Serialize};
 
@@ -59,7 +65,8 @@ impl KernelArgs {
     }
 }
 
-/// A kernel: `reps` passes; returns a checksum for reads (0 otherwise).
+/// A kernel: `reps` passes. Returns a checksum where the kernel computes
+/// one (see [`Kernel::checksum`]), 0 otherwise.
 ///
 /// # Safety
 /// The pointers must be valid for `len` bytes as described in
@@ -175,7 +182,18 @@ pub struct Kernel {
     /// Required alignment of each stream.
     pub align: usize,
     pub description: &'static str,
+    /// The function to time.
     pub func: KernelFn,
+    /// A read kernel's verification variant: the same loop over the same
+    /// addresses as `func`, adding every word into the checksum it returns
+    /// (u32 words for 32-bit kernels, u64 lanes otherwise, times `reps`).
+    /// `func` itself only loads — accumulating in the timed loop cost a
+    /// quarter of the L1 read bandwidth on Golden Cove — so the proof that
+    /// every byte was read is this, run once outside the timed samples.
+    /// `None` where `func` is its own proof (writes and copies leave their
+    /// destination to check; `lods`, the chase and the register kernels
+    /// return their checksum from the timed loop).
+    pub checksum: Option<KernelFn>,
 }
 
 /// Bytes one pass moves, per the declaration.
@@ -240,6 +258,13 @@ impl Kernel {
             .find(|k| k.pattern == p && k.name.strip_prefix(to) == Some(stem))
     }
 
+    /// The function whose result proves what the kernel did: the
+    /// verification variant of a read kernel that has one, else `func`.
+    /// Call it with the same arguments as `func` after the timed samples.
+    pub fn verify_fn(&self) -> KernelFn {
+        self.checksum.unwrap_or(self.func)
+    }
+
     /// Why it cannot run here, if it cannot.
     pub fn skip_reason(&self, f: &Features) -> Option<String> {
         (!self.supported(f)).then(|| format!("needs {}", self.isa.name()))
@@ -256,7 +281,8 @@ pub fn registry() -> &'static [Kernel] {
 
 #[cfg(target_arch = "x86_64")]
 static PARTS: &[&[Kernel]] = &[
-    x86::KERNELS_AND_LIBC,
+    x86::KERNELS,
+    libc_k::KERNELS,
     x86_rand::KERNELS,
     x86_string::KERNELS,
     x86_chase::KERNELS,
