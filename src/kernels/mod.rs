@@ -265,6 +265,49 @@ impl Kernel {
         self.checksum.unwrap_or(self.func)
     }
 
+    /// What the verification variant returns after `reps` passes over
+    /// `stream` (its read stream's bytes, in any order): the wrapping sum
+    /// of the stream's words — u32 words for 32-bit kernels, u64 otherwise
+    /// — times `reps`. `None` for kernels without a verification variant.
+    pub fn expected_checksum(&self, stream: &[u8], reps: u64) -> Option<u64> {
+        self.checksum?;
+        let word = if self.width_bits == 32 { 4 } else { 8 };
+        let sum = stream.chunks_exact(word).fold(0u64, |acc, w| {
+            let mut b = [0u8; 8];
+            b[..word].copy_from_slice(w);
+            acc.wrapping_add(u64::from_le_bytes(b))
+        });
+        let total = sum.wrapping_mul(reps);
+        Some(if word == 4 {
+            total & 0xffff_ffff
+        } else {
+            total
+        })
+    }
+
+    /// Run the verification variant with the arguments the timed samples
+    /// used and compare its checksum with the stream's contents: the proof
+    /// that the timed loop, which only loads, read every byte. `Ok` for
+    /// kernels without a verification variant.
+    ///
+    /// # Safety
+    /// As for calling `func` with `a` (and `a.src` valid for `a.len`
+    /// initialised bytes).
+    pub unsafe fn verify(&self, a: &KernelArgs) -> Result<(), String> {
+        let Some(f) = self.checksum else {
+            return Ok(());
+        };
+        let got = f(a);
+        let stream = std::slice::from_raw_parts(a.src, a.len);
+        match self.expected_checksum(stream, a.reps) {
+            Some(want) if want != got => Err(format!(
+                "{}: checksum {got:#x} where the stream sums to {want:#x}: the loop did not read every byte once",
+                self.name
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Why it cannot run here, if it cannot.
     pub fn skip_reason(&self, f: &Features) -> Option<String> {
         (!self.supported(f)).then(|| format!("needs {}", self.isa.name()))

@@ -169,3 +169,47 @@ fn reference_checksum_detects_a_missed_word() {
         reference_checksum(k, &data[..248], 1)
     );
 }
+
+#[test]
+fn verify_accepts_every_read_loop_and_rejects_one_that_skips_a_word() {
+    let f = crate::platform::cpu::detect_features();
+    let mut buf = Buffer::new(2 * 4096, PageKind::Regular, 77).unwrap();
+    let len = 4096;
+    let base = buf.as_mut_ptr();
+    let index = super::perm::padded(super::perm::shuffled(len / 64, 5));
+    let mut checked = 0;
+    for k in registry().iter().filter(|k| k.checksum.is_some()) {
+        if !k.supported(&f) {
+            continue;
+        }
+        let mut a = KernelArgs::new(base, base, len, 2);
+        a.index = index.as_ptr();
+        a.index_len = index.len();
+        // SAFETY: the stream lies inside `buf`, 2 MiB aligned, with a
+        // line order for the random kernels; the ISA is present.
+        unsafe { k.verify(&a) }.unwrap_or_else(|e| panic!("{e}"));
+        checked += 1;
+    }
+    assert!(checked >= 6, "only {checked} verification variants ran");
+
+    // A loop that missed the stream's last word fails verification.
+    unsafe fn skips_last_word(a: &KernelArgs) -> u64 {
+        let words = std::slice::from_raw_parts(a.src as *const u64, a.len / 8 - 1);
+        words
+            .iter()
+            .fold(0u64, |s, w| s.wrapping_add(*w))
+            .wrapping_mul(a.reps)
+    }
+    let k = registry()
+        .iter()
+        .find(|k| k.name == "seq_read_64_scalar")
+        .unwrap();
+    let broken = Kernel {
+        checksum: Some(skips_last_word),
+        ..*k
+    };
+    let a = KernelArgs::new(base, base, len, 2);
+    // SAFETY: as above.
+    let err = unsafe { broken.verify(&a) }.unwrap_err();
+    assert!(err.contains("did not read every byte"), "{err}");
+}
