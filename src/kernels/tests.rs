@@ -152,7 +152,9 @@ fn every_kernel_moves_exactly_its_bytes() {
         check_kernel(k);
         ran += 1;
     }
-    assert!(ran >= 20, "only {ran} kernels ran");
+    // Every x86-64 runs the 19 scalar, SSE2, rep and libc ones (so this
+    // holds under BWSCOPE_DISABLE_ISA=avx512f,avx2 too).
+    assert!(ran >= 19, "only {ran} kernels ran");
 }
 
 #[test]
