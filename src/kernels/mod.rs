@@ -10,6 +10,7 @@
 
 #[macro_use]
 mod decl;
+#[cfg(target_arch = "x86_64")]
 #[macro_use]
 mod shapes;
 

@@ -1,12 +1,142 @@
-//! The loop skeletons of the kernel families (see `decl.rs`). Each shape
-//! macro is called by [`kernels!`] as `shape!(name, Isa, store, block;
-//! the kernel's instructions)` and emits `mod name { timed, CHECKSUM }`.
+//! The x86-64 loop shapes the `kernels!` declarations fill (see
+//! `decl.rs`). Each shape macro is called as `shape!(name, Isa, store,
+//! block; the kernel's instructions)` and emits `mod name { timed,
+//! CHECKSUM }`.
 //!
-//! Operands every template may use: `{s}`/`{d}` (sequential) or `{src} +
-//! \q`/`{dst} + \q` (random: the line's byte offset) for the read and write
-//! streams, `{pat}` for the value writes store, `{r}` for the checksum, and
-//! `r8` as scratch for general-purpose loads and copies; vector registers
-//! 0–15 are free (see `asm_for!`).
+//! Repetition is the assembler's: `each!` wraps an access in `.irp i, 0,
+//! 1, …` so `\i` counts the accesses of a block, and a kernel states one
+//! access instead of sixteen (GNU as and LLVM's integrated assembler both
+//! implement `.irp`).
+//!
+//! Operands a kernel's instructions may use: `{s}`/`{d}` (sequential) or
+//! `{src} + \q`/`{dst} + \q` (random: the line's byte offset) for the read
+//! and write streams, `{pat}` for the value writes store, `{r}` for the
+//! checksum, and `r8` as scratch for general-purpose loads and copies;
+//! vector registers 0–15 are free (see `asm_for!`).
+
+/// The access indices of a block: `idx!(8)` is `"0, 1, …, 7"`.
+macro_rules! idx {
+    (1) => {
+        "0"
+    };
+    (2) => {
+        "0, 1"
+    };
+    (4) => {
+        "0, 1, 2, 3"
+    };
+    (8) => {
+        "0, 1, 2, 3, 4, 5, 6, 7"
+    };
+    (16) => {
+        "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15"
+    };
+}
+
+/// `$n` copies of the lines, `\i` = 0..n-1 in each (one asm template piece).
+macro_rules! each {
+    ($n:tt, $($line:expr),+ $(,)?) => {
+        concat!(".irp i, ", idx!($n), "\n", $($line, "\n",)+ ".endr")
+    };
+}
+
+/// `$n` copies of the lines, `\j` = 0..n-1 in each.
+macro_rules! rept {
+    ($n:tt, $($line:expr),+ $(,)?) => {
+        concat!(".irp j, ", idx!($n), "\n", $($line, "\n",)+ ".endr")
+    };
+}
+
+/// The function item with the `#[target_feature]` of its ISA (baseline
+/// kernels enable SSE2, which every x86-64 has).
+macro_rules! with_isa {
+    (Scalar $f:item) => {
+        #[target_feature(enable = "sse2")]
+        $f
+    };
+    (Sse2 $f:item) => {
+        #[target_feature(enable = "sse2")]
+        $f
+    };
+    (Sse41 $f:item) => {
+        #[target_feature(enable = "sse4.1")]
+        $f
+    };
+    (Avx2 $f:item) => {
+        #[target_feature(enable = "avx2")]
+        $f
+    };
+    (Avx512f $f:item) => {
+        #[target_feature(enable = "avx512f")]
+        $f
+    };
+    (Libc $f:item) => {
+        $f
+    };
+}
+
+/// `asm!` with the vector registers 0–15 of the ISA's widest class marked
+/// clobbered, so a kernel may use any of them without listing them.
+/// (`clobber_abi` would do this, but it forbids allocator-chosen outputs.)
+macro_rules! asm_for {
+    (Avx512f; $($t:tt)*) => {
+        core::arch::asm!($($t)*
+            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+            out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
+            out("zmm12") _, out("zmm13") _, out("zmm14") _, out("zmm15") _)
+    };
+    (Avx2; $($t:tt)*) => {
+        core::arch::asm!($($t)*
+            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+            out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+            out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _)
+    };
+    ($isa:ident; $($t:tt)*) => {
+        core::arch::asm!($($t)*
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _)
+    };
+}
+
+/// The last instruction of an AVX kernel (`vzeroupper`, so SSE code after
+/// it pays no transition), nothing for others.
+macro_rules! vzeroupper {
+    (Avx2) => {
+        "vzeroupper"
+    };
+    (Avx512f) => {
+        "vzeroupper"
+    };
+    ($isa:ident) => {
+        ""
+    };
+}
+
+/// `sfence` after non-temporal stores, so the timed region includes their
+/// reaching memory order; nothing after cached ones.
+macro_rules! fence {
+    (nt) => {
+        "sfence"
+    };
+    (cached) => {
+        ""
+    };
+}
+
+/// Whether `a` is a call the loop can run: at least one pass over at least
+/// one whole block (a function, so that block = 1 is no `% 1` lint).
+pub(super) fn runs(a: &super::KernelArgs, block: usize) -> bool {
+    a.len > 0 && a.reps > 0 && a.len % block == 0
+}
+
+/// Blocks per stream.
+pub(super) fn blocks(a: &super::KernelArgs, block: usize) -> usize {
+    a.len / block
+}
 
 /// The checksum accumulator of a read's verification variant: `gpr` adds
 /// into `{r}` itself; `xmm`/`ymm`/`zmm` add into register 0 of the class
@@ -100,7 +230,7 @@ macro_rules! plain {
 /// stream, `{d}` the write stream, with `add`/`sub`/`jnz` as the only
 /// overhead.
 ///
-/// - `read N, "load" / "sum" "address", acc`: see `read_pair!`;
+/// - `read N, "load" / "sum", "address", acc`: see `read_pair!`;
 /// - `write N, "init", "store"`: `init` once (puts `{pat}` in a register),
 ///   then `store` per access;
 /// - `copy N, "load", "store"`: per access, `load` then `store`.
@@ -125,7 +255,7 @@ macro_rules! seq {
 macro_rules! seq_loop {
     ($isa:ident, $a:ident, $block:literal, [$($p:ident = $base:ident),+],
      $init:expr, $body:expr, $fini:expr, [$($ops:tt)*], [$($opts:tt)*]) => {
-        if $crate::kernels::decl::runs($a, $block) {
+        if $crate::kernels::shapes::runs($a, $block) {
             asm_for!($isa;
                 $init,
                 "2:",
@@ -316,7 +446,7 @@ macro_rules! regs_asm {
 macro_rules! string {
     ($name:ident, $isa:ident, $store:ident, $block:literal; $kind:ident $ins:literal) => {
         mod $name {
-            use $crate::kernels::decl::{blocks, runs};
+            use $crate::kernels::shapes::{blocks, runs};
             use $crate::kernels::{KernelArgs, KernelFn};
             with_isa! { $isa
                 pub(super) unsafe fn timed(a: &KernelArgs) -> u64 {
@@ -422,18 +552,6 @@ macro_rules! chase {
                     p
                 }
             }
-            pub(super) const CHECKSUM: Option<KernelFn> = None;
-        }
-    };
-}
-
-/// A kernel written in Rust (the libc calls): `|a| { body }`.
-macro_rules! rust {
-    ($name:ident, $isa:ident, $store:ident, $block:literal; |$a:ident| $body:block) => {
-        mod $name {
-            use super::*;
-            use $crate::kernels::{KernelArgs, KernelFn};
-            pub(super) unsafe fn timed($a: &KernelArgs) -> u64 $body
             pub(super) const CHECKSUM: Option<KernelFn> = None;
         }
     };
