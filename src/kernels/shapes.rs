@@ -31,12 +31,34 @@ macro_rules! idx {
     (16) => {
         "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15"
     };
+    // The scratch registers r8–r11, by number.
+    (r8) => {
+        "8, 9, 10, 11"
+    };
 }
 
 /// `$n` copies of the lines, `\i` = 0..n-1 in each (one asm template piece).
 macro_rules! each {
     ($n:tt, $($line:expr),+ $(,)?) => {
         concat!(".irp i, ", idx!($n), "\n", $($line, "\n",)+ ".endr")
+    };
+}
+
+/// `$g` groups of `$n` loads then the same `$n` stores, with the
+/// assembler symbol `.Lg` = the group's index (set before each group, not
+/// a nested `.irp`: an outer `.irp` would eat the `\()` in `r\i\()d`).
+macro_rules! groups {
+    (1, $n:tt, $ld:expr, $st:expr) => {
+        concat!(".set .Lg, 0\n", each!($n, $ld), "\n", each!($n, $st))
+    };
+    (2, $n:tt, $ld:expr, $st:expr) => {
+        concat!(
+            groups!(1, $n, $ld, $st),
+            "\n.set .Lg, 1\n",
+            each!($n, $ld),
+            "\n",
+            each!($n, $st)
+        )
     };
 }
 
@@ -233,7 +255,9 @@ macro_rules! plain {
 /// - `read N, "load" / "sum", "address", acc`: see `read_pair!`;
 /// - `write N, "init", "store"`: `init` once (puts `{pat}` in a register),
 ///   then `store` per access;
-/// - `copy N, "load", "store"`: per access, `load` then `store`.
+/// - `copy G x N, "load", "store"`: `G` groups of `N` loads, then the
+///   same `N` stores (`.Lg` = the group; the scratch registers r8–r11
+///   are `N = r8`).
 macro_rules! seq {
     ($name:ident, $isa:ident, $store:ident, $block:literal; read $($t:tt)*) => {
         read_pair!($name, $isa, $block, a, seq_read_loop, []; $($t)*);
@@ -245,9 +269,10 @@ macro_rules! seq {
             [options(nostack)]);
     };
     ($name:ident, $isa:ident, $store:ident, $block:literal;
-     copy $n:tt, $ld:literal, $st:literal) => {
-        plain!($name, $isa, $block, a, seq_copy_loop, "", each!($n, $ld, $st),
-            concat!(fence!($store), "\n", vzeroupper!($isa)), [out("r8") _,], [options(nostack)]);
+     copy $g:tt x $n:tt, $ld:literal, $st:literal) => {
+        plain!($name, $isa, $block, a, seq_copy_loop, "", groups!($g, $n, $ld, $st),
+            concat!(fence!($store), "\n", vzeroupper!($isa)),
+            [out("r8") _, out("r9") _, out("r10") _, out("r11") _,], [options(nostack)]);
     };
 }
 

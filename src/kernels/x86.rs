@@ -10,15 +10,15 @@
 //! passes, an inner loop over the stream in blocks of `block` bytes with
 //! fixed offsets, `add`/`sub`/`jnz` as the only overhead.
 //!
-//! Reads are timed as pure loads into registers nobody reads: on Golden
-//! Cove-class cores `vpaddq zmm, zmm, [mem]` into accumulators cost about a
-//! quarter of the L1 read bandwidth (8 × `vmovdqa64` per 512 B reached
-//! 411–420 GB/s there, the add-from-memory loop 305–316), because the adds
-//! compete with the loop's own scalar ops for the vector ports; on Zen 4
-//! `add r64, [mem]` ran at half the rate of `mov r64, [mem]`. Each read's
-//! verification variant (`Kernel::checksum`) is the same loop over the same
-//! addresses adding every word into a checksum, run once outside the timed
-//! samples to prove every byte was read.
+//! Reads are timed as pure loads into registers nobody reads. On a
+//! Granite Rapids-class core the add-from-memory loop bwscope used before
+//! (`vpaddq zmm, zmm, [mem]` into 4 accumulators) reached 305–316 GB/s at
+//! 16 KiB where 8 × `vmovdqa64` per 512 B reached 411–420: the loads need
+//! no ALU, while the adds share ports 0 and 5 with the loop's scalar ops
+//! (our reading of it; on Zen 4 both forms reach the load ceiling). Each
+//! read's verification variant (`Kernel::checksum`) is the same loop over
+//! the same addresses adding every word into a checksum, run once outside
+//! the timed samples to prove every byte was read.
 //!
 //! AVX kernels end in `vzeroupper`; non-temporal kernels end in `sfence` so
 //! the timed region includes the stores reaching memory order.
@@ -77,39 +77,43 @@ kernels! {
 
     seq_copy_32_scalar: Copy 32 Scalar, Seq cached, block 32, align 4,
         "mov r32 load + store",
-        seq!(copy 8, "mov r8d, dword ptr [{s} + 4*\\i]", "mov dword ptr [{d} + 4*\\i], r8d");
+        seq!(copy 2 x r8, "mov r\\i\\()d, dword ptr [{s} + 4*(4*.Lg + \\i - 8)]",
+            "mov dword ptr [{d} + 4*(4*.Lg + \\i - 8)], r\\i\\()d");
     seq_copy_64_scalar: Copy 64 Scalar, Seq cached, block 64, align 8,
         "mov r64 load + store",
-        seq!(copy 8, "mov r8, qword ptr [{s} + 8*\\i]", "mov qword ptr [{d} + 8*\\i], r8");
+        seq!(copy 2 x r8, "mov r\\i, qword ptr [{s} + 8*(4*.Lg + \\i - 8)]",
+            "mov qword ptr [{d} + 8*(4*.Lg + \\i - 8)], r\\i");
     seq_copy_128_sse2: Copy 128 Sse2, Seq cached, block 128, align 16,
         "movdqa load + store",
-        seq!(copy 8, "movdqa xmm\\i, xmmword ptr [{s} + 16*\\i]",
+        seq!(copy 1 x 8, "movdqa xmm\\i, xmmword ptr [{s} + 16*\\i]",
             "movdqa xmmword ptr [{d} + 16*\\i], xmm\\i");
     seq_copy_256_avx2: Copy 256 Avx2, Seq cached, block 256, align 32,
         "vmovdqa load + store",
-        seq!(copy 8, "vmovdqa ymm\\i, ymmword ptr [{s} + 32*\\i]",
+        seq!(copy 1 x 8, "vmovdqa ymm\\i, ymmword ptr [{s} + 32*\\i]",
             "vmovdqa ymmword ptr [{d} + 32*\\i], ymm\\i");
     seq_copy_512_avx512f: Copy 512 Avx512f, Seq cached, block 512, align 64,
         "vmovdqa64 load + store",
-        seq!(copy 8, "vmovdqa64 zmm\\i, zmmword ptr [{s} + 64*\\i]",
+        seq!(copy 1 x 8, "vmovdqa64 zmm\\i, zmmword ptr [{s} + 64*\\i]",
             "vmovdqa64 zmmword ptr [{d} + 64*\\i], zmm\\i");
     seq_copy_32_nt_scalar: Copy 32 Scalar, Seq nt, block 32, align 4,
         "mov r32 load + movnti store + sfence",
-        seq!(copy 8, "mov r8d, dword ptr [{s} + 4*\\i]", "movnti dword ptr [{d} + 4*\\i], r8d");
+        seq!(copy 2 x r8, "mov r\\i\\()d, dword ptr [{s} + 4*(4*.Lg + \\i - 8)]",
+            "movnti dword ptr [{d} + 4*(4*.Lg + \\i - 8)], r\\i\\()d");
     seq_copy_64_nt_scalar: Copy 64 Scalar, Seq nt, block 64, align 8,
         "mov r64 load + movnti store + sfence",
-        seq!(copy 8, "mov r8, qword ptr [{s} + 8*\\i]", "movnti qword ptr [{d} + 8*\\i], r8");
+        seq!(copy 2 x r8, "mov r\\i, qword ptr [{s} + 8*(4*.Lg + \\i - 8)]",
+            "movnti qword ptr [{d} + 8*(4*.Lg + \\i - 8)], r\\i");
     seq_copy_128_nt_sse2: Copy 128 Sse2, Seq nt, block 128, align 16,
         "movdqa load + movntdq store + sfence",
-        seq!(copy 8, "movdqa xmm\\i, xmmword ptr [{s} + 16*\\i]",
+        seq!(copy 1 x 8, "movdqa xmm\\i, xmmword ptr [{s} + 16*\\i]",
             "movntdq xmmword ptr [{d} + 16*\\i], xmm\\i");
     seq_copy_256_nt_avx2: Copy 256 Avx2, Seq nt, block 256, align 32,
         "vmovdqa load + vmovntdq store + sfence",
-        seq!(copy 8, "vmovdqa ymm\\i, ymmword ptr [{s} + 32*\\i]",
+        seq!(copy 1 x 8, "vmovdqa ymm\\i, ymmword ptr [{s} + 32*\\i]",
             "vmovntdq ymmword ptr [{d} + 32*\\i], ymm\\i");
     seq_copy_512_nt_avx512f: Copy 512 Avx512f, Seq nt, block 512, align 64,
         "vmovdqa64 load + vmovntdq store + sfence",
-        seq!(copy 8, "vmovdqa64 zmm\\i, zmmword ptr [{s} + 64*\\i]",
+        seq!(copy 1 x 8, "vmovdqa64 zmm\\i, zmmword ptr [{s} + 64*\\i]",
             "vmovntdq zmmword ptr [{d} + 64*\\i], zmm\\i");
 
     // The microcoded string copy and fill; with ERMS/FSRM they pick their
