@@ -105,9 +105,13 @@ fn check_kernel(k: &'static Kernel, len: usize, seed: u64) {
     let reps = 3;
     let a = args_for(k, &mut f, reps, &index);
     let src_bytes = f.buf.as_slice()[f.src_range()].to_vec();
-    let r = unsafe { (k.func)(&a) };
+    unsafe { (k.func)(&a) };
     match k.op {
         Op::Read => {
+            f.assert_untouched_except(None, k.name);
+            // The timed loop only loads; its verification variant (the
+            // same loop adding every word) proves what it read.
+            let r = unsafe { (k.verify_fn())(&a) };
             assert_eq!(
                 r,
                 expected_read(k, &src_bytes, reps),
@@ -164,12 +168,12 @@ fn random_read_checksum_catches_a_line_read_twice() {
     let mut index = perm::padded(perm::shuffled(64, 9));
     let good = {
         let a = args_for(k, &mut f, 1, &index);
-        unsafe { (k.func)(&a) }
+        unsafe { (k.verify_fn())(&a) }
     };
     let p1 = index[..64].iter().position(|&x| x == 1).unwrap();
     index[p1] = 0;
     let a = args_for(k, &mut f, 1, &index);
-    let bad = unsafe { (k.func)(&a) };
+    let bad = unsafe { (k.verify_fn())(&a) };
     assert_ne!(good, bad);
 }
 
@@ -191,7 +195,11 @@ fn seq_and_random_reads_agree() {
         }
         let a = args_for(s, &mut f, 2, &index);
         let b = args_for(r, &mut f, 2, &index);
-        assert_eq!(unsafe { (s.func)(&a) }, unsafe { (r.func)(&b) }, "{w}");
+        assert_eq!(
+            unsafe { (s.verify_fn())(&a) },
+            unsafe { (r.verify_fn())(&b) },
+            "{w}"
+        );
     }
 }
 
@@ -298,7 +306,9 @@ fn chase_kernel_follows_a_written_chain_for_exactly_its_hops() {
 
 #[test]
 fn team_gives_each_worker_its_own_permutation_and_full_coverage() {
-    use bwscope::measure::{kernel::TeamKernel, team::Team, SampleOpts, Sampler};
+    use bwscope::measure::kernel::TeamKernel;
+    use bwscope::measure::team::{Job, Team};
+    use bwscope::measure::{SampleOpts, Sampler};
     let allowed = bwscope::platform::topology::allowed_cpus();
     let cpus: Vec<u32> = allowed.iter().copied().take(2).collect();
     let k = registry()
@@ -314,12 +324,26 @@ fn team_gives_each_worker_its_own_permutation_and_full_coverage() {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut w = TeamKernel::private(&team, k, ws).unwrap();
     let m = Sampler::new(opts, &stop).measure(&mut w, None).unwrap();
-    for (i, &sum) in m.checksums.iter().enumerate() {
+    // The timed loop only loads: run its verification variant through the
+    // team the same way (each worker its own buffer and permutation).
+    let ix = perm::index_for(k, ws, cpus.len()).unwrap();
+    let verify: &'static Kernel = Box::leak(Box::new(Kernel {
+        func: k.verify_fn(),
+        ..*k
+    }));
+    let job = Job {
+        kernel: verify,
+        stream_len: ws,
+        reps: m.reps,
+        pattern: 0,
+        index: Some(ix.clone()),
+        shared: None,
+    };
+    for (i, t) in team.run(&job).iter().enumerate() {
         let words = team.inspect(i, move |b| sum_units(&b.as_slice()[..ws], 8));
-        assert_eq!(sum, words.wrapping_mul(m.reps), "worker {i}");
+        assert_eq!(t.checksum, words.wrapping_mul(m.reps), "worker {i}");
     }
     // Distinct orders per worker, each a permutation of the lines.
-    let ix = perm::index_for(k, ws, cpus.len()).unwrap();
     let lines = ws / 64;
     let per = lines + perm::READ_AHEAD;
     assert_eq!(ix.len(), per * cpus.len());
@@ -330,5 +354,125 @@ fn team_gives_each_worker_its_own_permutation_and_full_coverage() {
     }
     if cpus.len() == 2 {
         assert_ne!(ix[..lines], ix[per..per + lines]);
+    }
+}
+
+/// `pages` fresh pages of 4 KiB (never touched, no huge pages) between two
+/// inaccessible guard pages: an access before or after the stream faults.
+struct Fresh {
+    base: *mut u8,
+    total: usize,
+}
+
+impl Fresh {
+    fn new(pages: usize) -> Fresh {
+        let total = (pages + 2) * 4096;
+        // SAFETY: an anonymous private mapping; checked below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                total,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED);
+        let base = base as *mut u8;
+        // SAFETY: the stream pages lie inside the mapping.
+        unsafe {
+            let stream = base.add(4096) as *mut libc::c_void;
+            assert_eq!(
+                libc::madvise(stream, pages * 4096, libc::MADV_NOHUGEPAGE),
+                0
+            );
+            assert_eq!(libc::mprotect(stream, pages * 4096, libc::PROT_READ), 0);
+        }
+        Fresh { base, total }
+    }
+    fn stream(&self) -> *const u8 {
+        self.base.wrapping_add(4096)
+    }
+    /// Which stream pages are mapped (a read of an untouched page maps the
+    /// shared zero page, which counts).
+    fn touched(&self) -> Vec<bool> {
+        let pages = self.total / 4096 - 2;
+        let mut v = vec![0u8; pages];
+        // SAFETY: the range is page aligned and inside the mapping.
+        let rc = unsafe {
+            libc::mincore(
+                self.stream() as *mut libc::c_void,
+                pages * 4096,
+                v.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, 0);
+        v.iter().map(|b| b & 1 == 1).collect()
+    }
+}
+
+impl Drop for Fresh {
+    fn drop(&mut self) {
+        // SAFETY: unmapping what `new` mapped.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.total) };
+    }
+}
+
+#[test]
+fn timed_reads_cover_the_stream_their_verification_checks() {
+    // Every sequential and random read kernel is timed as a pure-load loop
+    // (`func`) and verified by the same loop adding every word
+    // (`checksum`, checked against a reference sum above). Here: the two
+    // are distinct functions of one descriptor (one granule and alignment
+    // for both), and the timed loop reads every page of its stream and
+    // nothing outside it (guard pages fault).
+    let ks: Vec<&Kernel> = registry()
+        .iter()
+        .filter(|k| k.op == Op::Read && k.pattern.prefix().is_some_and(|p| k.name.starts_with(p)))
+        .collect();
+    assert_eq!(ks.len(), 10, "seq and rand reads at 32..512 bits");
+    for k in ks {
+        let verify = k
+            .checksum
+            .unwrap_or_else(|| panic!("{} has no checksum variant", k.name));
+        assert_ne!(
+            k.func as usize, verify as usize,
+            "{}: timed loop is the checksum loop",
+            k.name
+        );
+        assert_eq!(k.verify_fn() as usize, verify as usize);
+        if !here(k) {
+            continue;
+        }
+        let pages = 48;
+        let len = pages * 4096;
+        let fresh = Fresh::new(pages);
+        assert!(
+            fresh.touched().iter().all(|&t| !t),
+            "{}: fresh pages already mapped",
+            k.name
+        );
+        let index = perm::padded(perm::shuffled(len / 64, 21));
+        let mut a = KernelArgs::new(fresh.stream(), std::ptr::null_mut(), len, 1);
+        if k.pattern == Pattern::Random {
+            a.index = index.as_ptr();
+            a.index_len = index.len();
+        }
+        unsafe { (k.func)(&a) };
+        let missed: Vec<usize> = fresh
+            .touched()
+            .iter()
+            .enumerate()
+            .filter(|(_, &t)| !t)
+            .map(|(i, _)| i)
+            .collect();
+        assert!(
+            missed.is_empty(),
+            "{}: timed loop never read pages {missed:?}",
+            k.name
+        );
+        // And the verification variant reads the same stream (all zero here).
+        assert_eq!(unsafe { verify(&a) }, 0, "{}", k.name);
     }
 }

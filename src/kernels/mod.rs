@@ -4,21 +4,28 @@
 //! name, op, width, ISA, temporal or not, how many streams it reads and
 //! writes, and its granule. The harness derives bandwidth **only** from
 //! these declarations and the bytes actually covered (likwid's `BYTES`,
-//! divan's `BytesCount`). Adding a kernel is one function plus one entry in
-//! [`registry`] (one slice per source file, see `PARTS`).
+//! divan's `BytesCount`). Adding a kernel is one declaration in its
+//! source file's `kernels!` list (`decl.rs`), which emits the function and
+//! its descriptor; [`registry`] joins the files' lists (`PARTS`).
 
-pub mod libc_k;
+#[macro_use]
+mod decl;
+#[cfg(target_arch = "x86_64")]
+#[macro_use]
+mod shapes;
+
+mod libc_k;
 pub mod perm;
 #[cfg(target_arch = "x86_64")]
-pub mod x86;
+mod x86;
 #[cfg(target_arch = "x86_64")]
-pub mod x86_chase;
+mod x86_chase;
 #[cfg(target_arch = "x86_64")]
-pub mod x86_rand;
+mod x86_rand;
 #[cfg(target_arch = "x86_64")]
-pub mod x86_regs;
+mod x86_regs;
 #[cfg(target_arch = "x86_64")]
-pub mod x86_string;
+mod x86_string;
 
 use serde::{Deserialize, Serialize};
 
@@ -59,7 +66,8 @@ impl KernelArgs {
     }
 }
 
-/// A kernel: `reps` passes; returns a checksum for reads (0 otherwise).
+/// A kernel: `reps` passes. Returns a checksum where the kernel computes
+/// one (see [`Kernel::checksum`]), 0 otherwise.
 ///
 /// # Safety
 /// The pointers must be valid for `len` bytes as described in
@@ -175,7 +183,18 @@ pub struct Kernel {
     /// Required alignment of each stream.
     pub align: usize,
     pub description: &'static str,
+    /// The function to time.
     pub func: KernelFn,
+    /// A read kernel's verification variant: the same loop over the same
+    /// addresses as `func`, adding every word into the checksum it returns
+    /// (u32 words for 32-bit kernels, u64 lanes otherwise, times `reps`).
+    /// `func` itself only loads — accumulating in the timed loop cost a
+    /// quarter of the L1 read bandwidth on Golden Cove — so the proof that
+    /// every byte was read is this, run once outside the timed samples.
+    /// `None` where `func` is its own proof (writes and copies leave their
+    /// destination to check; `lods`, the chase and the register kernels
+    /// return their checksum from the timed loop).
+    pub checksum: Option<KernelFn>,
 }
 
 /// Bytes one pass moves, per the declaration.
@@ -240,6 +259,56 @@ impl Kernel {
             .find(|k| k.pattern == p && k.name.strip_prefix(to) == Some(stem))
     }
 
+    /// The function whose result proves what the kernel did: the
+    /// verification variant of a read kernel that has one, else `func`.
+    /// Call it with the same arguments as `func` after the timed samples.
+    pub fn verify_fn(&self) -> KernelFn {
+        self.checksum.unwrap_or(self.func)
+    }
+
+    /// What the verification variant returns after `reps` passes over
+    /// `stream` (its read stream's bytes, in any order): the wrapping sum
+    /// of the stream's words — u32 words for 32-bit kernels, u64 otherwise
+    /// — times `reps`. `None` for kernels without a verification variant.
+    pub fn expected_checksum(&self, stream: &[u8], reps: u64) -> Option<u64> {
+        self.checksum?;
+        let word = if self.width_bits == 32 { 4 } else { 8 };
+        let sum = stream.chunks_exact(word).fold(0u64, |acc, w| {
+            let mut b = [0u8; 8];
+            b[..word].copy_from_slice(w);
+            acc.wrapping_add(u64::from_le_bytes(b))
+        });
+        let total = sum.wrapping_mul(reps);
+        Some(if word == 4 {
+            total & 0xffff_ffff
+        } else {
+            total
+        })
+    }
+
+    /// Run the verification variant with the arguments the timed samples
+    /// used and compare its checksum with the stream's contents: the proof
+    /// that the timed loop, which only loads, read every byte. `Ok` for
+    /// kernels without a verification variant.
+    ///
+    /// # Safety
+    /// As for calling `func` with `a` (and `a.src` valid for `a.len`
+    /// initialised bytes).
+    pub unsafe fn verify(&self, a: &KernelArgs) -> Result<(), String> {
+        let Some(f) = self.checksum else {
+            return Ok(());
+        };
+        let got = f(a);
+        let stream = std::slice::from_raw_parts(a.src, a.len);
+        match self.expected_checksum(stream, a.reps) {
+            Some(want) if want != got => Err(format!(
+                "{}: checksum {got:#x} where the stream sums to {want:#x}: the loop did not read every byte once",
+                self.name
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Why it cannot run here, if it cannot.
     pub fn skip_reason(&self, f: &Features) -> Option<String> {
         (!self.supported(f)).then(|| format!("needs {}", self.isa.name()))
@@ -256,7 +325,8 @@ pub fn registry() -> &'static [Kernel] {
 
 #[cfg(target_arch = "x86_64")]
 static PARTS: &[&[Kernel]] = &[
-    x86::KERNELS_AND_LIBC,
+    x86::KERNELS,
+    libc_k::KERNELS,
     x86_rand::KERNELS,
     x86_string::KERNELS,
     x86_chase::KERNELS,

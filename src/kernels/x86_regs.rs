@@ -3,13 +3,14 @@
 //! registers, with no working set in memory (suite `regs`).
 //!
 //! Every kernel repeats a block of 16 or 32 independent instructions
-//! `reps` times; what is measured is throughput (instructions per second
-//! × bytes per instruction), not latency. Bytes per instruction are the
-//! bytes arriving in the destination (a register or a stack slot): 8 for a
-//! 64-bit `mov`/`push`/`pop`/`movq`/`pinsrq`/`pextrq`, the register width
-//! for vector moves and broadcasts (a `vpbroadcastq ymm` writes 32 bytes
-//! from 8). The descriptor's `width_bits` is that destination width and its
-//! `granule` the bytes of one iteration.
+//! `reps` times (`regs!` in `shapes.rs`); what is measured is throughput
+//! (instructions per second × bytes per instruction), not latency. Bytes
+//! per instruction are the bytes arriving in the destination (a register
+//! or a stack slot): 8 for a 64-bit `mov`/`push`/`pop`/`movq`/`pinsrq`/
+//! `pextrq`, the register width for vector moves and broadcasts (a
+//! `vpbroadcastq ymm` writes 32 bytes from 8). The descriptor's
+//! `width_bits` is that destination width and its block the bytes of one
+//! iteration (instructions × width / 8).
 //!
 //! Each kernel moves the values `p, p+1, p+2, p+3` (`p` = `KernelArgs::
 //! pattern`) and returns the sum of the four destinations after the last
@@ -26,1274 +27,137 @@
 //! compiler leaves free for an `asm!` block that is not `nostack`, and which
 //! signal delivery skips.
 
-// Every kernel here has the one contract of `KernelFn` (documented there
-// under Safety), so the per-function section would only repeat it.
-#![allow(clippy::missing_safety_doc)]
-
-use super::{Isa, Kernel, KernelArgs, Op, Pattern};
-use core::arch::asm;
-
-#[target_feature(enable = "sse2")]
-pub unsafe fn reg_mov_64_scalar(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "2:",
-        "mov {d0}, {s0}",
-        "mov {d1}, {s1}",
-        "mov {d2}, {s2}",
-        "mov {d3}, {s3}",
-        "mov {d0}, {s0}",
-        "mov {d1}, {s1}",
-        "mov {d2}, {s2}",
-        "mov {d3}, {s3}",
-        "mov {d0}, {s0}",
-        "mov {d1}, {s1}",
-        "mov {d2}, {s2}",
-        "mov {d3}, {s3}",
-        "mov {d0}, {s0}",
-        "mov {d1}, {s1}",
-        "mov {d2}, {s2}",
-        "mov {d3}, {s3}",
-        "mov {d0}, {s0}",
-        "mov {d1}, {s1}",
-        "mov {d2}, {s2}",
-        "mov {d3}, {s3}",
-        "mov {d0}, {s0}",
-        "mov {d1}, {s1}",
-        "mov {d2}, {s2}",
-        "mov {d3}, {s3}",
-        "mov {d0}, {s0}",
-        "mov {d1}, {s1}",
-        "mov {d2}, {s2}",
-        "mov {d3}, {s3}",
-        "mov {d0}, {s0}",
-        "mov {d1}, {s1}",
-        "mov {d2}, {s2}",
-        "mov {d3}, {s3}",
-        "dec {reps}",
-        "jnz 2b",
-        "mov {r}, {d0}",
-        "add {r}, {d1}",
-        "add {r}, {d2}",
-        "add {r}, {d3}",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        d0 = out(reg) _,
-        d1 = out(reg) _,
-        d2 = out(reg) _,
-        d3 = out(reg) _,
-        r = lateout(reg) r,
-        options(nostack),
-    );
-    r
+/// `{r}` = `{d0} + {d1} + {d2} + {d3}`.
+macro_rules! sum_d {
+    () => {
+        "mov {r}, {d0}\nadd {r}, {d1}\nadd {r}, {d2}\nadd {r}, {d3}"
+    };
 }
 
-#[target_feature(enable = "sse2")]
-pub unsafe fn reg_movdqa_128_sse2(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "movq xmm8, {s0}",
-        "movq xmm9, {s1}",
-        "movq xmm10, {s2}",
-        "movq xmm11, {s3}",
-        "2:",
-        "movdqa xmm0, xmm8",
-        "movdqa xmm1, xmm9",
-        "movdqa xmm2, xmm10",
-        "movdqa xmm3, xmm11",
-        "movdqa xmm0, xmm8",
-        "movdqa xmm1, xmm9",
-        "movdqa xmm2, xmm10",
-        "movdqa xmm3, xmm11",
-        "movdqa xmm0, xmm8",
-        "movdqa xmm1, xmm9",
-        "movdqa xmm2, xmm10",
-        "movdqa xmm3, xmm11",
-        "movdqa xmm0, xmm8",
-        "movdqa xmm1, xmm9",
-        "movdqa xmm2, xmm10",
-        "movdqa xmm3, xmm11",
-        "movdqa xmm0, xmm8",
-        "movdqa xmm1, xmm9",
-        "movdqa xmm2, xmm10",
-        "movdqa xmm3, xmm11",
-        "movdqa xmm0, xmm8",
-        "movdqa xmm1, xmm9",
-        "movdqa xmm2, xmm10",
-        "movdqa xmm3, xmm11",
-        "movdqa xmm0, xmm8",
-        "movdqa xmm1, xmm9",
-        "movdqa xmm2, xmm10",
-        "movdqa xmm3, xmm11",
-        "movdqa xmm0, xmm8",
-        "movdqa xmm1, xmm9",
-        "movdqa xmm2, xmm10",
-        "movdqa xmm3, xmm11",
-        "dec {reps}",
-        "jnz 2b",
-        "paddq xmm0, xmm1",
-        "paddq xmm2, xmm3",
-        "paddq xmm0, xmm2",
-        "movq {r}, xmm0",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        out("xmm0") _,
-        out("xmm1") _,
-        out("xmm2") _,
-        out("xmm3") _,
-        out("xmm8") _,
-        out("xmm9") _,
-        out("xmm10") _,
-        out("xmm11") _,
-        options(nostack),
-    );
-    r
+/// `{r}` = lane 0 of `xmm0 + xmm1 + xmm2 + xmm3`.
+macro_rules! sum_xmm {
+    () => {
+        "paddq xmm0, xmm1\npaddq xmm2, xmm3\npaddq xmm0, xmm2\nmovq {r}, xmm0"
+    };
 }
 
-#[target_feature(enable = "avx2")]
-pub unsafe fn reg_vmovdqa_256_avx2(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "vmovq xmm8, {s0}",
-        "vmovq xmm9, {s1}",
-        "vmovq xmm10, {s2}",
-        "vmovq xmm11, {s3}",
-        "2:",
-        "vmovdqa ymm0, ymm8",
-        "vmovdqa ymm1, ymm9",
-        "vmovdqa ymm2, ymm10",
-        "vmovdqa ymm3, ymm11",
-        "vmovdqa ymm0, ymm8",
-        "vmovdqa ymm1, ymm9",
-        "vmovdqa ymm2, ymm10",
-        "vmovdqa ymm3, ymm11",
-        "vmovdqa ymm0, ymm8",
-        "vmovdqa ymm1, ymm9",
-        "vmovdqa ymm2, ymm10",
-        "vmovdqa ymm3, ymm11",
-        "vmovdqa ymm0, ymm8",
-        "vmovdqa ymm1, ymm9",
-        "vmovdqa ymm2, ymm10",
-        "vmovdqa ymm3, ymm11",
-        "vmovdqa ymm0, ymm8",
-        "vmovdqa ymm1, ymm9",
-        "vmovdqa ymm2, ymm10",
-        "vmovdqa ymm3, ymm11",
-        "vmovdqa ymm0, ymm8",
-        "vmovdqa ymm1, ymm9",
-        "vmovdqa ymm2, ymm10",
-        "vmovdqa ymm3, ymm11",
-        "vmovdqa ymm0, ymm8",
-        "vmovdqa ymm1, ymm9",
-        "vmovdqa ymm2, ymm10",
-        "vmovdqa ymm3, ymm11",
-        "vmovdqa ymm0, ymm8",
-        "vmovdqa ymm1, ymm9",
-        "vmovdqa ymm2, ymm10",
-        "vmovdqa ymm3, ymm11",
-        "dec {reps}",
-        "jnz 2b",
-        "vpaddq ymm0, ymm0, ymm1",
-        "vpaddq ymm2, ymm2, ymm3",
-        "vpaddq ymm0, ymm0, ymm2",
-        "vmovq {r}, xmm0",
-        "vzeroupper",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        out("ymm0") _,
-        out("ymm1") _,
-        out("ymm2") _,
-        out("ymm3") _,
-        out("ymm8") _,
-        out("ymm9") _,
-        out("ymm10") _,
-        out("ymm11") _,
-        options(nostack),
-    );
-    r
+/// `{s0}..{s3}` into xmm8..xmm11 (VEX encoded with `v`).
+macro_rules! s_to_xmm8 {
+    ($v:literal) => {
+        concat!(
+            $v,
+            "movq xmm8, {s0}\n",
+            $v,
+            "movq xmm9, {s1}\n",
+            $v,
+            "movq xmm10, {s2}\n",
+            $v,
+            "movq xmm11, {s3}"
+        )
+    };
 }
 
-#[target_feature(enable = "avx512f")]
-pub unsafe fn reg_vmovdqa64_512_avx512f(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "vmovq xmm8, {s0}",
-        "vmovq xmm9, {s1}",
-        "vmovq xmm10, {s2}",
-        "vmovq xmm11, {s3}",
-        "2:",
-        "vmovdqa64 zmm0, zmm8",
-        "vmovdqa64 zmm1, zmm9",
-        "vmovdqa64 zmm2, zmm10",
-        "vmovdqa64 zmm3, zmm11",
-        "vmovdqa64 zmm0, zmm8",
-        "vmovdqa64 zmm1, zmm9",
-        "vmovdqa64 zmm2, zmm10",
-        "vmovdqa64 zmm3, zmm11",
-        "vmovdqa64 zmm0, zmm8",
-        "vmovdqa64 zmm1, zmm9",
-        "vmovdqa64 zmm2, zmm10",
-        "vmovdqa64 zmm3, zmm11",
-        "vmovdqa64 zmm0, zmm8",
-        "vmovdqa64 zmm1, zmm9",
-        "vmovdqa64 zmm2, zmm10",
-        "vmovdqa64 zmm3, zmm11",
-        "vmovdqa64 zmm0, zmm8",
-        "vmovdqa64 zmm1, zmm9",
-        "vmovdqa64 zmm2, zmm10",
-        "vmovdqa64 zmm3, zmm11",
-        "vmovdqa64 zmm0, zmm8",
-        "vmovdqa64 zmm1, zmm9",
-        "vmovdqa64 zmm2, zmm10",
-        "vmovdqa64 zmm3, zmm11",
-        "vmovdqa64 zmm0, zmm8",
-        "vmovdqa64 zmm1, zmm9",
-        "vmovdqa64 zmm2, zmm10",
-        "vmovdqa64 zmm3, zmm11",
-        "vmovdqa64 zmm0, zmm8",
-        "vmovdqa64 zmm1, zmm9",
-        "vmovdqa64 zmm2, zmm10",
-        "vmovdqa64 zmm3, zmm11",
-        "dec {reps}",
-        "jnz 2b",
-        "vpaddq zmm0, zmm0, zmm1",
-        "vpaddq zmm2, zmm2, zmm3",
-        "vpaddq zmm0, zmm0, zmm2",
-        "vmovq {r}, xmm0",
-        "vzeroupper",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        out("zmm0") _,
-        out("zmm1") _,
-        out("zmm2") _,
-        out("zmm3") _,
-        out("zmm8") _,
-        out("zmm9") _,
-        out("zmm10") _,
-        out("zmm11") _,
-        options(nostack),
-    );
-    r
+/// `$n` × 32 bytes of stack from `[rsp]` up, filled with `{s0}..{s3}`.
+macro_rules! fill_stack {
+    ($n:tt) => {
+        rept!(
+            $n,
+            "mov qword ptr [rsp + 32*\\j], {s0}",
+            "mov qword ptr [rsp + 32*\\j + 8], {s1}",
+            "mov qword ptr [rsp + 32*\\j + 16], {s2}",
+            "mov qword ptr [rsp + 32*\\j + 24], {s3}"
+        )
+    };
 }
 
-#[target_feature(enable = "sse2")]
-pub unsafe fn reg_push_64_scalar(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "2:",
-        "push {s0}",
-        "push {s1}",
-        "push {s2}",
-        "push {s3}",
-        "push {s0}",
-        "push {s1}",
-        "push {s2}",
-        "push {s3}",
-        "push {s0}",
-        "push {s1}",
-        "push {s2}",
-        "push {s3}",
-        "push {s0}",
-        "push {s1}",
-        "push {s2}",
-        "push {s3}",
-        "add rsp, 128",
-        "dec {reps}",
-        "jnz 2b",
-        "mov {r}, qword ptr [rsp - 8]",
-        "add {r}, qword ptr [rsp - 16]",
-        "add {r}, qword ptr [rsp - 24]",
-        "add {r}, qword ptr [rsp - 32]",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        options(),
-    );
-    r
-}
-
-#[target_feature(enable = "sse2")]
-pub unsafe fn reg_pop_64_scalar(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "sub rsp, 128",
-        "mov qword ptr [rsp + 0], {s0}",
-        "mov qword ptr [rsp + 8], {s1}",
-        "mov qword ptr [rsp + 16], {s2}",
-        "mov qword ptr [rsp + 24], {s3}",
-        "mov qword ptr [rsp + 32], {s0}",
-        "mov qword ptr [rsp + 40], {s1}",
-        "mov qword ptr [rsp + 48], {s2}",
-        "mov qword ptr [rsp + 56], {s3}",
-        "mov qword ptr [rsp + 64], {s0}",
-        "mov qword ptr [rsp + 72], {s1}",
-        "mov qword ptr [rsp + 80], {s2}",
-        "mov qword ptr [rsp + 88], {s3}",
-        "mov qword ptr [rsp + 96], {s0}",
-        "mov qword ptr [rsp + 104], {s1}",
-        "mov qword ptr [rsp + 112], {s2}",
-        "mov qword ptr [rsp + 120], {s3}",
-        "add rsp, 128",
-        "2:",
-        "sub rsp, 128",
-        "pop {d0}",
-        "pop {d1}",
-        "pop {d2}",
-        "pop {d3}",
-        "pop {d0}",
-        "pop {d1}",
-        "pop {d2}",
-        "pop {d3}",
-        "pop {d0}",
-        "pop {d1}",
-        "pop {d2}",
-        "pop {d3}",
-        "pop {d0}",
-        "pop {d1}",
-        "pop {d2}",
-        "pop {d3}",
-        "dec {reps}",
-        "jnz 2b",
-        "mov {r}, {d0}",
-        "add {r}, {d1}",
-        "add {r}, {d2}",
-        "add {r}, {d3}",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        d0 = out(reg) _,
-        d1 = out(reg) _,
-        d2 = out(reg) _,
-        d3 = out(reg) _,
-        r = lateout(reg) r,
-        options(),
-    );
-    r
-}
-
-#[target_feature(enable = "sse2")]
-pub unsafe fn reg_stack_store_64_scalar(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "sub rsp, 256",
-        "2:",
-        "mov qword ptr [rsp + 0], {s0}",
-        "mov qword ptr [rsp + 8], {s1}",
-        "mov qword ptr [rsp + 16], {s2}",
-        "mov qword ptr [rsp + 24], {s3}",
-        "mov qword ptr [rsp + 32], {s0}",
-        "mov qword ptr [rsp + 40], {s1}",
-        "mov qword ptr [rsp + 48], {s2}",
-        "mov qword ptr [rsp + 56], {s3}",
-        "mov qword ptr [rsp + 64], {s0}",
-        "mov qword ptr [rsp + 72], {s1}",
-        "mov qword ptr [rsp + 80], {s2}",
-        "mov qword ptr [rsp + 88], {s3}",
-        "mov qword ptr [rsp + 96], {s0}",
-        "mov qword ptr [rsp + 104], {s1}",
-        "mov qword ptr [rsp + 112], {s2}",
-        "mov qword ptr [rsp + 120], {s3}",
-        "mov qword ptr [rsp + 128], {s0}",
-        "mov qword ptr [rsp + 136], {s1}",
-        "mov qword ptr [rsp + 144], {s2}",
-        "mov qword ptr [rsp + 152], {s3}",
-        "mov qword ptr [rsp + 160], {s0}",
-        "mov qword ptr [rsp + 168], {s1}",
-        "mov qword ptr [rsp + 176], {s2}",
-        "mov qword ptr [rsp + 184], {s3}",
-        "mov qword ptr [rsp + 192], {s0}",
-        "mov qword ptr [rsp + 200], {s1}",
-        "mov qword ptr [rsp + 208], {s2}",
-        "mov qword ptr [rsp + 216], {s3}",
-        "mov qword ptr [rsp + 224], {s0}",
-        "mov qword ptr [rsp + 232], {s1}",
-        "mov qword ptr [rsp + 240], {s2}",
-        "mov qword ptr [rsp + 248], {s3}",
-        "dec {reps}",
-        "jnz 2b",
-        "mov {r}, qword ptr [rsp]",
-        "add {r}, qword ptr [rsp + 8]",
-        "add {r}, qword ptr [rsp + 16]",
-        "add {r}, qword ptr [rsp + 24]",
-        "add rsp, 256",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        options(),
-    );
-    r
-}
-
-#[target_feature(enable = "sse2")]
-pub unsafe fn reg_stack_load_64_scalar(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "sub rsp, 256",
-        "mov qword ptr [rsp + 0], {s0}",
-        "mov qword ptr [rsp + 8], {s1}",
-        "mov qword ptr [rsp + 16], {s2}",
-        "mov qword ptr [rsp + 24], {s3}",
-        "mov qword ptr [rsp + 32], {s0}",
-        "mov qword ptr [rsp + 40], {s1}",
-        "mov qword ptr [rsp + 48], {s2}",
-        "mov qword ptr [rsp + 56], {s3}",
-        "mov qword ptr [rsp + 64], {s0}",
-        "mov qword ptr [rsp + 72], {s1}",
-        "mov qword ptr [rsp + 80], {s2}",
-        "mov qword ptr [rsp + 88], {s3}",
-        "mov qword ptr [rsp + 96], {s0}",
-        "mov qword ptr [rsp + 104], {s1}",
-        "mov qword ptr [rsp + 112], {s2}",
-        "mov qword ptr [rsp + 120], {s3}",
-        "mov qword ptr [rsp + 128], {s0}",
-        "mov qword ptr [rsp + 136], {s1}",
-        "mov qword ptr [rsp + 144], {s2}",
-        "mov qword ptr [rsp + 152], {s3}",
-        "mov qword ptr [rsp + 160], {s0}",
-        "mov qword ptr [rsp + 168], {s1}",
-        "mov qword ptr [rsp + 176], {s2}",
-        "mov qword ptr [rsp + 184], {s3}",
-        "mov qword ptr [rsp + 192], {s0}",
-        "mov qword ptr [rsp + 200], {s1}",
-        "mov qword ptr [rsp + 208], {s2}",
-        "mov qword ptr [rsp + 216], {s3}",
-        "mov qword ptr [rsp + 224], {s0}",
-        "mov qword ptr [rsp + 232], {s1}",
-        "mov qword ptr [rsp + 240], {s2}",
-        "mov qword ptr [rsp + 248], {s3}",
-        "2:",
-        "mov {d0}, qword ptr [rsp + 0]",
-        "mov {d1}, qword ptr [rsp + 8]",
-        "mov {d2}, qword ptr [rsp + 16]",
-        "mov {d3}, qword ptr [rsp + 24]",
-        "mov {d0}, qword ptr [rsp + 32]",
-        "mov {d1}, qword ptr [rsp + 40]",
-        "mov {d2}, qword ptr [rsp + 48]",
-        "mov {d3}, qword ptr [rsp + 56]",
-        "mov {d0}, qword ptr [rsp + 64]",
-        "mov {d1}, qword ptr [rsp + 72]",
-        "mov {d2}, qword ptr [rsp + 80]",
-        "mov {d3}, qword ptr [rsp + 88]",
-        "mov {d0}, qword ptr [rsp + 96]",
-        "mov {d1}, qword ptr [rsp + 104]",
-        "mov {d2}, qword ptr [rsp + 112]",
-        "mov {d3}, qword ptr [rsp + 120]",
-        "mov {d0}, qword ptr [rsp + 128]",
-        "mov {d1}, qword ptr [rsp + 136]",
-        "mov {d2}, qword ptr [rsp + 144]",
-        "mov {d3}, qword ptr [rsp + 152]",
-        "mov {d0}, qword ptr [rsp + 160]",
-        "mov {d1}, qword ptr [rsp + 168]",
-        "mov {d2}, qword ptr [rsp + 176]",
-        "mov {d3}, qword ptr [rsp + 184]",
-        "mov {d0}, qword ptr [rsp + 192]",
-        "mov {d1}, qword ptr [rsp + 200]",
-        "mov {d2}, qword ptr [rsp + 208]",
-        "mov {d3}, qword ptr [rsp + 216]",
-        "mov {d0}, qword ptr [rsp + 224]",
-        "mov {d1}, qword ptr [rsp + 232]",
-        "mov {d2}, qword ptr [rsp + 240]",
-        "mov {d3}, qword ptr [rsp + 248]",
-        "dec {reps}",
-        "jnz 2b",
-        "mov {r}, {d0}",
-        "add {r}, {d1}",
-        "add {r}, {d2}",
-        "add {r}, {d3}",
-        "add rsp, 256",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        d0 = out(reg) _,
-        d1 = out(reg) _,
-        d2 = out(reg) _,
-        d3 = out(reg) _,
-        r = lateout(reg) r,
-        options(),
-    );
-    r
-}
-
-#[target_feature(enable = "sse2")]
-pub unsafe fn reg_movq_to_xmm_64_sse2(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "2:",
-        "movq xmm0, {s0}",
-        "movq xmm1, {s1}",
-        "movq xmm2, {s2}",
-        "movq xmm3, {s3}",
-        "movq xmm0, {s0}",
-        "movq xmm1, {s1}",
-        "movq xmm2, {s2}",
-        "movq xmm3, {s3}",
-        "movq xmm0, {s0}",
-        "movq xmm1, {s1}",
-        "movq xmm2, {s2}",
-        "movq xmm3, {s3}",
-        "movq xmm0, {s0}",
-        "movq xmm1, {s1}",
-        "movq xmm2, {s2}",
-        "movq xmm3, {s3}",
-        "movq xmm0, {s0}",
-        "movq xmm1, {s1}",
-        "movq xmm2, {s2}",
-        "movq xmm3, {s3}",
-        "movq xmm0, {s0}",
-        "movq xmm1, {s1}",
-        "movq xmm2, {s2}",
-        "movq xmm3, {s3}",
-        "movq xmm0, {s0}",
-        "movq xmm1, {s1}",
-        "movq xmm2, {s2}",
-        "movq xmm3, {s3}",
-        "movq xmm0, {s0}",
-        "movq xmm1, {s1}",
-        "movq xmm2, {s2}",
-        "movq xmm3, {s3}",
-        "dec {reps}",
-        "jnz 2b",
-        "paddq xmm0, xmm1",
-        "paddq xmm2, xmm3",
-        "paddq xmm0, xmm2",
-        "movq {r}, xmm0",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        out("xmm0") _,
-        out("xmm1") _,
-        out("xmm2") _,
-        out("xmm3") _,
-        options(nostack),
-    );
-    r
-}
-
-#[target_feature(enable = "sse2")]
-pub unsafe fn reg_movq_from_xmm_64_sse2(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "movq xmm8, {s0}",
-        "movq xmm9, {s1}",
-        "movq xmm10, {s2}",
-        "movq xmm11, {s3}",
-        "2:",
-        "movq {d0}, xmm8",
-        "movq {d1}, xmm9",
-        "movq {d2}, xmm10",
-        "movq {d3}, xmm11",
-        "movq {d0}, xmm8",
-        "movq {d1}, xmm9",
-        "movq {d2}, xmm10",
-        "movq {d3}, xmm11",
-        "movq {d0}, xmm8",
-        "movq {d1}, xmm9",
-        "movq {d2}, xmm10",
-        "movq {d3}, xmm11",
-        "movq {d0}, xmm8",
-        "movq {d1}, xmm9",
-        "movq {d2}, xmm10",
-        "movq {d3}, xmm11",
-        "movq {d0}, xmm8",
-        "movq {d1}, xmm9",
-        "movq {d2}, xmm10",
-        "movq {d3}, xmm11",
-        "movq {d0}, xmm8",
-        "movq {d1}, xmm9",
-        "movq {d2}, xmm10",
-        "movq {d3}, xmm11",
-        "movq {d0}, xmm8",
-        "movq {d1}, xmm9",
-        "movq {d2}, xmm10",
-        "movq {d3}, xmm11",
-        "movq {d0}, xmm8",
-        "movq {d1}, xmm9",
-        "movq {d2}, xmm10",
-        "movq {d3}, xmm11",
-        "dec {reps}",
-        "jnz 2b",
-        "mov {r}, {d0}",
-        "add {r}, {d1}",
-        "add {r}, {d2}",
-        "add {r}, {d3}",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        d0 = out(reg) _,
-        d1 = out(reg) _,
-        d2 = out(reg) _,
-        d3 = out(reg) _,
-        r = lateout(reg) r,
-        out("xmm8") _,
-        out("xmm9") _,
-        out("xmm10") _,
-        out("xmm11") _,
-        options(nostack),
-    );
-    r
-}
-
-#[target_feature(enable = "avx2")]
-pub unsafe fn reg_vmovq_to_xmm_64_avx2(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "2:",
-        "vmovq xmm0, {s0}",
-        "vmovq xmm1, {s1}",
-        "vmovq xmm2, {s2}",
-        "vmovq xmm3, {s3}",
-        "vmovq xmm0, {s0}",
-        "vmovq xmm1, {s1}",
-        "vmovq xmm2, {s2}",
-        "vmovq xmm3, {s3}",
-        "vmovq xmm0, {s0}",
-        "vmovq xmm1, {s1}",
-        "vmovq xmm2, {s2}",
-        "vmovq xmm3, {s3}",
-        "vmovq xmm0, {s0}",
-        "vmovq xmm1, {s1}",
-        "vmovq xmm2, {s2}",
-        "vmovq xmm3, {s3}",
-        "vmovq xmm0, {s0}",
-        "vmovq xmm1, {s1}",
-        "vmovq xmm2, {s2}",
-        "vmovq xmm3, {s3}",
-        "vmovq xmm0, {s0}",
-        "vmovq xmm1, {s1}",
-        "vmovq xmm2, {s2}",
-        "vmovq xmm3, {s3}",
-        "vmovq xmm0, {s0}",
-        "vmovq xmm1, {s1}",
-        "vmovq xmm2, {s2}",
-        "vmovq xmm3, {s3}",
-        "vmovq xmm0, {s0}",
-        "vmovq xmm1, {s1}",
-        "vmovq xmm2, {s2}",
-        "vmovq xmm3, {s3}",
-        "dec {reps}",
-        "jnz 2b",
-        "vpaddq xmm0, xmm0, xmm1",
-        "vpaddq xmm2, xmm2, xmm3",
-        "vpaddq xmm0, xmm0, xmm2",
-        "vmovq {r}, xmm0",
-        "vzeroupper",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        out("ymm0") _,
-        out("ymm1") _,
-        out("ymm2") _,
-        out("ymm3") _,
-        options(nostack),
-    );
-    r
-}
-
-#[target_feature(enable = "avx2")]
-pub unsafe fn reg_vmovq_from_xmm_64_avx2(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "vmovq xmm8, {s0}",
-        "vmovq xmm9, {s1}",
-        "vmovq xmm10, {s2}",
-        "vmovq xmm11, {s3}",
-        "2:",
-        "vmovq {d0}, xmm8",
-        "vmovq {d1}, xmm9",
-        "vmovq {d2}, xmm10",
-        "vmovq {d3}, xmm11",
-        "vmovq {d0}, xmm8",
-        "vmovq {d1}, xmm9",
-        "vmovq {d2}, xmm10",
-        "vmovq {d3}, xmm11",
-        "vmovq {d0}, xmm8",
-        "vmovq {d1}, xmm9",
-        "vmovq {d2}, xmm10",
-        "vmovq {d3}, xmm11",
-        "vmovq {d0}, xmm8",
-        "vmovq {d1}, xmm9",
-        "vmovq {d2}, xmm10",
-        "vmovq {d3}, xmm11",
-        "vmovq {d0}, xmm8",
-        "vmovq {d1}, xmm9",
-        "vmovq {d2}, xmm10",
-        "vmovq {d3}, xmm11",
-        "vmovq {d0}, xmm8",
-        "vmovq {d1}, xmm9",
-        "vmovq {d2}, xmm10",
-        "vmovq {d3}, xmm11",
-        "vmovq {d0}, xmm8",
-        "vmovq {d1}, xmm9",
-        "vmovq {d2}, xmm10",
-        "vmovq {d3}, xmm11",
-        "vmovq {d0}, xmm8",
-        "vmovq {d1}, xmm9",
-        "vmovq {d2}, xmm10",
-        "vmovq {d3}, xmm11",
-        "dec {reps}",
-        "jnz 2b",
-        "mov {r}, {d0}",
-        "add {r}, {d1}",
-        "add {r}, {d2}",
-        "add {r}, {d3}",
-        "vzeroupper",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        d0 = out(reg) _,
-        d1 = out(reg) _,
-        d2 = out(reg) _,
-        d3 = out(reg) _,
-        r = lateout(reg) r,
-        out("ymm8") _,
-        out("ymm9") _,
-        out("ymm10") _,
-        out("ymm11") _,
-        options(nostack),
-    );
-    r
-}
-
-#[target_feature(enable = "sse4.1")]
-pub unsafe fn reg_pinsrq_64_sse41(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "pxor xmm0, xmm0",
-        "pxor xmm1, xmm1",
-        "pxor xmm2, xmm2",
-        "pxor xmm3, xmm3",
-        "pxor xmm4, xmm4",
-        "pxor xmm5, xmm5",
-        "pxor xmm6, xmm6",
-        "pxor xmm7, xmm7",
-        "2:",
-        "pinsrq xmm0, {s0}, 1",
-        "pinsrq xmm1, {s1}, 1",
-        "pinsrq xmm2, {s2}, 1",
-        "pinsrq xmm3, {s3}, 1",
-        "pinsrq xmm4, {s0}, 1",
-        "pinsrq xmm5, {s1}, 1",
-        "pinsrq xmm6, {s2}, 1",
-        "pinsrq xmm7, {s3}, 1",
-        "pinsrq xmm0, {s0}, 1",
-        "pinsrq xmm1, {s1}, 1",
-        "pinsrq xmm2, {s2}, 1",
-        "pinsrq xmm3, {s3}, 1",
-        "pinsrq xmm4, {s0}, 1",
-        "pinsrq xmm5, {s1}, 1",
-        "pinsrq xmm6, {s2}, 1",
-        "pinsrq xmm7, {s3}, 1",
-        "pinsrq xmm0, {s0}, 1",
-        "pinsrq xmm1, {s1}, 1",
-        "pinsrq xmm2, {s2}, 1",
-        "pinsrq xmm3, {s3}, 1",
-        "pinsrq xmm4, {s0}, 1",
-        "pinsrq xmm5, {s1}, 1",
-        "pinsrq xmm6, {s2}, 1",
-        "pinsrq xmm7, {s3}, 1",
-        "pinsrq xmm0, {s0}, 1",
-        "pinsrq xmm1, {s1}, 1",
-        "pinsrq xmm2, {s2}, 1",
-        "pinsrq xmm3, {s3}, 1",
-        "pinsrq xmm4, {s0}, 1",
-        "pinsrq xmm5, {s1}, 1",
-        "pinsrq xmm6, {s2}, 1",
-        "pinsrq xmm7, {s3}, 1",
-        "dec {reps}",
-        "jnz 2b",
-        "paddq xmm0, xmm1",
-        "paddq xmm2, xmm3",
-        "paddq xmm0, xmm2",
-        "pextrq {r}, xmm0, 1",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        out("xmm0") _,
-        out("xmm1") _,
-        out("xmm2") _,
-        out("xmm3") _,
-        out("xmm4") _,
-        out("xmm5") _,
-        out("xmm6") _,
-        out("xmm7") _,
-        options(nostack),
-    );
-    r
-}
-
-#[target_feature(enable = "sse4.1")]
-pub unsafe fn reg_pextrq_64_sse41(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "movq xmm8, {s0}",
-        "pshufd xmm8, xmm8, 0x44",
-        "movq xmm9, {s1}",
-        "pshufd xmm9, xmm9, 0x44",
-        "movq xmm10, {s2}",
-        "pshufd xmm10, xmm10, 0x44",
-        "movq xmm11, {s3}",
-        "pshufd xmm11, xmm11, 0x44",
-        "2:",
-        "pextrq {d0}, xmm8, 1",
-        "pextrq {d1}, xmm9, 1",
-        "pextrq {d2}, xmm10, 1",
-        "pextrq {d3}, xmm11, 1",
-        "pextrq {d0}, xmm8, 1",
-        "pextrq {d1}, xmm9, 1",
-        "pextrq {d2}, xmm10, 1",
-        "pextrq {d3}, xmm11, 1",
-        "pextrq {d0}, xmm8, 1",
-        "pextrq {d1}, xmm9, 1",
-        "pextrq {d2}, xmm10, 1",
-        "pextrq {d3}, xmm11, 1",
-        "pextrq {d0}, xmm8, 1",
-        "pextrq {d1}, xmm9, 1",
-        "pextrq {d2}, xmm10, 1",
-        "pextrq {d3}, xmm11, 1",
-        "pextrq {d0}, xmm8, 1",
-        "pextrq {d1}, xmm9, 1",
-        "pextrq {d2}, xmm10, 1",
-        "pextrq {d3}, xmm11, 1",
-        "pextrq {d0}, xmm8, 1",
-        "pextrq {d1}, xmm9, 1",
-        "pextrq {d2}, xmm10, 1",
-        "pextrq {d3}, xmm11, 1",
-        "pextrq {d0}, xmm8, 1",
-        "pextrq {d1}, xmm9, 1",
-        "pextrq {d2}, xmm10, 1",
-        "pextrq {d3}, xmm11, 1",
-        "pextrq {d0}, xmm8, 1",
-        "pextrq {d1}, xmm9, 1",
-        "pextrq {d2}, xmm10, 1",
-        "pextrq {d3}, xmm11, 1",
-        "dec {reps}",
-        "jnz 2b",
-        "mov {r}, {d0}",
-        "add {r}, {d1}",
-        "add {r}, {d2}",
-        "add {r}, {d3}",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        d0 = out(reg) _,
-        d1 = out(reg) _,
-        d2 = out(reg) _,
-        d3 = out(reg) _,
-        r = lateout(reg) r,
-        out("xmm8") _,
-        out("xmm9") _,
-        out("xmm10") _,
-        out("xmm11") _,
-        options(nostack),
-    );
-    r
-}
-
-#[target_feature(enable = "avx2")]
-pub unsafe fn reg_vpbroadcastq_256_avx2(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "vmovq xmm8, {s0}",
-        "vmovq xmm9, {s1}",
-        "vmovq xmm10, {s2}",
-        "vmovq xmm11, {s3}",
-        "2:",
-        "vpbroadcastq ymm0, xmm8",
-        "vpbroadcastq ymm1, xmm9",
-        "vpbroadcastq ymm2, xmm10",
-        "vpbroadcastq ymm3, xmm11",
-        "vpbroadcastq ymm0, xmm8",
-        "vpbroadcastq ymm1, xmm9",
-        "vpbroadcastq ymm2, xmm10",
-        "vpbroadcastq ymm3, xmm11",
-        "vpbroadcastq ymm0, xmm8",
-        "vpbroadcastq ymm1, xmm9",
-        "vpbroadcastq ymm2, xmm10",
-        "vpbroadcastq ymm3, xmm11",
-        "vpbroadcastq ymm0, xmm8",
-        "vpbroadcastq ymm1, xmm9",
-        "vpbroadcastq ymm2, xmm10",
-        "vpbroadcastq ymm3, xmm11",
-        "vpbroadcastq ymm0, xmm8",
-        "vpbroadcastq ymm1, xmm9",
-        "vpbroadcastq ymm2, xmm10",
-        "vpbroadcastq ymm3, xmm11",
-        "vpbroadcastq ymm0, xmm8",
-        "vpbroadcastq ymm1, xmm9",
-        "vpbroadcastq ymm2, xmm10",
-        "vpbroadcastq ymm3, xmm11",
-        "vpbroadcastq ymm0, xmm8",
-        "vpbroadcastq ymm1, xmm9",
-        "vpbroadcastq ymm2, xmm10",
-        "vpbroadcastq ymm3, xmm11",
-        "vpbroadcastq ymm0, xmm8",
-        "vpbroadcastq ymm1, xmm9",
-        "vpbroadcastq ymm2, xmm10",
-        "vpbroadcastq ymm3, xmm11",
-        "dec {reps}",
-        "jnz 2b",
-        "vpaddq ymm0, ymm0, ymm1",
-        "vpaddq ymm2, ymm2, ymm3",
-        "vpaddq ymm0, ymm0, ymm2",
-        "vextracti128 xmm0, ymm0, 1",
-        "vpextrq {r}, xmm0, 1",
-        "vzeroupper",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        out("ymm0") _,
-        out("ymm1") _,
-        out("ymm2") _,
-        out("ymm3") _,
-        out("ymm8") _,
-        out("ymm9") _,
-        out("ymm10") _,
-        out("ymm11") _,
-        options(nostack),
-    );
-    r
-}
-
-#[target_feature(enable = "avx512f")]
-pub unsafe fn reg_vpbroadcastq_512_avx512f(a: &KernelArgs) -> u64 {
-    if a.reps == 0 {
-        return 0;
-    }
-    let p = a.pattern;
-    let r: u64;
-    asm!(
-        "2:",
-        "vpbroadcastq zmm0, {s0}",
-        "vpbroadcastq zmm1, {s1}",
-        "vpbroadcastq zmm2, {s2}",
-        "vpbroadcastq zmm3, {s3}",
-        "vpbroadcastq zmm0, {s0}",
-        "vpbroadcastq zmm1, {s1}",
-        "vpbroadcastq zmm2, {s2}",
-        "vpbroadcastq zmm3, {s3}",
-        "vpbroadcastq zmm0, {s0}",
-        "vpbroadcastq zmm1, {s1}",
-        "vpbroadcastq zmm2, {s2}",
-        "vpbroadcastq zmm3, {s3}",
-        "vpbroadcastq zmm0, {s0}",
-        "vpbroadcastq zmm1, {s1}",
-        "vpbroadcastq zmm2, {s2}",
-        "vpbroadcastq zmm3, {s3}",
-        "vpbroadcastq zmm0, {s0}",
-        "vpbroadcastq zmm1, {s1}",
-        "vpbroadcastq zmm2, {s2}",
-        "vpbroadcastq zmm3, {s3}",
-        "vpbroadcastq zmm0, {s0}",
-        "vpbroadcastq zmm1, {s1}",
-        "vpbroadcastq zmm2, {s2}",
-        "vpbroadcastq zmm3, {s3}",
-        "vpbroadcastq zmm0, {s0}",
-        "vpbroadcastq zmm1, {s1}",
-        "vpbroadcastq zmm2, {s2}",
-        "vpbroadcastq zmm3, {s3}",
-        "vpbroadcastq zmm0, {s0}",
-        "vpbroadcastq zmm1, {s1}",
-        "vpbroadcastq zmm2, {s2}",
-        "vpbroadcastq zmm3, {s3}",
-        "dec {reps}",
-        "jnz 2b",
-        "vpaddq zmm0, zmm0, zmm1",
-        "vpaddq zmm2, zmm2, zmm3",
-        "vpaddq zmm0, zmm0, zmm2",
-        "vextracti64x4 ymm0, zmm0, 1",
-        "vextracti128 xmm0, ymm0, 1",
-        "vpextrq {r}, xmm0, 1",
-        "vzeroupper",
-        reps = inout(reg) a.reps => _,
-        s0 = in(reg) p,
-        s1 = in(reg) p.wrapping_add(1),
-        s2 = in(reg) p.wrapping_add(2),
-        s3 = in(reg) p.wrapping_add(3),
-        r = lateout(reg) r,
-        out("zmm0") _,
-        out("zmm1") _,
-        out("zmm2") _,
-        out("zmm3") _,
-        options(nostack),
-    );
-    r
-}
-
-/// A register kernel: `instructions` per iteration, each moving
-/// `width_bits / 8` bytes into its destination.
-const fn k(
-    name: &'static str,
-    op: Op,
-    width_bits: u32,
-    isa: Isa,
-    instructions: usize,
-    description: &'static str,
-    func: super::KernelFn,
-) -> Kernel {
-    Kernel {
-        name,
-        op,
-        width_bits,
-        isa,
-        nontemporal: false,
-        pattern: Pattern::Register,
-        granule: instructions * width_bits as usize / 8,
-        align: 1,
-        description,
-        func,
-    }
-}
-
-use Isa::{Avx2, Avx512f, Scalar, Sse2, Sse41};
-use Op::{Copy, Read, Write};
-
-/// Register and stack transfer kernels (`bwscope regs`).
-pub static KERNELS: &[Kernel] = &[
-    k(
-        "reg_mov_64_scalar",
-        Copy,
-        64,
-        Scalar,
-        32,
+kernels! {
+    reg_mov_64_scalar: Copy 64 Scalar, Register cached, block 256, align 1,
         "mov r64, r64 (4 independent pairs; usually eliminated at rename)",
-        reg_mov_64_scalar,
-    ),
-    k(
-        "reg_movdqa_128_sse2",
-        Copy,
-        128,
-        Sse2,
-        32,
+        regs!(gpr, "",
+            rept!(8, "mov {d0}, {s0}", "mov {d1}, {s1}", "mov {d2}, {s2}", "mov {d3}, {s3}"),
+            sum_d!());
+    reg_movdqa_128_sse2: Copy 128 Sse2, Register cached, block 512, align 1,
         "movdqa xmm, xmm",
-        reg_movdqa_128_sse2,
-    ),
-    k(
-        "reg_vmovdqa_256_avx2",
-        Copy,
-        256,
-        Avx2,
-        32,
+        regs!(vec, s_to_xmm8!(""),
+            rept!(8, "movdqa xmm0, xmm8", "movdqa xmm1, xmm9", "movdqa xmm2, xmm10",
+                "movdqa xmm3, xmm11"),
+            sum_xmm!());
+    reg_vmovdqa_256_avx2: Copy 256 Avx2, Register cached, block 1024, align 1,
         "vmovdqa ymm, ymm",
-        reg_vmovdqa_256_avx2,
-    ),
-    k(
-        "reg_vmovdqa64_512_avx512f",
-        Copy,
-        512,
-        Avx512f,
-        32,
+        regs!(vec, s_to_xmm8!("v"),
+            rept!(8, "vmovdqa ymm0, ymm8", "vmovdqa ymm1, ymm9", "vmovdqa ymm2, ymm10",
+                "vmovdqa ymm3, ymm11"),
+            "vpaddq ymm0, ymm0, ymm1\nvpaddq ymm2, ymm2, ymm3\nvpaddq ymm0, ymm0, ymm2\nvmovq {r}, xmm0\nvzeroupper");
+    reg_vmovdqa64_512_avx512f: Copy 512 Avx512f, Register cached, block 2048, align 1,
         "vmovdqa64 zmm, zmm",
-        reg_vmovdqa64_512_avx512f,
-    ),
-    k(
-        "reg_push_64_scalar",
-        Write,
-        64,
-        Scalar,
-        16,
+        regs!(vec, s_to_xmm8!("v"),
+            rept!(8, "vmovdqa64 zmm0, zmm8", "vmovdqa64 zmm1, zmm9", "vmovdqa64 zmm2, zmm10",
+                "vmovdqa64 zmm3, zmm11"),
+            "vpaddq zmm0, zmm0, zmm1\nvpaddq zmm2, zmm2, zmm3\nvpaddq zmm0, zmm0, zmm2\nvmovq {r}, xmm0\nvzeroupper");
+    reg_push_64_scalar: Write 64 Scalar, Register cached, block 128, align 1,
         "push r64 ×16, then add rsp, 128",
-        reg_push_64_scalar,
-    ),
-    k(
-        "reg_pop_64_scalar",
-        Read,
-        64,
-        Scalar,
-        16,
+        regs!(vec stack, "",
+            concat!(rept!(4, "push {s0}", "push {s1}", "push {s2}", "push {s3}"), "\nadd rsp, 128"),
+            "mov {r}, qword ptr [rsp - 8]\nadd {r}, qword ptr [rsp - 16]\nadd {r}, qword ptr [rsp - 24]\nadd {r}, qword ptr [rsp - 32]");
+    reg_pop_64_scalar: Read 64 Scalar, Register cached, block 128, align 1,
         "sub rsp, 128, then pop r64 ×16",
-        reg_pop_64_scalar,
-    ),
-    k(
-        "reg_stack_store_64_scalar",
-        Write,
-        64,
-        Scalar,
-        32,
+        regs!(gpr stack, concat!("sub rsp, 128\n", fill_stack!(4), "\nadd rsp, 128"),
+            concat!("sub rsp, 128\n", rept!(4, "pop {d0}", "pop {d1}", "pop {d2}", "pop {d3}")),
+            sum_d!());
+    reg_stack_store_64_scalar: Write 64 Scalar, Register cached, block 256, align 1,
         "mov [rsp + k], r64 (256 bytes of stack)",
-        reg_stack_store_64_scalar,
-    ),
-    k(
-        "reg_stack_load_64_scalar",
-        Read,
-        64,
-        Scalar,
-        32,
+        regs!(vec stack, "sub rsp, 256", fill_stack!(8),
+            "mov {r}, qword ptr [rsp]\nadd {r}, qword ptr [rsp + 8]\nadd {r}, qword ptr [rsp + 16]\nadd {r}, qword ptr [rsp + 24]\nadd rsp, 256");
+    reg_stack_load_64_scalar: Read 64 Scalar, Register cached, block 256, align 1,
         "mov r64, [rsp + k] (256 bytes of stack)",
-        reg_stack_load_64_scalar,
-    ),
-    k(
-        "reg_movq_to_xmm_64_sse2",
-        Copy,
-        64,
-        Sse2,
-        32,
+        regs!(gpr stack, concat!("sub rsp, 256\n", fill_stack!(8)),
+            rept!(8, "mov {d0}, qword ptr [rsp + 32*\\j]", "mov {d1}, qword ptr [rsp + 32*\\j + 8]",
+                "mov {d2}, qword ptr [rsp + 32*\\j + 16]", "mov {d3}, qword ptr [rsp + 32*\\j + 24]"),
+            concat!(sum_d!(), "\nadd rsp, 256"));
+    reg_movq_to_xmm_64_sse2: Copy 64 Sse2, Register cached, block 256, align 1,
         "movq xmm, r64 (GPR to vector)",
-        reg_movq_to_xmm_64_sse2,
-    ),
-    k(
-        "reg_movq_from_xmm_64_sse2",
-        Copy,
-        64,
-        Sse2,
-        32,
+        regs!(vec, "",
+            rept!(8, "movq xmm0, {s0}", "movq xmm1, {s1}", "movq xmm2, {s2}", "movq xmm3, {s3}"),
+            sum_xmm!());
+    reg_movq_from_xmm_64_sse2: Copy 64 Sse2, Register cached, block 256, align 1,
         "movq r64, xmm (vector to GPR)",
-        reg_movq_from_xmm_64_sse2,
-    ),
-    k(
-        "reg_vmovq_to_xmm_64_avx2",
-        Copy,
-        64,
-        Avx2,
-        32,
+        regs!(gpr, s_to_xmm8!(""),
+            rept!(8, "movq {d0}, xmm8", "movq {d1}, xmm9", "movq {d2}, xmm10", "movq {d3}, xmm11"),
+            sum_d!());
+    reg_vmovq_to_xmm_64_avx2: Copy 64 Avx2, Register cached, block 256, align 1,
         "vmovq xmm, r64 (VEX; GPR to vector)",
-        reg_vmovq_to_xmm_64_avx2,
-    ),
-    k(
-        "reg_vmovq_from_xmm_64_avx2",
-        Copy,
-        64,
-        Avx2,
-        32,
+        regs!(vec, "",
+            rept!(8, "vmovq xmm0, {s0}", "vmovq xmm1, {s1}", "vmovq xmm2, {s2}", "vmovq xmm3, {s3}"),
+            "vpaddq xmm0, xmm0, xmm1\nvpaddq xmm2, xmm2, xmm3\nvpaddq xmm0, xmm0, xmm2\nvmovq {r}, xmm0\nvzeroupper");
+    reg_vmovq_from_xmm_64_avx2: Copy 64 Avx2, Register cached, block 256, align 1,
         "vmovq r64, xmm (VEX; vector to GPR)",
-        reg_vmovq_from_xmm_64_avx2,
-    ),
-    k(
-        "reg_pinsrq_64_sse41",
-        Copy,
-        64,
-        Sse41,
-        32,
+        regs!(gpr, s_to_xmm8!("v"),
+            rept!(8, "vmovq {d0}, xmm8", "vmovq {d1}, xmm9", "vmovq {d2}, xmm10", "vmovq {d3}, xmm11"),
+            concat!(sum_d!(), "\nvzeroupper"));
+    reg_pinsrq_64_sse41: Copy 64 Sse41, Register cached, block 256, align 1,
         "pinsrq xmm, r64, 1 (GPR into lane 1; 8 destination registers)",
-        reg_pinsrq_64_sse41,
-    ),
-    k(
-        "reg_pextrq_64_sse41",
-        Copy,
-        64,
-        Sse41,
-        32,
+        regs!(vec, each!(8, "pxor xmm\\i, xmm\\i"),
+            rept!(4, "pinsrq xmm0, {s0}, 1", "pinsrq xmm1, {s1}, 1", "pinsrq xmm2, {s2}, 1",
+                "pinsrq xmm3, {s3}, 1", "pinsrq xmm4, {s0}, 1", "pinsrq xmm5, {s1}, 1",
+                "pinsrq xmm6, {s2}, 1", "pinsrq xmm7, {s3}, 1"),
+            "paddq xmm0, xmm1\npaddq xmm2, xmm3\npaddq xmm0, xmm2\npextrq {r}, xmm0, 1");
+    reg_pextrq_64_sse41: Copy 64 Sse41, Register cached, block 256, align 1,
         "pextrq r64, xmm, 1 (lane 1 to GPR)",
-        reg_pextrq_64_sse41,
-    ),
-    k(
-        "reg_vpbroadcastq_256_avx2",
-        Copy,
-        256,
-        Avx2,
-        32,
+        regs!(gpr, concat!(s_to_xmm8!(""), "\npshufd xmm8, xmm8, 0x44\npshufd xmm9, xmm9, 0x44\n",
+                "pshufd xmm10, xmm10, 0x44\npshufd xmm11, xmm11, 0x44"),
+            rept!(8, "pextrq {d0}, xmm8, 1", "pextrq {d1}, xmm9, 1", "pextrq {d2}, xmm10, 1",
+                "pextrq {d3}, xmm11, 1"),
+            sum_d!());
+    reg_vpbroadcastq_256_avx2: Copy 256 Avx2, Register cached, block 1024, align 1,
         "vpbroadcastq ymm, xmm (8 bytes to 4 lanes; counts 32 B)",
-        reg_vpbroadcastq_256_avx2,
-    ),
-    k(
-        "reg_vpbroadcastq_512_avx512f",
-        Copy,
-        512,
-        Avx512f,
-        32,
+        regs!(vec, s_to_xmm8!("v"),
+            rept!(8, "vpbroadcastq ymm0, xmm8", "vpbroadcastq ymm1, xmm9",
+                "vpbroadcastq ymm2, xmm10", "vpbroadcastq ymm3, xmm11"),
+            "vpaddq ymm0, ymm0, ymm1\nvpaddq ymm2, ymm2, ymm3\nvpaddq ymm0, ymm0, ymm2\nvextracti128 xmm0, ymm0, 1\nvpextrq {r}, xmm0, 1\nvzeroupper");
+    reg_vpbroadcastq_512_avx512f: Copy 512 Avx512f, Register cached, block 2048, align 1,
         "vpbroadcastq zmm, r64 (GPR to 8 lanes; counts 64 B)",
-        reg_vpbroadcastq_512_avx512f,
-    ),
-];
+        regs!(vec, "",
+            rept!(8, "vpbroadcastq zmm0, {s0}", "vpbroadcastq zmm1, {s1}",
+                "vpbroadcastq zmm2, {s2}", "vpbroadcastq zmm3, {s3}"),
+            "vpaddq zmm0, zmm0, zmm1\nvpaddq zmm2, zmm2, zmm3\nvpaddq zmm0, zmm0, zmm2\nvextracti64x4 ymm0, zmm0, 1\nvextracti128 xmm0, ymm0, 1\nvpextrq {r}, xmm0, 1\nvzeroupper");
+}

@@ -18,8 +18,11 @@ use crate::kernels::{Kernel, KernelArgs, Pattern};
 /// Bytes per chase node in a line-granular chain: one cache line.
 pub const LINE: usize = crate::kernels::perm::LINE;
 
-/// Hops per repetition of the chase kernel (its unrolled block).
-pub use crate::kernels::x86_chase::HOPS_PER_REP;
+/// Hops per repetition of the chase kernel: its declaration unrolls 16
+/// dependent loads (`chase!(16)` in `kernels/x86_chase.rs`); the test below
+/// that a cycle of n nodes closes after exactly n / 16 repetitions keeps
+/// the two in step.
+pub const HOPS_PER_REP: u64 = 16;
 
 /// The chase kernel from the registry, if this architecture has one.
 pub fn kernel() -> Option<&'static Kernel> {

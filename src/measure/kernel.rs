@@ -77,6 +77,10 @@ impl Workload for TeamKernel<'_> {
     /// The cheap probe on every worker at once (~1.5 ms), the highest
     /// plausible reading: a bound checked against it is never too tight
     /// for the fastest core.
+    fn verify(&mut self) -> Result<bool, String> {
+        self.team.verify(&self.job)
+    }
+
     fn clock_after(&mut self) -> Option<f64> {
         self.team
             .run_each(|_, _| crate::platform::clock::quick().hz)
@@ -159,5 +163,36 @@ impl Workload for Here {
             }],
             device_seconds: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{SampleOpts, Sampler};
+    use crate::memory::PageKind;
+
+    fn kernel(name: &str) -> &'static Kernel {
+        crate::kernels::registry()
+            .iter()
+            .find(|k| k.name == name)
+            .unwrap()
+    }
+
+    #[test]
+    fn reads_timed_as_pure_loads_are_proven_after_the_samples() {
+        let cpu = *crate::platform::topology::allowed_cpus().last().unwrap();
+        let team = Team::spawn(&[cpu], 1 << 20, PageKind::Regular).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let s = Sampler::new(SampleOpts::new(2, 1.0), &stop);
+        for (name, proven) in [
+            ("seq_read_64_scalar", true),
+            ("rand_read_64_scalar", true),
+            ("seq_write_64_scalar", false),
+        ] {
+            let mut w = TeamKernel::private(&team, kernel(name), 256 << 10).unwrap();
+            let m = s.measure(&mut w, None).unwrap();
+            assert_eq!(m.verified, proven, "{name}");
+        }
     }
 }

@@ -115,6 +115,14 @@ pub trait Workload {
     fn clock_after(&mut self) -> Option<f64> {
         None
     }
+
+    /// After the samples: prove the timed loop did the work it declares
+    /// (a read loop that only loads read every byte). `Ok(true)` when
+    /// proven, `Ok(false)` when there is nothing to prove; an `Err` makes
+    /// the measurement a failure.
+    fn verify(&mut self) -> Result<bool, String> {
+        Ok(false)
+    }
 }
 
 /// Where calibration starts: the work one sample did at the previous point
@@ -164,6 +172,8 @@ pub struct Measured {
     pub cut_short: bool,
     /// The core clock right after the samples ([`Workload::clock_after`]).
     pub clock_hz: Option<f64>,
+    /// The workload proved its work after the samples ([`Workload::verify`]).
+    pub verified: bool,
 }
 
 impl Measured {
@@ -287,6 +297,7 @@ impl<'a> Sampler<'a> {
             return Err(Failure::Stopped);
         }
         let noise = noise::since(before);
+        let verified = w.verify().map_err(Failure::Failed)?;
         Ok(Measured {
             reps,
             units_per_sample,
@@ -295,6 +306,7 @@ impl<'a> Sampler<'a> {
             checksums,
             cut_short,
             clock_hz: w.clock_after(),
+            verified,
         })
     }
 
@@ -501,6 +513,38 @@ mod tests {
         assert_eq!(m.reps, 77);
         // One warm-up call, then the samples, all at the given work.
         assert_eq!(*w.calls.borrow(), vec![77; 4]);
+    }
+
+    /// A workload whose proof of work fails after sampling.
+    struct Unproven(Mock);
+
+    impl Workload for Unproven {
+        fn units_per_rep(&self) -> u64 {
+            self.0.units_per_rep()
+        }
+        fn run(&mut self, reps: u64) -> Result<Call, String> {
+            self.0.run(reps)
+        }
+        fn verify(&mut self) -> Result<bool, String> {
+            Err("checksum 0x1 where the stream sums to 0x2".into())
+        }
+    }
+
+    #[test]
+    fn a_failed_proof_of_work_fails_the_measurement() {
+        let stop = AtomicBool::new(false);
+        let mut w = Unproven(Mock::new(vec![1_000]));
+        assert_eq!(
+            Sampler::new(opts(2, 1), &stop).measure(&mut w, None).err(),
+            Some(Failure::Failed(
+                "checksum 0x1 where the stream sums to 0x2".into()
+            ))
+        );
+        let mut w = Mock::new(vec![1_000]);
+        let m = Sampler::new(opts(2, 1), &stop)
+            .measure(&mut w, None)
+            .unwrap();
+        assert!(!m.verified, "nothing to prove");
     }
 
     #[test]

@@ -278,6 +278,29 @@ impl Team {
             .collect()
     }
 
+    /// Prove on every worker that `job`'s timed loop reads every byte of
+    /// its stream: one pass of the kernel's verification variant with the
+    /// same arguments, checked against the stream's contents
+    /// (`Kernel::verify`). `Ok(false)` for kernels without a variant (their
+    /// own function is the proof).
+    pub fn verify(&self, job: &Job) -> Result<bool, String> {
+        if job.kernel.checksum.is_none() {
+            return Ok(false);
+        }
+        let mut job = job.clone();
+        job.reps = 1;
+        let n = self.threads();
+        let job = Arc::new(job);
+        for r in self.run_each(move |i, buf| {
+            let args = job.args(buf, i, n);
+            // SAFETY: the same arguments the timed samples ran with.
+            unsafe { job.kernel.verify(&args) }
+        }) {
+            r?;
+        }
+        Ok(true)
+    }
+
     /// Run `f(i, buffer)` on every worker at once, on the workers' own
     /// threads, and collect the results in worker order. For suites whose
     /// threads do different things (read/write roles, timed windows,
@@ -350,6 +373,34 @@ fn alloc_bound(
     Ok(buf)
 }
 
+impl Job {
+    /// The kernel arguments of worker `i` of `workers`, over `buf` (its own
+    /// buffer) or its chunk of the shared one.
+    fn args(&self, buf: &mut Buffer, worker: usize, workers: usize) -> KernelArgs {
+        let k = self.kernel;
+        let off = dst_offset(k, self.stream_len);
+        let base = match &self.shared {
+            // The caller sized each chunk for both streams (see `Job::shared`).
+            Some(bases) => bases[worker] as *mut u8,
+            None => {
+                assert!(off + self.stream_len <= buf.len(), "job larger than buffer");
+                buf.as_mut_ptr()
+            }
+        };
+        let mut args = KernelArgs::new(base, base, self.stream_len, self.reps.max(1));
+        // SAFETY: off + stream_len ≤ buffer (or chunk) length, checked above.
+        args.dst = unsafe { base.add(off) };
+        args.pattern = self.pattern;
+        if let Some(ix) = &self.index {
+            let per = ix.len() / workers.max(1);
+            // SAFETY: worker < workers, so the chunk lies inside the vector.
+            args.index = unsafe { ix.as_ptr().add(per * worker) };
+            args.index_len = per;
+        }
+        args
+    }
+}
+
 fn run_one(
     buf: &mut Buffer,
     job: &Job,
@@ -358,25 +409,7 @@ fn run_one(
     workers: usize,
 ) -> Stamp {
     let k = job.kernel;
-    let off = dst_offset(k, job.stream_len);
-    let base = match &job.shared {
-        // The caller sized each chunk for both streams (see `Job::shared`).
-        Some(bases) => bases[worker] as *mut u8,
-        None => {
-            assert!(off + job.stream_len <= buf.len(), "job larger than buffer");
-            buf.as_mut_ptr()
-        }
-    };
-    let mut args = KernelArgs::new(base, base, job.stream_len, job.reps.max(1));
-    // SAFETY: off + stream_len ≤ buffer length, checked above.
-    args.dst = unsafe { base.add(off) };
-    args.pattern = job.pattern;
-    if let Some(ix) = &job.index {
-        let per = ix.len() / workers.max(1);
-        // SAFETY: worker < workers, so the chunk lies inside the vector.
-        args.index = unsafe { ix.as_ptr().add(per * worker) };
-        args.index_len = per;
-    }
+    let args = job.args(buf, worker, workers);
     barrier.wait();
     let start_ns = now_ns();
     // SAFETY: streams lie inside the buffer, aligned (2 MiB base, offsets

@@ -353,6 +353,7 @@ mod tests {
                 checksums: Vec::new(),
                 cut_short: false,
                 clock_hz: None,
+                verified: false,
             };
             super::super::record::bandwidth("cache", k, &m, pass, &host, &[0]).regime
         };

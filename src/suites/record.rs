@@ -54,6 +54,11 @@ pub fn bandwidth(
     if let Some(hz) = m.clock_hz {
         r.extra.insert("clock_hz".into(), serde_json::json!(hz));
     }
+    if m.verified {
+        // A read timed as pure loads: its checksum variant proved, after
+        // the samples, that every byte of the stream was read.
+        r.extra.insert("verified".into(), serde_json::json!(true));
+    }
     let ceiling = kernel_ceiling(k, host, m.clock_hz.or(host.clock_hz));
     r.extra.insert(
         "ceiling_gbps".into(),
