@@ -236,6 +236,27 @@ pub struct Cache {
 }
 
 impl Cache {
+    /// A level as CPUID or sysfs describe it, with nothing measured yet.
+    pub fn new(
+        level: u8,
+        kind: &str,
+        size_bytes: u64,
+        line_bytes: u32,
+        shared_cpus: Vec<u32>,
+        source: String,
+    ) -> Cache {
+        Cache {
+            level,
+            kind: kind.into(),
+            size_bytes,
+            line_bytes,
+            shared_cpus,
+            source,
+            effective_size_bytes: None,
+            effective_source: None,
+        }
+    }
+
     /// Whether the measured size is more than [`limits::CACHE_DISAGREE`]
     /// away from CPUID's, either way.
     pub fn disagrees(&self) -> bool {
@@ -414,20 +435,10 @@ mod tests {
     fn regimes_follow_cache_sizes() {
         let mut h = Host::default();
         for (level, size) in [(1u8, 32u64 << 10), (2, 512 << 10), (3, 32 << 20)] {
-            h.caches.push(Cache {
-                level,
-                kind: if level == 1 {
-                    "data".into()
-                } else {
-                    "unified".into()
-                },
-                size_bytes: size,
-                line_bytes: 64,
-                shared_cpus: if level == 3 { vec![0, 1] } else { vec![0] },
-                source: "test".into(),
-                effective_size_bytes: None,
-                effective_source: None,
-            });
+            let kind = if level == 1 { "data" } else { "unified" };
+            let shared = if level == 3 { vec![0, 1] } else { vec![0] };
+            h.caches
+                .push(Cache::new(level, kind, size, 64, shared, "test".into()));
         }
         assert_eq!(h.regime(16 << 10, 1), "L1");
         assert_eq!(h.regime(256 << 10, 1), "L2");

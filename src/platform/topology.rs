@@ -126,16 +126,14 @@ pub fn sysfs_caches(cpu: u32) -> Vec<Cache> {
         let shared_cpus = read(format!("{}/shared_cpu_list", d))
             .and_then(|s| parse_cpu_list(&s))
             .unwrap_or_default();
-        out.push(Cache {
+        out.push(Cache::new(
             level,
-            kind,
+            &kind,
             size_bytes,
             line_bytes,
             shared_cpus,
-            source: "sysfs".into(),
-            effective_size_bytes: None,
-            effective_source: None,
-        });
+            "sysfs".into(),
+        ));
     }
     out
 }
@@ -160,16 +158,14 @@ pub fn merge_caches(cpuid: &[super::cpu::CpuidCache], sysfs: &[Cache]) -> Vec<Ca
                 ),
                 None => "cpuid".to_string(),
             };
-            Cache {
-                level: c.level,
-                kind: c.kind.clone(),
-                size_bytes: c.size_bytes,
-                line_bytes: c.line_bytes,
-                shared_cpus: s.map(|s| s.shared_cpus.clone()).unwrap_or_default(),
+            Cache::new(
+                c.level,
+                &c.kind,
+                c.size_bytes,
+                c.line_bytes,
+                s.map(|s| s.shared_cpus.clone()).unwrap_or_default(),
                 source,
-                effective_size_bytes: None,
-                effective_source: None,
-            }
+            )
         })
         .collect()
 }

@@ -255,14 +255,8 @@ mod tests {
             (3, 480 << 20, Some(10u64 << 20)),
         ] {
             host.caches.push(Cache {
-                level,
-                kind: "unified".into(),
-                size_bytes: size,
-                line_bytes: 64,
-                shared_cpus: vec![0],
-                source: "test".into(),
                 effective_size_bytes: eff,
-                effective_source: None,
+                ..Cache::new(level, "unified", size, 64, vec![0], "test".into())
             });
         }
         Run::new("survey", serde_json::json!({}), host, Units::GB)

@@ -1,7 +1,7 @@
 //! The text-table exporter (each suite's view is in `views`), the column
 //! aligner every view uses, and the generic one-row-per-record table.
 
-use super::views::cache::{fmt_rate, rate};
+use super::views::rate;
 use super::Exporter;
 use crate::model::{Record, Run, Status, Units};
 use crate::util::units::format_bytes;
@@ -61,8 +61,8 @@ pub fn long_rows(records: &[&Record], units: Units) -> Vec<Vec<String>> {
     for r in records.iter().filter(|r| r.status == Status::Ok) {
         let (b, m, cv) = r.gbps.map_or(("-".into(), "-".into(), "-".into()), |s| {
             (
-                fmt_rate(rate(s.best, units)),
-                fmt_rate(rate(s.median, units)),
+                rate(s.best, units),
+                rate(s.median, units),
                 format!("{:.1}", s.cv * 100.0),
             )
         });

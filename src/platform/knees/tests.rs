@@ -170,16 +170,10 @@ fn ends(knees: &[Knee]) -> Vec<u64> {
 pub(crate) fn host_with(levels: &[(u8, u64)]) -> Host {
     let mut h = Host::default();
     for &(level, size) in levels {
-        h.caches.push(Cache {
-            level,
-            kind: if level == 1 { "data" } else { "unified" }.into(),
-            size_bytes: size,
-            line_bytes: 64,
-            shared_cpus: if level >= 3 { vec![0, 1] } else { vec![0] },
-            source: "test".into(),
-            effective_size_bytes: None,
-            effective_source: None,
-        });
+        let kind = if level == 1 { "data" } else { "unified" };
+        let shared = if level >= 3 { vec![0, 1] } else { vec![0] };
+        h.caches
+            .push(Cache::new(level, kind, size, 64, shared, "test".into()));
     }
     h
 }

@@ -4,16 +4,7 @@
 use super::*;
 
 fn cache(level: u8, kind: &str, size: u64) -> Cache {
-    Cache {
-        level,
-        kind: kind.into(),
-        size_bytes: size,
-        line_bytes: 64,
-        shared_cpus: vec![0],
-        source: "test".into(),
-        effective_size_bytes: None,
-        effective_source: None,
-    }
+    Cache::new(level, kind, size, 64, vec![0], "test".into())
 }
 
 const KIB: u64 = 1 << 10;

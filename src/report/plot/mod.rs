@@ -459,14 +459,8 @@ mod tests {
             crate::model::Units::GB,
         );
         let cache = |level: u8, size: u64, eff: Option<u64>| crate::model::Cache {
-            level,
-            kind: "unified".into(),
-            size_bytes: size,
-            line_bytes: 64,
-            shared_cpus: vec![0],
-            source: "test".into(),
             effective_size_bytes: eff,
-            effective_source: None,
+            ..crate::model::Cache::new(level, "unified", size, 64, vec![0], "test".into())
         };
         run.host.caches = vec![
             cache(1, 48 << 10, None),

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::rate;
 use crate::model::{Record, Run, Status, Units};
 use crate::report::table::grid;
 use crate::util::units::format_bytes;
@@ -23,20 +24,6 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         }
     }
     out
-}
-
-pub fn rate(gbps: f64, units: Units) -> f64 {
-    gbps * 1e9 / units.bytes_per_unit()
-}
-
-pub fn fmt_rate(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{:.0}", v)
-    } else if v >= 10.0 {
-        format!("{:.1}", v)
-    } else {
-        format!("{:.2}", v)
-    }
 }
 
 /// Short column title: `seq_read_256_nt_avx2` → `256_nt_avx2`,
@@ -103,11 +90,7 @@ pub fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec
         if let Some(s) = r.gbps {
             e.1.insert(
                 name,
-                format!(
-                    "{}/{}",
-                    fmt_rate(rate(s.best, units)),
-                    fmt_rate(rate(s.median, units))
-                ),
+                format!("{}/{}", rate(s.best, units), rate(s.median, units)),
             );
         }
     }

@@ -71,16 +71,7 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
         "verified".into(),
         "note".into(),
     ]];
-    let f = |v: f64| {
-        let v = v * 1e9 / units.bytes_per_unit();
-        if v >= 100.0 {
-            format!("{:.0}", v)
-        } else if v >= 10.0 {
-            format!("{:.1}", v)
-        } else {
-            format!("{:.2}", v)
-        }
-    };
+    let f = |v: f64| super::rate(v, units);
     for r in records.iter().filter(|r| r.status != Status::Skipped) {
         let e = &r.extra;
         let (best, med, cv) = r.gbps.map_or(("-".into(), "-".into(), "-".into()), |g| {
