@@ -49,6 +49,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Threads(a)) => suites::threads::command(&a, &out),
         Some(Command::Numa(a)) => suites::numa::command(&a, &out),
         Some(Command::Transfer(a)) => suites::transfer::command(&a, &out),
+        Some(Command::Fleet(a)) => crate::app::fleet::command(&a, &out),
     }
 }
 
@@ -215,7 +216,8 @@ pub fn start_run(
 ) -> Result<Sink, UserError> {
     let mut run = Run::new(command, options, host, units(out.units));
     run.warnings = suites::host_warnings(&run.host);
-    Sink::new(run, out.json.as_deref(), out.csv.as_deref())
+    Ok(Sink::new(run, out.json.as_deref(), out.csv.as_deref())?
+        .with_openmetrics(out.openmetrics.as_deref()))
 }
 
 fn cache(a: &CacheArgs, out: &OutputArgs) -> anyhow::Result<u8> {

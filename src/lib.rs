@@ -5,6 +5,7 @@
 //! registry (`kernels`) over buffers from `memory` → records stream into a
 //! `report::sink::Sink` → exporters render the run.
 
+pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod error;

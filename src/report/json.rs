@@ -18,13 +18,27 @@ impl Exporter for Json {
 /// Load a run written by bwscope; a one-line error names the file and the
 /// problem otherwise.
 pub fn load(path: &str) -> Result<Run, UserError> {
+    from_value(path, read_value(path)?)
+}
+
+/// The JSON of a file, or a one-line error naming it.
+pub fn read_value(path: &str) -> Result<serde_json::Value, UserError> {
     let bad = |problem: String| UserError::BadInput {
         path: path.to_string(),
         problem,
     };
     let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("not valid JSON ({e}); is the file truncated?")))?;
+    serde_json::from_str(&text)
+        .map_err(|e| bad(format!("not valid JSON ({e}); is the file truncated?")))
+}
+
+/// A run from the JSON of `path`, checked to be a bwscope run of a schema
+/// this version reads.
+pub fn from_value(path: &str, value: serde_json::Value) -> Result<Run, UserError> {
+    let bad = |problem: String| UserError::BadInput {
+        path: path.to_string(),
+        problem,
+    };
     let tool = value.pointer("/tool/name").and_then(|v| v.as_str());
     if tool != Some("bwscope") {
         return Err(bad("not a bwscope run (no tool.name = \"bwscope\")".into()));

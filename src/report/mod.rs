@@ -4,10 +4,12 @@
 pub mod commands;
 pub mod compare;
 pub mod csv;
+pub mod fleet;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod metric;
+pub mod openmetrics;
 pub mod plot;
 pub mod progress;
 pub mod sink;

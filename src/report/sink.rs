@@ -42,6 +42,8 @@ pub struct Sink {
     last_json: Instant,
     /// Print warnings to stderr as they come (off in tests).
     pub echo_warnings: bool,
+    /// `--openmetrics FILE`: the headline figures, written at the end.
+    openmetrics: Option<PathBuf>,
 }
 
 fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
@@ -110,9 +112,17 @@ impl Sink {
             csv_file,
             last_json: Instant::now(),
             echo_warnings: true,
+            openmetrics: None,
         };
         sink.write_json()?;
         Ok(sink)
+    }
+
+    /// Also write the headline figures in OpenMetrics format to `path`
+    /// when the run finishes.
+    pub fn with_openmetrics(mut self, path: Option<&str>) -> Sink {
+        self.openmetrics = path.map(PathBuf::from);
+        self
     }
 
     /// True when JSON or CSV goes to stdout, so nothing else may.
@@ -185,6 +195,9 @@ impl Sink {
             summarize_warnings(&self.run);
         }
         self.write_json()?;
+        if let Some(p) = &self.openmetrics {
+            write_atomic(p, super::openmetrics::run_text(&self.run).as_bytes())?;
+        }
         if let Some(Target::Stdout) = &self.json {
             let bytes = Json
                 .serialize(&self.run)

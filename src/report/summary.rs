@@ -19,7 +19,7 @@ fn is_plain(r: &Record, op: &str, prefix: &str) -> bool {
 
 /// Best single-thread bandwidth of `op` in `regime`. DRAM takes the
 /// largest size (furthest from the last cache's edge), caches the best.
-fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<(f64, &'a Record)> {
+pub fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<(f64, &'a Record)> {
     let recs: Vec<&Record> = ok(run)
         .filter(|r| {
             r.suite == "cache"
@@ -42,7 +42,7 @@ fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<(f64
 
 /// Best all-cores DRAM figure of `op` from any suite that ran more than
 /// one thread at a DRAM-sized set.
-fn all_cores(run: &Run, op: &str) -> Option<(f64, u32)> {
+pub fn all_cores(run: &Run, op: &str) -> Option<(f64, u32)> {
     ok(run)
         .filter(|r| r.threads > 1 && r.op == op && r.regime.as_deref() == Some("DRAM"))
         .filter(|r| !r.nontemporal.unwrap_or(false))
@@ -53,7 +53,7 @@ fn all_cores(run: &Run, op: &str) -> Option<(f64, u32)> {
 /// Latency at the largest size measured (DRAM when the sweep reached it),
 /// from the chase randomised over the whole buffer: the window and stride
 /// views let the prefetchers help and are not load-to-use latency.
-fn dram_latency(run: &Run) -> Option<(f64, String)> {
+pub fn dram_latency(run: &Run) -> Option<(f64, String)> {
     let recs: Vec<&Record> = ok(run)
         .filter(|r| r.suite == "latency")
         .filter(|r| {

@@ -39,7 +39,7 @@ pub fn dispatch(a: &NetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     }
 }
 
-fn read_token(path: &str) -> Result<Vec<u8>, UserError> {
+pub fn read_token(path: &str) -> Result<Vec<u8>, UserError> {
     let bytes = std::fs::read(path)
         .map_err(|e| UserError::flag("--token-file", format!("cannot read {}: {}", path, e)))?;
     let t = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();

@@ -1,0 +1,554 @@
+//! Which node or link is slow.
+//!
+//! For every headline figure ([`crate::report::fleet::metrics`]) the fleet
+//! median and the median absolute deviation (MAD) are taken over the nodes
+//! that have it. A node's distance is a robust z-score,
+//! (median − value) / (1.4826 · MAD), signed so that positive is worse
+//! (for latency the other way round), and its "% worse than the median".
+//! A value is an **outlier when both** reach their thresholds (defaults
+//! z ≥ 3.5, the Iglewicz–Hoaglin cut-off for modified z-scores, and ≥ 7 %,
+//! ClusterKit's "below 93 % of the best"): a tight fleet makes a 2 % dip a
+//! large z, a noisy fleet makes a large dip a small z, and neither alone
+//! is a fault worth draining a node for.
+//!
+//! MAD of zero (more than half the nodes identical) falls back to
+//! 1.2533 × the mean absolute deviation; when that is zero too every node
+//! has the same value and nothing is an outlier. With fewer than
+//! [`MIN_NODES`] nodes the fleet cannot say which one is off (of three,
+//! the MAD is the smaller of two distances, and one noisy node looks like
+//! an outlier), so only the reference file judges.
+//!
+//! A reference file (`--reference`) gives per-class bounds (NHC's
+//! per-host lines, ReFrame's per-partition references): a node worse than
+//! its class's bound fails even when the whole fleet is slow.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::UserError;
+use crate::model::fleet::{
+    Check, FleetRun, LinkVerdict, MetricSummary, NodeStatus, NodeVerdict, Verdicts,
+};
+use crate::model::Host;
+use crate::report::fleet::metrics::{self, median, Figure};
+
+/// Fewest nodes with a figure for the fleet to judge it.
+pub const MIN_NODES: u32 = 4;
+/// 1.4826 · MAD estimates the standard deviation of normal data.
+const MAD_SCALE: f64 = 1.4826;
+/// 1.2533 · mean absolute deviation does the same (√(π/2)).
+const MEAN_AD_SCALE: f64 = 1.2533;
+/// A reference class matches a node whose memory is within this fraction
+/// of the class's (kernels reserve different amounts of the same DIMMs).
+const MEMORY_TOLERANCE: f64 = 0.05;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Robust {
+    pub median: f64,
+    pub mad: f64,
+    pub scale: f64,
+}
+
+/// Median, MAD and the scale a robust z is measured in.
+pub fn robust(values: &[f64]) -> Option<Robust> {
+    let med = median(values)?;
+    let dev: Vec<f64> = values
+        .iter()
+        .filter(|x| x.is_finite())
+        .map(|x| (x - med).abs())
+        .collect();
+    let mad = median(&dev)?;
+    let scale = if mad > 0.0 {
+        MAD_SCALE * mad
+    } else {
+        MEAN_AD_SCALE * dev.iter().sum::<f64>() / dev.len() as f64
+    };
+    Some(Robust {
+        median: med,
+        mad,
+        scale,
+    })
+}
+
+/// Robust z of `x`, positive when worse than the median.
+pub fn z_worse(x: f64, r: &Robust, higher_is_better: bool) -> f64 {
+    let d = if higher_is_better {
+        r.median - x
+    } else {
+        x - r.median
+    };
+    if r.scale > 0.0 {
+        d / r.scale
+    } else {
+        0.0 // every value equals the median
+    }
+}
+
+/// Percent worse than the median (negative: better).
+pub fn pct_worse(x: f64, median: f64, higher_is_better: bool) -> f64 {
+    if median == 0.0 {
+        return 0.0;
+    }
+    let d = if higher_is_better {
+        median - x
+    } else {
+        x - median
+    };
+    d / median.abs() * 100.0
+}
+
+/// The version of the reference file layout.
+pub const REFERENCE_VERSION: u32 = 1;
+
+/// `--reference FILE`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Reference {
+    pub bwscope_reference: u32,
+    pub classes: Vec<Class>,
+}
+
+/// A kind of node and what it must reach.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Class {
+    #[serde(default)]
+    pub name: Option<String>,
+    /// CPU model as `bwscope info` prints it; `*` matches any run of characters.
+    pub cpu: String,
+    /// Physical cores, if the class is that specific.
+    #[serde(default)]
+    pub cores: Option<usize>,
+    /// Memory in GiB (MemTotal, ±5 %), if the class is that specific.
+    #[serde(default)]
+    pub memory_gib: Option<f64>,
+    /// Metric → bound: at least this for rates, at most this for latencies.
+    pub bounds: BTreeMap<String, f64>,
+}
+
+/// `*` as "any characters", everything else literal.
+fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || !text[first.len()..].ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for p in &parts[1..parts.len() - 1] {
+        match rest.find(p) {
+            Some(i) => rest = &rest[i + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+impl Class {
+    pub fn matches(&self, h: &Host) -> bool {
+        glob(self.cpu.trim(), h.cpu.model_name.trim())
+            && self.cores.is_none_or(|c| c == h.physical_cores)
+            && self.memory_gib.is_none_or(|g| {
+                h.env.mem_total_bytes.is_some_and(|m| {
+                    let have = m as f64 / (1u64 << 30) as f64;
+                    (have - g).abs() <= g * MEMORY_TOLERANCE
+                })
+            })
+    }
+}
+
+/// Read and check a reference file.
+pub fn load_reference(path: &str) -> Result<Reference, UserError> {
+    let bad = |m: String| UserError::flag("--reference", format!("{path}: {m}"));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let r: Reference = serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "not a bwscope reference file ({e}); see docs/fleet.md"
+        ))
+    })?;
+    if r.bwscope_reference > REFERENCE_VERSION {
+        return Err(bad(format!(
+            "layout {} is newer than this bwscope reads ({REFERENCE_VERSION})",
+            r.bwscope_reference
+        )));
+    }
+    if r.classes
+        .iter()
+        .any(|c| c.bounds.values().any(|b| !b.is_finite()))
+    {
+        return Err(bad("a bound is not a number".into()));
+    }
+    Ok(r)
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub z: f64,
+    pub pct: f64,
+    /// (path, contents) of `--reference`.
+    pub reference: Option<(String, Reference)>,
+}
+
+/// Judge every node and every flow of `f`.
+pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
+    let figures = metrics::fleet_figures(f);
+    // Per metric: its definition and the values of the nodes that are ok.
+    let defs = metrics::definitions(&figures);
+    let summaries: Vec<(MetricSummary, Option<Robust>)> = defs
+        .iter()
+        .map(|d| {
+            let values: Vec<f64> = figures
+                .iter()
+                .flat_map(|(_, v)| v.iter().filter(|g| g.metric == d.metric).map(|g| g.value))
+                .collect();
+            let r = robust(&values);
+            let judged = values.len() as u32 >= MIN_NODES;
+            (
+                MetricSummary {
+                    metric: d.metric.clone(),
+                    unit: d.unit.into(),
+                    higher_is_better: d.higher_is_better,
+                    nodes: values.len() as u32,
+                    median: r.map_or(0.0, |r| r.median),
+                    mad: r.map_or(0.0, |r| r.mad),
+                    scale: r.map_or(0.0, |r| r.scale),
+                    judged,
+                },
+                r.filter(|_| judged),
+            )
+        })
+        .collect();
+    let nodes: Vec<NodeVerdict> = f
+        .nodes
+        .iter()
+        .zip(&figures)
+        .map(|(n, (_, figs))| {
+            let class = n.run.as_ref().and_then(|run| {
+                s.reference
+                    .as_ref()
+                    .and_then(|(_, r)| r.classes.iter().find(|c| c.matches(&run.host)))
+            });
+            let checks: Vec<Check> = figs
+                .iter()
+                .map(|g| {
+                    let (sum, r) = summaries
+                        .iter()
+                        .find(|(m, _)| m.metric == g.metric)
+                        .expect("every figure has a summary");
+                    check(
+                        g,
+                        sum,
+                        r.as_ref(),
+                        class.and_then(|c| c.bounds.get(&g.metric)).copied(),
+                        s,
+                    )
+                })
+                .collect();
+            let failed = checks.iter().any(|c| c.outlier || c.below_reference);
+            let distance = checks
+                .iter()
+                .filter_map(|c| c.robust_z)
+                .fold(0.0f64, f64::max);
+            let (ok, reason, drain) = match n.status {
+                NodeStatus::Lost => (
+                    false,
+                    Some(format!(
+                        "lost in the {} phase: {}",
+                        n.lost_in.as_deref().unwrap_or("?"),
+                        n.reason.as_deref().unwrap_or("no answer")
+                    )),
+                    true,
+                ),
+                NodeStatus::Error => (false, n.reason.clone(), failed),
+                NodeStatus::Interrupted if checks.is_empty() => (
+                    false,
+                    Some("interrupted before it was measured".into()),
+                    false,
+                ),
+                _ => (!failed, None, failed),
+            };
+            NodeVerdict {
+                rank: n.rank,
+                label: n.label.clone(),
+                ok,
+                distance,
+                checks,
+                reason,
+                drain,
+            }
+        })
+        .collect();
+    let mut v = Verdicts {
+        robust_z: s.z,
+        pct_worse: s.pct,
+        min_nodes: MIN_NODES,
+        reference: s.reference.as_ref().map(|(p, _)| p.clone()),
+        metrics: summaries.into_iter().map(|(m, _)| m).collect(),
+        nodes,
+        links: Vec::new(),
+    };
+    v.links = links(f, &v, s);
+    unreachable_nodes(f, &mut v);
+    v
+}
+
+fn check(
+    g: &Figure,
+    sum: &MetricSummary,
+    r: Option<&Robust>,
+    bound: Option<f64>,
+    s: &Settings,
+) -> Check {
+    let hib = g.higher_is_better;
+    let z = r.map(|r| z_worse(g.value, r, hib));
+    let pct = r.map(|r| pct_worse(g.value, r.median, hib));
+    let outlier = matches!((z, pct), (Some(z), Some(p)) if z >= s.z && p >= s.pct);
+    let below_reference = bound.is_some_and(|b| if hib { g.value < b } else { g.value > b });
+    // What a healthy node reaches: the tighter of the fleet's threshold
+    // and the class bound.
+    let fleet = r.map(|_| {
+        if hib {
+            sum.median * (1.0 - s.pct / 100.0)
+        } else {
+            sum.median * (1.0 + s.pct / 100.0)
+        }
+    });
+    let expected = match (fleet, bound) {
+        (Some(a), Some(b)) => Some(if hib { a.max(b) } else { a.min(b) }),
+        (a, b) => a.or(b),
+    };
+    Check {
+        metric: g.metric.clone(),
+        unit: g.unit.into(),
+        value: g.value,
+        robust_z: z,
+        pct_worse: pct,
+        reference: bound,
+        outlier,
+        below_reference,
+        expected,
+    }
+}
+
+/// Slow and failed flows. A slow flow is explained by its sender when the
+/// sender's out figure is an outlier, by its receiver when the receiver's
+/// in figure is; what is left is a slow path between two healthy nodes.
+fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
+    let outlier = |rank: u32, metric: &str| {
+        v.nodes
+            .iter()
+            .find(|n| n.rank == rank)
+            .is_some_and(|n| n.checks.iter().any(|c| c.metric == metric && c.outlier))
+    };
+    let lost = |rank: u32| f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost);
+    let mut out = Vec::new();
+    for m in &f.network {
+        for &size in &m.sizes {
+            let flows: Vec<_> = m.flows.iter().filter(|x| x.size_bytes == size).collect();
+            let values: Vec<f64> = flows.iter().filter_map(|x| x.recv_gbps).collect();
+            let r = robust(&values).filter(|_| values.len() as u32 >= MIN_NODES);
+            for x in flows {
+                let explained_by =
+                    if lost(x.src) || outlier(x.src, &format!("{}_out_gbps", m.transport)) {
+                        Some(f.label(x.src))
+                    } else if lost(x.dst) || outlier(x.dst, &format!("{}_in_gbps", m.transport)) {
+                        Some(f.label(x.dst))
+                    } else {
+                        None
+                    };
+                let base = LinkVerdict {
+                    transport: m.transport.clone(),
+                    src: x.src,
+                    dst: x.dst,
+                    size_bytes: size,
+                    gbps: x.recv_gbps,
+                    median_gbps: r.map(|r| r.median),
+                    explained_by,
+                    ..LinkVerdict::default()
+                };
+                match (x.recv_gbps, r) {
+                    (None, _) => out.push(LinkVerdict {
+                        reason: Some(x.reason.clone().unwrap_or_else(|| "not measured".into())),
+                        ..base
+                    }),
+                    (Some(g), Some(r)) => {
+                        let z = z_worse(g, &r, true);
+                        let p = pct_worse(g, r.median, true);
+                        if z >= s.z && p >= s.pct {
+                            out.push(LinkVerdict {
+                                robust_z: Some(z),
+                                pct_worse: Some(p),
+                                ..base
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A node none of whose flows could be measured, while others' were, has
+/// a network problem of its own (firewall, wrong address, dead link).
+fn unreachable_nodes(f: &FleetRun, v: &mut Verdicts) {
+    for m in &f.network {
+        if !m.flows.iter().any(|x| x.recv_gbps.is_some()) {
+            continue; // nothing measured anywhere: not one node's fault
+        }
+        for n in v.nodes.iter_mut() {
+            let mine: Vec<_> = m
+                .flows
+                .iter()
+                .filter(|x| x.src == n.rank || x.dst == n.rank)
+                .collect();
+            let lost = f.node(n.rank).is_some_and(|x| x.status == NodeStatus::Lost);
+            if !lost && !mine.is_empty() && mine.iter().all(|x| x.recv_gbps.is_none()) {
+                n.ok = false;
+                n.drain = true;
+                n.reason.get_or_insert_with(|| {
+                    format!(
+                        "no {} flow to or from it could be measured: {}",
+                        m.transport,
+                        mine[0].reason.as_deref().unwrap_or("no reason given")
+                    )
+                });
+            }
+        }
+    }
+}
+
+/// A reference from this run: one class per CPU model, core count and
+/// memory size among the nodes that passed, each bound at the class
+/// median made worse by `pct` percent (`--write-reference`).
+pub fn make_reference(f: &FleetRun, v: &Verdicts, pct: f64) -> Reference {
+    let mut classes: Vec<(Class, Vec<Vec<Figure>>)> = Vec::new();
+    for (n, figs) in f.nodes.iter().zip(metrics::fleet_figures(f)) {
+        let passed = v.nodes.iter().any(|x| x.rank == n.rank && x.ok);
+        let Some(run) = n.run.as_ref().filter(|_| passed) else {
+            continue;
+        };
+        let h = &run.host;
+        let gib = h
+            .env
+            .mem_total_bytes
+            .map(|m| (m as f64 / (1u64 << 30) as f64 * 10.0).round() / 10.0);
+        let key = Class {
+            name: None,
+            cpu: h.cpu.model_name.trim().to_string(),
+            cores: Some(h.physical_cores),
+            memory_gib: gib,
+            bounds: BTreeMap::new(),
+        };
+        match classes.iter_mut().find(|(c, _)| {
+            c.cpu == key.cpu
+                && c.cores == key.cores
+                && c.memory_gib
+                    .zip(gib)
+                    .is_none_or(|(a, b)| (a - b).abs() <= a * MEMORY_TOLERANCE)
+        }) {
+            Some((_, members)) => members.push(figs.1),
+            None => classes.push((key, vec![figs.1])),
+        }
+    }
+    let classes = classes
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut c, members))| {
+            c.name = Some(format!("class{} ({} nodes)", i + 1, members.len()));
+            let all: Vec<&Figure> = members.iter().flatten().collect();
+            for g in &all {
+                if c.bounds.contains_key(&g.metric) {
+                    continue;
+                }
+                let vals: Vec<f64> = all
+                    .iter()
+                    .filter(|x| x.metric == g.metric)
+                    .map(|x| x.value)
+                    .collect();
+                if let Some(med) = median(&vals) {
+                    let b = if g.higher_is_better {
+                        med * (1.0 - pct / 100.0)
+                    } else {
+                        med * (1.0 + pct / 100.0)
+                    };
+                    c.bounds
+                        .insert(g.metric.clone(), (b * 1000.0).round() / 1000.0);
+                }
+            }
+            c
+        })
+        .collect();
+    Reference {
+        bwscope_reference: REFERENCE_VERSION,
+        classes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn robust_statistics() {
+        let r = robust(&[10.0, 10.5, 9.5, 10.2, 5.0]).unwrap();
+        assert_eq!(r.median, 10.0);
+        assert!((r.mad - 0.5).abs() < 1e-12, "{r:?}");
+        assert!((r.scale - 0.7413).abs() < 1e-9);
+        let z = z_worse(5.0, &r, true);
+        assert!(z > 6.0, "{z}");
+        assert!(z_worse(12.0, &r, true) < 0.0);
+        // Latency: higher is worse.
+        assert!(z_worse(12.0, &r, false) > 0.0);
+        assert!((pct_worse(5.0, 10.0, true) - 50.0).abs() < 1e-12);
+        assert!((pct_worse(11.0, 10.0, false) - 10.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mad_of_zero_is_handled() {
+        // More than half identical: MAD 0, mean absolute deviation takes over.
+        let r = robust(&[10.0, 10.0, 10.0, 10.0, 6.0]).unwrap();
+        assert_eq!(r.mad, 0.0);
+        assert!((r.scale - 1.2533 * 0.8).abs() < 1e-9, "{r:?}");
+        assert!(z_worse(6.0, &r, true).is_finite());
+        assert!(z_worse(6.0, &r, true) > 3.5);
+        assert_eq!(z_worse(10.0, &r, true), 0.0);
+        // All identical: nobody is an outlier, nothing divides by zero.
+        let r = robust(&[7.0; 4]).unwrap();
+        assert_eq!((r.mad, r.scale), (0.0, 0.0));
+        assert_eq!(z_worse(7.0, &r, true), 0.0);
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob("AMD EPYC 9654*", "AMD EPYC 9654 96-Core Processor"));
+        assert!(glob("*EPYC*Core*", "AMD EPYC 9654 96-Core Processor"));
+        assert!(glob("exact", "exact"));
+        assert!(!glob("Intel*", "AMD EPYC"));
+        assert!(!glob("*9655*", "AMD EPYC 9654"));
+        assert!(glob("*", ""));
+    }
+
+    #[test]
+    fn reference_files_are_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        std::fs::write(
+            &p,
+            r#"{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{"dram_read_gbps":5}}]}"#,
+        )
+        .unwrap();
+        let r = load_reference(p.to_str().unwrap()).unwrap();
+        assert_eq!(r.classes[0].bounds["dram_read_gbps"], 5.0);
+        std::fs::write(&p, r#"{"classes":[]}"#).unwrap();
+        let e = load_reference(p.to_str().unwrap()).unwrap_err().to_string();
+        assert!(
+            e.contains("--reference") && e.contains("not a bwscope reference"),
+            "{e}"
+        );
+        std::fs::write(&p, r#"{"bwscope_reference":9,"classes":[]}"#).unwrap();
+        assert!(load_reference(p.to_str().unwrap()).is_err());
+    }
+}
