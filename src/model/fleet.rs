@@ -181,11 +181,12 @@ pub struct MetricSummary {
     /// Nodes with a figure.
     pub nodes: u32,
     pub median: f64,
-    /// Median absolute deviation from the median.
-    pub mad: f64,
-    /// The spread a robust z is measured in (1.4826 × MAD, or 1.2533 ×
-    /// mean absolute deviation where MAD is 0).
-    pub scale: f64,
+    /// Median absolute deviation of the natural logarithms of the figures
+    /// from their median (a relative spread: 0.05 ≈ 5 %).
+    pub log_mad: f64,
+    /// The spread a robust z is measured in, ln units (1.4826 × log_mad,
+    /// or 1.2533 × the mean absolute deviation where that is 0).
+    pub log_scale: f64,
     /// False when too few nodes have the metric to judge against the fleet.
     pub judged: bool,
 }
@@ -213,7 +214,8 @@ pub struct Check {
     pub metric: String,
     pub unit: String,
     pub value: f64,
-    /// Signed so that positive is worse than the fleet median.
+    /// (ln median − ln value) / log_scale, signed so that positive is
+    /// worse than the fleet median.
     pub robust_z: Option<f64>,
     /// Percent worse than the fleet median (negative: better).
     pub pct_worse: Option<f64>,

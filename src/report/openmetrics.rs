@@ -136,7 +136,7 @@ pub fn fleet_text(fleet: &FleetRun) -> String {
                 );
             }
         }
-        s.push_str("# TYPE bwscope_fleet_robust_z gauge\n# HELP bwscope_fleet_robust_z Distance from the fleet median in robust standard deviations (1.4826 MAD), positive is worse.\n");
+        s.push_str("# TYPE bwscope_fleet_robust_z gauge\n# HELP bwscope_fleet_robust_z Distance from the fleet median in robust standard deviations of the logarithm (1.4826 MAD), positive is worse.\n");
         for n in &v.nodes {
             for c in &n.checks {
                 if let Some(z) = c.robust_z.filter(|z| z.is_finite()) {
