@@ -13,6 +13,7 @@
 #   fleet-netns.sh status
 #
 # env: NETNS_PREFIX (default bwf; interface names stay under 15 bytes)
+#      FLEET_NET (default 10.251.0): the /24 the namespaces and the bridge share
 #      SLOW=k RATE=100mbit   tbf on both ends of namespace k's veth (a slow link)
 #      UNREACH=a:b           namespaces a and b get an `unreachable` route to each other
 # The addresses exist only inside these namespaces and on the bridge; there is no default
@@ -23,7 +24,7 @@
 set -euo pipefail
 P=${NETNS_PREFIX:-bwf}
 BR=$P-br
-NET=10.251.0
+NET=${FLEET_NET:-10.251.0}
 
 ns_list() { ip netns list | awk '{print $1}' | grep -E "^$P-[0-9]+$" || true; }
 

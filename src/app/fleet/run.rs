@@ -550,9 +550,10 @@ impl<'a> Root<'a> {
             });
             let est = net.step_seconds(transport);
             eprintln!(
-                "bwscope fleet: network phase over {transport}: {} schedule, {} steps × {} size{} (about {})",
+                "bwscope fleet: network phase over {transport}: {} schedule, {} step{} × {} size{} (about {})",
                 net.schedule.name(),
                 steps.len(),
+                if steps.len() == 1 { "" } else { "s" },
                 net.sizes.len(),
                 if net.sizes.len() == 1 { "" } else { "s" },
                 super::plan::duration(est * (steps.len() * net.sizes.len()) as f64)

@@ -344,9 +344,12 @@ fn check(
     }
 }
 
-/// Slow and failed flows. A slow flow is explained by its sender when the
-/// sender's out figure is an outlier, by its receiver when the receiver's
-/// in figure is; what is left is a slow path between two healthy nodes.
+/// Slow and failed flows. A node whose own in or out figure is an outlier
+/// (or that was lost) explains its flows: those at least `pct` worse than
+/// the healthy flows' median are listed under its name. The healthy flows
+/// (neither end explains them) are then judged among themselves, so a
+/// slow path between two healthy nodes stands out even where one bad link
+/// touches 40 % of a small fleet's flows.
 fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
     let outlier = |rank: u32, metric: &str| {
         v.nodes
@@ -357,19 +360,25 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
     let lost = |rank: u32| f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost);
     let mut out = Vec::new();
     for m in &f.network {
+        let by = |x: &crate::model::fleet::Flow| {
+            if lost(x.src) || outlier(x.src, &format!("{}_out_gbps", m.transport)) {
+                Some(f.label(x.src))
+            } else if lost(x.dst) || outlier(x.dst, &format!("{}_in_gbps", m.transport)) {
+                Some(f.label(x.dst))
+            } else {
+                None
+            }
+        };
         for &size in &m.sizes {
             let flows: Vec<_> = m.flows.iter().filter(|x| x.size_bytes == size).collect();
-            let values: Vec<f64> = flows.iter().filter_map(|x| x.recv_gbps).collect();
-            let r = robust(&values).filter(|_| values.len() as u32 >= MIN_NODES);
+            let healthy: Vec<f64> = flows
+                .iter()
+                .filter(|x| by(x).is_none())
+                .filter_map(|x| x.recv_gbps)
+                .collect();
+            let r = robust(&healthy).filter(|_| healthy.len() as u32 >= MIN_NODES);
             for x in flows {
-                let explained_by =
-                    if lost(x.src) || outlier(x.src, &format!("{}_out_gbps", m.transport)) {
-                        Some(f.label(x.src))
-                    } else if lost(x.dst) || outlier(x.dst, &format!("{}_in_gbps", m.transport)) {
-                        Some(f.label(x.dst))
-                    } else {
-                        None
-                    };
+                let explained_by = by(x);
                 let base = LinkVerdict {
                     transport: m.transport.clone(),
                     src: x.src,
@@ -377,26 +386,28 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
                     size_bytes: size,
                     gbps: x.recv_gbps,
                     median_gbps: r.map(|r| r.median),
-                    explained_by,
                     ..LinkVerdict::default()
                 };
-                match (x.recv_gbps, r) {
-                    (None, _) => out.push(LinkVerdict {
-                        reason: Some(x.reason.clone().unwrap_or_else(|| "not measured".into())),
-                        ..base
-                    }),
-                    (Some(g), Some(r)) => {
-                        let z = z_worse(g, &r, true);
-                        let p = pct_worse(g, r.median, true);
-                        if z >= s.z && p >= s.pct {
-                            out.push(LinkVerdict {
-                                robust_z: Some(z),
-                                pct_worse: Some(p),
-                                ..base
-                            });
-                        }
+                let (Some(g), Some(r)) = (x.recv_gbps, r) else {
+                    if x.recv_gbps.is_none() {
+                        out.push(LinkVerdict {
+                            reason: Some(x.reason.clone().unwrap_or_else(|| "not measured".into())),
+                            explained_by,
+                            ..base
+                        });
                     }
-                    _ => {}
+                    continue;
+                };
+                let z = z_worse(g, &r, true);
+                let p = pct_worse(g, r.median, true);
+                let slow = p >= s.pct && (explained_by.is_some() || z >= s.z);
+                if slow {
+                    out.push(LinkVerdict {
+                        robust_z: Some(z),
+                        pct_worse: Some(p),
+                        explained_by,
+                        ..base
+                    });
                 }
             }
         }
