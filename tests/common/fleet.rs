@@ -58,8 +58,10 @@ impl Ranks {
         let (tx, lines) = channel();
         for &r in which {
             let mut c = Command::new(exe());
+            // No MPI here even in an MPI build: the launcher is faked.
             c.arg("fleet")
                 .args(args)
+                .args(["--control", "tcp"])
                 .current_dir(dir)
                 .env("OMPI_COMM_WORLD_RANK", r.to_string())
                 .env("OMPI_COMM_WORLD_SIZE", n.to_string())

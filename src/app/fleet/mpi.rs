@@ -4,14 +4,14 @@
 //! Waiting is done by probing and sleeping a millisecond, never inside a
 //! blocking MPI call: Open MPI and MPICH spin while they wait, and a
 //! spinning rank would steal the cpu a co-located rank is measuring on.
+//! The pair tests poll their requests and yield the cpu between polls.
 //!
-//! Pair tests follow mpiGraph and OSU `osu_bw`: each iteration posts
-//! `window` receives and `window` sends of `size` bytes per flow at once,
-//! and stamps (`MPI_Wtime`) when all sends and when all receives have
-//! completed: the sender's and the receiver's view. The sender then tells
-//! the receiver with a one-byte message whether another iteration follows,
-//! until `--step-time` has passed (at least two iterations; the first is
-//! the warm-up and is not counted).
+//! Pair tests follow mpiGraph and OSU `osu_bw`: per iteration, after a
+//! barrier of the step's ranks, each flow moves `window` messages of
+//! `size` bytes posted at once, and each end stamps (`MPI_Wtime`) when all
+//! its sends / all its receives completed: the sender's and the
+//! receiver's view (see [`pairs`]). Iterations go on for `--step-time` (at
+//! least two; the first is the warm-up and not counted).
 //!
 //! Limits: MPI decides what happens when a rank dies (Open MPI ends the
 //! job), and a rank that hangs keeps `MPI_Finalize` waiting after rank 0
@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use mpi::environment::Universe;
 use mpi::point_to_point::MatchedReceiveVec;
+use mpi::request::{Request, Scope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Threading;
@@ -40,7 +41,8 @@ const TAG_ID: i32 = 11;
 const TAG_BCAST: i32 = 12;
 const TAG_GATHER: i32 = 13;
 const TAG_DATA: i32 = 20;
-const TAG_CTRL: i32 = 21;
+const TAG_BARRIER: i32 = 21;
+const TAG_GO: i32 = 22;
 const POLL: Duration = Duration::from_millis(1);
 
 pub struct MpiComm {
@@ -285,12 +287,16 @@ impl Comm for MpiComm {
                 }
             }
         }
-        if outs.is_empty() && ins.is_empty() {
+        let mut parties: Vec<u32> = tests.iter().flat_map(|t| [t.src, t.dst]).collect();
+        parties.sort_unstable();
+        parties.dedup();
+        if me != 0 && !parties.contains(&me) {
             return Some((Vec::new(), 0.0));
         }
         Some(pairs(
             &self.world,
             me,
+            &parties,
             &outs,
             &ins,
             size as usize,
@@ -313,11 +319,69 @@ impl Tally {
     }
 }
 
+/// Test every request, keep the unfinished; true when none is left.
+fn poll<'a, S: Scope<'a>>(reqs: &mut Vec<Request<'a, [u8], S>>) -> bool {
+    let v = std::mem::take(reqs);
+    *reqs = v.into_iter().filter_map(|r| r.test().err()).collect();
+    reqs.is_empty()
+}
+
+/// The step's barrier, through rank 0 (the only rank every rank is known
+/// to reach; a collective would also need the pairs that may not
+/// connect): every party sends its vote, rank 0 answers all of them with
+/// whether any voted to go on. Waiting yields the cpu between probes.
+fn barrier(world: &SimpleCommunicator, me: u32, parties: &[u32], vote: bool) -> bool {
+    let byte = [u8::from(vote)];
+    if me != 0 {
+        world
+            .process_at_rank(0)
+            .send_with_tag(&byte[..], TAG_BARRIER);
+        let p = world.process_at_rank(0);
+        loop {
+            if let Some(m) = p.immediate_matched_probe_with_tag(TAG_GO) {
+                let (v, _) = m.matched_receive_vec::<u8>();
+                return v.first() == Some(&1);
+            }
+            std::thread::yield_now();
+        }
+    }
+    let mut go = vote && parties.contains(&0);
+    let mut waiting = parties.iter().filter(|&&r| r != 0).count();
+    while waiting > 0 {
+        match world
+            .any_process()
+            .immediate_matched_probe_with_tag(TAG_BARRIER)
+        {
+            Some(m) => {
+                let (v, _) = m.matched_receive_vec::<u8>();
+                go |= v.first() == Some(&1);
+                waiting -= 1;
+            }
+            None => std::thread::yield_now(),
+        }
+    }
+    let answer = [u8::from(go)];
+    for &r in parties.iter().filter(|&&r| r != 0) {
+        world
+            .process_at_rank(r as i32)
+            .send_with_tag(&answer[..], TAG_GO);
+    }
+    go
+}
+
 /// This rank's flows of one step: sends to every rank in `outs`, receives
-/// from every rank in `ins`, all at once.
+/// from every rank in `ins`, all at once, as mpiGraph does: a barrier of
+/// the step's parties (rank 0 always among them, it runs the barrier),
+/// then `w` receives and `w` sends per flow posted at once, each end
+/// stamping when all its sends and when all its receives completed. The
+/// barrier starts every flow together, so a flow's clock never counts a
+/// peer still busy with another. Iterations go on while any sender wants
+/// more: the first is the warm-up, then until `seconds` have passed.
+#[allow(clippy::too_many_arguments)]
 fn pairs(
     world: &SimpleCommunicator,
     me: u32,
+    parties: &[u32],
     outs: &[u32],
     ins: &[u32],
     size: usize,
@@ -327,93 +391,63 @@ fn pairs(
     let mut rng = crate::util::rng::XorShift64::new(0xf1ee7 ^ me as u64);
     let sendbuf: Vec<u8> = (0..size).map(|_| rng.next_u64() as u8).collect();
     let mut recvbuf = vec![0u8; size * w * ins.len()];
-    let mut out_on = vec![true; outs.len()];
-    let mut in_on = vec![true; ins.len()];
     let mut sent = vec![Tally::default(); outs.len()];
     let mut got = vec![Tally::default(); ins.len()];
     let t0 = mpi::time();
     let mut iter = 0u64;
-    while out_on.iter().any(|&x| x) || in_on.iter().any(|&x| x) {
+    while barrier(
+        world,
+        me,
+        parties,
+        !outs.is_empty() && (iter < 2 || mpi::time() - t0 < seconds),
+    ) {
         let start = mpi::time();
-        let (ts, tr) = mpi::request::multiple_scope(w * outs.len(), |sc, sends| {
-            mpi::request::multiple_scope(w * ins.len().max(1), |sc2, recvs| {
-                for (k, chunk) in recvbuf.chunks_mut(size).enumerate() {
-                    if in_on[k / w] {
-                        recvs.add(
-                            world
-                                .process_at_rank(ins[k / w] as i32)
-                                .immediate_receive_into_with_tag(sc2, chunk, TAG_DATA),
-                        );
-                    }
-                }
-                for (j, &d) in outs.iter().enumerate() {
-                    if out_on[j] {
-                        for _ in 0..w {
-                            sends.add(world.process_at_rank(d as i32).immediate_send_with_tag(
-                                sc,
-                                &sendbuf[..],
-                                TAG_DATA,
-                            ));
-                        }
-                    }
-                }
-                let (mut ts, mut tr) = (None, None);
-                let mut done = Vec::new();
-                while ts.is_none() || tr.is_none() {
-                    if ts.is_none() && sends.test_all(&mut done) {
-                        ts = Some(mpi::time());
-                    }
-                    done.clear();
-                    if tr.is_none() && recvs.test_all(&mut done) {
-                        tr = Some(mpi::time());
-                    }
-                    done.clear();
-                }
-                (ts.unwrap_or(start), tr.unwrap_or(start))
-            })
-        });
-        if iter > 0 {
-            let per = (w * size) as f64;
-            for (t, _) in sent.iter_mut().zip(&out_on).filter(|(_, on)| **on) {
-                t.bytes += per;
-                t.secs += ts - start;
-            }
-            for (t, _) in got.iter_mut().zip(&in_on).filter(|(_, on)| **on) {
-                t.bytes += per;
-                t.secs += tr - start;
-            }
-        }
-        // The sender decides; the receiver follows.
-        let more = iter < 1 || mpi::time() - t0 < seconds;
-        let flag = [u8::from(more)];
-        let mut answers = vec![[0u8; 1]; ins.len()];
-        mpi::request::multiple_scope(outs.len() + ins.len(), |sc, reqs| {
-            for (j, a) in answers.iter_mut().enumerate() {
-                if in_on[j] {
-                    reqs.add(
-                        world
-                            .process_at_rank(ins[j] as i32)
-                            .immediate_receive_into_with_tag(sc, &mut a[..], TAG_CTRL),
-                    );
-                }
-            }
-            for (j, &d) in outs.iter().enumerate() {
-                if out_on[j] {
-                    reqs.add(world.process_at_rank(d as i32).immediate_send_with_tag(
+        let (ts, tr) = mpi::request::scope(|sc| {
+            let mut recvs: Vec<Request<'_, [u8], _>> = recvbuf
+                .chunks_mut(size)
+                .enumerate()
+                .map(|(k, chunk)| {
+                    world
+                        .process_at_rank(ins[k / w] as i32)
+                        .immediate_receive_into_with_tag(sc, chunk, TAG_DATA)
+                })
+                .collect();
+            let mut sends: Vec<Request<'_, [u8], _>> = Vec::new();
+            for &d in outs {
+                for _ in 0..w {
+                    sends.push(world.process_at_rank(d as i32).immediate_send_with_tag(
                         sc,
-                        &flag[..],
-                        TAG_CTRL,
+                        &sendbuf[..],
+                        TAG_DATA,
                     ));
                 }
             }
-            let mut done = Vec::new();
-            reqs.wait_all(&mut done);
+            let (mut ts, mut tr) = (None, None);
+            while ts.is_none() || tr.is_none() {
+                if ts.is_none() && poll(&mut sends) {
+                    ts = Some(mpi::time());
+                }
+                if tr.is_none() && poll(&mut recvs) {
+                    tr = Some(mpi::time());
+                }
+                // Polling, like MPI_Waitall, but giving the cpu away
+                // between polls: with more ranks than cpus (one-box tests,
+                // oversubscribed jobs) a spinning rank starves the one it
+                // waits for; alone on a core it costs nothing.
+                std::thread::yield_now();
+            }
+            (ts.unwrap_or(start), tr.unwrap_or(start))
         });
-        for (j, a) in answers.iter().enumerate() {
-            in_on[j] = in_on[j] && a[0] == 1;
-        }
-        for o in out_on.iter_mut() {
-            *o = *o && more;
+        if iter > 0 {
+            let per = (w * size) as f64;
+            for t in sent.iter_mut() {
+                t.bytes += per;
+                t.secs += ts - start;
+            }
+            for t in got.iter_mut() {
+                t.bytes += per;
+                t.secs += tr - start;
+            }
         }
         iter += 1;
     }

@@ -591,13 +591,33 @@ impl<'a> Root<'a> {
                 n.lost_in.as_deref().unwrap_or("?")
             )
         };
-        let (run, skip): (Vec<Test>, Vec<Test>) = tests
-            .iter()
-            .partition(|t| self.alive(t.src) && self.alive(t.dst));
+        // Over MPI a connection that fails ends the whole job (Open MPI's
+        // ob1 aborts): a pair TCP could not reach is left out, with why.
+        let tcp_failed = |a: u32, b: u32| {
+            transport == "mpi"
+                && self.fleet.network.iter().any(|m| {
+                    m.transport == "tcp"
+                        && m.flows.iter().any(|f| {
+                            f.recv_gbps.is_none()
+                                && ((f.src, f.dst) == (a, b) || (f.src, f.dst) == (b, a))
+                        })
+                })
+        };
         let mut flows: Vec<Flow> = Vec::new();
-        for t in &skip {
-            let who = if self.alive(t.src) { t.dst } else { t.src };
-            flows.extend(network::failed(t, size, &lost_reason(self, who)));
+        let mut run: Vec<Test> = Vec::new();
+        for t in tests {
+            if !self.alive(t.src) || !self.alive(t.dst) {
+                let who = if self.alive(t.src) { t.dst } else { t.src };
+                flows.extend(network::failed(t, size, &lost_reason(self, who)));
+            } else if tcp_failed(t.src, t.dst) {
+                flows.extend(network::failed(
+                    t,
+                    size,
+                    "not run over MPI: this pair failed over TCP, and a failed MPI connection ends the whole job",
+                ));
+            } else {
+                run.push(*t);
+            }
         }
         let cmd = Cmd::Step {
             transport: transport.into(),
