@@ -6,7 +6,8 @@
 #     source>/c, built here into .bench/osu) or, without OSU, scripts/fleet-mpi-bw.c in bidir mode
 #     (osu_bibw's method); same message size and window. Target: bwscope >= 0.95x.
 #  2. The TCP path between the same two namespaces: bwscope fleet --transport tcp against
-#     iperf3 --bidir, both directions summed, same write size, omit window and time. Target >= 0.95x.
+#     iperf3 (one client per direction, at once), both directions summed, same write size, omit
+#     window and time. Target >= 0.95x.
 #  3. Orchestration overhead: a 4-rank fleet on this box (default per-node suites, shift):
 #     the share of the wall time spent outside the measuring. Target <= 10 %.
 #  4. The sample schedule's cost against N = 2, 4, 8, 16 ranks (oversubscribed), next to shift:
@@ -18,6 +19,7 @@
 # env: BWSCOPE (default build; default target/release/bwscope, built if missing)
 #      BWSCOPE_MPI (a build with --features mpi; part 1 is skipped without it)
 #      OSU_SRC (OMB's c/ directory)  ROUNDS  SIZE (bytes, default 1048576)  WINDOW (default 64)
+#      ITERS (reference iterations, default 20)
 #      PARTS (default "1 2 3 4")
 # Needs: root, iproute2, util-linux, Open MPI (mpirun, mpicc), iperf3, jq.
 set -euo pipefail
@@ -28,7 +30,7 @@ WINDOW=${WINDOW:-64}
 PARTS=${PARTS:-1 2 3 4}
 export NETNS_PREFIX=bwfb FLEET_NET=10.251.9
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-NS=scripts/fleet-netns.sh
+NS=$PWD/scripts/fleet-netns.sh
 BENCH=.bench
 mkdir -p "$BENCH"
 WORK=$(mktemp -d)
@@ -43,11 +45,19 @@ BWSCOPE=$(readlink -f "$BWSCOPE")
 echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cpus, $(uname -r)"
 echo "# $(mpirun --version | head -1), $(iperf3 --version | head -1)"
 
+f3() { for x in "$@"; do printf '%.3f ' "$x"; done; }
 best() { sort -g | tail -1; }
+med() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# "best/best = X, median/median = Y" of two lists of figures.
+ratios() {
+  local b=$1 r=$2
+  echo "best/best = $(echo "$(tr ' ' '\n' <<<"$b" | best) / $(tr ' ' '\n' <<<"$r" | best)" | bc -l | cut -c1-5)," \
+    "median/median = $(echo "$(tr ' ' '\n' <<<"$b" | med) / $(tr ' ' '\n' <<<"$r" | med)" | bc -l | cut -c1-5)"
+}
 ns_mpirun() { # np args...
   local np=$1; shift
   mpirun --hostfile "$WORK/hosts" -np "$np" --bind-to none \
-    --mca plm_rsh_agent "bash $PWD/$NS rsh" \
+    --mca plm_rsh_agent "bash $NS rsh" \
     --mca oob_tcp_if_include "$FLEET_NET.0/24" --mca btl tcp,self --mca btl_tcp_if_include "$FLEET_NET.0/24" "$@"
 }
 # Sum of what arrived over all flows of a transport in a fleet file, GB/s.
@@ -76,35 +86,42 @@ if [[ " $PARTS " == *" 1 "* ]]; then
     for i in $(seq "$ROUNDS"); do
       if [ -n "${OSU_SRC:-}" ]; then
         # MB/s = 10^6 B/s in OMB; both directions together.
-        r+=("$(ns_mpirun 2 "$PWD/$BENCH/osu/osu_bibw" -m "$SIZE:$SIZE" -W "$WINDOW" -i 100 2>/dev/null |
+        r+=("$(ns_mpirun 2 "$PWD/$BENCH/osu/osu_bibw" -m "$SIZE:$SIZE" -W "$WINDOW" -i "${ITERS:-20}" -x 5 2>/dev/null |
           awk -v s="$SIZE" '$1 == s {print $2 / 1000}')")
       else
-        r+=("$(ns_mpirun 2 "$PWD/$BENCH/fleet-mpi-bw" "$SIZE" "$WINDOW" 100 bidir 2>/dev/null | awk '{print $5}')")
+        r+=("$(ns_mpirun 2 "$PWD/$BENCH/fleet-mpi-bw" "$SIZE" "$WINDOW" "${ITERS:-20}" bidir 2>/dev/null | awk '{print $5}')")
       fi
       (cd "$WORK" && ns_mpirun 2 "$BWSCOPE_MPI" fleet --suites none --transport mpi --msg-sizes "${SIZE}B" \
         --window "$WINDOW" --step-time 2 --out "mpi$i" >/dev/null 2>&1)
       b+=("$(fleet_sum "$WORK/mpi$i/fleet.json" mpi)")
     done
-    rb=$(printf '%s\n' "${r[@]}" | best); bb=$(printf '%s\n' "${b[@]}" | best)
-    echo "MPI pair, both directions, ${SIZE} B x window ${WINDOW}: bwscope ${b[*]} GB/s; $REF ${r[*]} GB/s; best/best = $(echo "$bb / $rb" | bc -l | cut -c1-5)"
+    echo "MPI pair, both directions, ${SIZE} B x window ${WINDOW}: bwscope $(f3 "${b[@]}")GB/s; $REF $(f3 "${r[@]}")GB/s; $(ratios "${b[*]}" "${r[*]}")"
   fi
 fi
 
 if [[ " $PARTS " == *" 2 "* ]]; then
-  IP1="$FLEET_NET.2"
+  # Two iperf3 processes, one per direction, at once (iperf3 3.12's --bidir
+  # runs both directions in one thread; bwscope's two flows each have
+  # their own threads at both ends).
+  IP0="$FLEET_NET.1"; IP1="$FLEET_NET.2"
   b=(); r=()
   for i in $(seq "$ROUNDS"); do
     ip netns exec "$NETNS_PREFIX-1" iperf3 -s -1 -p 5399 >/dev/null 2>&1 &
-    for t in $(seq 50); do ip netns exec "$NETNS_PREFIX-1" ss -Hltn 'sport = :5399' | grep -q . && break; sleep 0.1; done
-    r+=("$(ip netns exec "$NETNS_PREFIX-0" iperf3 -c "$IP1" -p 5399 -t 3 -O 1 -l 128K --bidir -J |
-      jq '(.end.sum_received.bits_per_second + .end.sum_received_bidir_reverse.bits_per_second) / 8e9')")
+    ip netns exec "$NETNS_PREFIX-0" iperf3 -s -1 -p 5398 >/dev/null 2>&1 &
+    for t in $(seq 50); do
+      ip netns exec "$NETNS_PREFIX-1" ss -Hltn 'sport = :5399' | grep -q . &&
+        ip netns exec "$NETNS_PREFIX-0" ss -Hltn 'sport = :5398' | grep -q . && break
+      sleep 0.1
+    done
+    ip netns exec "$NETNS_PREFIX-0" iperf3 -c "$IP1" -p 5399 -t 3 -O 1 -l 128K -J > "$WORK/a.json" &
+    ip netns exec "$NETNS_PREFIX-1" iperf3 -c "$IP0" -p 5398 -t 3 -O 1 -l 128K -J > "$WORK/b.json" &
     wait
-    (cd "$WORK" && ns_mpirun 2 "$BWSCOPE" fleet --suites none --transport tcp --msg-sizes 128KiB \
+    r+=("$(jq -s '(.[0].end.sum_received.bits_per_second + .[1].end.sum_received.bits_per_second) / 8e9' "$WORK/a.json" "$WORK/b.json")")
+    (cd "$WORK" && ns_mpirun 2 "$BWSCOPE" fleet --control tcp --suites none --transport tcp --msg-sizes 128KiB \
       --step-time 3 --omit 1 --out "tcp$i" >/dev/null 2>&1)
     b+=("$(fleet_sum "$WORK/tcp$i/fleet.json" tcp)")
   done
-  rb=$(printf '%s\n' "${r[@]}" | best); bb=$(printf '%s\n' "${b[@]}" | best)
-  echo "TCP pair, both directions, 128 KiB writes, 3 s after 1 s omitted: bwscope ${b[*]} GB/s; iperf3 --bidir ${r[*]} GB/s; best/best = $(echo "$bb / $rb" | bc -l | cut -c1-5)"
+  echo "TCP pair, both directions at once, 128 KiB writes, 3 s after 1 s omitted: bwscope $(f3 "${b[@]}")GB/s; iperf3 x2 $(f3 "${r[@]}")GB/s; $(ratios "${b[*]}" "${r[*]}")"
 fi
 
 if [[ " $PARTS " == *" 3 "* ]]; then
@@ -118,14 +135,17 @@ if [[ " $PARTS " == *" 3 "* ]]; then
 fi
 
 if [[ " $PARTS " == *" 4 "* ]]; then
-  echo "scaling (oversubscribed on $(nproc) cpus; --suites none --step-time 0.3 --omit 0.1):"
-  printf '%-8s %4s %6s %6s %9s %10s %14s\n' schedule N steps flows "wall s" "network s" "wall/node s"
+  echo "scaling (oversubscribed on $(nproc) cpus; --suites none --step-time 0.3 --omit 0.1; sample --peers 3):"
+  echo "  cost = the time every node spends in the network phase, summed (N x network s): linear in N when"
+  echo "  the network s stays flat (sample), quadratic when it grows with N (shift)"
+  printf '%-8s %4s %6s %6s %11s %8s %10s %10s\n' schedule N steps flows flows/node "wall s" "network s" "cost node-s"
   for n in 2 4 8 16; do
     for s in sample shift; do
       (cd "$WORK" && mpirun --oversubscribe --mca btl tcp,self --mca btl_tcp_if_include lo -np "$n" "$BWSCOPE" fleet \
         --control tcp --suites none --schedule "$s" --peers 3 --step-time 0.3 --omit 0.1 --out "scale-$s-$n" >/dev/null 2>&1)
-      jq -r --arg s "$s" --arg n "$n" '"\($s) \($n) \(.network[0].steps) \(.network[0].flows|length) \(.timings.total_seconds) \(.timings.network_seconds) \(.timings.total_seconds / ($n|tonumber))"' \
-        "$WORK/scale-$s-$n/fleet.json" | awk '{printf "%-8s %4s %6s %6s %9.2f %10.2f %14.3f\n", $1, $2, $3, $4, $5, $6, $7}'
+      jq -r --arg s "$s" --arg n "$n" '"\($s) \($n) \(.network[0].steps) \(.network[0].flows|length) \(.timings.total_seconds) \(.timings.network_seconds)"' \
+        "$WORK/scale-$s-$n/fleet.json" |
+        awk '{printf "%-8s %4s %6s %6s %11.1f %8.2f %10.2f %10.1f\n", $1, $2, $3, $4, $4 / $2, $5, $6, $2 * $6}'
     done
   done
 fi

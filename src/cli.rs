@@ -626,7 +626,7 @@ pub struct FleetArgs {
     /// MPI: messages in flight per flow
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub window: u32,
-    /// TCP port of every rank's transponder (0: any free port)
+    /// TCP port of every rank's transponder, plus its local rank (0: any free port)
     #[arg(long, value_name = "P", default_value_t = 0)]
     pub net_port: u16,
     /// Take each rank's pair-test address from this network, e.g. 10.1.0.0/16 (default: the address it reached rank 0 from)

@@ -341,6 +341,47 @@ fn fleet_report_in_chromium(html: &std::path::Path) {
 }
 
 #[test]
+fn openmetrics_for_a_single_node_command() {
+    let d = tempfile::tempdir().unwrap();
+    let prom = d.path().join("cache.prom");
+    let run = d.path().join("cache.json");
+    bwscope()
+        .args([
+            "cache",
+            "--quick",
+            "--sizes",
+            "16KiB,256MiB",
+            "--samples",
+            "3",
+            "--min-sample-ms",
+            "2",
+        ])
+        .arg("--openmetrics")
+        .arg(&prom)
+        .arg("--json")
+        .arg(&run)
+        .assert()
+        .success();
+    let t = std::fs::read_to_string(&prom).unwrap();
+    assert!(t.ends_with("# EOF\n"), "{t}");
+    assert!(t.contains("bwscope_run_info{host="), "{t}");
+    for m in ["l1_read_gbps", "dram_read_gbps"] {
+        assert!(
+            t.contains(&format!("metric=\"{m}\",unit=\"GB/s\"}}")),
+            "{m}: {t}"
+        );
+    }
+    check_openmetrics(&t);
+    // The same from the saved run.
+    let o = bwscope()
+        .args(["report", run.to_str().unwrap(), "-f", "openmetrics"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("metric=\"l1_read_gbps\""));
+}
+
+#[test]
 fn a_killed_rank_is_lost_and_the_others_are_kept() {
     let d = tempfile::tempdir().unwrap();
     let mut ranks = Ranks::spawn(3, d.path(), &args(&["--out", "res", "--timeout", "30"]));

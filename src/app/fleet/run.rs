@@ -95,8 +95,16 @@ pub fn run(comm: &mut dyn Comm, plan: &FleetPlan, cx: Ctx) -> anyhow::Result<u8>
         .network
         .as_ref()
         .filter(|n| n.transports.iter().any(|t| t == "tcp"));
+    // A fixed --net-port is offset by the local rank, so ranks sharing a
+    // node do not collide.
     let transponder = match tcp {
-        Some(n) => Some(Transponder::start(n.net_port, cx.token.clone(), &n.tcp)?),
+        Some(n) => {
+            let port = match n.net_port {
+                0 => 0,
+                p => p.saturating_add(cx.launch.local_rank.unwrap_or(0) as u16),
+            };
+            Some(Transponder::start(port, cx.token.clone(), &n.tcp)?)
+        }
         None => None,
     };
     let ip = plan

@@ -563,6 +563,123 @@ mod tests {
         assert_eq!(z_worse(7.0, &r, true), 0.0);
     }
 
+    /// Six nodes, shift over TCP: node 5's link is slow both ways, the
+    /// path 1 → 2 is slow on its own, 0 → 3 failed to connect.
+    fn fleet() -> FleetRun {
+        use crate::model::fleet::{FleetNode, Flow, NetMatrix};
+        let n = 6u32;
+        let mut flows = Vec::new();
+        for d in 1..n {
+            for r in 0..n {
+                let (src, dst) = (r, (r + d) % n);
+                // Healthy flows vary by ±20 % around 1 GB/s.
+                let healthy = 1.0 + 0.2 * (((src * 7 + dst * 3) % 5) as f64 - 2.0) / 2.0;
+                let g = match (src, dst) {
+                    (5, _) | (_, 5) => Some(0.012),
+                    (1, 2) => Some(0.3),
+                    (0, 3) => None,
+                    _ => Some(healthy),
+                };
+                flows.push(Flow {
+                    src,
+                    dst,
+                    size_bytes: 1 << 20,
+                    step: d - 1,
+                    recv_gbps: g,
+                    send_gbps: g,
+                    reason: g.is_none().then(|| "refused".into()),
+                    ..Flow::default()
+                });
+            }
+        }
+        FleetRun {
+            nodes: (0..n)
+                .map(|r| FleetNode {
+                    rank: r,
+                    label: format!("n{r}"),
+                    hostname: format!("n{r}"),
+                    ..FleetNode::default()
+                })
+                .collect(),
+            network: vec![NetMatrix {
+                transport: "tcp".into(),
+                schedule: "shift".into(),
+                sizes: vec![1 << 20],
+                steps: n - 1,
+                flows,
+                ..NetMatrix::default()
+            }],
+            kind: crate::model::fleet::FLEET_KIND.into(),
+            fleet_schema_version: 1,
+            schema_version: 1,
+            tool: crate::model::Tool::this(),
+            command_line: Vec::new(),
+            options: serde_json::Value::Null,
+            launch: Default::default(),
+            started_at: String::new(),
+            finished_at: None,
+            complete: true,
+            interrupted: false,
+            verdicts: None,
+            timings: Default::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_slow_link_and_the_slow_path_are_told_apart() {
+        let f = fleet();
+        let s = Settings {
+            z: 3.5,
+            pct: 7.0,
+            reference: None,
+        };
+        let v = judge(&f, &s);
+        let failed = |r: usize| -> Vec<&str> {
+            v.nodes[r]
+                .checks
+                .iter()
+                .filter(|c| c.outlier)
+                .map(|c| c.metric.as_str())
+                .collect()
+        };
+        assert_eq!(failed(5), vec!["tcp_out_gbps", "tcp_in_gbps"]);
+        assert!(v.nodes[5].drain && !v.nodes[5].ok);
+        for r in 0..5 {
+            assert!(failed(r).is_empty(), "node {r}: {:?}", failed(r));
+            assert!(v.nodes[r].ok, "node {r}");
+        }
+        // Every slow flow of node 5 is put down to it.
+        let of5: Vec<&LinkVerdict> = v
+            .links
+            .iter()
+            .filter(|l| l.src == 5 || l.dst == 5)
+            .collect();
+        assert_eq!(of5.len(), 10);
+        assert!(of5.iter().all(|l| l.explained_by.as_deref() == Some("n5")));
+        // The path between two healthy nodes stands out on its own.
+        let path: Vec<&LinkVerdict> = v
+            .links
+            .iter()
+            .filter(|l| l.explained_by.is_none())
+            .collect();
+        assert_eq!(path.len(), 2, "{path:?}");
+        let slow = path.iter().find(|l| (l.src, l.dst) == (1, 2)).unwrap();
+        assert!(slow.robust_z.unwrap() > 3.5 && slow.pct_worse.unwrap() > 60.0);
+        let failed_flow = path.iter().find(|l| (l.src, l.dst) == (0, 3)).unwrap();
+        assert_eq!(failed_flow.reason.as_deref(), Some("refused"));
+        // Nodes without a run give a written reference no class.
+        let r = Reference {
+            bwscope_reference: 1,
+            classes: vec![],
+        };
+        assert_eq!(
+            make_reference(&f, &v, 7.0),
+            r,
+            "no node has a run to make a class of"
+        );
+    }
+
     #[test]
     fn globs() {
         assert!(glob("AMD EPYC 9654*", "AMD EPYC 9654 96-Core Processor"));
