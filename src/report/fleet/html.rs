@@ -25,6 +25,7 @@ const FLEET_STYLE: &str = r#"
 .ok{color:#1a7f37;font-weight:600}.fail{color:#b42318;font-weight:600}.unknown{color:var(--muted);font-weight:600}
 tr.fail td{background:#fff1f0}
 svg.strip,svg.heatmap{display:block;max-width:100%;height:auto;font:11px system-ui,sans-serif}
+figure.chart svg.heatmap{width:auto}
 svg.strip .dot{fill:#1f77b4;fill-opacity:.75}svg.strip .dot.out{fill:#b42318;fill-opacity:1}
 svg.heatmap rect.cell:hover{stroke:#000;stroke-width:1.5}
 svg.heatmap rect.null{fill:#e5e7eb}
@@ -115,7 +116,8 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
         let (word, class) = verdict_word(v);
         let _ = write!(
             s,
-            "<tr class=\"{class}\"><td>{}</td><td class=n data-v=\"{r}\">{r}</td><td class=\"{class}\">{word}</td><td class=n data-v=\"{d}\">{d:.1}</td>",
+            "<tr{}><td>{}</td><td class=n data-v=\"{r}\">{r}</td><td class=\"{class}\">{word}</td><td class=n data-v=\"{d}\">{d:.1}</td>",
+            if class == "fail" { " class=fail" } else { "" },
             esc(&n.label),
             d = v.map_or(0.0, |v| v.distance)
         );
@@ -297,10 +299,13 @@ fn heatmap(f: &FleetRun, m: &NetMatrix, size: u64, scale_max: Option<f64>, id: u
     };
     let left = 10.0 + longest as f64 * 6.5;
     let topm = left;
-    let (w, h) = (left + cell * n as f64 + 90.0, topm + cell * n as f64 + 20.0);
+    let (w, h) = (
+        left + cell * n as f64 + 120.0,
+        topm + cell * n as f64 + 20.0,
+    );
     let pos = |r: u32| ranks.iter().position(|&x| x == r).unwrap_or(0) as f64;
     let mut s = format!(
-        "<figure class=chart><div class=readout id=readout-{id}>hover a cell</div><svg class=heatmap viewBox=\"0 0 {w:.0} {h:.0}\" data-readout=\"readout-{id}\" role=img aria-label=\"pair bandwidth\">"
+        "<figure class=chart><div class=readout id=readout-{id}>hover a cell</div><svg class=heatmap width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" data-readout=\"readout-{id}\" role=img aria-label=\"pair bandwidth\">"
     );
     let show_labels = n <= 64;
     for (i, node) in f.nodes.iter().enumerate() {
@@ -318,12 +323,6 @@ fn heatmap(f: &FleetRun, m: &NetMatrix, size: u64, scale_max: Option<f64>, id: u
         );
         let _ = write!(s, "<text transform=\"translate({c:.1},{:.1}) rotate(-90)\" dominant-baseline=middle>{}</text>", topm - 4.0, esc(&l));
     }
-    let _ = write!(
-        s,
-        "<text x=\"{:.1}\" y=\"12\">receiver →</text><text x=\"4\" y=\"{:.1}\">sender ↓</text>",
-        left,
-        topm - 14.0
-    );
     for x in &flows {
         let (cx, cy) = (left + pos(x.dst) * cell, topm + pos(x.src) * cell);
         let who = format!("{} → {}", f.label(x.src), f.label(x.dst));
@@ -449,7 +448,7 @@ pub fn render(f: &FleetRun, scale_max: Option<f64>) -> String {
                 }
                 s.push_str("</ul>\n");
             }
-            let _ = writeln!(s, "<p class=meta>A figure is an outlier when its robust z-score (median and MAD over the nodes) is at least {} and it is at least {} % worse than the fleet median; fewer than {} nodes with a figure are not judged.{}</p>", v.robust_z, v.pct_worse, v.min_nodes, v.reference.as_ref().map_or(String::new(), |r| format!(" Class bounds from {}.", esc(r))));
+            let _ = writeln!(s, "<p class=meta>A figure is an outlier when its robust z-score (median and MAD of the logarithms over the nodes) is at least {} and it is at least {} % worse than the fleet median; fewer than {} nodes with a figure are not judged.{}</p>", v.robust_z, v.pct_worse, v.min_nodes, v.reference.as_ref().map_or(String::new(), |r| format!(" Class bounds from {}.", esc(r))));
         }
     }
     for w in &f.warnings {
