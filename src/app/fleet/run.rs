@@ -407,11 +407,47 @@ impl<'a> Root<'a> {
             },
             self.fleet.launch.control
         );
+        eprintln!("bwscope fleet: {}", self.expected());
         self.node_phase()?;
         if !self.stopped() {
             self.network_phase()?;
         }
         self.finish()
+    }
+
+    /// How long the run should take from here, in one line.
+    fn expected(&self) -> String {
+        let rounds = if self.plan.node.suites.is_empty() {
+            0
+        } else {
+            self.rounds().len()
+        };
+        let node = self
+            .hellos
+            .iter()
+            .flatten()
+            .filter_map(|h| h.estimate_s)
+            .fold(0.0f64, f64::max);
+        let live = self
+            .fleet
+            .nodes
+            .iter()
+            .filter(|n| n.status != NodeStatus::Lost)
+            .count();
+        let net = self
+            .plan
+            .network
+            .as_ref()
+            .map_or(0.0, |n| n.cost(live as u64).2);
+        let node_total = node * rounds as f64;
+        format!(
+            "expect about {}: per-node phase {} ({rounds} round{} of about {:.0} s), network phase {}",
+            super::plan::duration(node_total + net),
+            super::plan::duration(node_total),
+            if rounds == 1 { "" } else { "s" },
+            node,
+            super::plan::duration(net)
+        )
     }
 
     fn shared_machines_warning(&mut self) {
