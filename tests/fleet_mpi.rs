@@ -7,10 +7,9 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-use common::fleet::{assert_valid, exe, flows, load, QUICK};
+use common::fleet::{exe, flows, launched, QUICK};
 
 fn found(cmd: &str) -> bool {
     Command::new(cmd)
@@ -27,7 +26,7 @@ fn open_mpi() -> bool {
 }
 
 /// `mpirun -np n bwscope fleet QUICK extra…` in `dir`.
-fn mpirun(n: u32, dir: &Path, extra: &[&str]) -> Output {
+fn mpirun(n: u32, extra: &[&str]) -> Command {
     let np = n.to_string();
     let mut c = Command::new("mpirun");
     c.args([
@@ -50,12 +49,9 @@ fn mpirun(n: u32, dir: &Path, extra: &[&str]) -> Output {
     ])
     .args(QUICK)
     .args(extra)
-    .current_dir(dir)
     .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
     .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    let o = c.output().expect("run mpirun");
-    eprintln!("{}", String::from_utf8_lossy(&o.stderr));
-    o
+    c
 }
 
 #[test]
@@ -65,14 +61,11 @@ fn open_mpi_oversubscribed_over_tcp() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let o = mpirun(
-        3,
+    let f = launched(
+        &mut mpirun(3, &["--control", "tcp", "--out", "res", "--timeout", "60"]),
         d.path(),
-        &["--control", "tcp", "--out", "res", "--timeout", "60"],
+        3,
     );
-    assert!(o.status.success(), "{o:?}");
-    let f = load(&d.path().join("res/fleet.json"));
-    assert_valid(&f, 3);
     assert_eq!(f["launch"]["launcher"], "openmpi");
     assert_eq!(f["launch"]["control"], "tcp");
     assert!(f["launch"]["job"].is_string(), "Open MPI names the job");
@@ -94,17 +87,11 @@ fn mpich_hydra_through_pmi() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let o = Command::new("mpiexec.hydra")
-        .args(["-n", "2", exe(), "fleet"])
+    let mut c = Command::new("mpiexec.hydra");
+    c.args(["-n", "2", exe(), "fleet"])
         .args(QUICK)
-        .args(["--out", "res", "--timeout", "60"])
-        .current_dir(d.path())
-        .output()
-        .unwrap();
-    eprintln!("{}", String::from_utf8_lossy(&o.stderr));
-    assert!(o.status.success(), "{o:?}");
-    let f = load(&d.path().join("res/fleet.json"));
-    assert_valid(&f, 2);
+        .args(["--out", "res", "--timeout", "60"]);
+    let f = launched(&mut c, d.path(), 2);
     assert_eq!(f["launch"]["launcher"], "pmi");
     assert!(flows(&f, 0, 1)[0]["recv_gbps"].as_f64().unwrap() > 0.0);
 }
@@ -119,9 +106,8 @@ fn mpi_control_and_mpi_pair_tests() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let o = mpirun(
+    let mut c = mpirun(
         3,
-        d.path(),
         &[
             "--transport",
             "tcp,mpi",
@@ -133,9 +119,7 @@ fn mpi_control_and_mpi_pair_tests() {
             "60",
         ],
     );
-    assert!(o.status.success(), "{o:?}");
-    let f = load(&d.path().join("res/fleet.json"));
-    assert_valid(&f, 3);
+    let f = launched(&mut c, d.path(), 3);
     assert_eq!(f["launch"]["control"], "mpi");
     let m: Vec<&str> = f["network"]
         .as_array()

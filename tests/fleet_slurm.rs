@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::fleet::{assert_valid, exe, flows, load, QUICK};
+use common::fleet::{exe, flows, launched, QUICK};
 
 fn unavailable() -> Option<String> {
     if unsafe { libc::geteuid() } != 0 {
@@ -152,18 +152,12 @@ fn srun_two_tasks_through_the_default_build() {
             return;
         }
     };
-    let o = Command::new("srun")
-        .args(["-n", "2", "--time", "5", exe(), "fleet"])
+    let mut c = Command::new("srun");
+    c.args(["-n", "2", "--time", "5", exe(), "fleet"])
         .args(QUICK)
         .args(["--control", "tcp", "--out", "res", "--timeout", "60"])
-        .current_dir(d.path())
-        .env("SLURM_CONF", &cluster.conf)
-        .output()
-        .unwrap();
-    eprintln!("{}", String::from_utf8_lossy(&o.stderr));
-    assert!(o.status.success(), "{o:?}");
-    let f = load(&d.path().join("res/fleet.json"));
-    assert_valid(&f, 2);
+        .env("SLURM_CONF", &cluster.conf);
+    let f = launched(&mut c, d.path(), 2);
     assert_eq!(f["launch"]["launcher"], "slurm");
     assert!(
         f["launch"]["job"].as_str().unwrap().contains('.'),

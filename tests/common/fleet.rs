@@ -151,6 +151,17 @@ impl Drop for Ranks {
     }
 }
 
+/// Run a launcher's command line that starts a fleet writing into
+/// `dir/res`; check that it succeeded and return the checked fleet file.
+pub fn launched(c: &mut Command, dir: &Path, ranks: usize) -> Value {
+    let o = c.current_dir(dir).output().expect("start the launcher");
+    eprintln!("{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{o:?}");
+    let f = load(&dir.join("res/fleet.json"));
+    assert_valid(&f, ranks);
+    f
+}
+
 pub fn load(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
