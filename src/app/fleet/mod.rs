@@ -2,12 +2,13 @@
 //! every node and the pair network, and say which node or link is slow.
 //!
 //! - [`launch`]: rank and size from the launcher's environment;
-//! - [`comm`]: how the ranks talk ([`tcp`] by default, `mpi` with
-//!   `--features mpi`), [`rendezvous`]: how they find rank 0;
+//! - [`comm`]: how the ranks talk ([`tcp`] by default, framed by [`wire`];
+//!   `mpi` with `--features mpi`), [`rendezvous`]: how they find rank 0;
 //! - [`node`]: the per-node phase ([`node::measure_node`], the one call
 //!   into the suites);
 //! - [`schedule`], [`network`]: the network phase;
-//! - [`run`]: one fleet run as every rank lives it; [`verdict`]: the
+//! - [`run`]: one fleet run as every rank lives it (rank 0's side in
+//!   `root`); [`verdict`]: the
 //!   robust statistics; [`output`]: the files rank 0 writes;
 //! - [`plan`]: flags → plan, and the time estimate.
 
@@ -19,11 +20,14 @@ pub mod network;
 pub mod node;
 pub mod output;
 pub mod plan;
+pub mod reference;
 pub mod rendezvous;
+mod root;
 pub mod run;
 pub mod schedule;
 pub mod tcp;
 pub mod verdict;
+pub mod wire;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,7 +103,7 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         .transpose()?;
     let outputs = if launch.rank == 0 {
         if let Some(r) = &plan.reference {
-            verdict::load_reference(r)?; // a bad file fails now, not after the run
+            reference::load(r)?; // a bad file fails now, not after the run
         }
         Some(output::Outputs::prepare(a, out)?)
     } else {
