@@ -3,6 +3,7 @@
 //! exit code (see `error`).
 
 pub mod args;
+pub mod fleet;
 pub mod info;
 pub mod net;
 pub mod reports;
@@ -68,6 +69,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             no_output("compare", &top)?;
             reports::compare(&a)
         }
+        Command::Fleet(a) => fleet::command(&a, &merge(&top, &a.output)),
         Command::Net(a) => match &a.command {
             NetCommand::Serve(s) => {
                 no_output("net serve", &top)?;
@@ -147,6 +149,7 @@ fn merge(top: &OutputArgs, sub: &OutputArgs) -> OutputArgs {
     OutputArgs {
         json: sub.json.clone().or_else(|| top.json.clone()),
         csv: sub.csv.clone().or_else(|| top.csv.clone()),
+        openmetrics: sub.openmetrics.clone().or_else(|| top.openmetrics.clone()),
         units: if sub.units == UnitsArg::default() {
             top.units
         } else {
@@ -161,6 +164,8 @@ fn given(top: &OutputArgs) -> Option<&'static str> {
         Some("--json")
     } else if top.csv.is_some() {
         Some("--csv")
+    } else if top.openmetrics.is_some() {
+        Some("--openmetrics")
     } else if top.units != UnitsArg::default() {
         Some("--units")
     } else {

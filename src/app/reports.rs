@@ -10,7 +10,7 @@ use crate::error::{UserError, EXIT_OK};
 use crate::report::compare::{self, EXIT_SLOWER};
 use crate::report::csv::Csv;
 use crate::report::html::Html;
-use crate::report::json::{self, Json};
+use crate::report::json::Json;
 use crate::report::markdown::Markdown;
 use crate::report::metric::StatKind;
 use crate::report::plot::{self, Format};
@@ -51,7 +51,7 @@ fn sibling(path: &str, id: &str) -> String {
 }
 
 pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
-    let run = json::load(&a.run)?;
+    let run = crate::report::fleet::load_run(&a.run, a.node.as_deref())?;
     let mut charts = plot::charts(&run, stat(a.stat));
     if let Some(state) = crate::report::run_state(&run) {
         // On the picture itself, where the chart travels without its file.
@@ -142,21 +142,20 @@ fn default_html_path(run: &str) -> String {
 }
 
 pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
-    let run = json::load(&a.run)?;
-    if let Some(state) = crate::report::run_state(&run) {
-        eprintln!("note: {}: {state}", a.run);
+    use crate::report::fleet::{self as view, Doc};
+    let doc = match (view::load(&a.run)?, &a.node) {
+        (Doc::Fleet(f), Some(n)) => Doc::Run(Box::new(view::node_run(&f, n, &a.run)?)),
+        (d, _) => d,
+    };
+    if let Doc::Run(run) = &doc {
+        if let Some(state) = crate::report::run_state(run) {
+            eprintln!("note: {}: {state}", a.run);
+        }
     }
     let format = a
         .format
         .or_else(|| a.output.as_deref().and_then(format_of))
         .unwrap_or(ReportFormat::Html);
-    let exporter: Box<dyn Exporter> = match format {
-        ReportFormat::Html => Box::new(Html::default()),
-        ReportFormat::Markdown => Box::new(Markdown),
-        ReportFormat::Table => Box::new(Table),
-        ReportFormat::Csv => Box::new(Csv),
-        ReportFormat::Json => Box::new(Json),
-    };
     let out = match (&a.output, format) {
         (Some(o), _) => o.clone(),
         // Read from stdin: there is no "next to the input".
@@ -164,12 +163,98 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
         (None, ReportFormat::Html) => default_html_path(&a.run),
         (None, _) => "-".into(),
     };
-    let bytes = exporter.serialize(&run)?;
+    let bytes = match doc {
+        Doc::Fleet(f) => fleet_report(&f, format, a.scale_max)?,
+        Doc::Run(run) => {
+            let exporter: Box<dyn Exporter> = match format {
+                ReportFormat::Html => Box::new(Html::default()),
+                ReportFormat::Markdown => Box::new(Markdown),
+                ReportFormat::Table => Box::new(Table),
+                ReportFormat::Csv => Box::new(Csv),
+                ReportFormat::Json => Box::new(Json),
+                ReportFormat::OpenMetrics => Box::new(crate::report::openmetrics::OpenMetrics),
+            };
+            exporter.serialize(&run)?
+        }
+    };
     write_output(&out, &bytes)?;
     if out != "-" {
         crate::util::out::print(&format!("wrote {out}\n"));
     }
     Ok(EXIT_OK)
+}
+
+/// A fleet file in the asked format.
+fn fleet_report(
+    f: &crate::model::fleet::FleetRun,
+    format: ReportFormat,
+    scale_max: Option<f64>,
+) -> Result<Vec<u8>, UserError> {
+    use crate::report::fleet as view;
+    if let Some(m) = scale_max {
+        if !(m.is_finite() && m > 0.0) {
+            return Err(UserError::flag(
+                "--scale-max",
+                "give a positive GB/s figure, e.g. 12.5",
+            ));
+        }
+    }
+    Ok(match format {
+        ReportFormat::Html => view::html::render(f, scale_max).into_bytes(),
+        ReportFormat::Json => view::to_json(f),
+        ReportFormat::Csv => view::csv::encode(f),
+        ReportFormat::Table | ReportFormat::Markdown => format!(
+            "{}\n{}",
+            view::text::summary(f),
+            view::text::verdict_file(f)
+        )
+        .into_bytes(),
+        ReportFormat::OpenMetrics => crate::report::openmetrics::fleet_text(f).into_bytes(),
+    })
+}
+
+/// `compare` of fleet files: node by node, or with `--node` one node's
+/// runs case by case.
+fn compare_fleets(a: &CompareArgs) -> anyhow::Result<Option<u8>> {
+    use crate::report::fleet::{self as view, Doc};
+    let docs: Vec<Doc> = a
+        .runs
+        .iter()
+        .map(|p| view::load(p))
+        .collect::<Result<_, _>>()?;
+    let fleets = docs.iter().filter(|d| matches!(d, Doc::Fleet(_))).count();
+    if fleets == 0 || a.node.is_some() {
+        return Ok(None);
+    }
+    if fleets != docs.len() || docs.len() != 2 {
+        return Err(UserError::flag(
+            "RUN.json",
+            "compare two fleet files with each other, or pick one node of each with --node HOST",
+        )
+        .into());
+    }
+    let (Doc::Fleet(x), Doc::Fleet(y)) = (&docs[0], &docs[1]) else {
+        unreachable!("both are fleets");
+    };
+    let c = view::compare::compare((&a.runs[0], x), (&a.runs[1], y), a.fail_if_slower);
+    crate::util::out::print(&match a.format {
+        CompareFormat::Table => c.render_table(),
+        CompareFormat::Markdown => c.render_markdown(),
+        CompareFormat::Json => c.render_json(),
+    });
+    if a.fail_if_slower.is_some() && !c.slower().is_empty() {
+        let worst = c.slower()[0];
+        eprintln!(
+            "error: {} figures got slower by more than {}% (worst: {} {} {:.1}% worse)",
+            c.slower().len(),
+            c.threshold_pct,
+            worst.node,
+            worst.metric,
+            worst.worse_pct.unwrap_or(0.0)
+        );
+        return Ok(Some(EXIT_SLOWER));
+    }
+    Ok(Some(EXIT_OK))
 }
 
 pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
@@ -182,9 +267,15 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
             .into());
         }
     }
+    if let Some(code) = compare_fleets(a)? {
+        return Ok(code);
+    }
+    if let Some(code) = compare_fleets(a)? {
+        return Ok(code);
+    }
     let mut runs = Vec::with_capacity(a.runs.len());
     for p in &a.runs {
-        let run = json::load(p)?;
+        let run = crate::report::fleet::load_run(p, a.node.as_deref())?;
         if let Some(state) = crate::report::run_state(&run) {
             eprintln!("note: {p}: {state}");
         }

@@ -40,7 +40,8 @@ impl Recorder {
     ) -> Result<Recorder, UserError> {
         let mut run = Run::new(command, options, host, units(out.units));
         run.warnings = suites::host_warnings(&run.host);
-        let sink = Sink::new(run, out.json.as_deref(), out.csv.as_deref())?;
+        let sink = Sink::new(run, out.json.as_deref(), out.csv.as_deref())?
+            .with_openmetrics(out.openmetrics.as_deref());
         let bar = crate::report::progress::bar(0, sink.stdout_taken());
         Ok(Recorder {
             sink,
@@ -50,16 +51,38 @@ impl Recorder {
         })
     }
 
+    /// A recorder into `sink` that shows nothing: no progress, no notes
+    /// (a fleet node's run, collected by rank 0).
+    pub fn quiet(mut sink: Sink) -> Recorder {
+        sink.echo_warnings = false;
+        Recorder {
+            sink,
+            bar: crate::report::progress::bar(0, true),
+            in_step: false,
+            notes: false,
+        }
+    }
+
     /// Measure `suite` into this run.
     pub fn measure(&mut self, host: &Host, suite: &dyn Suite) -> anyhow::Result<Flow> {
-        let stop = crate::util::signal::install();
+        self.measure_with(host, suite, crate::util::signal::install())
+    }
+
+    /// [`Recorder::measure`] honouring `stop` (a caller with its own stop
+    /// request, such as a fleet rank asked by rank 0).
+    pub fn measure_with(
+        &mut self,
+        host: &Host,
+        suite: &dyn Suite,
+        stop: &'static std::sync::atomic::AtomicBool,
+    ) -> anyhow::Result<Flow> {
         let mut cx = Ctx::new(host, stop, self);
         let flow = suite.run(&mut cx);
         self.bar.finish_and_clear();
         // A stop request that arrived after the last sample still marks
         // the run as interrupted: its records are whole, the run is not.
         match flow {
-            Ok(Flow::Done) if crate::util::signal::stopped() => Ok(Flow::Stopped),
+            Ok(Flow::Done) if stop.load(std::sync::atomic::Ordering::Relaxed) => Ok(Flow::Stopped),
             other => other,
         }
     }

@@ -3,6 +3,7 @@
 //! so). A [`Run`] is the environment ([`Host`]) plus every [`Record`]; this
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
+pub mod fleet;
 mod host;
 mod knees;
 mod record;

@@ -31,7 +31,7 @@ impl Default for Html {
 }
 
 /// Escape text for HTML element content and attribute values.
-fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + s.len() / 16);
     for c in s.chars() {
         match c {
@@ -46,7 +46,7 @@ fn esc(s: &str) -> String {
     o
 }
 
-const STYLE: &str = r#"
+pub const STYLE: &str = r#"
 :root{--fg:#1d232a;--muted:#5b6570;--line:#d8dde3;--bg:#fff;--band:#f5f7f9;--accent:#1f77b4;--warn:#8a5300;--warnbg:#fff6e5}
 *{box-sizing:border-box}
 body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--fg);background:var(--bg);margin:0}
@@ -77,7 +77,7 @@ details summary{cursor:pointer;color:var(--accent)}
 /// Sort a table by a clicked header: numeric when both cells parse as
 /// numbers (sort keys live in `data-v`), text otherwise; click again to
 /// reverse. Then the #selftest hook.
-const SCRIPT: &str = r#"
+pub const SCRIPT: &str = r#"
 (function(){
 function key(td){var v=td.getAttribute('data-v');if(v===null)v=td.textContent;var n=parseFloat(v);return isNaN(n)||!/^-?[0-9.eE+-]+$/.test(v.trim())?{s:v}:{n:n};}
 function cmp(a,b){if(a.n!==undefined&&b.n!==undefined)return a.n-b.n;if(a.n!==undefined)return -1;if(b.n!==undefined)return 1;return a.s<b.s?-1:a.s>b.s?1:0;}

@@ -85,12 +85,27 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, UserError> {
 
 /// Parse and check a run; `path` names it in errors.
 pub fn parse(path: &str, bytes: &[u8]) -> Result<Run, UserError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+    from_value(path, value_of(path, bytes)?)
+}
+
+/// The JSON of a run file (or of a fleet file, which holds runs), read as
+/// [`read_input`] reads: a one-line error naming it when it is not JSON.
+pub fn read_value(path: &str) -> Result<serde_json::Value, UserError> {
+    value_of(path, &read_input(path)?)
+}
+
+fn value_of(path: &str, bytes: &[u8]) -> Result<serde_json::Value, UserError> {
+    serde_json::from_slice(bytes).map_err(|e| {
         bad(
             path,
             format!("not valid JSON ({e}); is the file truncated?"),
         )
-    })?;
+    })
+}
+
+/// A run from JSON already read: checked to be a bwscope run of a schema
+/// this version reads, with plausible values.
+pub fn from_value(path: &str, value: serde_json::Value) -> Result<Run, UserError> {
     let tool = value.pointer("/tool/name").and_then(|v| v.as_str());
     if tool != Some("bwscope") {
         return Err(bad(path, "not a bwscope run (no tool.name = \"bwscope\")"));

@@ -3,10 +3,12 @@
 
 pub mod compare;
 pub mod csv;
+pub mod fleet;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod metric;
+pub mod openmetrics;
 pub mod outfile;
 pub mod plausible;
 pub mod plot;

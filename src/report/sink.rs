@@ -97,6 +97,8 @@ pub struct Sink {
     stdout_gone: bool,
     /// Print warnings to stderr as they come (off in tests).
     pub echo_warnings: bool,
+    /// `--openmetrics FILE`: the headline figures, written at the end.
+    openmetrics: Option<PathBuf>,
 }
 
 fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
@@ -119,7 +121,15 @@ impl Sink {
             last_json: None,
             stdout_gone: false,
             echo_warnings: true,
+            openmetrics: None,
         })
+    }
+
+    /// Also write the headline figures in OpenMetrics format to `path`
+    /// when the run finishes.
+    pub fn with_openmetrics(mut self, path: Option<&str>) -> Sink {
+        self.openmetrics = path.map(PathBuf::from);
+        self
     }
 
     /// True when JSON or CSV goes to stdout, so nothing else may.
@@ -269,6 +279,9 @@ impl Sink {
             }
         } else {
             self.write_json()?;
+            if let Some(p) = &self.openmetrics {
+                write_atomic(p, super::openmetrics::run_text(&self.run).as_bytes())?;
+            }
         }
         if let Some(Target::Stdout) = &self.json {
             let bytes = Json

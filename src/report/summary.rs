@@ -21,7 +21,7 @@ fn is_plain(r: &Record, op: &str, prefix: &str) -> bool {
 /// inside it (`Host::well_inside`, by the measured cache sizes where they
 /// differ from CPUID's). DRAM takes the largest size (furthest from the
 /// last cache's edge), caches the best.
-fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<(f64, &'a Record)> {
+pub fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<(f64, &'a Record)> {
     let recs: Vec<&Record> = ok(run)
         .filter(|r| {
             r.suite == "cache"
@@ -46,7 +46,7 @@ fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<(f64
 
 /// Best all-cores DRAM figure of `op` from any suite that ran more than
 /// one thread at a DRAM-sized set.
-fn all_cores(run: &Run, op: &str) -> Option<(f64, u32)> {
+pub fn all_cores(run: &Run, op: &str) -> Option<(f64, u32)> {
     ok(run)
         .filter(|r| r.threads > 1 && r.op == op && r.regime.as_deref() == Some("DRAM"))
         .filter(|r| !r.nontemporal.unwrap_or(false))
@@ -59,7 +59,7 @@ fn all_cores(run: &Run, op: &str) -> Option<(f64, u32)> {
 /// views let the prefetchers help and are not load-to-use latency. A DRAM
 /// figure needs a size 4× past the last cache (at 2× a random chase still
 /// hits it: 125 instead of 170 ns on a guest with a 10 MiB L3).
-fn dram_latency(run: &Run) -> Option<(f64, String)> {
+pub fn dram_latency(run: &Run) -> Option<(f64, String)> {
     let recs: Vec<&Record> = ok(run)
         .filter(|r| r.suite == "latency")
         .filter(|r| {

@@ -4,6 +4,9 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
+pub mod fleet;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};

@@ -1,0 +1,150 @@
+//! `bwscope fleet`: run under `mpirun`/`srun` across a cluster, measure
+//! every node and the pair network, and say which node or link is slow.
+//!
+//! - [`launch`]: rank and size from the launcher's environment;
+//! - [`comm`]: how the ranks talk ([`tcp`] by default, framed by [`wire`];
+//!   `mpi` with `--features mpi`), [`rendezvous`]: how they find rank 0;
+//! - [`node`]: the per-node phase ([`node::measure_node`], the one call
+//!   into the suites);
+//! - [`schedule`], [`network`]: the network phase;
+//! - [`run`]: one fleet run as every rank lives it (rank 0's side in
+//!   `root`); [`verdict`]: the
+//!   robust statistics; [`output`]: the files rank 0 writes;
+//! - [`plan`]: flags → plan, and the time estimate.
+
+pub mod comm;
+pub mod launch;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+pub mod network;
+pub mod node;
+pub mod output;
+pub mod plan;
+pub mod reference;
+pub mod rendezvous;
+mod root;
+pub mod run;
+pub mod schedule;
+pub mod tcp;
+pub mod verdict;
+pub mod wire;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::cli::{FleetArgs, OutputArgs};
+use crate::error::{UserError, EXIT_OK};
+
+extern "C" fn on_sigterm(_: libc::c_int) {
+    crate::util::signal::flag().store(true, Ordering::SeqCst);
+}
+
+/// Ctrl-C and SIGTERM (what `mpirun` and `srun` send when they are
+/// interrupted) both ask for an orderly stop that keeps every finished
+/// record.
+fn signals() -> &'static AtomicBool {
+    let stop = crate::util::signal::install();
+    // SAFETY: the handler only stores to an atomic (async-signal-safe).
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_sigterm as *const () as usize;
+        sa.sa_flags = libc::SA_RESETHAND;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    }
+    stop
+}
+
+fn dry_run(
+    p: &plan::FleetPlan,
+    l: Option<&launch::Launch>,
+    nodes: Option<u32>,
+) -> anyhow::Result<u8> {
+    let (n, rank) = match (l, nodes) {
+        (_, Some(n)) if n > 0 => (n, l.map_or(0, |l| l.rank)),
+        (Some(l), None) => (l.size, l.rank),
+        _ => return Err(UserError::flag(
+            "--nodes",
+            "outside a launcher, say how many nodes to plan for: bwscope fleet --dry-run --nodes N",
+        )
+        .into()),
+    };
+    if rank == 0 {
+        let host = crate::platform::detect_host(false);
+        print!("{}", plan::describe(p, &host, n, 1)?);
+    }
+    Ok(EXIT_OK)
+}
+
+pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+    let plan = plan::resolve(a)?;
+    let launch = launch::from_env().map_err(|m| UserError::BadInput {
+        path: "bwscope fleet".into(),
+        problem: m,
+    })?;
+    if a.dry_run {
+        return dry_run(&plan, launch.as_ref(), a.nodes);
+    }
+    let Some(launch) = launch else {
+        return Err(UserError::BadInput {
+            path: "bwscope fleet".into(),
+            problem: format!("no launcher found: {}", launch::HOW_TO_LAUNCH),
+        }
+        .into());
+    };
+    let t0 = Instant::now();
+    let started_at = crate::model::time::now_rfc3339();
+    let stop = signals();
+    let token = a
+        .token_file
+        .as_deref()
+        .map(crate::suites::net::read_token)
+        .transpose()?;
+    let outputs = if launch.rank == 0 {
+        if let Some(r) = &plan.reference {
+            reference::load(r)?; // a bad file fails now, not after the run
+        }
+        Some(output::Outputs::prepare(a, out)?)
+    } else {
+        None
+    };
+    // The clock is measured later, at the rank's turn: ranks sharing a
+    // machine would otherwise measure it against each other.
+    let host = crate::platform::detect_host(false);
+    let (mut comm, token): (Box<dyn comm::Comm>, Option<Vec<u8>>) = match plan.control.as_str() {
+        #[cfg(feature = "mpi")]
+        "mpi" => {
+            let (c, t) = mpi::connect(&launch, token, stop)?;
+            (Box::new(c), t)
+        }
+        _ => {
+            let settings = tcp::Settings {
+                launch: launch.clone(),
+                rendezvous_dir: a
+                    .rendezvous
+                    .as_ref()
+                    .map_or_else(|| PathBuf::from("."), PathBuf::from),
+                coordinator: a.coordinator.clone(),
+                token,
+                startup: Duration::from_secs_f64(plan.timeout_s),
+            };
+            let (c, t) = tcp::connect(&settings, stop)?;
+            (Box::new(c), t)
+        }
+    };
+    let code = run::run(
+        comm.as_mut(),
+        &plan,
+        run::Ctx {
+            launch: &launch,
+            host: &host,
+            token,
+            stop,
+            out: outputs,
+            t0,
+            started_at,
+        },
+    )?;
+    Ok(code)
+}

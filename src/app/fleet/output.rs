@@ -1,0 +1,118 @@
+//! Where rank 0 writes: a results folder (`--out DIR`, default
+//! `./bwscope-fleet/<UTC time>`) with fleet.json, fleet.csv, fleet.html,
+//! verdicts.txt and drain.txt; `--json`/`--csv` move the first two,
+//! `--openmetrics` and `--write-reference` add files. The folder is made
+//! and tested before anything is measured.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{FleetArgs, OutputArgs};
+use crate::error::UserError;
+use crate::model::fleet::FleetRun;
+use crate::report::fleet::{self as view};
+use crate::report::sink::write_atomic;
+
+pub struct Outputs {
+    pub dir: PathBuf,
+    /// None: the fleet JSON goes to stdout at the end (`--json -`).
+    json: Option<PathBuf>,
+    csv: PathBuf,
+    html: PathBuf,
+    verdicts: PathBuf,
+    drain: PathBuf,
+    openmetrics: Option<PathBuf>,
+    reference: Option<PathBuf>,
+    scale_max: Option<f64>,
+}
+
+/// `./bwscope-fleet/2026-11-21T12-51-11Z`.
+pub fn default_dir() -> PathBuf {
+    Path::new("bwscope-fleet").join(crate::model::time::now_rfc3339().replace(':', "-"))
+}
+
+fn unwritable(p: &Path, e: impl std::fmt::Display) -> UserError {
+    UserError::Unwritable {
+        path: p.display().to_string(),
+        detail: e.to_string(),
+    }
+}
+
+impl Outputs {
+    pub fn prepare(a: &FleetArgs, out: &OutputArgs) -> Result<Outputs, UserError> {
+        let dir = a
+            .out
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(default_dir);
+        std::fs::create_dir_all(&dir).map_err(|e| unwritable(&dir, format!("{e} (--out)")))?;
+        let probe = dir.join(".bwscope-write-test");
+        std::fs::write(&probe, b"").map_err(|e| unwritable(&dir, format!("{e} (--out)")))?;
+        let _ = std::fs::remove_file(probe);
+        let json = match out.json.as_deref() {
+            Some("-") => None,
+            Some(p) => Some(PathBuf::from(p)),
+            None => Some(dir.join("fleet.json")),
+        };
+        if out.csv.as_deref() == Some("-") {
+            return Err(UserError::flag(
+                "--csv",
+                "a fleet writes its CSV to a file: give a path (or use the results folder)",
+            ));
+        }
+        Ok(Outputs {
+            json,
+            csv: out
+                .csv
+                .as_ref()
+                .map_or_else(|| dir.join("fleet.csv"), PathBuf::from),
+            html: dir.join("fleet.html"),
+            verdicts: dir.join("verdicts.txt"),
+            drain: dir.join("drain.txt"),
+            openmetrics: out.openmetrics.as_ref().map(PathBuf::from),
+            reference: a.write_reference.as_ref().map(PathBuf::from),
+            scale_max: a.scale_max,
+            dir,
+        })
+    }
+
+    /// fleet.json as it stands (rank 0 calls this as results arrive).
+    pub fn save_json(&self, f: &FleetRun) -> Result<(), UserError> {
+        match &self.json {
+            Some(p) => write_atomic(p, &view::to_json(f)),
+            None => Ok(()),
+        }
+    }
+
+    /// Every file, and the summary on the terminal.
+    pub fn save_all(&self, f: &FleetRun, pct: f64) -> anyhow::Result<()> {
+        self.save_json(f)?;
+        write_atomic(&self.csv, &view::csv::encode(f))?;
+        write_atomic(&self.html, view::html::render(f, self.scale_max).as_bytes())?;
+        write_atomic(&self.verdicts, view::text::verdict_file(f).as_bytes())?;
+        write_atomic(&self.drain, view::text::drain_list(f).as_bytes())?;
+        if let Some(p) = &self.openmetrics {
+            write_atomic(p, crate::report::openmetrics::fleet_text(f).as_bytes())?;
+        }
+        if let (Some(p), Some(v)) = (&self.reference, &f.verdicts) {
+            let r = super::reference::make(f, v, pct);
+            let mut bytes = serde_json::to_vec_pretty(&r)?;
+            bytes.push(b'\n');
+            write_atomic(p, &bytes)?;
+        }
+        let summary = view::text::summary(f);
+        let wrote = format!(
+            "wrote {} (fleet.json, fleet.csv, fleet.html, verdicts.txt, drain.txt)\n",
+            self.dir.display()
+        );
+        match &self.json {
+            Some(_) => print!("{summary}{wrote}"),
+            None => {
+                eprint!("{summary}{wrote}");
+                use std::io::Write as _;
+                let mut o = std::io::stdout().lock();
+                let _ = o.write_all(&view::to_json(f));
+            }
+        }
+        Ok(())
+    }
+}

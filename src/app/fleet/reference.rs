@@ -1,0 +1,205 @@
+//! The reference file (`--reference FILE`): per class of node (CPU model,
+//! core count, memory size: NHC's per-host lines, ReFrame's per-partition
+//! references) the bounds a healthy node reaches, so a node worse than its
+//! class fails even when the whole fleet is slow; and `--write-reference`,
+//! which makes one from a good run.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::UserError;
+use crate::model::fleet::{FleetRun, Verdicts};
+use crate::model::Host;
+use crate::report::fleet::metrics::{self, median, Figure};
+
+/// A reference class matches a node whose memory is within this fraction
+/// of the class's (kernels reserve different amounts of the same DIMMs).
+const MEMORY_TOLERANCE: f64 = 0.05;
+
+/// The version of the reference file layout.
+pub const REFERENCE_VERSION: u32 = 1;
+
+/// `--reference FILE`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Reference {
+    pub bwscope_reference: u32,
+    pub classes: Vec<Class>,
+}
+
+/// A kind of node and what it must reach.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Class {
+    #[serde(default)]
+    pub name: Option<String>,
+    /// CPU model as `bwscope info` prints it; `*` matches any run of characters.
+    pub cpu: String,
+    /// Physical cores, if the class is that specific.
+    #[serde(default)]
+    pub cores: Option<usize>,
+    /// Memory in GiB (MemTotal, ±5 %), if the class is that specific.
+    #[serde(default)]
+    pub memory_gib: Option<f64>,
+    /// Metric → bound: at least this for rates, at most this for latencies.
+    pub bounds: BTreeMap<String, f64>,
+}
+
+/// `*` as "any characters", everything else literal.
+fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || !text[first.len()..].ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for p in &parts[1..parts.len() - 1] {
+        match rest.find(p) {
+            Some(i) => rest = &rest[i + p.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+impl Class {
+    pub fn matches(&self, h: &Host) -> bool {
+        glob(self.cpu.trim(), h.cpu.model_name.trim())
+            && self.cores.is_none_or(|c| c == h.physical_cores)
+            && self.memory_gib.is_none_or(|g| {
+                h.env.mem_total_bytes.is_some_and(|m| {
+                    let have = m as f64 / (1u64 << 30) as f64;
+                    (have - g).abs() <= g * MEMORY_TOLERANCE
+                })
+            })
+    }
+}
+
+/// Read and check a reference file.
+pub fn load(path: &str) -> Result<Reference, UserError> {
+    let bad = |m: String| UserError::flag("--reference", format!("{path}: {m}"));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let r: Reference = serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "not a bwscope reference file ({e}); see docs/fleet.md"
+        ))
+    })?;
+    if r.bwscope_reference > REFERENCE_VERSION {
+        return Err(bad(format!(
+            "layout {} is newer than this bwscope reads ({REFERENCE_VERSION})",
+            r.bwscope_reference
+        )));
+    }
+    if r.classes
+        .iter()
+        .any(|c| c.bounds.values().any(|b| !b.is_finite()))
+    {
+        return Err(bad("a bound is not a number".into()));
+    }
+    Ok(r)
+}
+
+/// A reference from this run: one class per CPU model, core count and
+/// memory size among the nodes that passed, each bound at the class
+/// median made worse by `pct` percent (`--write-reference`).
+pub fn make(f: &FleetRun, v: &Verdicts, pct: f64) -> Reference {
+    let mut classes: Vec<(Class, Vec<Vec<Figure>>)> = Vec::new();
+    for (n, figs) in f.nodes.iter().zip(metrics::fleet_figures(f)) {
+        let passed = v.nodes.iter().any(|x| x.rank == n.rank && x.ok);
+        let Some(run) = n.run.as_ref().filter(|_| passed) else {
+            continue;
+        };
+        let h = &run.host;
+        let gib = h
+            .env
+            .mem_total_bytes
+            .map(|m| (m as f64 / (1u64 << 30) as f64 * 10.0).round() / 10.0);
+        let key = Class {
+            name: None,
+            cpu: h.cpu.model_name.trim().to_string(),
+            cores: Some(h.physical_cores),
+            memory_gib: gib,
+            bounds: BTreeMap::new(),
+        };
+        match classes.iter_mut().find(|(c, _)| {
+            c.cpu == key.cpu
+                && c.cores == key.cores
+                && c.memory_gib
+                    .zip(gib)
+                    .is_none_or(|(a, b)| (a - b).abs() <= a * MEMORY_TOLERANCE)
+        }) {
+            Some((_, members)) => members.push(figs.1),
+            None => classes.push((key, vec![figs.1])),
+        }
+    }
+    let classes = classes
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut c, members))| {
+            c.name = Some(format!("class{} ({} nodes)", i + 1, members.len()));
+            let all: Vec<&Figure> = members.iter().flatten().collect();
+            for g in &all {
+                if c.bounds.contains_key(&g.metric) {
+                    continue;
+                }
+                let vals: Vec<f64> = all
+                    .iter()
+                    .filter(|x| x.metric == g.metric)
+                    .map(|x| x.value)
+                    .collect();
+                if let Some(med) = median(&vals) {
+                    let b = if g.higher_is_better {
+                        med * (1.0 - pct / 100.0)
+                    } else {
+                        med * (1.0 + pct / 100.0)
+                    };
+                    c.bounds
+                        .insert(g.metric.clone(), (b * 1000.0).round() / 1000.0);
+                }
+            }
+            c
+        })
+        .collect();
+    Reference {
+        bwscope_reference: REFERENCE_VERSION,
+        classes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob("AMD EPYC 9654*", "AMD EPYC 9654 96-Core Processor"));
+        assert!(glob("*EPYC*Core*", "AMD EPYC 9654 96-Core Processor"));
+        assert!(glob("exact", "exact"));
+        assert!(!glob("Intel*", "AMD EPYC"));
+        assert!(!glob("*9655*", "AMD EPYC 9654"));
+        assert!(glob("*", ""));
+    }
+
+    #[test]
+    fn reference_files_are_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        std::fs::write(
+            &p,
+            r#"{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{"dram_read_gbps":5}}]}"#,
+        )
+        .unwrap();
+        let r = load(p.to_str().unwrap()).unwrap();
+        assert_eq!(r.classes[0].bounds["dram_read_gbps"], 5.0);
+        std::fs::write(&p, r#"{"classes":[]}"#).unwrap();
+        let e = load(p.to_str().unwrap()).unwrap_err().to_string();
+        assert!(
+            e.contains("--reference") && e.contains("not a bwscope reference"),
+            "{e}"
+        );
+        std::fs::write(&p, r#"{"bwscope_reference":9,"classes":[]}"#).unwrap();
+        assert!(load(p.to_str().unwrap()).is_err());
+    }
+}

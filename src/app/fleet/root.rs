@@ -1,0 +1,619 @@
+//! Rank 0's side of a fleet run: build the roster from the hellos, drive
+//! the per-node rounds and the network steps, keep `fleet.json` current,
+//! judge, and end every rank with one exit code.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::comm::{Comm, Identity};
+use super::network;
+use super::plan::FleetPlan;
+use super::run::{measure, step, to_value, Cmd, Ctx, Hello, Member, EXIT_OUTLIER};
+use super::schedule::{self, Test};
+use crate::error::{EXIT_INTERRUPTED, EXIT_OK};
+use crate::model::fleet::{FleetNode, FleetRun, Flow, Launch, NetMatrix, NodeStatus, Timings};
+use crate::model::{Run, Tool, Warning, SCHEMA_VERSION};
+
+/// The network phase rewrites fleet.json at most this often.
+const SAVE_EVERY: Duration = Duration::from_secs(10);
+
+/// Rank 0's state.
+pub(super) struct Root<'a> {
+    comm: &'a mut dyn Comm,
+    plan: &'a FleetPlan,
+    cx: Ctx<'a>,
+    hellos: Vec<Option<Hello>>,
+    members: Vec<Member>,
+    fleet: FleetRun,
+    last_save: Instant,
+}
+
+/// Unique labels: the host name, or `host:rank` where ranks share one.
+fn labels(ids: &[Option<Identity>], size: u32) -> Vec<String> {
+    let name = |r: usize| {
+        ids[r]
+            .as_ref()
+            .map_or_else(|| format!("rank{r}"), |i| i.hostname.clone())
+    };
+    (0..size as usize)
+        .map(|r| {
+            let n = name(r);
+            let shared = (0..size as usize).filter(|&o| name(o) == n).count() > 1;
+            if shared {
+                format!("{n}:{r}")
+            } else {
+                n
+            }
+        })
+        .collect()
+}
+
+impl<'a> Root<'a> {
+    pub(super) fn new(
+        comm: &'a mut dyn Comm,
+        plan: &'a FleetPlan,
+        cx: Ctx<'a>,
+        gathered: Vec<Option<Value>>,
+    ) -> Root<'a> {
+        let size = comm.size();
+        let hellos: Vec<Option<Hello>> = gathered
+            .into_iter()
+            .map(|v| v.and_then(|v| serde_json::from_value(v).ok()))
+            .collect();
+        let mut ids = comm.identities();
+        for (r, h) in hellos.iter().enumerate() {
+            if let Some(h) = h {
+                ids[r] = Some(h.id.clone());
+            }
+        }
+        let labels = labels(&ids, size);
+        let members: Vec<Member> = (0..size)
+            .map(|r| {
+                let h = hellos[r as usize].as_ref();
+                Member {
+                    rank: r,
+                    label: labels[r as usize].clone(),
+                    data: h.and_then(|h| Some(SocketAddr::new(h.ip?, h.port?))),
+                }
+            })
+            .collect();
+        let nodes: Vec<FleetNode> = (0..size)
+            .map(|r| {
+                let id = ids[r as usize].as_ref();
+                let h = hellos[r as usize].as_ref();
+                FleetNode {
+                    rank: r,
+                    label: labels[r as usize].clone(),
+                    hostname: id.map_or_else(String::new, |i| i.hostname.clone()),
+                    machine: id.map_or_else(String::new, |i| i.machine.clone()),
+                    local_rank: h.and_then(|h| h.local_rank),
+                    address: members[r as usize].data.map(|a| a.to_string()),
+                    status: if h.and_then(|h| h.error.as_ref()).is_some() {
+                        NodeStatus::Error
+                    } else {
+                        NodeStatus::Ok
+                    },
+                    reason: h.and_then(|h| h.error.clone()),
+                    ..FleetNode::default()
+                }
+            })
+            .collect();
+        let mut machines: Vec<&str> = nodes
+            .iter()
+            .map(|n| n.machine.as_str())
+            .filter(|m| !m.is_empty())
+            .collect();
+        machines.sort_unstable();
+        machines.dedup();
+        let fleet = FleetRun {
+            kind: crate::model::fleet::FLEET_KIND.into(),
+            fleet_schema_version: crate::model::fleet::FLEET_SCHEMA_VERSION,
+            schema_version: SCHEMA_VERSION,
+            tool: Tool::this(),
+            command_line: std::env::args().collect(),
+            options: to_value(plan),
+            launch: Launch {
+                launcher: cx.launch.launcher.into(),
+                control: comm.kind().into(),
+                ranks: size,
+                machines: machines.len() as u32,
+                job: cx.launch.job.clone(),
+            },
+            started_at: cx.started_at.clone(),
+            finished_at: None,
+            complete: false,
+            interrupted: false,
+            nodes,
+            network: Vec::new(),
+            verdicts: None,
+            timings: Timings::default(),
+            warnings: Vec::new(),
+        };
+        let mut root = Root {
+            comm,
+            plan,
+            cx,
+            hellos,
+            members,
+            fleet,
+            last_save: Instant::now(),
+        };
+        root.note_lost();
+        root
+    }
+
+    /// Copy the channel's lost ranks into the nodes.
+    fn note_lost(&mut self) {
+        for l in self.comm.lost() {
+            let n = &mut self.fleet.nodes[l.rank as usize];
+            if n.status != NodeStatus::Lost {
+                n.status = NodeStatus::Lost;
+                n.lost_in = Some(l.phase.clone());
+                n.reason = Some(l.reason.clone());
+                eprintln!(
+                    "bwscope fleet: {} (rank {}) lost in the {} phase: {}",
+                    n.label, l.rank, l.phase, l.reason
+                );
+            }
+        }
+    }
+
+    fn alive(&self, r: u32) -> bool {
+        self.fleet.nodes[r as usize].status != NodeStatus::Lost
+    }
+
+    fn stopped(&self) -> bool {
+        self.cx.stop.load(Ordering::Relaxed)
+    }
+
+    fn save(&mut self) {
+        self.fleet.timings.total_seconds = self.cx.t0.elapsed().as_secs_f64();
+        if let Some(o) = &self.cx.out {
+            if let Err(e) = o.save_json(&self.fleet) {
+                eprintln!("bwscope fleet: {e}");
+            }
+        }
+        self.last_save = Instant::now();
+    }
+
+    pub(super) fn drive(mut self) -> anyhow::Result<u8> {
+        self.fleet.timings.startup_seconds = self.cx.t0.elapsed().as_secs_f64();
+        self.shared_machines_warning();
+        let go = Cmd::Go {
+            plan: Box::new(self.plan.clone()),
+            members: self.members.clone(),
+        };
+        self.comm.bcast(Some(to_value(&go)))?;
+        self.note_lost();
+        self.save();
+        eprintln!(
+            "bwscope fleet: {} of {} ranks joined in {:.1} s ({} machine{}, control {})",
+            self.fleet
+                .nodes
+                .iter()
+                .filter(|n| n.status != NodeStatus::Lost)
+                .count(),
+            self.fleet.nodes.len(),
+            self.fleet.timings.startup_seconds,
+            self.fleet.launch.machines,
+            if self.fleet.launch.machines == 1 {
+                ""
+            } else {
+                "s"
+            },
+            self.fleet.launch.control
+        );
+        eprintln!("bwscope fleet: {}", self.expected());
+        self.node_phase()?;
+        if !self.stopped() {
+            self.network_phase()?;
+        }
+        self.finish()
+    }
+
+    /// How long the run should take from here, in one line.
+    fn expected(&self) -> String {
+        let rounds = if self.plan.node.suites.is_empty() {
+            0
+        } else {
+            self.rounds().len()
+        };
+        let node = self
+            .hellos
+            .iter()
+            .flatten()
+            .filter_map(|h| h.estimate_s)
+            .fold(0.0f64, f64::max);
+        let live = self
+            .fleet
+            .nodes
+            .iter()
+            .filter(|n| n.status != NodeStatus::Lost)
+            .count();
+        let net = self
+            .plan
+            .network
+            .as_ref()
+            .map_or(0.0, |n| n.cost(live as u64).2);
+        let node_total = node * rounds as f64;
+        format!(
+            "expect about {}: per-node phase {} ({rounds} round{} of about {:.0} s), network phase {}",
+            super::plan::duration(node_total + net),
+            super::plan::duration(node_total),
+            if rounds == 1 { "" } else { "s" },
+            node,
+            super::plan::duration(net)
+        )
+    }
+
+    fn shared_machines_warning(&mut self) {
+        let n = self.fleet.nodes.len() as u32;
+        let m = self.fleet.launch.machines;
+        if m > 0 && m < n {
+            self.fleet.warnings.push(Warning::Other {
+                message: format!("{n} ranks run on {m} machine{} (ranks sharing a kernel share its memory)", if m == 1 { "" } else { "s" }),
+                hint: "one rank per node is the usual launch (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node); with --turns auto ranks sharing a machine took turns".into(),
+            });
+        }
+    }
+
+    /// Rounds of the per-node phase.
+    fn rounds(&self) -> Vec<Vec<u32>> {
+        let ready: Vec<u32> = self
+            .fleet
+            .nodes
+            .iter()
+            .filter(|n| n.status == NodeStatus::Ok)
+            .map(|n| n.rank)
+            .collect();
+        match self.plan.turns.as_str() {
+            "all" => vec![ready],
+            "one" => ready.into_iter().map(|r| vec![r]).collect(),
+            _ => {
+                let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+                for r in ready {
+                    let m = self.fleet.nodes[r as usize].machine.clone();
+                    match groups.iter_mut().find(|g| g.0 == m) {
+                        Some(g) => g.1.push(r),
+                        None => groups.push((m, vec![r])),
+                    }
+                }
+                let depth = groups.iter().map(|g| g.1.len()).max().unwrap_or(0);
+                (0..depth)
+                    .map(|i| groups.iter().filter_map(|g| g.1.get(i).copied()).collect())
+                    .collect()
+            }
+        }
+    }
+
+    fn node_phase(&mut self) -> anyhow::Result<()> {
+        if self.plan.node.suites.is_empty() {
+            return Ok(());
+        }
+        let t0 = Instant::now();
+        let rounds = self.rounds();
+        for (i, ranks) in rounds.iter().enumerate() {
+            if self.stopped() {
+                break;
+            }
+            let ranks: Vec<u32> = ranks.iter().copied().filter(|&r| self.alive(r)).collect();
+            let est = ranks
+                .iter()
+                .filter_map(|&r| self.hellos[r as usize].as_ref().and_then(|h| h.estimate_s))
+                .fold(1.0f64, f64::max);
+            eprintln!(
+                "bwscope fleet: per-node phase, round {} of {}: {} rank{} (about {:.0} s)",
+                i + 1,
+                rounds.len(),
+                ranks.len(),
+                if ranks.len() == 1 { "" } else { "s" },
+                est
+            );
+            let cmd = Cmd::Measure {
+                round: i as u32,
+                ranks: ranks.clone(),
+            };
+            self.comm.bcast(Some(to_value(&cmd)))?;
+            let mine = if ranks.contains(&0) {
+                measure(self.plan, self.cx.stop)
+            } else {
+                Value::Null
+            };
+            let wait = Duration::from_secs_f64(est * 2.0 + self.plan.timeout_s);
+            let got = self.comm.gather(mine, "node", wait)?;
+            let mut longest = 0.0f64;
+            for &r in &ranks {
+                let Some(body) = got[r as usize].as_ref() else {
+                    continue;
+                };
+                let n = &mut self.fleet.nodes[r as usize];
+                let secs = body.get("seconds").and_then(Value::as_f64);
+                n.node_seconds = secs;
+                longest = longest.max(secs.unwrap_or(0.0));
+                match body
+                    .get("run")
+                    .map(|v| serde_json::from_value::<Run>(v.clone()))
+                {
+                    Some(Ok(run)) => {
+                        if run.interrupted {
+                            n.status = NodeStatus::Interrupted;
+                        }
+                        n.run = Some(run);
+                    }
+                    Some(Err(e)) => {
+                        n.status = NodeStatus::Error;
+                        n.reason = Some(format!("its run did not parse: {e}"));
+                    }
+                    None => {
+                        n.status = NodeStatus::Error;
+                        n.reason = body
+                            .get("error")
+                            .and_then(Value::as_str)
+                            .map(str::to_string);
+                    }
+                }
+            }
+            self.fleet.timings.node_measure_seconds += longest;
+            self.note_lost();
+            self.save();
+        }
+        // Nodes that never got their turn.
+        for n in self.fleet.nodes.iter_mut() {
+            if n.status == NodeStatus::Ok && n.run.is_none() {
+                n.status = NodeStatus::Interrupted;
+            }
+        }
+        self.fleet.timings.node_phase_seconds = t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn network_phase(&mut self) -> anyhow::Result<()> {
+        let Some(net) = self.plan.network.clone() else {
+            return Ok(());
+        };
+        let t0 = Instant::now();
+        let live: Vec<u32> = (0..self.comm.size()).filter(|&r| self.alive(r)).collect();
+        let steps = schedule::steps(net.schedule, &live);
+        for transport in &net.transports {
+            let tt = Instant::now();
+            self.fleet.network.push(NetMatrix {
+                transport: transport.clone(),
+                schedule: net.schedule.name().into(),
+                sizes: net.sizes.clone(),
+                steps: steps.len() as u32,
+                parameters: if transport == "tcp" {
+                    to_value(&net.tcp)
+                } else {
+                    json!({"step_time_s": net.tcp.step_time_s, "window": net.window})
+                },
+                ..NetMatrix::default()
+            });
+            let est = net.step_seconds(transport);
+            eprintln!(
+                "bwscope fleet: network phase over {transport}: {} schedule, {} step{} × {} size{} (about {})",
+                net.schedule.name(),
+                steps.len(),
+                if steps.len() == 1 { "" } else { "s" },
+                net.sizes.len(),
+                if net.sizes.len() == 1 { "" } else { "s" },
+                super::plan::duration(est * (steps.len() * net.sizes.len()) as f64)
+            );
+            'sizes: for &size in &net.sizes {
+                for (k, tests) in steps.iter().enumerate() {
+                    if self.stopped() {
+                        break 'sizes;
+                    }
+                    self.one_step(transport, size, k as u32, tests, est)?;
+                }
+            }
+            let m = self.fleet.network.last_mut().expect("pushed above");
+            m.seconds = tt.elapsed().as_secs_f64();
+            self.save();
+        }
+        self.fleet.timings.network_seconds = t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn one_step(
+        &mut self,
+        transport: &str,
+        size: u64,
+        k: u32,
+        tests: &[Test],
+        est: f64,
+    ) -> anyhow::Result<()> {
+        let concurrent: u32 = tests.iter().map(Test::flows).sum();
+        let lost_reason = |root: &Root, r: u32| {
+            let n = &root.fleet.nodes[r as usize];
+            format!(
+                "{} (rank {r}) was lost in the {} phase",
+                n.label,
+                n.lost_in.as_deref().unwrap_or("?")
+            )
+        };
+        // Over MPI a connection that fails ends the whole job (Open MPI's
+        // ob1 aborts): a pair TCP could not reach is left out, with why.
+        let tcp_failed = |a: u32, b: u32| {
+            transport == "mpi"
+                && self.fleet.network.iter().any(|m| {
+                    m.transport == "tcp"
+                        && m.flows.iter().any(|f| {
+                            f.recv_gbps.is_none()
+                                && ((f.src, f.dst) == (a, b) || (f.src, f.dst) == (b, a))
+                        })
+                })
+        };
+        let mut flows: Vec<Flow> = Vec::new();
+        let mut run: Vec<Test> = Vec::new();
+        for t in tests {
+            if !self.alive(t.src) || !self.alive(t.dst) {
+                let who = if self.alive(t.src) { t.dst } else { t.src };
+                flows.extend(network::failed(t, size, &lost_reason(self, who)));
+            } else if tcp_failed(t.src, t.dst) {
+                flows.extend(network::failed(
+                    t,
+                    size,
+                    "not run over MPI: this pair failed over TCP, and a failed MPI connection ends the whole job",
+                ));
+            } else {
+                run.push(*t);
+            }
+        }
+        let cmd = Cmd::Step {
+            transport: transport.into(),
+            size,
+            step: k,
+            tests: run.clone(),
+        };
+        self.comm.bcast(Some(to_value(&cmd)))?;
+        let (mine, secs) = step(
+            self.comm,
+            self.plan,
+            &self.members,
+            transport,
+            &run,
+            size,
+            &self.cx,
+        );
+        let wait = Duration::from_secs_f64(est + self.plan.timeout_s);
+        let got = self
+            .comm
+            .gather(json!({"flows": mine, "seconds": secs}), "network", wait)?;
+        self.note_lost();
+        // Every rank of the step reports its view: over TCP the leader
+        // both views of its flows, over MPI each end its own side.
+        let mut longest = 0.0f64;
+        let mut reported: Vec<Flow> = Vec::new();
+        for body in got.iter().flatten() {
+            longest = longest.max(body.get("seconds").and_then(Value::as_f64).unwrap_or(0.0));
+            if let Some(v) = body
+                .get("flows")
+                .and_then(|f| serde_json::from_value::<Vec<Flow>>(f.clone()).ok())
+            {
+                reported.extend(v);
+            }
+        }
+        for t in &run {
+            for want in network::failed(t, size, "") {
+                let parts: Vec<&Flow> = reported
+                    .iter()
+                    .filter(|f| f.src == want.src && f.dst == want.dst)
+                    .collect();
+                if parts.is_empty() {
+                    let reason = match (self.alive(t.src), self.alive(t.dst)) {
+                        (false, _) => format!("{} during this step", lost_reason(self, t.src)),
+                        (_, false) => format!("{} during this step", lost_reason(self, t.dst)),
+                        _ => format!("rank {} reported no figure for it", t.src),
+                    };
+                    flows.push(Flow {
+                        reason: Some(reason),
+                        ..want
+                    });
+                    continue;
+                }
+                let recv_gbps = parts.iter().find_map(|f| f.recv_gbps);
+                flows.push(Flow {
+                    send_gbps: parts.iter().find_map(|f| f.send_gbps),
+                    recv_gbps,
+                    bytes: parts.iter().find_map(|f| f.bytes),
+                    reason: if recv_gbps.is_none() {
+                        Some(
+                            parts
+                                .iter()
+                                .find_map(|f| f.reason.clone())
+                                .unwrap_or_else(|| "the receiver reported no figure".into()),
+                        )
+                    } else {
+                        None
+                    },
+                    ..want
+                });
+            }
+        }
+        for f in &mut flows {
+            f.step = k;
+            f.concurrent = concurrent;
+        }
+        self.fleet.timings.network_measure_seconds += longest;
+        self.fleet
+            .network
+            .last_mut()
+            .expect("a matrix per transport")
+            .flows
+            .extend(flows);
+        if self.last_save.elapsed() >= SAVE_EVERY {
+            self.save();
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> anyhow::Result<u8> {
+        let interrupted = self.stopped();
+        if interrupted {
+            for n in self.fleet.nodes.iter_mut() {
+                if n.status == NodeStatus::Ok
+                    && n.run.is_none()
+                    && !self.plan.node.suites.is_empty()
+                {
+                    n.status = NodeStatus::Interrupted;
+                }
+            }
+        }
+        self.fleet.interrupted = interrupted;
+        self.fleet.complete = !interrupted;
+        self.fleet.finished_at = Some(crate::model::time::now_rfc3339());
+        let t = &mut self.fleet.timings;
+        t.total_seconds = self.cx.t0.elapsed().as_secs_f64();
+        let measuring = t.node_measure_seconds + t.network_measure_seconds;
+        t.overhead_fraction = if t.total_seconds > 0.0 {
+            (1.0 - measuring / t.total_seconds).max(0.0)
+        } else {
+            0.0
+        };
+        let verdicts = super::verdict::judge(
+            &self.fleet,
+            &super::verdict::Settings {
+                z: self.plan.outlier_z,
+                pct: self.plan.outlier_pct,
+                reference: match &self.plan.reference {
+                    Some(p) => Some((p.clone(), super::reference::load(p)?)),
+                    None => None,
+                },
+            },
+        );
+        let failing = verdicts.nodes.iter().any(|v| v.drain);
+        self.fleet.verdicts = Some(verdicts);
+        let code = if interrupted {
+            EXIT_INTERRUPTED
+        } else if failing && self.plan.fail_if_outlier {
+            EXIT_OUTLIER
+        } else {
+            EXIT_OK
+        };
+        // Everyone ends with rank 0's code, so the launcher reports it.
+        self.comm.bcast(Some(to_value(&Cmd::Done { code })))?;
+        if let Some(o) = &self.cx.out {
+            o.save_all(&self.fleet, self.plan.outlier_pct)?;
+        }
+        Ok(code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_unique() {
+        let id = |r: u32, h: &str| {
+            let mut i = Identity::this(r, 4, None);
+            i.hostname = h.into();
+            Some(i)
+        };
+        let l = labels(&[id(0, "a"), id(1, "b"), id(2, "b"), None], 4);
+        assert_eq!(l, vec!["a", "b:1", "b:2", "rank3"]);
+    }
+}

@@ -1,0 +1,219 @@
+//! One fleet run, as every rank lives it. All ranks say hello (gather);
+//! rank 0 then drives with commands (broadcast) that the others follow:
+//! `Go` (the plan and the roster), `Measure` (a round of the per-node
+//! phase, then gather the runs), `Step` (one step of the network phase at
+//! one size, then gather the flows), `Done` (the exit code every rank
+//! returns, so `mpirun`/`srun` report rank 0's verdict).
+//!
+//! Rank 0 writes `fleet.json` after every round and every few seconds of
+//! the network phase, so a crash or a kill loses at most the last steps.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::comm::{Comm, Identity};
+use super::network::{self, Transponder};
+use super::node;
+use super::output::Outputs;
+use super::plan::FleetPlan;
+use super::schedule::Test;
+use crate::model::fleet::Flow;
+use crate::model::Host;
+
+/// Exit code when `--fail-if-outlier` finds a failing node.
+pub const EXIT_OUTLIER: u8 = 3;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Hello {
+    pub(super) id: Identity,
+    pub(super) local_rank: Option<u32>,
+    /// The address peers test against, and the transponder's port.
+    pub(super) ip: Option<IpAddr>,
+    pub(super) port: Option<u16>,
+    /// This node's phase estimate, seconds.
+    pub(super) estimate_s: Option<f64>,
+    /// Why this rank cannot run the per-node phase (flags vs its machine).
+    pub(super) error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Member {
+    pub(super) rank: u32,
+    pub(super) label: String,
+    pub(super) data: Option<SocketAddr>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub(super) enum Cmd {
+    Go {
+        plan: Box<FleetPlan>,
+        members: Vec<Member>,
+    },
+    Measure {
+        round: u32,
+        ranks: Vec<u32>,
+    },
+    Step {
+        transport: String,
+        size: u64,
+        step: u32,
+        tests: Vec<Test>,
+    },
+    Done {
+        code: u8,
+    },
+}
+
+/// What a rank brings to the run.
+pub struct Ctx<'a> {
+    pub launch: &'a super::launch::Launch,
+    pub host: &'a Host,
+    pub token: Option<Vec<u8>>,
+    pub stop: &'static AtomicBool,
+    /// Rank 0 only.
+    pub out: Option<Outputs>,
+    pub t0: Instant,
+    pub started_at: String,
+}
+
+pub(super) fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// This rank's part of the run; returns the exit code.
+pub fn run(comm: &mut dyn Comm, plan: &FleetPlan, cx: Ctx) -> anyhow::Result<u8> {
+    // The transponder listens before anyone can be told its port.
+    let tcp = plan
+        .network
+        .as_ref()
+        .filter(|n| n.transports.iter().any(|t| t == "tcp"));
+    // A fixed --net-port is offset by the local rank, so ranks sharing a
+    // node do not collide.
+    let transponder = match tcp {
+        Some(n) => {
+            let port = match n.net_port {
+                0 => 0,
+                p => p.saturating_add(cx.launch.local_rank.unwrap_or(0) as u16),
+            };
+            Some(Transponder::start(port, cx.token.clone(), &n.tcp)?)
+        }
+        None => None,
+    };
+    let ip = plan
+        .network
+        .as_ref()
+        .and_then(|n| n.subnet.as_deref())
+        .and_then(super::rendezvous::parse_cidr)
+        .and_then(super::rendezvous::address_in)
+        .or_else(|| comm.fleet_ip());
+    let hello = Hello {
+        id: Identity::this(cx.launch.rank, cx.launch.size, cx.launch.job.clone()),
+        local_rank: cx.launch.local_rank,
+        ip,
+        port: transponder.as_ref().map(|t| t.port),
+        estimate_s: node::estimate(&plan.node, cx.host).ok(),
+        error: node::validate(&plan.node, cx.host)
+            .err()
+            .map(|e| e.to_string()),
+    };
+    let hellos = comm.gather(
+        to_value(&hello),
+        "startup",
+        Duration::from_secs_f64(plan.timeout_s),
+    )?;
+    let code = if comm.rank() == 0 {
+        super::root::Root::new(comm, plan, cx, hellos).drive()?
+    } else {
+        follow(comm, cx)?
+    };
+    drop(transponder);
+    Ok(code)
+}
+
+/// A rank other than 0: do what rank 0 says until `Done`.
+fn follow(comm: &mut dyn Comm, cx: Ctx) -> anyhow::Result<u8> {
+    let me = comm.rank();
+    let mut plan: Option<FleetPlan> = None;
+    let mut members: Vec<Member> = Vec::new();
+    loop {
+        let cmd: Cmd = serde_json::from_value(comm.bcast(None)?)?;
+        match cmd {
+            Cmd::Go {
+                plan: p,
+                members: m,
+            } => {
+                plan = Some(*p);
+                members = m;
+            }
+            Cmd::Measure { ranks, .. } => {
+                let p = plan.as_ref().expect("Go comes first");
+                let body = if ranks.contains(&me) {
+                    measure(p, cx.stop)
+                } else {
+                    Value::Null
+                };
+                comm.gather(body, "node", Duration::ZERO)?;
+            }
+            Cmd::Step {
+                transport,
+                size,
+                tests,
+                ..
+            } => {
+                let p = plan.as_ref().expect("Go comes first");
+                let (flows, secs) = step(comm, p, &members, &transport, &tests, size, &cx);
+                comm.gather(
+                    json!({"flows": flows, "seconds": secs}),
+                    "network",
+                    Duration::ZERO,
+                )?;
+            }
+            Cmd::Done { code } => return Ok(code),
+        }
+    }
+}
+
+/// Measure this node; the body rank 0 gathers. The host is detected
+/// again here, with the clock, so ranks sharing a machine measure it at
+/// their own turn.
+pub(super) fn measure(plan: &FleetPlan, stop: &'static AtomicBool) -> Value {
+    let t0 = Instant::now();
+    let host = crate::platform::detect_host(true);
+    match node::measure_node(&plan.node, &host, stop) {
+        Ok(run) => json!({"run": run, "seconds": t0.elapsed().as_secs_f64()}),
+        Err(e) => json!({"error": format!("{e:#}"), "seconds": t0.elapsed().as_secs_f64()}),
+    }
+}
+
+/// This rank's share of one network step.
+pub(super) fn step(
+    comm: &mut dyn Comm,
+    plan: &FleetPlan,
+    members: &[Member],
+    transport: &str,
+    tests: &[Test],
+    size: u64,
+    cx: &Ctx,
+) -> (Vec<Flow>, f64) {
+    let net = plan.network.as_ref().expect("a step needs a network plan");
+    if transport == "mpi" {
+        return comm
+            .mpi_step(tests, size, net.window, net.tcp.step_time_s)
+            .unwrap_or_default();
+    }
+    let addr = |r: u32| members.iter().find(|m| m.rank == r).and_then(|m| m.data);
+    network::run_step(
+        comm.rank(),
+        tests,
+        size,
+        &net.tcp,
+        &addr,
+        cx.token.as_deref(),
+        cx.stop,
+    )
+}

@@ -1,0 +1,537 @@
+//! The default control channel: every rank keeps one TCP connection to
+//! rank 0 (a star), framed and joined as [`super::wire`] says. Rank 0
+//! checks that every rank runs the same release and refuses the whole
+//! fleet otherwise.
+//!
+//! Rank 0 reads every connection on its own thread, so a rank that dies is
+//! noticed by its closed connection and a rank that hangs by the gather's
+//! deadline; either is marked lost and the fleet goes on without it.
+
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::comm::{check_identities, Comm, Identity, Lost};
+use super::launch::Launch;
+use super::rendezvous::{self, Note};
+use super::wire::{admit, join, read_msg, write_msg, Wire, MAX_FRAME};
+use crate::error::UserError;
+use crate::net::protocol::random_bytes;
+
+/// How long rank 0 still waits for partial results after a Ctrl-C.
+const AFTER_STOP: Duration = Duration::from_secs(15);
+
+/// How to meet rank 0.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub launch: Launch,
+    pub rendezvous_dir: PathBuf,
+    /// `HOST:PORT` from `--coordinator`.
+    pub coordinator: Option<String>,
+    /// From `--token-file`.
+    pub token: Option<Vec<u8>>,
+    /// How long rank 0 waits for every rank to join, and a rank for rank 0.
+    pub startup: Duration,
+}
+
+enum Incoming {
+    Msg(Wire),
+    Closed(String),
+}
+
+pub struct TcpComm {
+    rank: u32,
+    size: u32,
+    seq: u64,
+    /// Rank 0: write halves by rank (None: lost or never joined).
+    peers: Vec<Option<TcpStream>>,
+    ids: Vec<Option<Identity>>,
+    lost: Vec<Lost>,
+    /// Other ranks: the connection to rank 0.
+    up: Option<TcpStream>,
+    rx: Receiver<(u32, Incoming)>,
+    ip: Option<IpAddr>,
+    stop: &'static AtomicBool,
+    stop_sent: bool,
+    phase: String,
+}
+
+/// Join the fleet: rank 0 listens and waits for everyone, the others
+/// connect. Returns the channel and the token the fleet authenticates
+/// with (rank 0 makes one when no `--token-file` is given).
+pub fn connect(
+    s: &Settings,
+    stop: &'static AtomicBool,
+) -> anyhow::Result<(TcpComm, Option<Vec<u8>>)> {
+    if s.launch.rank == 0 {
+        root(s, stop)
+    } else {
+        leaf(s, stop)
+    }
+}
+
+fn spawn_reader(
+    mut s: TcpStream,
+    rank: u32,
+    tx: Sender<(u32, Incoming)>,
+    stop: Option<&'static AtomicBool>,
+) {
+    std::thread::Builder::new()
+        .name(format!("fleet-read-{rank}"))
+        .spawn(move || loop {
+            match read_msg(&mut s, MAX_FRAME, None) {
+                Ok(Wire::Stop) => {
+                    if let Some(f) = stop {
+                        f.store(true, Ordering::SeqCst);
+                    }
+                }
+                Ok(m) => {
+                    if tx.send((rank, Incoming::Msg(m))).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send((rank, Incoming::Closed(e)));
+                    return;
+                }
+            }
+        })
+        .expect("spawn a reader thread");
+}
+
+/// Rank 0 holds a connection per rank: lift the soft limit on open files
+/// (often 1024) to the hard one, so a fleet of a thousand nodes fits.
+fn raise_open_files() {
+    // SAFETY: plain data in and out of getrlimit/setrlimit.
+    unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}
+
+fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Option<Vec<u8>>)> {
+    let size = s.launch.size;
+    raise_open_files();
+    let port = match &s.coordinator {
+        Some(c) => coordinator_port(c)?,
+        None => 0,
+    };
+    let listener = TcpListener::bind(("0.0.0.0", port)).map_err(|e| {
+        UserError::flag(
+            "--coordinator",
+            format!("rank 0 cannot listen on port {port}: {e}"),
+        )
+    })?;
+    let port = listener.local_addr()?.port();
+    // The rendezvous file carries a fresh token unless the ranks share
+    // one; with --coordinator and no --token-file there is none to share.
+    let token: Option<Vec<u8>> = match (&s.token, &s.coordinator) {
+        (Some(t), _) => Some(t.clone()),
+        (None, None) => Some(random_bytes::<32>().to_vec()),
+        (None, Some(_)) => None,
+    };
+    let note_path = rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref());
+    if s.coordinator.is_none() {
+        let _ = std::fs::remove_file(&note_path);
+        let note = Note {
+            version: env!("CARGO_PKG_VERSION").into(),
+            protocol: super::comm::PROTOCOL,
+            job: s.launch.job.clone(),
+            size,
+            addrs: rendezvous::local_ipv4()
+                .into_iter()
+                .map(|ip| SocketAddr::new(IpAddr::V4(ip), port))
+                .collect(),
+            token: token
+                .as_ref()
+                .filter(|_| s.token.is_none())
+                .map(|t| rendezvous::to_hex(t)),
+        };
+        rendezvous::publish(&note_path, &note).map_err(|e| {
+            UserError::flag(
+                "--rendezvous",
+                format!(
+                    "cannot write {}: {e}; give a directory every rank can read (--rendezvous DIR) or --coordinator HOST:PORT",
+                    note_path.display()
+                ),
+            )
+        })?;
+    }
+    let (jtx, jrx) = mpsc::channel();
+    let deadline = Instant::now() + s.startup;
+    let mut ids: Vec<Option<Identity>> = vec![None; size as usize];
+    ids[0] = Some(Identity::this(0, size, s.launch.job.clone()));
+    let mut streams: Vec<Option<TcpStream>> = (0..size).map(|_| None).collect();
+    let mut joined = 1;
+    let fd = listener.as_raw_fd();
+    while joined < size && Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        if unsafe { libc::poll(&mut pfd, 1, 50) } > 0 {
+            if let Ok((c, _)) = listener.accept() {
+                let (jtx, token) = (jtx.clone(), token.clone());
+                std::thread::spawn(move || {
+                    let _ = jtx.send(admit(c, token.as_deref(), size));
+                });
+            }
+        }
+        while let Ok(r) = jrx.try_recv() {
+            match r {
+                Ok((mut c, id)) => {
+                    let r = id.rank as usize;
+                    if streams[r].is_some() {
+                        let _ = write_msg(
+                            &mut c,
+                            &Wire::Refused {
+                                reason: format!("rank {r} joined twice"),
+                            },
+                        );
+                        continue;
+                    }
+                    streams[r] = Some(c);
+                    ids[r] = Some(id);
+                    joined += 1;
+                }
+                Err(e) => eprintln!("bwscope fleet: refused a connection: {e}"),
+            }
+        }
+    }
+    if s.coordinator.is_none() {
+        let _ = std::fs::remove_file(&note_path);
+    }
+    let (tx, rx) = mpsc::channel();
+    let mut lost = Vec::new();
+    let mut ips: Vec<IpAddr> = Vec::new();
+    for r in 1..size {
+        match &streams[r as usize] {
+            Some(c) => {
+                if let Ok(a) = c.local_addr() {
+                    ips.push(a.ip());
+                }
+                spawn_reader(c.try_clone()?, r, tx.clone(), None);
+            }
+            None => lost.push(Lost {
+                rank: r,
+                phase: "startup".into(),
+                reason: if stop.load(Ordering::Relaxed) {
+                    "interrupted before it joined".into()
+                } else {
+                    format!(
+                        "never joined within {:.0} s (--timeout)",
+                        s.startup.as_secs_f64()
+                    )
+                },
+            }),
+        }
+    }
+    let mut comm = TcpComm {
+        rank: 0,
+        size,
+        seq: 0,
+        peers: streams,
+        ids,
+        lost,
+        up: None,
+        rx,
+        ip: most_common(&ips),
+        stop,
+        stop_sent: false,
+        phase: "startup".into(),
+    };
+    let present: Vec<Identity> = comm.ids.iter().flatten().cloned().collect();
+    if let Err(reason) = check_identities(&present) {
+        comm.refuse_all(&reason);
+        return Err(UserError::BadInput {
+            path: "bwscope fleet".into(),
+            problem: reason,
+        }
+        .into());
+    }
+    Ok((comm, token))
+}
+
+fn coordinator_port(c: &str) -> Result<u16, UserError> {
+    c.rsplit_once(':')
+        .and_then(|(_, p)| p.parse::<u16>().ok())
+        .ok_or_else(|| {
+            UserError::flag(
+                "--coordinator",
+                format!("'{c}' is not HOST:PORT (e.g. node001:5290)"),
+            )
+        })
+}
+
+fn most_common(ips: &[IpAddr]) -> Option<IpAddr> {
+    let mut best: Option<(IpAddr, usize)> = None;
+    for ip in ips {
+        let n = ips.iter().filter(|x| *x == ip).count();
+        if best.is_none_or(|(_, m)| n > m) {
+            best = Some((*ip, n));
+        }
+    }
+    best.map(|(ip, _)| ip)
+}
+
+/// Rank 0's addresses and the token to answer its challenge with.
+type Target = (Vec<SocketAddr>, Option<Vec<u8>>);
+
+fn target(s: &Settings) -> Result<Option<Target>, UserError> {
+    if let Some(c) = &s.coordinator {
+        coordinator_port(c)?;
+        let addrs: Vec<SocketAddr> = c.to_socket_addrs().map(|a| a.collect()).unwrap_or_default();
+        return Ok((!addrs.is_empty()).then(|| (addrs, s.token.clone())));
+    }
+    let path = rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref());
+    Ok(rendezvous::read(&path)
+        .filter(|n| n.size == s.launch.size && n.job == s.launch.job)
+        .map(|n| {
+            let token = match (&s.token, &n.token) {
+                (Some(t), _) => Some(t.clone()),
+                (None, Some(h)) => rendezvous::from_hex(h),
+                (None, None) => None,
+            };
+            (n.addrs, token)
+        }))
+}
+
+fn leaf(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Option<Vec<u8>>)> {
+    let id = Identity::this(s.launch.rank, s.launch.size, s.launch.job.clone());
+    let deadline = Instant::now() + s.startup;
+    let mut last = String::from("rank 0 has not published its address yet");
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            anyhow::bail!("interrupted while waiting for rank 0");
+        }
+        if let Some((addrs, token)) = target(s)? {
+            for a in addrs {
+                match join(a, &id, token.as_deref()) {
+                    Ok(c) => {
+                        let (tx, rx) = mpsc::channel();
+                        spawn_reader(c.try_clone()?, 0, tx, Some(stop));
+                        let ip = c.local_addr().ok().map(|a| a.ip());
+                        let comm = TcpComm {
+                            rank: s.launch.rank,
+                            size: s.launch.size,
+                            seq: 0,
+                            peers: Vec::new(),
+                            ids: vec![Some(id)],
+                            lost: Vec::new(),
+                            up: Some(c),
+                            rx,
+                            ip,
+                            stop,
+                            stop_sent: false,
+                            phase: "startup".into(),
+                        };
+                        return Ok((comm, token));
+                    }
+                    // A stale note can carry an old token: refusals are
+                    // final only with a token of our own.
+                    Err(Ok(reason)) if s.token.is_some() || s.coordinator.is_some() => {
+                        return Err(refused(reason));
+                    }
+                    Err(Ok(reason)) | Err(Err(reason)) => last = format!("{a}: {reason}"),
+                }
+            }
+        }
+        if Instant::now() >= deadline {
+            let how = match &s.coordinator {
+                Some(c) => format!("at {c} (--coordinator)"),
+                None => format!(
+                    "through {} (is it on a file system every rank shares? else give --rendezvous DIR or --coordinator HOST:PORT)",
+                    rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref()).display()
+                ),
+            };
+            return Err(UserError::flag(
+                "--timeout",
+                format!(
+                    "rank {} found no rank 0 {how} within {:.0} s; last: {last}",
+                    s.launch.rank,
+                    s.startup.as_secs_f64()
+                ),
+            )
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn refused(reason: String) -> anyhow::Error {
+    UserError::BadInput {
+        path: "bwscope fleet".into(),
+        problem: format!("rank 0 refused this rank: {reason}"),
+    }
+    .into()
+}
+
+impl TcpComm {
+    fn refuse_all(&mut self, reason: &str) {
+        for p in self.peers.iter_mut().flatten() {
+            let _ = write_msg(
+                p,
+                &Wire::Refused {
+                    reason: reason.to_string(),
+                },
+            );
+        }
+    }
+
+    fn mark_lost(&mut self, rank: u32, reason: String) {
+        if let Some(p) = self.peers[rank as usize].take() {
+            // The rank (if alive) reads EOF and ends.
+            let _ = p.shutdown(std::net::Shutdown::Both);
+            self.lost.push(Lost {
+                rank,
+                phase: self.phase.clone(),
+                reason,
+            });
+        }
+    }
+
+    fn live(&self) -> Vec<u32> {
+        (1..self.size)
+            .filter(|&r| self.peers[r as usize].is_some())
+            .collect()
+    }
+
+    fn send_stop(&mut self) {
+        self.stop_sent = true;
+        for r in self.live() {
+            if let Some(p) = self.peers[r as usize].as_mut() {
+                let _ = write_msg(p, &Wire::Stop);
+            }
+        }
+    }
+}
+
+impl Comm for TcpComm {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.size
+    }
+
+    fn kind(&self) -> &'static str {
+        "tcp"
+    }
+
+    fn identities(&self) -> Vec<Option<Identity>> {
+        self.ids.clone()
+    }
+
+    fn bcast(&mut self, body: Option<Value>) -> anyhow::Result<Value> {
+        self.seq += 1;
+        if self.rank == 0 {
+            let body = body.unwrap_or(Value::Null);
+            let msg = Wire::Data {
+                seq: self.seq,
+                body: body.clone(),
+            };
+            for r in self.live() {
+                let failed = match self.peers[r as usize].as_mut() {
+                    Some(p) => write_msg(p, &msg).err(),
+                    None => None,
+                };
+                if let Some(e) = failed {
+                    self.mark_lost(r, format!("cannot send to it: {e}"));
+                }
+            }
+            return Ok(body);
+        }
+        loop {
+            match self.rx.recv() {
+                Ok((_, Incoming::Msg(Wire::Data { body, .. }))) => return Ok(body),
+                Ok((_, Incoming::Msg(Wire::Refused { reason }))) => return Err(refused(reason)),
+                Ok((_, Incoming::Msg(_))) => continue,
+                Ok((_, Incoming::Closed(e))) => anyhow::bail!(
+                    "rank {}: lost contact with rank 0 ({e}); rank 0 went on without this rank or ended",
+                    self.rank
+                ),
+                Err(_) => anyhow::bail!("rank {}: lost contact with rank 0", self.rank),
+            }
+        }
+    }
+
+    fn gather(
+        &mut self,
+        body: Value,
+        phase: &str,
+        wait: Duration,
+    ) -> anyhow::Result<Vec<Option<Value>>> {
+        self.seq += 1;
+        self.phase = phase.to_string();
+        if self.rank != 0 {
+            let up = self.up.as_mut().expect("a rank has a connection to rank 0");
+            write_msg(
+                up,
+                &Wire::Data {
+                    seq: self.seq,
+                    body,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("rank {}: cannot reach rank 0: {e}", self.rank))?;
+            return Ok(Vec::new());
+        }
+        let mut out: Vec<Option<Value>> = vec![None; self.size as usize];
+        out[0] = Some(body);
+        let mut pending = self.live();
+        let t0 = Instant::now();
+        let mut deadline = t0 + wait;
+        while !pending.is_empty() {
+            if self.stop.load(Ordering::Relaxed) && !self.stop_sent {
+                self.send_stop();
+                deadline = deadline.min(Instant::now() + AFTER_STOP);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match self.rx.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok((r, Incoming::Msg(Wire::Data { seq, body }))) => {
+                    if seq == self.seq && pending.contains(&r) {
+                        out[r as usize] = Some(body);
+                        pending.retain(|&x| x != r);
+                    }
+                }
+                Ok((r, Incoming::Closed(e))) => {
+                    if pending.contains(&r) || self.peers[r as usize].is_some() {
+                        self.mark_lost(
+                            r,
+                            format!("its connection closed ({e}): the process died or was killed"),
+                        );
+                        pending.retain(|&x| x != r);
+                    }
+                }
+                Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let waited = t0.elapsed().as_secs_f64();
+        for r in pending {
+            self.mark_lost(r, format!("silent for {waited:.0} s (--timeout)"));
+        }
+        Ok(out)
+    }
+
+    fn lost(&self) -> Vec<Lost> {
+        self.lost.clone()
+    }
+
+    fn fleet_ip(&self) -> Option<IpAddr> {
+        self.ip
+    }
+}

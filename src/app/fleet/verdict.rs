@@ -1,0 +1,516 @@
+//! Which node or link is slow.
+//!
+//! For every headline figure ([`crate::report::fleet::metrics`]) the fleet
+//! median and the median absolute deviation (MAD) are taken over the nodes
+//! that have it, on the logarithm of the figure (see [`robust`]). A node's
+//! distance is a robust z-score, (ln median − ln value) / (1.4826 · MAD),
+//! signed so that positive is worse (for latency the other way round), and
+//! its "% worse than the median".
+//! A value is an **outlier when both** reach their thresholds (defaults
+//! z ≥ 3.5, the Iglewicz–Hoaglin cut-off for modified z-scores, and ≥ 7 %,
+//! ClusterKit's "below 93 % of the best"): a tight fleet makes a 2 % dip a
+//! large z, a noisy fleet makes a large dip a small z, and neither alone
+//! is a fault worth draining a node for.
+//!
+//! MAD of zero (more than half the nodes identical) falls back to
+//! 1.2533 × the mean absolute deviation; when that is zero too every node
+//! has the same value and nothing is an outlier. With fewer than
+//! [`MIN_NODES`] nodes the fleet cannot say which one is off (of three,
+//! the MAD is the smaller of two distances, and one noisy node looks like
+//! an outlier), so only the reference file judges.
+//!
+//! A reference file (`--reference`, [`super::reference`]) gives per-class
+//! bounds: a node worse than its class's bound fails even when the whole
+//! fleet is slow.
+
+use super::reference::Reference;
+use crate::model::fleet::{
+    Check, FleetRun, LinkVerdict, MetricSummary, NodeStatus, NodeVerdict, Verdicts,
+};
+use crate::report::fleet::metrics::{self, median, Figure};
+
+/// Fewest nodes with a figure for the fleet to judge it.
+pub const MIN_NODES: u32 = 4;
+/// 1.4826 · MAD estimates the standard deviation of normal data.
+const MAD_SCALE: f64 = 1.4826;
+/// 1.2533 · mean absolute deviation does the same (√(π/2)).
+const MEAN_AD_SCALE: f64 = 1.2533;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Robust {
+    /// Median of the figures themselves.
+    pub median: f64,
+    /// Median absolute deviation of their natural logarithms.
+    pub log_mad: f64,
+    /// The spread a robust z is measured in, in ln units.
+    pub log_scale: f64,
+}
+
+/// ln of a figure; a figure of zero or less (nothing moved) sits far
+/// below any real one instead of at minus infinity.
+fn ln(x: f64) -> f64 {
+    x.max(1e-12).ln()
+}
+
+/// Median, MAD and scale. The deviations are taken on the logarithm:
+/// bandwidths and latencies are ratios to zero, their noise is
+/// proportional to them, and a node at half the median is as far from it
+/// as one at twice; on the linear scale a node at 2 % of the median in a
+/// fleet that varies by ±30 % would not look far at all.
+pub fn robust(values: &[f64]) -> Option<Robust> {
+    let logs: Vec<f64> = values
+        .iter()
+        .filter(|x| x.is_finite())
+        .map(|&x| ln(x))
+        .collect();
+    let med = median(values)?;
+    let mid = median(&logs)?;
+    let dev: Vec<f64> = logs.iter().map(|x| (x - mid).abs()).collect();
+    let mad = median(&dev)?;
+    let scale = if mad > 0.0 {
+        MAD_SCALE * mad
+    } else {
+        MEAN_AD_SCALE * dev.iter().sum::<f64>() / dev.len() as f64
+    };
+    Some(Robust {
+        median: med,
+        log_mad: mad,
+        log_scale: scale,
+    })
+}
+
+/// Robust z of `x`, positive when worse than the median.
+pub fn z_worse(x: f64, r: &Robust, higher_is_better: bool) -> f64 {
+    let (a, m) = (ln(x), ln(r.median));
+    let d = if higher_is_better { m - a } else { a - m };
+    if r.log_scale > 0.0 {
+        d / r.log_scale
+    } else {
+        0.0 // every value equals the median
+    }
+}
+
+/// Percent worse than the median (negative: better).
+pub fn pct_worse(x: f64, median: f64, higher_is_better: bool) -> f64 {
+    if median == 0.0 {
+        return 0.0;
+    }
+    let d = if higher_is_better {
+        median - x
+    } else {
+        x - median
+    };
+    d / median.abs() * 100.0
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub z: f64,
+    pub pct: f64,
+    /// (path, contents) of `--reference`.
+    pub reference: Option<(String, Reference)>,
+}
+
+/// Judge every node and every flow of `f`.
+pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
+    let figures = metrics::fleet_figures(f);
+    // Per metric: its definition and the values of the nodes that are ok.
+    let defs = metrics::definitions(&figures);
+    let summaries: Vec<(MetricSummary, Option<Robust>)> = defs
+        .iter()
+        .map(|d| {
+            let values: Vec<f64> = figures
+                .iter()
+                .flat_map(|(_, v)| v.iter().filter(|g| g.metric == d.metric).map(|g| g.value))
+                .collect();
+            let r = robust(&values);
+            let judged = values.len() as u32 >= MIN_NODES;
+            (
+                MetricSummary {
+                    metric: d.metric.clone(),
+                    unit: d.unit.into(),
+                    higher_is_better: d.higher_is_better,
+                    nodes: values.len() as u32,
+                    median: r.map_or(0.0, |r| r.median),
+                    log_mad: r.map_or(0.0, |r| r.log_mad),
+                    log_scale: r.map_or(0.0, |r| r.log_scale),
+                    judged,
+                },
+                r.filter(|_| judged),
+            )
+        })
+        .collect();
+    let nodes: Vec<NodeVerdict> = f
+        .nodes
+        .iter()
+        .zip(&figures)
+        .map(|(n, (_, figs))| {
+            let class = n.run.as_ref().and_then(|run| {
+                s.reference
+                    .as_ref()
+                    .and_then(|(_, r)| r.classes.iter().find(|c| c.matches(&run.host)))
+            });
+            let checks: Vec<Check> = figs
+                .iter()
+                .map(|g| {
+                    let (sum, r) = summaries
+                        .iter()
+                        .find(|(m, _)| m.metric == g.metric)
+                        .expect("every figure has a summary");
+                    check(
+                        g,
+                        sum,
+                        r.as_ref(),
+                        class.and_then(|c| c.bounds.get(&g.metric)).copied(),
+                        s,
+                    )
+                })
+                .collect();
+            let failed = checks.iter().any(|c| c.outlier || c.below_reference);
+            let distance = checks
+                .iter()
+                .filter_map(|c| c.robust_z)
+                .fold(0.0f64, f64::max);
+            let (ok, reason, drain) = match n.status {
+                NodeStatus::Lost => (
+                    false,
+                    Some(format!(
+                        "lost in the {} phase: {}",
+                        n.lost_in.as_deref().unwrap_or("?"),
+                        n.reason.as_deref().unwrap_or("no answer")
+                    )),
+                    true,
+                ),
+                NodeStatus::Error => (false, n.reason.clone(), failed),
+                NodeStatus::Interrupted if checks.is_empty() => (
+                    false,
+                    Some("interrupted before it was measured".into()),
+                    false,
+                ),
+                _ => (!failed, None, failed),
+            };
+            NodeVerdict {
+                rank: n.rank,
+                label: n.label.clone(),
+                ok,
+                distance,
+                checks,
+                reason,
+                drain,
+            }
+        })
+        .collect();
+    let mut v = Verdicts {
+        robust_z: s.z,
+        pct_worse: s.pct,
+        min_nodes: MIN_NODES,
+        reference: s.reference.as_ref().map(|(p, _)| p.clone()),
+        metrics: summaries.into_iter().map(|(m, _)| m).collect(),
+        nodes,
+        links: Vec::new(),
+    };
+    v.links = links(f, &v, s);
+    unreachable_nodes(f, &mut v);
+    v
+}
+
+fn check(
+    g: &Figure,
+    sum: &MetricSummary,
+    r: Option<&Robust>,
+    bound: Option<f64>,
+    s: &Settings,
+) -> Check {
+    let hib = g.higher_is_better;
+    let z = r.map(|r| z_worse(g.value, r, hib));
+    let pct = r.map(|r| pct_worse(g.value, r.median, hib));
+    let outlier = matches!((z, pct), (Some(z), Some(p)) if z >= s.z && p >= s.pct);
+    let below_reference = bound.is_some_and(|b| if hib { g.value < b } else { g.value > b });
+    // What a healthy node reaches: the tighter of the fleet's threshold
+    // and the class bound.
+    let fleet = r.map(|_| {
+        if hib {
+            sum.median * (1.0 - s.pct / 100.0)
+        } else {
+            sum.median * (1.0 + s.pct / 100.0)
+        }
+    });
+    let expected = match (fleet, bound) {
+        (Some(a), Some(b)) => Some(if hib { a.max(b) } else { a.min(b) }),
+        (a, b) => a.or(b),
+    };
+    Check {
+        metric: g.metric.clone(),
+        unit: g.unit.into(),
+        value: g.value,
+        robust_z: z,
+        pct_worse: pct,
+        reference: bound,
+        outlier,
+        below_reference,
+        expected,
+    }
+}
+
+/// Slow and failed flows. A node whose own in or out figure is an outlier
+/// (or that was lost) explains its flows: those at least `pct` worse than
+/// the healthy flows' median are listed under its name. The healthy flows
+/// (neither end explains them) are then judged among themselves, so a
+/// slow path between two healthy nodes stands out even where one bad link
+/// touches 40 % of a small fleet's flows.
+fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
+    let outlier = |rank: u32, metric: &str| {
+        v.nodes
+            .iter()
+            .find(|n| n.rank == rank)
+            .is_some_and(|n| n.checks.iter().any(|c| c.metric == metric && c.outlier))
+    };
+    let lost = |rank: u32| f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost);
+    let mut out = Vec::new();
+    for m in &f.network {
+        let by = |x: &crate::model::fleet::Flow| {
+            if lost(x.src) || outlier(x.src, &format!("{}_out_gbps", m.transport)) {
+                Some(f.label(x.src))
+            } else if lost(x.dst) || outlier(x.dst, &format!("{}_in_gbps", m.transport)) {
+                Some(f.label(x.dst))
+            } else {
+                None
+            }
+        };
+        for &size in &m.sizes {
+            let flows: Vec<_> = m.flows.iter().filter(|x| x.size_bytes == size).collect();
+            let healthy: Vec<f64> = flows
+                .iter()
+                .filter(|x| by(x).is_none())
+                .filter_map(|x| x.recv_gbps)
+                .collect();
+            let r = robust(&healthy).filter(|_| healthy.len() as u32 >= MIN_NODES);
+            for x in flows {
+                let explained_by = by(x);
+                let base = LinkVerdict {
+                    transport: m.transport.clone(),
+                    src: x.src,
+                    dst: x.dst,
+                    size_bytes: size,
+                    gbps: x.recv_gbps,
+                    median_gbps: r.map(|r| r.median),
+                    ..LinkVerdict::default()
+                };
+                let (Some(g), Some(r)) = (x.recv_gbps, r) else {
+                    if x.recv_gbps.is_none() {
+                        out.push(LinkVerdict {
+                            reason: Some(x.reason.clone().unwrap_or_else(|| "not measured".into())),
+                            explained_by,
+                            ..base
+                        });
+                    }
+                    continue;
+                };
+                let z = z_worse(g, &r, true);
+                let p = pct_worse(g, r.median, true);
+                let slow = p >= s.pct && (explained_by.is_some() || z >= s.z);
+                if slow {
+                    out.push(LinkVerdict {
+                        robust_z: Some(z),
+                        pct_worse: Some(p),
+                        explained_by,
+                        ..base
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A node none of whose flows could be measured, while others' were, has
+/// a network problem of its own (firewall, wrong address, dead link).
+fn unreachable_nodes(f: &FleetRun, v: &mut Verdicts) {
+    for m in &f.network {
+        if !m.flows.iter().any(|x| x.recv_gbps.is_some()) {
+            continue; // nothing measured anywhere: not one node's fault
+        }
+        for n in v.nodes.iter_mut() {
+            let mine: Vec<_> = m
+                .flows
+                .iter()
+                .filter(|x| x.src == n.rank || x.dst == n.rank)
+                .collect();
+            let lost = f.node(n.rank).is_some_and(|x| x.status == NodeStatus::Lost);
+            if !lost && !mine.is_empty() && mine.iter().all(|x| x.recv_gbps.is_none()) {
+                n.ok = false;
+                n.drain = true;
+                n.reason.get_or_insert_with(|| {
+                    format!(
+                        "no {} flow to or from it could be measured: {}",
+                        m.transport,
+                        mine[0].reason.as_deref().unwrap_or("no reason given")
+                    )
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn robust_statistics() {
+        let v = [10.0, 10.5, 9.5, 10.2, 5.0];
+        let r = robust(&v).unwrap();
+        assert_eq!(r.median, 10.0);
+        // ln deviations: 0, .0488, .0513, .0198, .6931 -> MAD .0488
+        assert!((r.log_mad - 1.05f64.ln()).abs() < 1e-12, "{r:?}");
+        assert!((r.log_scale - 1.4826 * 1.05f64.ln()).abs() < 1e-12);
+        let z = z_worse(5.0, &r, true);
+        assert!(z > 9.0, "{z}");
+        assert!(z_worse(12.0, &r, true) < 0.0);
+        // Latency: higher is worse.
+        assert!(z_worse(12.0, &r, false) > 0.0);
+        // Half and twice the median are equally far.
+        assert!((z_worse(5.0, &r, true) - z_worse(20.0, &r, false)).abs() < 1e-12);
+        assert!((pct_worse(5.0, 10.0, true) - 50.0).abs() < 1e-12);
+        assert!((pct_worse(11.0, 10.0, false) - 10.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_collapsed_node_stands_out_of_a_noisy_fleet() {
+        // Healthy nodes vary by ±30 % (a shared machine); one is at 2 %.
+        let v = [0.40, 0.76, 0.51, 0.75, 0.010];
+        let r = robust(&v).unwrap();
+        assert!(z_worse(0.010, &r, true) > 3.5);
+        for x in &v[..4] {
+            assert!(z_worse(*x, &r, true) < 3.5, "{x}");
+        }
+        // Nothing moved at all: far, finite.
+        assert!(z_worse(0.0, &r, true).is_finite() && z_worse(0.0, &r, true) > 10.0);
+    }
+
+    #[test]
+    fn mad_of_zero_is_handled() {
+        // More than half identical: MAD 0, mean absolute deviation takes over.
+        let r = robust(&[10.0, 10.0, 10.0, 10.0, 6.0]).unwrap();
+        assert_eq!(r.log_mad, 0.0);
+        let mean_ad = (10f64 / 6.0).ln() / 5.0;
+        assert!((r.log_scale - 1.2533 * mean_ad).abs() < 1e-9, "{r:?}");
+        assert!(z_worse(6.0, &r, true).is_finite());
+        assert!(z_worse(6.0, &r, true) > 3.5);
+        assert_eq!(z_worse(10.0, &r, true), 0.0);
+        // All identical: nobody is an outlier, nothing divides by zero.
+        let r = robust(&[7.0; 4]).unwrap();
+        assert_eq!((r.log_mad, r.log_scale), (0.0, 0.0));
+        assert_eq!(z_worse(7.0, &r, true), 0.0);
+    }
+
+    /// Six nodes, shift over TCP: node 5's link is slow both ways, the
+    /// path 1 → 2 is slow on its own, 0 → 3 failed to connect.
+    fn fleet() -> FleetRun {
+        use crate::model::fleet::{FleetNode, Flow, NetMatrix};
+        let n = 6u32;
+        let mut flows = Vec::new();
+        for d in 1..n {
+            for r in 0..n {
+                let (src, dst) = (r, (r + d) % n);
+                // Healthy flows vary by ±20 % around 1 GB/s.
+                let healthy = 1.0 + 0.2 * (((src * 7 + dst * 3) % 5) as f64 - 2.0) / 2.0;
+                let g = match (src, dst) {
+                    (5, _) | (_, 5) => Some(0.012),
+                    (1, 2) => Some(0.3),
+                    (0, 3) => None,
+                    _ => Some(healthy),
+                };
+                flows.push(Flow {
+                    src,
+                    dst,
+                    size_bytes: 1 << 20,
+                    step: d - 1,
+                    recv_gbps: g,
+                    send_gbps: g,
+                    reason: g.is_none().then(|| "refused".into()),
+                    ..Flow::default()
+                });
+            }
+        }
+        FleetRun {
+            nodes: (0..n)
+                .map(|r| FleetNode {
+                    rank: r,
+                    label: format!("n{r}"),
+                    hostname: format!("n{r}"),
+                    ..FleetNode::default()
+                })
+                .collect(),
+            network: vec![NetMatrix {
+                transport: "tcp".into(),
+                schedule: "shift".into(),
+                sizes: vec![1 << 20],
+                steps: n - 1,
+                flows,
+                ..NetMatrix::default()
+            }],
+            kind: crate::model::fleet::FLEET_KIND.into(),
+            fleet_schema_version: 1,
+            schema_version: 1,
+            tool: crate::model::Tool::this(),
+            command_line: Vec::new(),
+            options: serde_json::Value::Null,
+            launch: Default::default(),
+            started_at: String::new(),
+            finished_at: None,
+            complete: true,
+            interrupted: false,
+            verdicts: None,
+            timings: Default::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_slow_link_and_the_slow_path_are_told_apart() {
+        let f = fleet();
+        let s = Settings {
+            z: 3.5,
+            pct: 7.0,
+            reference: None,
+        };
+        let v = judge(&f, &s);
+        let failed = |r: usize| -> Vec<&str> {
+            v.nodes[r]
+                .checks
+                .iter()
+                .filter(|c| c.outlier)
+                .map(|c| c.metric.as_str())
+                .collect()
+        };
+        assert_eq!(failed(5), vec!["tcp_out_gbps", "tcp_in_gbps"]);
+        assert!(v.nodes[5].drain && !v.nodes[5].ok);
+        for r in 0..5 {
+            assert!(failed(r).is_empty(), "node {r}: {:?}", failed(r));
+            assert!(v.nodes[r].ok, "node {r}");
+        }
+        // Every slow flow of node 5 is put down to it.
+        let of5: Vec<&LinkVerdict> = v
+            .links
+            .iter()
+            .filter(|l| l.src == 5 || l.dst == 5)
+            .collect();
+        assert_eq!(of5.len(), 10);
+        assert!(of5.iter().all(|l| l.explained_by.as_deref() == Some("n5")));
+        // The path between two healthy nodes stands out on its own.
+        let path: Vec<&LinkVerdict> = v
+            .links
+            .iter()
+            .filter(|l| l.explained_by.is_none())
+            .collect();
+        assert_eq!(path.len(), 2, "{path:?}");
+        let slow = path.iter().find(|l| (l.src, l.dst) == (1, 2)).unwrap();
+        assert!(slow.robust_z.unwrap() > 3.5 && slow.pct_worse.unwrap() > 60.0);
+        let failed_flow = path.iter().find(|l| (l.src, l.dst) == (0, 3)).unwrap();
+        assert_eq!(failed_flow.reason.as_deref(), Some("refused"));
+        // Nodes without a run give a written reference no class.
+        let r = super::super::reference::make(&f, &v, 7.0);
+        assert!(r.classes.is_empty(), "no node has a run to make a class of");
+    }
+}

@@ -1,0 +1,190 @@
+//! The rank ↔ rank 0 conversation on a TCP connection. Frames are a
+//! little-endian `u32` length and a JSON message; before a rank is
+//! accepted a frame may be at most 64 KiB.
+//!
+//! Joining: `Join{identity}` → `Challenge{nonce}` → `Auth{HMAC(token,
+//! nonce)}` (the same challenge as `bwscope net`; the token never crosses
+//! the wire) → `Accepted`, or `Refused{reason}` at any point.
+
+use std::io::{self, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::comm::Identity;
+use super::rendezvous;
+use crate::net::protocol::{auth_mac, auth_ok, random_bytes, NONCE_LEN};
+
+pub const MAGIC: &str = "bwscope-fleet";
+/// Largest frame before a rank is accepted.
+const PRE_AUTH_MAX: usize = 64 << 10;
+/// Largest frame after: a node run with every raw sample.
+pub const MAX_FRAME: usize = 1 << 30;
+/// Bound on each step of a join.
+const HANDSHAKE: Duration = Duration::from_secs(10);
+/// Bound on every write to a rank.
+const WRITE: Duration = Duration::from_secs(10);
+
+/// One message. `Join` keeps this shape in every protocol version, so rank
+/// 0 can always name the release a rank runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "snake_case")]
+pub enum Wire {
+    Join {
+        magic: String,
+        id: Identity,
+    },
+    Challenge {
+        nonce: Option<String>,
+    },
+    Auth {
+        mac: String,
+    },
+    Accepted,
+    Refused {
+        reason: String,
+    },
+    Data {
+        seq: u64,
+        body: Value,
+    },
+    /// Rank 0 was interrupted: stop measuring and deliver what you have.
+    Stop,
+}
+
+pub fn write_msg(s: &mut TcpStream, m: &Wire) -> io::Result<()> {
+    let body = serde_json::to_vec(m)?;
+    let mut frame = Vec::with_capacity(body.len() + 4);
+    frame.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&body);
+    s.set_write_timeout(Some(WRITE))?;
+    s.write_all(&frame)
+}
+
+/// One message of at most `max` bytes; `timeout` None waits for ever.
+pub fn read_msg(s: &mut TcpStream, max: usize, timeout: Option<Duration>) -> Result<Wire, String> {
+    s.set_read_timeout(timeout).map_err(|e| e.to_string())?;
+    let mut len = [0u8; 4];
+    match crate::net::read_exact_or_eof(s, &mut len) {
+        Ok(true) => {}
+        Ok(false) => return Err("the peer closed the connection".into()),
+        Err(e) => return Err(e.to_string()),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > max {
+        return Err(format!("a frame of {len} bytes (at most {max} here)"));
+    }
+    let mut buf = vec![0u8; len];
+    match crate::net::read_exact_or_eof(s, &mut buf) {
+        Ok(true) => {}
+        Ok(false) if len == 0 => {}
+        _ => return Err("the peer closed the connection in the middle of a frame".into()),
+    }
+    serde_json::from_slice(&buf).map_err(|e| format!("bad message: {e}"))
+}
+
+/// Rank 0's side of one join: read the identity, challenge, accept.
+pub(super) fn admit(
+    mut s: TcpStream,
+    token: Option<&[u8]>,
+    size: u32,
+) -> Result<(TcpStream, Identity), String> {
+    let _ = s.set_nodelay(true);
+    let id = match read_msg(&mut s, PRE_AUTH_MAX, Some(HANDSHAKE))? {
+        Wire::Join { magic, id } if magic == MAGIC => id,
+        _ => return Err("not a bwscope fleet rank".into()),
+    };
+    let refuse = |s: &mut TcpStream, reason: String| {
+        let _ = write_msg(
+            s,
+            &Wire::Refused {
+                reason: reason.clone(),
+            },
+        );
+        Err(reason)
+    };
+    if id.size != size || id.rank == 0 || id.rank >= size {
+        return refuse(
+            &mut s,
+            format!(
+                "rank {} of {} does not belong to this fleet of {} (two jobs share a rendezvous file? give --rendezvous DIR)",
+                id.rank, id.size, size
+            ),
+        );
+    }
+    let nonce = token.map(|_| random_bytes::<NONCE_LEN>());
+    write_msg(
+        &mut s,
+        &Wire::Challenge {
+            nonce: nonce.map(|n| rendezvous::to_hex(&n)),
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    if let (Some(token), Some(nonce)) = (token, nonce) {
+        let good = match read_msg(&mut s, PRE_AUTH_MAX, Some(HANDSHAKE))? {
+            Wire::Auth { mac } => rendezvous::from_hex(&mac)
+                .and_then(|m| <[u8; NONCE_LEN]>::try_from(m).ok())
+                .is_some_and(|m| auth_ok(token, &nonce, &m)),
+            _ => false,
+        };
+        if !good {
+            return refuse(
+                &mut s,
+                "authentication failed: wrong token (every rank needs the same --token-file)"
+                    .into(),
+            );
+        }
+    }
+    write_msg(&mut s, &Wire::Accepted).map_err(|e| e.to_string())?;
+    Ok((s, id))
+}
+
+/// A rank's side of the join. `Err(Ok(reason))`: refused (final);
+/// `Err(Err(e))`: could not talk (retry).
+pub(super) fn join(
+    addr: SocketAddr,
+    id: &Identity,
+    token: Option<&[u8]>,
+) -> Result<TcpStream, Result<String, String>> {
+    let mut c = TcpStream::connect_timeout(&addr, Duration::from_secs(2))
+        .map_err(|e| Err(e.to_string()))?;
+    let _ = c.set_nodelay(true);
+    let talk = |e: String| Err(e);
+    write_msg(
+        &mut c,
+        &Wire::Join {
+            magic: MAGIC.into(),
+            id: id.clone(),
+        },
+    )
+    .map_err(|e| talk(e.to_string()))?;
+    match read_msg(&mut c, PRE_AUTH_MAX, Some(HANDSHAKE)).map_err(talk)? {
+        Wire::Challenge { nonce: None } => {}
+        Wire::Challenge { nonce: Some(n) } => {
+            let nonce = rendezvous::from_hex(&n)
+                .and_then(|v| <[u8; NONCE_LEN]>::try_from(v).ok())
+                .ok_or_else(|| talk("a bad challenge".into()))?;
+            let Some(token) = token else {
+                return Err(Ok(
+                    "rank 0 requires a token: give every rank the same --token-file".into(),
+                ));
+            };
+            write_msg(
+                &mut c,
+                &Wire::Auth {
+                    mac: rendezvous::to_hex(&auth_mac(token, &nonce)),
+                },
+            )
+            .map_err(|e| talk(e.to_string()))?;
+        }
+        Wire::Refused { reason } => return Err(Ok(reason)),
+        _ => return Err(talk("an unexpected answer".into())),
+    }
+    match read_msg(&mut c, PRE_AUTH_MAX, Some(HANDSHAKE)).map_err(talk)? {
+        Wire::Accepted => Ok(c),
+        Wire::Refused { reason } => Err(Ok(reason)),
+        _ => Err(talk("an unexpected answer".into())),
+    }
+}

@@ -1,0 +1,271 @@
+//! A fleet run (`bwscope fleet`): every node's complete [`Run`] in the
+//! ordinary schema, the pair matrices of the network phase, the verdicts,
+//! and where the wall time went. This is the wire format of `fleet.json`,
+//! documented in `docs/fleet.md`.
+//!
+//! Bump [`FLEET_SCHEMA_VERSION`] on any incompatible change of the fields
+//! below; the node runs inside follow [`super::SCHEMA_VERSION`].
+
+use serde::{Deserialize, Serialize};
+
+use super::{Run, Tool, Warning};
+
+/// Version of the fleet layout. Readers refuse newer versions.
+pub const FLEET_SCHEMA_VERSION: u32 = 1;
+
+/// The `kind` field that tells a fleet file from a single run.
+pub const FLEET_KIND: &str = "bwscope-fleet";
+
+/// A whole fleet run, as rank 0 writes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FleetRun {
+    /// Always [`FLEET_KIND`].
+    pub kind: String,
+    pub fleet_schema_version: u32,
+    /// Schema of the node runs in `nodes[].run`.
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// Rank 0's argv.
+    pub command_line: Vec<String>,
+    /// The resolved fleet plan every rank followed.
+    pub options: serde_json::Value,
+    pub launch: Launch,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// False while the run is in progress or when it was interrupted.
+    pub complete: bool,
+    /// True when Ctrl-C (or SIGTERM) on rank 0 stopped the run early.
+    pub interrupted: bool,
+    /// One entry per rank, in rank order.
+    pub nodes: Vec<FleetNode>,
+    /// One matrix per transport of the network phase (empty without one).
+    pub network: Vec<NetMatrix>,
+    pub verdicts: Option<Verdicts>,
+    pub timings: Timings,
+    pub warnings: Vec<Warning>,
+}
+
+/// How the ranks were started.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Launch {
+    /// `openmpi`, `slurm`, `pmi` (MPICH Hydra, Intel MPI), `flux`, `mvapich`.
+    pub launcher: String,
+    /// `tcp` (rank 0 gathers over TCP) or `mpi`.
+    pub control: String,
+    pub ranks: u32,
+    /// Distinct machines (kernels) among the ranks.
+    pub machines: u32,
+    /// The job and step as the launcher names them, where it does.
+    pub job: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeStatus {
+    #[default]
+    Ok,
+    /// The rank died or went silent; `lost_in` names the phase.
+    Lost,
+    /// The run was interrupted before this node finished.
+    Interrupted,
+    /// The node's own run failed (`reason`).
+    Error,
+}
+
+/// One rank.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FleetNode {
+    pub rank: u32,
+    /// The name shown everywhere: the host name, or `host:rank` where
+    /// several ranks share one.
+    pub label: String,
+    pub hostname: String,
+    /// The kernel the rank ran under (`/proc/sys/kernel/random/boot_id`):
+    /// ranks that share it share memory and take turns measuring.
+    pub machine: String,
+    pub local_rank: Option<u32>,
+    /// The address its peers reached it at in the network phase.
+    pub address: Option<String>,
+    pub status: NodeStatus,
+    /// `startup`, `node`, `network` or `finish`, for a lost rank.
+    pub lost_in: Option<String>,
+    pub reason: Option<String>,
+    /// Seconds this rank spent measuring its node.
+    pub node_seconds: Option<f64>,
+    /// The node's complete run (the ordinary schema); null when lost
+    /// before it delivered one.
+    pub run: Option<Run>,
+}
+
+/// The pair measurements of one transport.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NetMatrix {
+    /// `tcp` (bwscope's own protocol, as `bwscope net`) or `mpi`.
+    pub transport: String,
+    /// `shift`, `pairs` or `sample`.
+    pub schedule: String,
+    /// Message sizes (TCP: bytes per write; MPI: bytes per message).
+    pub sizes: Vec<u64>,
+    /// Synchronised steps per size.
+    pub steps: u32,
+    /// The transport's parameters (time per step, omit, window, ...).
+    pub parameters: serde_json::Value,
+    /// Wall time of this transport's phase, seconds.
+    pub seconds: f64,
+    /// Every flow that was scheduled, measured or not.
+    pub flows: Vec<Flow>,
+}
+
+/// One directed flow `src → dst` at one size, in one step.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Flow {
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub step: u32,
+    /// Flows running at the same time in that step (load on the fabric).
+    pub concurrent: u32,
+    /// GB/s (10^9 B/s) as the sender saw it.
+    pub send_gbps: Option<f64>,
+    /// GB/s as the receiver saw it: what arrived (the headline).
+    pub recv_gbps: Option<f64>,
+    /// Bytes the receiver counted in its measured window.
+    pub bytes: Option<u64>,
+    /// Why a figure is null (peer lost, unreachable, refused, ...).
+    pub reason: Option<String>,
+}
+
+/// Where rank 0's wall time went, seconds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Timings {
+    pub total_seconds: f64,
+    /// Start of rank 0 until every rank joined and agreed on versions.
+    pub startup_seconds: f64,
+    pub node_phase_seconds: f64,
+    /// Per round of turns, the longest rank's measuring time, summed.
+    pub node_measure_seconds: f64,
+    pub network_seconds: f64,
+    /// Per step, the longest test's duration, summed.
+    pub network_measure_seconds: f64,
+    /// 1 − measuring / total: rendezvous, gathers, barriers, writing.
+    pub overhead_fraction: f64,
+}
+
+/// Verdicts over the fleet, per node and per link.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Verdicts {
+    /// A value is a fleet outlier when its robust z-score is at least
+    /// `robust_z` and it is at least `pct_worse` percent worse than the
+    /// fleet median (both, so neither a tight fleet nor a noisy one alone
+    /// makes an outlier).
+    pub robust_z: f64,
+    pub pct_worse: f64,
+    /// Fewest nodes with a figure for a metric to be judged against the fleet.
+    pub min_nodes: u32,
+    /// The reference file given with `--reference`, if any.
+    pub reference: Option<String>,
+    pub metrics: Vec<MetricSummary>,
+    /// One per rank, in rank order.
+    pub nodes: Vec<NodeVerdict>,
+    /// Flows that are outliers and not explained by a slow node link.
+    pub links: Vec<LinkVerdict>,
+}
+
+/// A metric across the fleet.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MetricSummary {
+    pub metric: String,
+    pub unit: String,
+    pub higher_is_better: bool,
+    /// Nodes with a figure.
+    pub nodes: u32,
+    pub median: f64,
+    /// Median absolute deviation of the natural logarithms of the figures
+    /// from their median (a relative spread: 0.05 ≈ 5 %).
+    pub log_mad: f64,
+    /// The spread a robust z is measured in, ln units (1.4826 × log_mad,
+    /// or 1.2533 × the mean absolute deviation where that is 0).
+    pub log_scale: f64,
+    /// False when too few nodes have the metric to judge against the fleet.
+    pub judged: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NodeVerdict {
+    pub rank: u32,
+    pub label: String,
+    pub ok: bool,
+    /// The largest robust z in the worse direction over its metrics (how
+    /// far it sits from the fleet; the HTML table sorts by it).
+    pub distance: f64,
+    pub checks: Vec<Check>,
+    /// Why the node failed or was not judged without a figure (lost,
+    /// error, interrupted).
+    pub reason: Option<String>,
+    /// Worth taking out of service: a failed check, or lost. An
+    /// interrupted or failed run of bwscope itself is not the node's fault.
+    pub drain: bool,
+}
+
+/// One metric of one node.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Check {
+    pub metric: String,
+    pub unit: String,
+    pub value: f64,
+    /// (ln median − ln value) / log_scale, signed so that positive is
+    /// worse than the fleet median.
+    pub robust_z: Option<f64>,
+    /// Percent worse than the fleet median (negative: better).
+    pub pct_worse: Option<f64>,
+    /// The class bound from the reference file (a floor for rates, a
+    /// ceiling for latencies).
+    pub reference: Option<f64>,
+    /// Fleet outlier: both the robust z and the percentage crossed.
+    pub outlier: bool,
+    /// Worse than the reference bound.
+    pub below_reference: bool,
+    /// The value a healthy node should reach (the tighter of the fleet
+    /// threshold and the reference), for the verdict file.
+    pub expected: Option<f64>,
+}
+
+/// A flow that is slow or could not be measured.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LinkVerdict {
+    pub transport: String,
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    /// What arrived, GB/s; null when the flow failed (`reason`).
+    pub gbps: Option<f64>,
+    /// Median over all flows of that transport and size.
+    pub median_gbps: Option<f64>,
+    pub robust_z: Option<f64>,
+    pub pct_worse: Option<f64>,
+    pub reason: Option<String>,
+    /// The node whose own link explains it (its in or out figure is an
+    /// outlier, or it was lost), or null for a slow path between two
+    /// healthy nodes.
+    pub explained_by: Option<String>,
+}
+
+impl FleetRun {
+    pub fn node(&self, rank: u32) -> Option<&FleetNode> {
+        self.nodes.iter().find(|n| n.rank == rank)
+    }
+
+    /// The node with this label or host name.
+    pub fn find(&self, name: &str) -> Option<&FleetNode> {
+        self.nodes
+            .iter()
+            .find(|n| n.label == name)
+            .or_else(|| self.nodes.iter().find(|n| n.hostname == name))
+    }
+
+    pub fn label(&self, rank: u32) -> String {
+        self.node(rank)
+            .map_or_else(|| format!("rank{rank}"), |n| n.label.clone())
+    }
+}

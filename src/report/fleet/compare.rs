@@ -1,0 +1,188 @@
+//! `bwscope compare OLD-fleet.json NEW-fleet.json`: which nodes got slower.
+//! Nodes are matched by host label, figures by metric
+//! ([`super::metrics`]); the first fleet is the baseline. A figure is
+//! `slower` when it is worse by more than the threshold (`--fail-if-slower
+//! PCT`, default [`DEFAULT_PCT`] %), `faster` when better by as much, else
+//! `same`.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::metrics;
+use crate::model::fleet::FleetRun;
+use crate::report::table;
+
+/// Change below which a figure counts as unchanged when no
+/// `--fail-if-slower` is given: the spread of repeated runs on a quiet
+/// node is a few percent.
+pub const DEFAULT_PCT: f64 = 5.0;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub node: String,
+    pub metric: String,
+    pub unit: String,
+    pub baseline: Option<f64>,
+    pub value: Option<f64>,
+    /// Percent worse than the baseline (negative: better).
+    pub worse_pct: Option<f64>,
+    /// `slower`, `faster`, `same`, `only in baseline`, `only in new`.
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetComparison {
+    pub files: [String; 2],
+    pub threshold_pct: f64,
+    pub rows: Vec<Row>,
+}
+
+pub fn compare(a: (&str, &FleetRun), b: (&str, &FleetRun), pct: Option<f64>) -> FleetComparison {
+    let t = pct.unwrap_or(DEFAULT_PCT);
+    let fa = metrics::fleet_figures(a.1);
+    let fb = metrics::fleet_figures(b.1);
+    let mut rows = Vec::new();
+    let mut labels: Vec<String> = a.1.nodes.iter().map(|n| n.label.clone()).collect();
+    for n in &b.1.nodes {
+        if !labels.contains(&n.label) {
+            labels.push(n.label.clone());
+        }
+    }
+    let figs_of = |f: &FleetRun, figs: &[(u32, Vec<metrics::Figure>)], label: &str| {
+        f.nodes
+            .iter()
+            .find(|n| n.label == label)
+            .and_then(|n| figs.iter().find(|(r, _)| *r == n.rank))
+            .map(|(_, v)| v.clone())
+    };
+    for label in labels {
+        let (ga, gb) = (figs_of(a.1, &fa, &label), figs_of(b.1, &fb, &label));
+        let mut names: Vec<&metrics::Figure> = ga.iter().flatten().collect();
+        for g in gb.iter().flatten() {
+            if !names.iter().any(|x| x.metric == g.metric) {
+                names.push(g);
+            }
+        }
+        for g in names {
+            let pick = |v: &Option<Vec<metrics::Figure>>| {
+                v.as_ref()
+                    .and_then(|v| v.iter().find(|x| x.metric == g.metric).map(|x| x.value))
+            };
+            let (x, y) = (pick(&ga), pick(&gb));
+            let worse = match (x, y) {
+                (Some(x), Some(y)) if x != 0.0 => Some(
+                    if g.higher_is_better {
+                        (x - y) / x
+                    } else {
+                        (y - x) / x
+                    } * 100.0,
+                ),
+                _ => None,
+            };
+            let verdict = match (x, y, worse) {
+                (Some(_), None, _) => "only in baseline",
+                (None, Some(_), _) => "only in new",
+                (_, _, Some(w)) if w > t => "slower",
+                (_, _, Some(w)) if w < -t => "faster",
+                _ => "same",
+            };
+            rows.push(Row {
+                node: label.clone(),
+                metric: g.metric.clone(),
+                unit: g.unit.into(),
+                baseline: x,
+                value: y,
+                worse_pct: worse,
+                verdict: verdict.into(),
+            });
+        }
+    }
+    rows.sort_by(|p, q| {
+        q.worse_pct
+            .unwrap_or(f64::MIN)
+            .total_cmp(&p.worse_pct.unwrap_or(f64::MIN))
+    });
+    FleetComparison {
+        files: [a.0.to_string(), b.0.to_string()],
+        threshold_pct: t,
+        rows,
+    }
+}
+
+fn cell(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.3}"))
+}
+
+impl FleetComparison {
+    /// Rows whose figure got worse by more than the threshold.
+    pub fn slower(&self) -> Vec<&Row> {
+        self.rows.iter().filter(|r| r.verdict == "slower").collect()
+    }
+
+    fn grid(&self) -> Vec<Vec<String>> {
+        let mut g = vec![vec![
+            "node".to_string(),
+            "metric".into(),
+            "unit".into(),
+            "baseline".into(),
+            "new".into(),
+            "worse %".into(),
+            "verdict".into(),
+        ]];
+        for r in &self.rows {
+            g.push(vec![
+                r.node.clone(),
+                r.metric.clone(),
+                r.unit.clone(),
+                cell(r.baseline),
+                cell(r.value),
+                r.worse_pct.map_or("-".into(), |w| format!("{w:+.1}")),
+                r.verdict.clone(),
+            ]);
+        }
+        g
+    }
+
+    pub fn render_table(&self) -> String {
+        let mut s = format!(
+            "baseline {}, new {}; a figure worse by more than {} % is slower\n",
+            self.files[0], self.files[1], self.threshold_pct
+        );
+        s.push_str(&table::grid(&self.grid()));
+        let slow: Vec<&str> = {
+            let mut v: Vec<&str> = self.slower().iter().map(|r| r.node.as_str()).collect();
+            v.dedup();
+            v
+        };
+        let _ = writeln!(
+            s,
+            "{} of the nodes got slower{}",
+            slow.len(),
+            if slow.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", slow.join(", "))
+            }
+        );
+        s
+    }
+
+    pub fn render_markdown(&self) -> String {
+        let g = self.grid();
+        let mut s = String::new();
+        for (i, row) in g.iter().enumerate() {
+            let _ = writeln!(s, "| {} |", row.join(" | "));
+            if i == 0 {
+                let _ = writeln!(s, "|{}", "---|".repeat(row.len()));
+            }
+        }
+        s
+    }
+
+    pub fn render_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+}

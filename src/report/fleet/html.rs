@@ -1,0 +1,533 @@
+//! The fleet report: one self-contained HTML file (no network, no external
+//! scripts, styles or fonts). The verdict first, then every node sorted by
+//! how far it sits from the fleet, a strip plot per headline figure, and a
+//! heatmap of each pair matrix with host labels and hover values
+//! (`scale_max` fixes the colour scale so two reports compare by eye).
+//!
+//! Self-check for the browser test: script errors land in
+//! `data-js-errors` on `<html>`; `<body>` gets `data-heatmaps` (drawn
+//! heatmaps) and, with `#fleettest`, `data-fleettest` (hovering a cell
+//! filled the read-out).
+
+use std::fmt::Write as _;
+
+use super::metrics::{self, Figure};
+use super::text::num;
+use crate::model::fleet::{FleetRun, NetMatrix, NodeStatus, NodeVerdict};
+use crate::report::html::{esc, SCRIPT, STYLE};
+use crate::util::units::format_bytes;
+
+/// Heatmaps beyond this many nodes would be millions of cells; the tables
+/// and strip plots still show every node.
+pub const HEATMAP_MAX_NODES: usize = 256;
+
+const FLEET_STYLE: &str = r#"
+.ok{color:#1a7f37;font-weight:600}.fail{color:#b42318;font-weight:600}.unknown{color:var(--muted);font-weight:600}
+tr.fail td{background:#fff1f0}
+svg.strip,svg.heatmap{display:block;max-width:100%;height:auto;font:11px system-ui,sans-serif}
+figure.chart svg.heatmap{width:auto}
+svg.strip .dot{fill:#1f77b4;fill-opacity:.75}svg.strip .dot.out{fill:#b42318;fill-opacity:1}
+svg.heatmap rect.cell:hover{stroke:#000;stroke-width:1.5}
+svg.heatmap rect.null{fill:#e5e7eb}
+.readout{min-height:1.5em;font-variant-numeric:tabular-nums;color:var(--fg);margin:4px 0}
+"#;
+
+const FLEET_SCRIPT: &str = r#"
+(function(){
+var maps=document.querySelectorAll('svg.heatmap');
+maps.forEach(function(svg){var out=document.getElementById(svg.getAttribute('data-readout'));
+ svg.addEventListener('mouseover',function(e){var c=e.target;if(!c.classList||!c.classList.contains('cell'))return;out.textContent=c.getAttribute('data-info');});});
+document.body.setAttribute('data-heatmaps',String(maps.length));
+if(location.hash==='#fleettest'){var r='no heatmap';
+ if(maps.length){var c=maps[0].querySelector('rect.cell'),o=document.getElementById(maps[0].getAttribute('data-readout'));
+  if(!c)r='no cell';else{c.dispatchEvent(new MouseEvent('mouseover',{bubbles:true}));r=o.textContent.length>0?'ok '+maps[0].querySelectorAll('rect.cell').length+' cells':'no read-out';}}
+ document.body.setAttribute('data-fleettest',r);}
+})();
+"#;
+
+/// A colour on a perceptual ramp from dark violet (0) to yellow (1),
+/// viridis's end points and three stops between.
+pub fn ramp(t: f64) -> String {
+    const STOPS: [(f64, f64, f64); 5] = [
+        (68.0, 1.0, 84.0),
+        (59.0, 82.0, 139.0),
+        (33.0, 145.0, 140.0),
+        (94.0, 201.0, 98.0),
+        (253.0, 231.0, 37.0),
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let x = t * (STOPS.len() - 1) as f64;
+    let i = (x.floor() as usize).min(STOPS.len() - 2);
+    let f = x - i as f64;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    let mix = |p: f64, q: f64| (p + (q - p) * f).round() as u8;
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        mix(a.0, b.0),
+        mix(a.1, b.1),
+        mix(a.2, b.2)
+    )
+}
+
+fn verdict_word(v: Option<&NodeVerdict>) -> (&'static str, &'static str) {
+    match v {
+        Some(v) if v.ok => ("OK", "ok"),
+        Some(v) if v.drain => ("FAIL", "fail"),
+        Some(_) => ("?", "unknown"),
+        None => ("?", "unknown"),
+    }
+}
+
+/// The node table: one row per node, the farthest from the fleet first.
+fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> String {
+    let verdicts = f.verdicts.as_ref();
+    let v_of = |r: u32| verdicts.and_then(|v| v.nodes.iter().find(|n| n.rank == r));
+    let mut order: Vec<u32> = f.nodes.iter().map(|n| n.rank).collect();
+    order.sort_by(|a, b| {
+        let d = |r: u32| {
+            v_of(r).map_or(0.0, |v| {
+                if v.drain {
+                    1e12 + v.distance
+                } else {
+                    v.distance
+                }
+            })
+        };
+        d(*b).total_cmp(&d(*a))
+    });
+    let mut s = String::from("<div class=tablewrap><table class=sortable id=nodes><thead><tr><th>node</th><th>rank</th><th>verdict</th><th>distance (robust z)</th>");
+    for m in metrics {
+        let _ = write!(
+            s,
+            "<th title=\"{}\">{} ({})</th>",
+            esc(&m.what),
+            esc(&m.metric),
+            esc(m.unit)
+        );
+    }
+    s.push_str("<th>notes</th></tr></thead><tbody>\n");
+    for r in order {
+        let n = f.node(r).expect("ranks come from the nodes");
+        let v = v_of(r);
+        let (word, class) = verdict_word(v);
+        let _ = write!(
+            s,
+            "<tr{}><td>{}</td><td class=n data-v=\"{r}\">{r}</td><td class=\"{class}\">{word}</td><td class=n data-v=\"{d}\">{d:.1}</td>",
+            if class == "fail" { " class=fail" } else { "" },
+            esc(&n.label),
+            d = v.map_or(0.0, |v| v.distance)
+        );
+        let mine = figs
+            .iter()
+            .find(|(x, _)| *x == r)
+            .map(|(_, v)| v.as_slice())
+            .unwrap_or(&[]);
+        for m in metrics {
+            let check = v.and_then(|v| v.checks.iter().find(|c| c.metric == m.metric));
+            match mine.iter().find(|g| g.metric == m.metric) {
+                Some(g) => {
+                    let bad = check.is_some_and(|c| c.outlier || c.below_reference);
+                    let tip = check.map_or(String::new(), |c| {
+                        format!(
+                            "z {} · {} % worse than the median{}",
+                            c.robust_z.map_or("-".into(), |z| format!("{z:.1}")),
+                            c.pct_worse.map_or("-".into(), |p| format!("{p:.1}")),
+                            c.reference
+                                .map_or(String::new(), |b| format!(" · class bound {}", num(b)))
+                        )
+                    });
+                    let _ = write!(
+                        s,
+                        "<td class=\"n{}\" data-v=\"{}\" title=\"{}\">{}</td>",
+                        if bad { " fail" } else { "" },
+                        g.value,
+                        esc(&tip),
+                        num(g.value)
+                    );
+                }
+                None => s.push_str("<td class=n data-v=\"\"></td>"),
+            }
+        }
+        let mut notes: Vec<String> = Vec::new();
+        if n.status != NodeStatus::Ok {
+            notes.push(format!("{:?}", n.status).to_lowercase());
+        }
+        if let Some(reason) = v
+            .and_then(|v| v.reason.clone())
+            .or_else(|| n.reason.clone())
+        {
+            notes.push(reason);
+        }
+        let _ = writeln!(s, "<td>{}</td></tr>", esc(&notes.join("; ")));
+    }
+    s.push_str("</tbody></table></div>\n");
+    s
+}
+
+/// One metric: every node a dot on a value axis, the median a line, the
+/// outlier threshold dashed, outliers red and named.
+fn strip(f: &FleetRun, figs: &[(u32, Vec<Figure>)], m: &Figure) -> String {
+    let pts: Vec<(u32, f64)> = figs
+        .iter()
+        .filter_map(|(r, v)| {
+            v.iter()
+                .find(|g| g.metric == m.metric)
+                .map(|g| (*r, g.value))
+        })
+        .collect();
+    let summary = f
+        .verdicts
+        .as_ref()
+        .and_then(|v| v.metrics.iter().find(|x| x.metric == m.metric));
+    let outlier = |r: u32| {
+        f.verdicts.as_ref().is_some_and(|v| {
+            v.nodes.iter().any(|n| {
+                n.rank == r
+                    && n.checks
+                        .iter()
+                        .any(|c| c.metric == m.metric && (c.outlier || c.below_reference))
+            })
+        })
+    };
+    let (w, h, pad) = (900.0, 110.0, 40.0);
+    let hi = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max);
+    let hi = if hi > 0.0 { hi * 1.05 } else { 1.0 };
+    let x = |v: f64| pad + (v / hi).clamp(0.0, 1.0) * (w - 2.0 * pad);
+    let mut s = format!(
+        "<figure class=chart data-metric=\"{}\"><svg class=strip viewBox=\"0 0 {w} {h}\" role=img aria-label=\"{}\">",
+        esc(&m.metric),
+        esc(&m.what)
+    );
+    let _ = write!(
+        s,
+        "<line x1=\"{pad}\" y1=\"80\" x2=\"{}\" y2=\"80\" stroke=\"#999\"/>",
+        w - pad
+    );
+    for i in 0..=4 {
+        let v = hi * i as f64 / 4.0;
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"96\" text-anchor=middle fill=\"#5b6570\">{}</text>",
+            x(v),
+            num(v)
+        );
+    }
+    if let Some(sm) = summary.filter(|s| s.nodes > 0) {
+        let _ = write!(
+            s,
+            "<line x1=\"{0:.1}\" y1=\"12\" x2=\"{0:.1}\" y2=\"80\" stroke=\"#1d232a\"/><text x=\"{0:.1}\" y=\"10\" text-anchor=middle>median {1}</text>",
+            x(sm.median),
+            num(sm.median)
+        );
+        if sm.judged {
+            if let Some(t) = f.verdicts.as_ref().map(|v| v.pct_worse) {
+                let th = if sm.higher_is_better {
+                    sm.median * (1.0 - t / 100.0)
+                } else {
+                    sm.median * (1.0 + t / 100.0)
+                };
+                let _ = write!(s, "<line x1=\"{0:.1}\" y1=\"18\" x2=\"{0:.1}\" y2=\"80\" stroke=\"#b42318\" stroke-dasharray=\"4 3\"/>", x(th));
+            }
+        }
+    }
+    for (i, (r, v)) in pts.iter().enumerate() {
+        let y = 30.0 + (i % 7) as f64 * 6.5;
+        let out = outlier(*r);
+        let label = f.label(*r);
+        let _ = write!(
+            s,
+            "<circle class=\"dot{}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"{}\"><title>{}: {} {}</title></circle>",
+            if out { " out" } else { "" },
+            x(*v),
+            if out { 5 } else { 4 },
+            esc(&label),
+            num(*v),
+            esc(m.unit)
+        );
+        if out {
+            let _ = write!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#b42318\">{}</text>",
+                x(*v) + 7.0,
+                y + 4.0,
+                esc(&label)
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "</svg><figcaption>{} ({}): {}{}</figcaption></figure>",
+        esc(&m.metric),
+        esc(m.unit),
+        esc(&m.what),
+        if m.higher_is_better {
+            "; higher is better"
+        } else {
+            "; lower is better"
+        }
+    );
+    s
+}
+
+/// The pair matrix at one size: row = sender, column = receiver, colour =
+/// what arrived; grey cells were scheduled and failed (hover for why),
+/// blank ones were not scheduled.
+fn heatmap(f: &FleetRun, m: &NetMatrix, size: u64, scale_max: Option<f64>, id: usize) -> String {
+    let ranks: Vec<u32> = f.nodes.iter().map(|n| n.rank).collect();
+    let n = ranks.len();
+    let flows: Vec<_> = m.flows.iter().filter(|x| x.size_bytes == size).collect();
+    let top =
+        scale_max.unwrap_or_else(|| flows.iter().filter_map(|x| x.recv_gbps).fold(0.0, f64::max));
+    let top = if top > 0.0 { top } else { 1.0 };
+    let longest = f
+        .nodes
+        .iter()
+        .map(|x| x.label.chars().count())
+        .max()
+        .unwrap_or(4)
+        .min(24);
+    let cell = if n <= 16 {
+        28.0
+    } else if n <= 64 {
+        12.0
+    } else {
+        4.0
+    };
+    let left = 10.0 + longest as f64 * 6.5;
+    let topm = left;
+    let (w, h) = (
+        left + cell * n as f64 + 120.0,
+        topm + cell * n as f64 + 20.0,
+    );
+    let pos = |r: u32| ranks.iter().position(|&x| x == r).unwrap_or(0) as f64;
+    let mut s = format!(
+        "<figure class=chart><div class=readout id=readout-{id}>hover a cell</div><svg class=heatmap width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" data-readout=\"readout-{id}\" role=img aria-label=\"pair bandwidth\">"
+    );
+    let show_labels = n <= 64;
+    for (i, node) in f.nodes.iter().enumerate() {
+        if !show_labels {
+            break;
+        }
+        let l: String = node.label.chars().take(24).collect();
+        let c = topm + cell * i as f64 + cell / 2.0;
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=end dominant-baseline=middle>{}</text>",
+            left - 4.0,
+            c,
+            esc(&l)
+        );
+        let _ = write!(s, "<text transform=\"translate({c:.1},{:.1}) rotate(-90)\" dominant-baseline=middle>{}</text>", topm - 4.0, esc(&l));
+    }
+    for x in &flows {
+        let (cx, cy) = (left + pos(x.dst) * cell, topm + pos(x.src) * cell);
+        let who = format!("{} → {}", f.label(x.src), f.label(x.dst));
+        let (class, fill, info) = match x.recv_gbps {
+            Some(g) => (
+                "cell",
+                ramp(g / top),
+                format!(
+                    "{who}: {} GB/s received ({} Gbit/s), {} GB/s sent; step {}, {} flows at once",
+                    num(g),
+                    num(g * 8.0),
+                    x.send_gbps.map_or("-".into(), num),
+                    x.step,
+                    x.concurrent
+                ),
+            ),
+            None => (
+                "cell null",
+                "#e5e7eb".into(),
+                format!(
+                    "{who}: not measured: {}",
+                    x.reason.as_deref().unwrap_or("?")
+                ),
+            ),
+        };
+        let _ = write!(
+            s,
+            "<rect class=\"{class}\" x=\"{cx:.1}\" y=\"{cy:.1}\" width=\"{0:.1}\" height=\"{0:.1}\" fill=\"{fill}\" data-info=\"{1}\"><title>{1}</title></rect>",
+            (cell - 1.0).max(1.0),
+            esc(&info)
+        );
+    }
+    // Legend: the colour ramp from 0 to the top of the scale.
+    let lx = left + cell * n as f64 + 20.0;
+    let lh = (cell * n as f64).max(60.0);
+    for i in 0..20 {
+        let t = 1.0 - i as f64 / 20.0;
+        let _ = write!(
+            s,
+            "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"14\" height=\"{:.1}\" fill=\"{}\"/>",
+            topm + lh * i as f64 / 20.0,
+            lh / 20.0 + 0.5,
+            ramp(t)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\">{} GB/s</text><text x=\"{:.1}\" y=\"{:.1}\">0</text></svg>",
+        lx + 18.0,
+        topm + 8.0,
+        num(top),
+        lx + 18.0,
+        topm + lh
+    );
+    let _ = writeln!(
+        s,
+        "<figcaption>{} {}, {}: received GB/s per pair (row = sender, column = receiver); colour scale 0 to {} GB/s{}</figcaption></figure>",
+        esc(&m.transport),
+        esc(&m.schedule),
+        format_bytes(size),
+        num(top),
+        if scale_max.is_some() { " (fixed with --scale-max)" } else { "" }
+    );
+    s
+}
+
+/// The whole fleet report.
+pub fn render(f: &FleetRun, scale_max: Option<f64>) -> String {
+    let figs = metrics::fleet_figures(f);
+    let defs = metrics::definitions(&figs);
+    let title = format!("bwscope fleet — {} nodes", f.nodes.len());
+    let mut s = String::with_capacity(64 * 1024);
+    let _ = write!(
+        s,
+        "<!doctype html>\n<html lang=en><head><meta charset=utf-8><meta name=viewport content=\"width=device-width,initial-scale=1\"><title>{}</title><style>{STYLE}{FLEET_STYLE}</style>\
+<script>window.addEventListener('error',function(e){{var h=document.documentElement;h.setAttribute('data-js-errors',(h.getAttribute('data-js-errors')||'')+(e.message||'error')+';');}});</script></head><body>\n\
+<nav><a href=\"#verdict\">Verdict</a><a href=\"#nodes\">Nodes</a><a href=\"#figures\">Figures</a><a href=\"#network\">Network</a><a href=\"#time\">Time</a></nav><main>\n<h1>{}</h1>\n",
+        esc(&title),
+        esc(&title)
+    );
+    let _ = writeln!(
+        s,
+        "<p class=meta>bwscope {} · {} ranks on {} machine(s) via {} (control {}) · started {} · {}{}</p>",
+        esc(&f.tool.version),
+        f.launch.ranks,
+        f.launch.machines,
+        esc(&f.launch.launcher),
+        esc(&f.launch.control),
+        esc(&f.started_at),
+        esc(f.finished_at.as_deref().unwrap_or("not finished")),
+        if f.interrupted { " · <strong>interrupted</strong>" } else { "" }
+    );
+    s.push_str("<section id=verdict><h2>Verdict</h2>\n");
+    match &f.verdicts {
+        None => s.push_str("<p>No verdict yet: the run did not finish.</p>\n"),
+        Some(v) => {
+            let failing: Vec<&NodeVerdict> = v.nodes.iter().filter(|n| n.drain).collect();
+            if failing.is_empty() {
+                let _ = writeln!(s, "<p class=ok>Every measured node is within the fleet (robust z &lt; {} or less than {} % worse than the median{}).</p>", v.robust_z, v.pct_worse, if v.reference.is_some() { ", and within its class bounds" } else { "" });
+            } else {
+                s.push_str("<ul class=warnings>");
+                for n in failing {
+                    let _ = write!(
+                        s,
+                        "<li><strong>{}</strong>: {}</li>",
+                        esc(&n.label),
+                        esc(&super::text::why(n))
+                    );
+                }
+                s.push_str("</ul>\n");
+            }
+            let slow: Vec<_> = v
+                .links
+                .iter()
+                .filter(|l| l.explained_by.is_none())
+                .collect();
+            if !slow.is_empty() {
+                s.push_str(
+                    "<h3>Slow or failed paths between healthy nodes</h3><ul class=warnings>",
+                );
+                for l in slow {
+                    let _ = write!(s, "<li>{}</li>", esc(&super::text::link_line(f, l)));
+                }
+                s.push_str("</ul>\n");
+            }
+            let _ = writeln!(s, "<p class=meta>A figure is an outlier when its robust z-score (median and MAD of the logarithms over the nodes) is at least {} and it is at least {} % worse than the fleet median; fewer than {} nodes with a figure are not judged.{}</p>", v.robust_z, v.pct_worse, v.min_nodes, v.reference.as_ref().map_or(String::new(), |r| format!(" Class bounds from {}.", esc(r))));
+        }
+    }
+    for w in &f.warnings {
+        let _ = writeln!(
+            s,
+            "<p class=meta>warning: {} ({})</p>",
+            esc(&w.to_string()),
+            esc(w.hint())
+        );
+    }
+    s.push_str("</section>\n<section id=nodes><h2>Nodes</h2><p class=meta>Farthest from the fleet first; click a header to sort. Hover a figure for its z-score.</p>\n");
+    s.push_str(&node_table(f, &figs, &defs));
+    s.push_str("</section>\n<section id=figures><h2>Figures</h2>\n");
+    if defs.is_empty() {
+        s.push_str("<p>No node figures: the per-node phase measured nothing.</p>\n");
+    }
+    for m in &defs {
+        s.push_str(&strip(f, &figs, m));
+    }
+    s.push_str("</section>\n<section id=network><h2>Network</h2>\n");
+    if f.network.is_empty() {
+        s.push_str("<p>No network phase.</p>\n");
+    }
+    let mut id = 0;
+    for m in &f.network {
+        let measured = m.flows.iter().filter(|x| x.recv_gbps.is_some()).count();
+        let _ = writeln!(
+            s,
+            "<h3>{} — {} schedule</h3><p class=meta>{} steps per size, {} of {} flows measured, {:.1} s; parameters <code>{}</code></p>",
+            esc(&m.transport),
+            esc(&m.schedule),
+            m.steps,
+            measured,
+            m.flows.len(),
+            m.seconds,
+            esc(&m.parameters.to_string())
+        );
+        if f.nodes.len() > HEATMAP_MAX_NODES {
+            let _ = writeln!(s, "<p>{} nodes: the heatmap is drawn up to {HEATMAP_MAX_NODES}; see fleet.csv for every pair.</p>", f.nodes.len());
+            continue;
+        }
+        for &size in &m.sizes {
+            s.push_str(&heatmap(f, m, size, scale_max, id));
+            id += 1;
+        }
+    }
+    let t = &f.timings;
+    let _ = writeln!(
+        s,
+        "</section>\n<section id=time><h2>Time</h2><table><tbody>\
+<tr><td>total</td><td class=n>{:.1} s</td></tr><tr><td>startup (all ranks joined)</td><td class=n>{:.1} s</td></tr>\
+<tr><td>per-node phase</td><td class=n>{:.1} s (measuring {:.1} s)</td></tr><tr><td>network phase</td><td class=n>{:.1} s (measuring {:.1} s)</td></tr>\
+<tr><td>outside the measuring</td><td class=n>{:.1} %</td></tr></tbody></table>\
+<h3>Options</h3><pre>{}</pre></section>",
+        t.total_seconds,
+        t.startup_seconds,
+        t.node_phase_seconds,
+        t.node_measure_seconds,
+        t.network_seconds,
+        t.network_measure_seconds,
+        t.overhead_fraction * 100.0,
+        esc(&serde_json::to_string_pretty(&f.options).unwrap_or_default())
+    );
+    let _ = writeln!(
+        s,
+        "</main><script>{SCRIPT}{FLEET_SCRIPT}</script></body></html>"
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ramp_ends() {
+        assert_eq!(ramp(0.0), "#440154");
+        assert_eq!(ramp(1.0), "#fde725");
+        assert_eq!(ramp(7.0), "#fde725");
+        assert_eq!(ramp(f64::NAN), "#440154");
+    }
+}

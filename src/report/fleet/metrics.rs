@@ -1,0 +1,204 @@
+//! The headline figures of a node, as numbers: what fleet verdicts judge,
+//! what `compare` of two fleets lines up, what OpenMetrics exports. Read
+//! from the records the same way as the summary line
+//! ([`crate::report::summary`]): `best` of each case, single-thread cache
+//! figures from the cache suite, all-core DRAM from any multi-thread
+//! record, latency from the random chase at the largest size.
+
+use crate::model::fleet::{FleetRun, NetMatrix};
+use crate::model::Run;
+use crate::report::summary;
+
+/// One figure of one node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub metric: String,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+    pub value: f64,
+    /// One line on what it is, for HELP texts and tables.
+    pub what: String,
+}
+
+fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str) -> Figure {
+    Figure {
+        metric: metric.into(),
+        unit,
+        higher_is_better: higher,
+        value,
+        what: what.into(),
+    }
+}
+
+/// The node figures of one run (those its records allow).
+pub fn node_figures(run: &Run) -> Vec<Figure> {
+    let mut out = Vec::new();
+    if let Some(hz) = run.host.clock_hz {
+        out.push(figure(
+            "clock_ghz",
+            "GHz",
+            true,
+            hz / 1e9,
+            "measured core clock (a throttled CPU shows here)",
+        ));
+    }
+    for (regime, name) in [
+        ("L1", "l1_read_gbps"),
+        ("L2", "l2_read_gbps"),
+        ("L3", "l3_read_gbps"),
+        ("DRAM", "dram_read_gbps"),
+    ] {
+        if let Some((g, _)) = summary::single(run, "read", "seq_read", regime) {
+            out.push(figure(
+                name,
+                "GB/s",
+                true,
+                g,
+                &format!("{regime} read bandwidth of one core"),
+            ));
+        }
+    }
+    if let Some((g, _)) = summary::single(run, "write", "seq_write", "DRAM") {
+        out.push(figure(
+            "dram_write_gbps",
+            "GB/s",
+            true,
+            g,
+            "DRAM write bandwidth of one core",
+        ));
+    }
+    if let Some((g, _)) = summary::single(run, "copy", "libc_memcpy", "DRAM") {
+        out.push(figure(
+            "dram_memcpy_gbps",
+            "GB/s",
+            true,
+            g,
+            "DRAM memcpy bandwidth of one core (bytes read + written)",
+        ));
+    }
+    if let Some((g, t)) = summary::all_cores(run, "read") {
+        out.push(figure(
+            "dram_read_all_gbps",
+            "GB/s",
+            true,
+            g,
+            &format!("DRAM read bandwidth of all cores ({t} threads)"),
+        ));
+    }
+    if let Some((ns, _)) = summary::dram_latency(run) {
+        out.push(figure(
+            "dram_latency_ns",
+            "ns",
+            false,
+            ns,
+            "load-to-use latency at the largest size (random chase)",
+        ));
+    }
+    out
+}
+
+/// Median of finite values; None when there are none.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The size a node's network figures are read at: the largest one.
+pub fn headline_size(m: &NetMatrix) -> Option<u64> {
+    m.sizes.iter().max().copied()
+}
+
+/// `<transport>_out_gbps` / `<transport>_in_gbps` of `rank`: the median of
+/// what arrived (receiver's view) over its flows at the largest size, so
+/// one slow peer does not decide a node's figure.
+pub fn net_figures(fleet: &FleetRun, rank: u32) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for m in &fleet.network {
+        let Some(size) = headline_size(m) else {
+            continue;
+        };
+        let at = |f: &&crate::model::fleet::Flow| f.size_bytes == size;
+        let outs: Vec<f64> = m
+            .flows
+            .iter()
+            .filter(at)
+            .filter(|f| f.src == rank)
+            .filter_map(|f| f.recv_gbps)
+            .collect();
+        let ins: Vec<f64> = m
+            .flows
+            .iter()
+            .filter(at)
+            .filter(|f| f.dst == rank)
+            .filter_map(|f| f.recv_gbps)
+            .collect();
+        for (dir, v, what) in [
+            ("out", outs, "sent to its peers"),
+            ("in", ins, "received from its peers"),
+        ] {
+            if let Some(med) = median(&v) {
+                out.push(figure(
+                    &format!("{}_{dir}_gbps", m.transport),
+                    "GB/s",
+                    true,
+                    med,
+                    &format!(
+                        "{} bandwidth {what}, median over {} flows of {} B ({} schedule)",
+                        m.transport,
+                        v.len(),
+                        size,
+                        m.schedule
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Every figure of every node, in rank order.
+pub fn fleet_figures(fleet: &FleetRun) -> Vec<(u32, Vec<Figure>)> {
+    fleet
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut v = n.run.as_ref().map(node_figures).unwrap_or_default();
+            v.extend(net_figures(fleet, n.rank));
+            (n.rank, v)
+        })
+        .collect()
+}
+
+/// Each metric once, in the order it first appears (a figure stands for
+/// its definition: name, unit, direction, what it is).
+pub fn definitions(figs: &[(u32, Vec<Figure>)]) -> Vec<Figure> {
+    let mut defs: Vec<Figure> = Vec::new();
+    for g in figs.iter().flat_map(|(_, v)| v) {
+        if !defs.iter().any(|d| d.metric == g.metric) {
+            defs.push(g.clone());
+        }
+    }
+    defs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
+    }
+}

@@ -1,0 +1,99 @@
+//! Fleet results (`bwscope fleet`): loading a fleet file, its headline
+//! figures, and its views: the HTML report, the long-form CSV, the
+//! verdict file, the terminal summary, and `compare` of two fleets.
+//!
+//! A fleet file holds every node's run in the ordinary schema, so
+//! `report`/`plot`/`compare --node HOST` hand one of them to the ordinary
+//! exporters.
+
+pub mod compare;
+pub mod csv;
+pub mod html;
+pub mod metrics;
+pub mod text;
+
+use crate::error::UserError;
+use crate::model::fleet::{FleetRun, FLEET_KIND, FLEET_SCHEMA_VERSION};
+use crate::model::Run;
+
+/// A saved run or a saved fleet.
+pub enum Doc {
+    Run(Box<Run>),
+    Fleet(Box<FleetRun>),
+}
+
+/// Load a file written by bwscope: a fleet when its `kind` says so,
+/// otherwise a run (checked by `json::load`). A truncated file or one from
+/// a newer bwscope is a one-line error naming the file.
+pub fn load(path: &str) -> Result<Doc, UserError> {
+    let bad = |problem: String| UserError::BadInput {
+        path: path.to_string(),
+        problem,
+    };
+    let value = crate::report::json::read_value(path)?;
+    if value.get("kind").and_then(|k| k.as_str()) != Some(FLEET_KIND) {
+        return crate::report::json::from_value(path, value).map(|r| Doc::Run(Box::new(r)));
+    }
+    let version = value
+        .get("fleet_schema_version")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| bad("a fleet file without fleet_schema_version".into()))?;
+    if version > FLEET_SCHEMA_VERSION as u64 {
+        return Err(bad(format!(
+            "fleet schema version {version} is newer than this bwscope understands ({FLEET_SCHEMA_VERSION}); upgrade bwscope"
+        )));
+    }
+    let f: FleetRun = serde_json::from_value(value)
+        .map_err(|e| bad(format!("does not match the bwscope fleet schema: {e}")))?;
+    Ok(Doc::Fleet(Box::new(f)))
+}
+
+/// One node's run out of a fleet, by label or host name.
+pub fn node_run(f: &FleetRun, name: &str, path: &str) -> Result<Run, UserError> {
+    let n = f.find(name).ok_or_else(|| {
+        let names: Vec<&str> = f.nodes.iter().take(20).map(|n| n.label.as_str()).collect();
+        UserError::flag(
+            "--node",
+            format!(
+                "{path} has no node '{name}'; its nodes: {}",
+                names.join(", ")
+            ),
+        )
+    })?;
+    n.run.clone().ok_or_else(|| {
+        UserError::flag(
+            "--node",
+            format!(
+                "node '{name}' has no run in {path} ({:?}{})",
+                n.status,
+                n.reason
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(": {r}"))
+            ),
+        )
+    })
+}
+
+/// A run for the ordinary exporters: the file's run, or with `node` one
+/// node of a fleet. A fleet without `node` is refused with the hint.
+pub fn load_run(path: &str, node: Option<&str>) -> Result<Run, UserError> {
+    match (load(path)?, node) {
+        (Doc::Run(r), _) => Ok(*r),
+        (Doc::Fleet(f), Some(n)) => node_run(&f, n, path),
+        (Doc::Fleet(f), None) => Err(UserError::flag(
+            "--node",
+            format!(
+                "{path} is a fleet of {} nodes: pick one with --node HOST (e.g. --node {})",
+                f.nodes.len(),
+                f.nodes.first().map_or("HOST", |n| n.label.as_str())
+            ),
+        )),
+    }
+}
+
+/// The fleet as JSON (pretty, newline-terminated).
+pub fn to_json(f: &FleetRun) -> Vec<u8> {
+    let mut v = serde_json::to_vec_pretty(f).unwrap_or_default();
+    v.push(b'\n');
+    v
+}

@@ -1,0 +1,241 @@
+//! The fleet in text: the terminal summary, the per-node verdict file
+//! (`host OK` / `host FAIL metric value expected`, NHC-style, one line per
+//! node) and the drain list (one host per line, for the operator;
+//! bwscope never drains anything itself).
+
+use std::fmt::Write as _;
+
+use super::metrics;
+use crate::model::fleet::{Check, FleetRun, LinkVerdict, NodeVerdict};
+use crate::report::table;
+use crate::util::units::format_bytes;
+
+/// A figure with three significant-ish digits: 192, 66.2, 0.376.
+pub fn num(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn higher_is_better(c: &Check) -> bool {
+    c.unit != "ns"
+}
+
+/// `dram_read_gbps 4.1 >=9.3` (the expected side is `>=` for rates, `<=`
+/// for latencies).
+fn failure(c: &Check) -> String {
+    let mut s = format!("{} {}", c.metric, num(c.value));
+    if let Some(e) = c.expected {
+        s.push_str(&format!(
+            " {}{}",
+            if higher_is_better(c) { ">=" } else { "<=" },
+            num(e)
+        ));
+    }
+    s
+}
+
+fn failing(n: &NodeVerdict) -> Vec<&Check> {
+    let mut v: Vec<&Check> = n
+        .checks
+        .iter()
+        .filter(|c| c.outlier || c.below_reference)
+        .collect();
+    v.sort_by(|a, b| {
+        b.robust_z
+            .unwrap_or(0.0)
+            .total_cmp(&a.robust_z.unwrap_or(0.0))
+    });
+    v
+}
+
+/// Why a node fails, in words.
+pub fn why(n: &NodeVerdict) -> String {
+    let mut parts: Vec<String> = failing(n)
+        .iter()
+        .map(|c| {
+            let mut s = format!("{} {} {}", c.metric, num(c.value), c.unit);
+            let mut how = Vec::new();
+            if let (true, Some(p)) = (c.outlier, c.pct_worse) {
+                how.push(format!(
+                    "{p:.0} % worse than the fleet median, robust z {:.1}",
+                    c.robust_z.unwrap_or(0.0)
+                ));
+            }
+            if let (true, Some(b)) = (c.below_reference, c.reference) {
+                how.push(format!("class bound {}", num(b)));
+            }
+            if !how.is_empty() {
+                s.push_str(&format!(" ({})", how.join("; ")));
+            }
+            s
+        })
+        .collect();
+    if let Some(r) = &n.reason {
+        parts.push(r.clone());
+    }
+    parts.join("; ")
+}
+
+pub fn link_line(f: &FleetRun, l: &LinkVerdict) -> String {
+    let what = match (l.gbps, &l.reason) {
+        (Some(g), _) => format!(
+            "{} GB/s, {:.0} % below the median of {} GB/s",
+            num(g),
+            l.pct_worse.unwrap_or(0.0),
+            l.median_gbps.map_or("-".into(), num)
+        ),
+        (None, r) => format!("not measured: {}", r.as_deref().unwrap_or("?")),
+    };
+    format!(
+        "{} → {} ({} {}): {}",
+        f.label(l.src),
+        f.label(l.dst),
+        l.transport,
+        format_bytes(l.size_bytes),
+        what
+    )
+}
+
+/// `verdicts.txt`: one line per node, then the slow paths as comments.
+pub fn verdict_file(f: &FleetRun) -> String {
+    let Some(v) = &f.verdicts else {
+        return "# no verdict: the fleet run did not finish\n".into();
+    };
+    let mut s = format!(
+        "# bwscope fleet verdicts: an outlier is >= {} robust z and >= {} % worse than the fleet median{}\n",
+        v.robust_z,
+        v.pct_worse,
+        v.reference.as_ref().map_or(String::new(), |r| format!("; class bounds from {r}"))
+    );
+    for n in &v.nodes {
+        let fails = failing(n);
+        if n.ok {
+            let _ = writeln!(s, "{} OK", n.label);
+        } else if !fails.is_empty() {
+            let list: Vec<String> = fails.iter().map(|c| failure(c)).collect();
+            let _ = writeln!(s, "{} FAIL {}", n.label, list.join("; "));
+        } else if n.drain {
+            let _ = writeln!(
+                s,
+                "{} FAIL {}",
+                n.label,
+                n.reason.as_deref().unwrap_or("unknown")
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "{} UNKNOWN {}",
+                n.label,
+                n.reason.as_deref().unwrap_or("not judged")
+            );
+        }
+    }
+    for l in v.links.iter().filter(|l| l.explained_by.is_none()) {
+        let _ = writeln!(s, "# path {}", link_line(f, l));
+    }
+    s
+}
+
+/// `drain.txt`: the host names worth taking out of service.
+pub fn drain_list(f: &FleetRun) -> String {
+    let mut hosts: Vec<&str> = f
+        .verdicts
+        .iter()
+        .flat_map(|v| v.nodes.iter().filter(|n| n.drain))
+        .filter_map(|n| f.node(n.rank).map(|x| x.hostname.as_str()))
+        .collect();
+    hosts.dedup();
+    hosts.iter().map(|h| format!("{h}\n")).collect()
+}
+
+/// The terminal summary: the verdict, one row per node (farthest from the
+/// fleet first), the slow paths, where the time went.
+pub fn summary(f: &FleetRun) -> String {
+    let figs = metrics::fleet_figures(f);
+    let defs = metrics::definitions(&figs);
+    let mut s = String::new();
+    let Some(v) = &f.verdicts else {
+        return "no verdict: the fleet run did not finish\n".into();
+    };
+    let bad = v.nodes.iter().filter(|n| n.drain).count();
+    let _ = writeln!(
+        s,
+        "\nbwscope fleet: {} nodes, {}{}",
+        f.nodes.len(),
+        if bad == 0 {
+            "none fails".to_string()
+        } else {
+            format!("{bad} fail{}", if bad == 1 { "s" } else { "" })
+        },
+        if f.interrupted {
+            " (interrupted: not every node was measured)"
+        } else {
+            ""
+        }
+    );
+    let mut rows = vec![{
+        let mut h = vec!["node".to_string(), "verdict".into(), "z".into()];
+        h.extend(defs.iter().map(|d| format!("{} {}", d.metric, d.unit)));
+        h
+    }];
+    let mut order: Vec<&NodeVerdict> = v.nodes.iter().collect();
+    order.sort_by(|a, b| {
+        (b.drain, b.distance)
+            .partial_cmp(&(a.drain, a.distance))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    for n in order {
+        let mut row = vec![
+            n.label.clone(),
+            if n.ok {
+                "OK".into()
+            } else if n.drain {
+                "FAIL".into()
+            } else {
+                "?".into()
+            },
+            format!("{:.1}", n.distance),
+        ];
+        let mine = figs
+            .iter()
+            .find(|(r, _)| *r == n.rank)
+            .map(|(_, v)| v.as_slice())
+            .unwrap_or(&[]);
+        for d in &defs {
+            let bad = n
+                .checks
+                .iter()
+                .any(|c| c.metric == d.metric && (c.outlier || c.below_reference));
+            row.push(
+                mine.iter()
+                    .find(|g| g.metric == d.metric)
+                    .map_or("-".into(), |g| {
+                        format!("{}{}", num(g.value), if bad { " !" } else { "" })
+                    }),
+            );
+        }
+        rows.push(row);
+    }
+    s.push_str(&table::grid(&rows));
+    for n in v.nodes.iter().filter(|n| n.drain) {
+        let _ = writeln!(s, "FAIL {}: {}", n.label, why(n));
+    }
+    for l in v.links.iter().filter(|l| l.explained_by.is_none()) {
+        let _ = writeln!(s, "path {}", link_line(f, l));
+    }
+    let t = &f.timings;
+    let _ = writeln!(
+        s,
+        "time: {:.1} s in all; measuring {:.1} s per-node and {:.1} s network; {:.1} % outside the measuring",
+        t.total_seconds,
+        t.node_measure_seconds,
+        t.network_measure_seconds,
+        t.overhead_fraction * 100.0
+    );
+    s
+}

@@ -1,0 +1,193 @@
+//! The headline figures in OpenMetrics text format (what Prometheus
+//! scrapes and node_exporter's textfile collector reads from a `.prom`
+//! file), so a fleet can graph bwscope in an existing Prometheus/Grafana.
+//!
+//! Families:
+//! - `bwscope_run_info{host,version,cpu,command}` 1: what ran where;
+//! - `bwscope_figure{host,metric,unit}`: every headline figure
+//!   ([`crate::report::fleet::metrics`]);
+//! - fleet runs add `bwscope_fleet_node_ok{host}` (1 ok, 0 failed or
+//!   lost), `bwscope_fleet_outlier{host,metric,unit}` (1 when the figure
+//!   is an outlier or below its class bound), `bwscope_fleet_robust_z
+//!   {host,metric}` and `bwscope_fleet_median{metric,unit}`.
+
+use std::fmt::Write as _;
+
+use super::fleet::metrics::{self, Figure};
+use super::Exporter;
+use crate::model::fleet::{FleetRun, NodeStatus};
+use crate::model::Run;
+
+pub struct OpenMetrics;
+
+impl Exporter for OpenMetrics {
+    fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
+        Ok(run_text(run).into_bytes())
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped.
+fn lv(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn labels(pairs: &[(&str, &str)]) -> String {
+    let inner: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", lv(v)))
+        .collect();
+    format!("{{{}}}", inner.join(","))
+}
+
+struct Families {
+    info: String,
+    figure: String,
+}
+
+impl Families {
+    fn new() -> Families {
+        Families {
+            info: "# TYPE bwscope_run info\n# HELP bwscope_run What ran where.\n".into(),
+            figure: "# TYPE bwscope_figure gauge\n# HELP bwscope_figure A headline figure; the metric label names it, the unit label gives its unit (GB/s = 10^9 bytes/s).\n".into(),
+        }
+    }
+
+    fn add(&mut self, host: &str, run: &Run, extra: &[Figure]) {
+        let _ = writeln!(
+            self.info,
+            "bwscope_run_info{} 1",
+            labels(&[
+                ("host", host),
+                ("version", &run.tool.version),
+                ("cpu", run.host.cpu.model_name.trim()),
+                ("command", &run.command),
+            ])
+        );
+        for g in metrics::node_figures(run).iter().chain(extra) {
+            self.figure_line(host, g);
+        }
+    }
+
+    fn figure_line(&mut self, host: &str, g: &Figure) {
+        if g.value.is_finite() {
+            let _ = writeln!(
+                self.figure,
+                "bwscope_figure{} {}",
+                labels(&[("host", host), ("metric", &g.metric), ("unit", g.unit)]),
+                g.value
+            );
+        }
+    }
+}
+
+fn host_of(run: &Run) -> String {
+    run.host
+        .env
+        .hostname
+        .clone()
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// One run.
+pub fn run_text(run: &Run) -> String {
+    let mut f = Families::new();
+    f.add(&host_of(run), run, &[]);
+    format!("{}{}# EOF\n", f.info, f.figure)
+}
+
+/// A fleet: every node's figures and the verdicts.
+pub fn fleet_text(fleet: &FleetRun) -> String {
+    let mut f = Families::new();
+    for n in &fleet.nodes {
+        let net = metrics::net_figures(fleet, n.rank);
+        match &n.run {
+            Some(run) => f.add(&n.label, run, &net),
+            None => {
+                for g in &net {
+                    f.figure_line(&n.label, g);
+                }
+            }
+        }
+    }
+    let mut s = format!("{}{}", f.info, f.figure);
+    if let Some(v) = &fleet.verdicts {
+        s.push_str("# TYPE bwscope_fleet_node_ok gauge\n# HELP bwscope_fleet_node_ok 1 when the node passed every check, 0 when it failed one or was lost.\n");
+        for n in &v.nodes {
+            let lost = fleet
+                .node(n.rank)
+                .is_some_and(|x| x.status == NodeStatus::Lost);
+            let _ = writeln!(
+                s,
+                "bwscope_fleet_node_ok{} {}",
+                labels(&[("host", &n.label)]),
+                u8::from(n.ok && !lost)
+            );
+        }
+        s.push_str("# TYPE bwscope_fleet_outlier gauge\n# HELP bwscope_fleet_outlier 1 when the figure is a fleet outlier or worse than its class bound.\n");
+        for n in &v.nodes {
+            for c in &n.checks {
+                let _ = writeln!(
+                    s,
+                    "bwscope_fleet_outlier{} {}",
+                    labels(&[("host", &n.label), ("metric", &c.metric), ("unit", &c.unit)]),
+                    u8::from(c.outlier || c.below_reference)
+                );
+            }
+        }
+        s.push_str("# TYPE bwscope_fleet_robust_z gauge\n# HELP bwscope_fleet_robust_z Distance from the fleet median in robust standard deviations of the logarithm (1.4826 MAD), positive is worse.\n");
+        for n in &v.nodes {
+            for c in &n.checks {
+                if let Some(z) = c.robust_z.filter(|z| z.is_finite()) {
+                    let _ = writeln!(
+                        s,
+                        "bwscope_fleet_robust_z{} {z}",
+                        labels(&[("host", &n.label), ("metric", &c.metric)])
+                    );
+                }
+            }
+        }
+        s.push_str("# TYPE bwscope_fleet_median gauge\n# HELP bwscope_fleet_median The fleet median of a figure.\n");
+        for m in v.metrics.iter().filter(|m| m.nodes > 0) {
+            let _ = writeln!(
+                s,
+                "bwscope_fleet_median{} {}",
+                labels(&[("metric", &m.metric), ("unit", &m.unit)]),
+                m.median
+            );
+        }
+    }
+    s.push_str("# EOF\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(labels(&[("a", "x\"y\\z\nw")]), "{a=\"x\\\"y\\\\z\\nw\"}");
+    }
+
+    #[test]
+    fn an_empty_run_is_well_formed() {
+        let run = Run::new(
+            "cache",
+            serde_json::json!({}),
+            crate::model::Host::default(),
+            crate::model::Units::GB,
+        );
+        let t = run_text(&run);
+        assert!(t.ends_with("# EOF\n"));
+        assert!(t.contains("bwscope_run_info{host=\"unknown\""), "{t}");
+        // Every sample line belongs to a declared family.
+        for line in t.lines().filter(|l| !l.starts_with('#')) {
+            assert!(
+                line.starts_with("bwscope_run_info{") || line.starts_with("bwscope_figure{"),
+                "{line}"
+            );
+        }
+    }
+}

@@ -1,0 +1,587 @@
+//! `bwscope fleet` on one machine without a launcher's help: ranks are
+//! started with the variables `mpirun` would set (the default build reads
+//! nothing else), they meet rank 0 over TCP on loopback through the
+//! rendezvous file, and everything a fleet writes is checked; then the
+//! faults: a killed rank, a hung rank, a mixed release, Ctrl-C on rank 0,
+//! truncated and future files. Real launchers: fleet_mpi.rs,
+//! fleet_netns.rs, fleet_slurm.rs.
+
+mod common;
+
+use std::io::Write as _;
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::browser::{attr, chromium, dump_dom};
+use common::bwscope;
+use common::fleet::{assert_valid, failed_metrics, flows, load, Ranks, QUICK};
+use serde_json::{json, Value};
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = QUICK.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn outside_a_launcher_is_a_one_line_error() {
+    let out = bwscope()
+        .args(["fleet"])
+        .env_remove("OMPI_COMM_WORLD_RANK")
+        .env_remove("PMI_RANK")
+        .env_remove("SLURM_PROCID")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("mpirun -np N bwscope fleet") && err.contains("srun"),
+        "{err}"
+    );
+    // A launcher's variables that make no sense are named.
+    let out = bwscope()
+        .args(["fleet"])
+        .env("PMI_RANK", "5")
+        .env("PMI_SIZE", "2")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("PMI_RANK=5"));
+}
+
+#[test]
+fn dry_run_plans_a_large_fleet() {
+    let out = bwscope()
+        .args([
+            "fleet",
+            "--dry-run",
+            "--nodes",
+            "1000",
+            "--schedule",
+            "sample",
+            "--peers",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1000 ranks"), "{text}");
+    assert!(text.contains("4 steps, 4000 flows"), "{text}");
+    assert!(
+        text.contains("per-node phase") && text.contains("total: about"),
+        "{text}"
+    );
+    let out = bwscope().args(["fleet", "--dry-run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--nodes"));
+}
+
+#[test]
+fn a_loopback_fleet_writes_every_output() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    std::fs::write(
+        dir.join("ref.json"),
+        r#"{"bwscope_reference": 1, "classes": [{"name": "impossible", "cpu": "*", "bounds": {"l1_read_gbps": 1e9}}]}"#,
+    )
+    .unwrap();
+    let mut ranks = Ranks::spawn(
+        3,
+        dir,
+        &args(&[
+            "--out",
+            "res",
+            "--reference",
+            "ref.json",
+            "--fail-if-outlier",
+            "--write-reference",
+            "written.json",
+            "--openmetrics",
+            "fleet.prom",
+            "--timeout",
+            "30",
+        ]),
+    );
+    let codes = ranks.wait(Duration::from_secs(120));
+    // Every node is below the impossible class bound: exit 3 everywhere.
+    assert_eq!(codes, vec![Some(3); 3], "exit codes");
+    let res = dir.join("res");
+    let f = load(&res.join("fleet.json"));
+    assert_valid(&f, 3);
+    assert_eq!(f["complete"], true);
+    assert_eq!(f["launch"]["launcher"], "openmpi");
+    assert_eq!(f["launch"]["control"], "tcp");
+    assert_eq!(f["launch"]["machines"], 1);
+    for r in 0..3 {
+        let n = &f["nodes"][r];
+        assert_eq!(n["status"], "ok", "{n}");
+        assert!(n["run"]["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["suite"] == "cache"));
+        assert!(n["node_seconds"].as_f64().unwrap() > 0.0);
+        // Ranks sharing a host name are told apart.
+        assert!(
+            n["label"].as_str().unwrap().ends_with(&format!(":{r}")),
+            "{n}"
+        );
+        assert!(failed_metrics(&f, r).contains(&"l1_read_gbps".to_string()));
+        assert_eq!(f["verdicts"]["nodes"][r]["drain"], true);
+    }
+    // Shift over 3 ranks: every ordered pair once, both views measured.
+    let m = &f["network"][0];
+    assert_eq!(
+        (
+            m["transport"].as_str(),
+            m["schedule"].as_str(),
+            m["steps"].as_u64()
+        ),
+        (Some("tcp"), Some("shift"), Some(2))
+    );
+    for (s, t) in [(0, 1), (1, 2), (2, 0), (0, 2), (1, 0), (2, 1)] {
+        let x = flows(&f, s, t);
+        assert_eq!(x.len(), 1, "{s}->{t}");
+        assert!(x[0]["recv_gbps"].as_f64().unwrap() > 0.0, "{}", x[0]);
+        assert!(x[0]["send_gbps"].as_f64().unwrap() > 0.0, "{}", x[0]);
+        assert_eq!(x[0]["concurrent"], 3);
+    }
+    // Long-form CSV: a header and two views per flow.
+    let csv = std::fs::read_to_string(res.join("fleet.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("src,dst,size,direction,gbps"));
+    assert_eq!(lines.count(), 12);
+    // Verdict file: one line per node; drain list: the one host.
+    let verdicts = std::fs::read_to_string(res.join("verdicts.txt")).unwrap();
+    let lines: Vec<&str> = verdicts.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 3, "{verdicts}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.contains(" FAIL l1_read_gbps ") && l.contains(">=1000000000")),
+        "{verdicts}"
+    );
+    let drain = std::fs::read_to_string(res.join("drain.txt")).unwrap();
+    assert_eq!(drain.lines().count(), 1, "{drain}");
+    assert_eq!(drain.trim(), f["nodes"][0]["hostname"].as_str().unwrap());
+    // A written reference puts its bounds below this run's medians.
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("written.json")).unwrap()).unwrap();
+    assert_eq!(written["bwscope_reference"], 1);
+    assert!(
+        written["classes"].as_array().unwrap().is_empty(),
+        "no node passed, so no class: {written}"
+    );
+    // OpenMetrics: a parser agrees where one is installed.
+    let om = std::fs::read_to_string(dir.join("fleet.prom")).unwrap();
+    assert!(
+        om.ends_with("# EOF\n") && om.contains("bwscope_fleet_node_ok{host="),
+        "{om}"
+    );
+    check_openmetrics(&om);
+    let html = std::fs::read_to_string(res.join("fleet.html")).unwrap();
+    assert!(html.contains("<svg class=heatmap") && html.contains("id=nodes"));
+    reports_read_fleets(dir, &res.join("fleet.json"));
+    fleet_report_in_chromium(&res.join("fleet.html"));
+}
+
+/// `report`, `plot` and `compare` on a fleet file.
+fn reports_read_fleets(dir: &std::path::Path, fleet: &std::path::Path) {
+    let p = fleet.to_str().unwrap();
+    let f = load(fleet);
+    let node = f["nodes"][1]["label"].as_str().unwrap().to_string();
+    let out = dir.join("again.html");
+    bwscope()
+        .args(["report", p, "-o", out.to_str().unwrap(), "--scale-max", "2"])
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("fixed with --scale-max"));
+    // One node of the fleet is an ordinary run.
+    let o = bwscope()
+        .args(["report", p, "--node", &node, "-f", "json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let run: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(run["command"], "fleet-node");
+    let o = bwscope()
+        .args(["plot", p, "--node", &node, "--list"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let o = bwscope()
+        .args(["report", p, "--node", "nosuch", "-f", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no node 'nosuch'"));
+    let o = bwscope().args(["plot", p, "--list"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "a fleet needs --node for plot");
+    // compare: a fleet against itself is the same; a slowed node is named.
+    let o = bwscope()
+        .args(["compare", p, p, "--fail-if-slower", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let mut slow = f.clone();
+    for r in slow["nodes"][1]["run"]["records"].as_array_mut().unwrap() {
+        common::scale_gbps(r, 0.5);
+    }
+    let slow_path = dir.join("slow.json");
+    std::fs::write(&slow_path, serde_json::to_vec(&slow).unwrap()).unwrap();
+    let o = bwscope()
+        .args([
+            "compare",
+            p,
+            slow_path.to_str().unwrap(),
+            "--fail-if-slower",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(&format!("got slower: {node}")), "{text}");
+    let o = bwscope()
+        .args(["compare", p, slow_path.to_str().unwrap(), "--node", &node])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "node by node, case by case");
+    // Truncated and future fleet files: one-line errors, exit 2.
+    let text = std::fs::read_to_string(fleet).unwrap();
+    let cut = dir.join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    for cmd in [
+        vec!["report", cut.to_str().unwrap()],
+        vec!["compare", cut.to_str().unwrap(), p],
+    ] {
+        let o = bwscope().args(&cmd).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("truncated") && err.trim().lines().count() == 1,
+            "{err}"
+        );
+    }
+    let mut future = f.clone();
+    future["fleet_schema_version"] = json!(99);
+    let fut = dir.join("future.json");
+    std::fs::write(&fut, serde_json::to_vec(&future).unwrap()).unwrap();
+    let o = bwscope()
+        .args(["report", fut.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("newer than this bwscope"));
+}
+
+/// Parse with the reference OpenMetrics parser where it is installed
+/// (python3-prometheus-client; CI installs it).
+fn check_openmetrics(text: &str) {
+    let py = "/usr/bin/python3";
+    let probe = std::process::Command::new(py)
+        .args(["-c", "import prometheus_client"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP OpenMetrics parse: no python3-prometheus-client (apt-get install python3-prometheus-client)");
+        return;
+    }
+    let mut c = std::process::Command::new(py)
+        .args([
+            "-c",
+            "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\nfor f in p(sys.stdin.read()): print(f.name, f.type, len(f.samples))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("bwscope_figure gauge") && out.contains("bwscope_run info"),
+        "{out}"
+    );
+}
+
+fn fleet_report_in_chromium(html: &std::path::Path) {
+    let Some(bin) = chromium() else {
+        eprintln!(
+            "SKIP fleet report in chromium: chromium is not installed (apt-get install chromium)"
+        );
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let url = format!("file://{}#fleettest", html.display());
+    let dom = dump_dom(&bin, &d.path().join("profile"), &url);
+    assert_eq!(
+        attr(&dom, "<body", "data-heatmaps"),
+        Some("1"),
+        "the heatmap drew"
+    );
+    let t = attr(&dom, "<body", "data-fleettest").unwrap_or("missing");
+    assert!(
+        t.starts_with("ok 6 cells"),
+        "hovering a cell fills the read-out: {t}"
+    );
+}
+
+#[test]
+fn openmetrics_for_a_single_node_command() {
+    let d = tempfile::tempdir().unwrap();
+    let prom = d.path().join("cache.prom");
+    let run = d.path().join("cache.json");
+    bwscope()
+        .args([
+            "cache",
+            "--quick",
+            "--sizes",
+            "16KiB,256MiB",
+            "--samples",
+            "3",
+            "--min-sample-ms",
+            "2",
+        ])
+        .arg("--openmetrics")
+        .arg(&prom)
+        .arg("--json")
+        .arg(&run)
+        .assert()
+        .success();
+    let t = std::fs::read_to_string(&prom).unwrap();
+    assert!(t.ends_with("# EOF\n"), "{t}");
+    assert!(t.contains("bwscope_run_info{host="), "{t}");
+    for m in ["l1_read_gbps", "dram_read_gbps"] {
+        assert!(
+            t.contains(&format!("metric=\"{m}\",unit=\"GB/s\"}}")),
+            "{m}: {t}"
+        );
+    }
+    check_openmetrics(&t);
+    // The same from the saved run.
+    let o = bwscope()
+        .args(["report", run.to_str().unwrap(), "-f", "openmetrics"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("metric=\"l1_read_gbps\""));
+}
+
+#[test]
+fn a_killed_rank_is_lost_and_the_others_are_kept() {
+    let d = tempfile::tempdir().unwrap();
+    let mut ranks = Ranks::spawn(3, d.path(), &args(&["--out", "res", "--timeout", "30"]));
+    ranks.wait_for("round 1 of 3", Duration::from_secs(60));
+    unsafe {
+        libc::kill(ranks.pid(2), libc::SIGKILL);
+    }
+    let codes = ranks.wait(Duration::from_secs(90));
+    assert_eq!(codes[0], Some(0), "rank 0 finishes: {codes:?}");
+    assert_eq!(codes[1], Some(0));
+    let f = load(&d.path().join("res/fleet.json"));
+    assert_valid(&f, 3);
+    let lost = &f["nodes"][2];
+    assert_eq!(lost["status"], "lost");
+    assert_eq!(lost["lost_in"], "node");
+    assert!(
+        lost["reason"].as_str().unwrap().contains("closed"),
+        "{lost}"
+    );
+    for r in 0..2 {
+        assert!(f["nodes"][r]["run"]["records"]
+            .as_array()
+            .is_some_and(|v| !v.is_empty()));
+    }
+    // The network phase went on between the two that are left.
+    assert!(flows(&f, 0, 1)[0]["recv_gbps"].as_f64().unwrap() > 0.0);
+    assert!(flows(&f, 0, 2).is_empty());
+    let v = &f["verdicts"]["nodes"][2];
+    assert_eq!(
+        (v["ok"].as_bool(), v["drain"].as_bool()),
+        (Some(false), Some(true))
+    );
+    let verdicts = std::fs::read_to_string(d.path().join("res/verdicts.txt")).unwrap();
+    assert!(
+        verdicts
+            .lines()
+            .any(|l| l.contains(" FAIL lost in the node phase")),
+        "{verdicts}"
+    );
+}
+
+#[test]
+fn a_hung_rank_is_lost_within_the_timeout() {
+    let d = tempfile::tempdir().unwrap();
+    let mut ranks = Ranks::spawn(
+        3,
+        d.path(),
+        &[
+            "--suites",
+            "none",
+            "--step-time",
+            "0.3",
+            "--omit",
+            "0.1",
+            "--out",
+            "res",
+            "--timeout",
+            "3",
+        ],
+    );
+    ranks.wait_for("ranks joined", Duration::from_secs(60));
+    unsafe {
+        libc::kill(ranks.pid(1), libc::SIGSTOP);
+    }
+    // Rank 0 gives up on it after the step's length and --timeout.
+    assert_eq!(ranks.wait_one(0, Duration::from_secs(40)), Some(0));
+    assert_eq!(ranks.wait_one(2, Duration::from_secs(10)), Some(0));
+    let f = load(&d.path().join("res/fleet.json"));
+    assert_valid(&f, 3);
+    let n = &f["nodes"][1];
+    assert_eq!(
+        (n["status"].as_str(), n["lost_in"].as_str()),
+        (Some("lost"), Some("network"))
+    );
+    assert!(n["reason"].as_str().unwrap().contains("silent"), "{n}");
+    // Its cells are null with a reason; the others were measured.
+    for x in f["network"][0]["flows"].as_array().unwrap() {
+        if x["src"] == 1 || x["dst"] == 1 {
+            assert!(x["recv_gbps"].is_null() && x["reason"].is_string(), "{x}");
+        }
+    }
+    assert!(flows(&f, 2, 0)[0]["recv_gbps"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_mixed_release_is_refused_before_measuring() {
+    use bwscope::app::fleet::comm::Identity;
+    use bwscope::app::fleet::rendezvous;
+    use bwscope::app::fleet::wire::{read_msg, write_msg, Wire};
+    let d = tempfile::tempdir().unwrap();
+    // Only rank 0 of two is a real bwscope; this test is rank 1, an older
+    // release speaking the same join.
+    let mut ranks = Ranks::spawn_ranks(
+        2,
+        &[0],
+        d.path(),
+        &args(&["--out", "res", "--timeout", "30"]),
+    );
+    let note_path = rendezvous::path(d.path(), Some(&ranks.job));
+    let t0 = std::time::Instant::now();
+    let note = loop {
+        if let Some(n) = rendezvous::read(&note_path) {
+            break n;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "no rendezvous file");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let token = rendezvous::from_hex(note.token.as_deref().unwrap()).unwrap();
+    let mut s = TcpStream::connect(note.addrs[0]).unwrap();
+    let mut id = Identity::this(1, 2, Some(ranks.job.clone()));
+    id.hostname = "old-node".into();
+    id.version = "0.0.1-old".into();
+    write_msg(
+        &mut s,
+        &Wire::Join {
+            magic: "bwscope-fleet".into(),
+            id,
+        },
+    )
+    .unwrap();
+    let Wire::Challenge { nonce: Some(n) } =
+        read_msg(&mut s, 1 << 16, Some(Duration::from_secs(10))).unwrap()
+    else {
+        panic!("rank 0 challenges");
+    };
+    let nonce: [u8; 32] = rendezvous::from_hex(&n).unwrap().try_into().unwrap();
+    let mac = bwscope::net::protocol::auth_mac(&token, &nonce);
+    write_msg(
+        &mut s,
+        &Wire::Auth {
+            mac: rendezvous::to_hex(&mac),
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        read_msg(&mut s, 1 << 16, Some(Duration::from_secs(10))),
+        Ok(Wire::Accepted)
+    ));
+    let Ok(Wire::Refused { reason }) = read_msg(&mut s, 1 << 20, Some(Duration::from_secs(30)))
+    else {
+        panic!("rank 0 refuses the mixed fleet");
+    };
+    assert!(
+        reason.contains("old-node (rank 1)") && reason.contains("0.0.1-old"),
+        "{reason}"
+    );
+    let codes = ranks.wait(Duration::from_secs(30));
+    assert_eq!(codes, vec![Some(2)]);
+    assert!(
+        !d.path().join("res/fleet.json").exists(),
+        "nothing measured, nothing written"
+    );
+}
+
+#[test]
+fn ctrl_c_on_rank_0_keeps_finished_records() {
+    let d = tempfile::tempdir().unwrap();
+    let mut ranks = Ranks::spawn(
+        3,
+        d.path(),
+        &[
+            "--suites",
+            "cache,latency",
+            "--samples",
+            "5",
+            "--min-sample-ms",
+            "20",
+            "--out",
+            "res",
+            "--timeout",
+            "30",
+        ],
+    );
+    ranks.wait_for("round 2 of 3", Duration::from_secs(120));
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe {
+        libc::kill(ranks.pid(0), libc::SIGINT);
+    }
+    let codes = ranks.wait(Duration::from_secs(60));
+    assert_eq!(
+        codes,
+        vec![Some(130); 3],
+        "every rank reports the interruption"
+    );
+    let f = load(&d.path().join("res/fleet.json"));
+    assert_eq!(
+        (f["interrupted"].as_bool(), f["complete"].as_bool()),
+        (Some(true), Some(false))
+    );
+    // Round 1 finished; round 2 delivered what it had; round 3 never ran.
+    assert_eq!(f["nodes"][0]["status"], "ok");
+    assert!(!f["nodes"][0]["run"]["records"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert_eq!(f["nodes"][1]["status"], "interrupted");
+    assert_eq!(f["nodes"][1]["run"]["interrupted"], true);
+    assert_eq!(f["nodes"][2]["status"], "interrupted");
+    assert!(f["nodes"][2]["run"].is_null());
+    assert!(f["network"].as_array().unwrap().is_empty());
+    let v = std::fs::read_to_string(d.path().join("res/verdicts.txt")).unwrap();
+    assert!(v.lines().any(|l| l.contains("UNKNOWN interrupted")), "{v}");
+}

@@ -1,0 +1,145 @@
+//! `bwscope fleet` under real launchers on one machine: Open MPI's
+//! `mpirun --oversubscribe` (TCP on loopback, as root where CI runs) and
+//! MPICH's Hydra `mpiexec`. The default build reads the launcher's
+//! environment and meets rank 0 over TCP; a build with `--features mpi`
+//! also runs its MPI control and MPI pair tests. Skips with a message
+//! where a launcher is missing (apt-get install openmpi-bin mpich).
+
+mod common;
+
+use std::process::Command;
+
+use common::fleet::{exe, flows, launched, QUICK};
+
+fn found(cmd: &str) -> bool {
+    Command::new(cmd)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn open_mpi() -> bool {
+    Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("Open MPI"))
+}
+
+/// `mpirun -np n bwscope fleet QUICK extra…` in `dir`.
+fn mpirun(n: u32, extra: &[&str]) -> Command {
+    let np = n.to_string();
+    let mut c = Command::new("mpirun");
+    c.args([
+        "--oversubscribe",
+        "--mca",
+        "btl",
+        "tcp,self",
+        "--mca",
+        "btl_tcp_if_include",
+        "lo",
+    ])
+    .args([
+        "--mca",
+        "oob_tcp_if_include",
+        "lo",
+        "-np",
+        &np,
+        exe(),
+        "fleet",
+    ])
+    .args(QUICK)
+    .args(extra)
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c
+}
+
+#[test]
+fn open_mpi_oversubscribed_over_tcp() {
+    if !open_mpi() {
+        eprintln!("SKIP open_mpi_oversubscribed_over_tcp: no Open MPI mpirun (apt-get install openmpi-bin)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let f = launched(
+        &mut mpirun(3, &["--control", "tcp", "--out", "res", "--timeout", "60"]),
+        d.path(),
+        3,
+    );
+    assert_eq!(f["launch"]["launcher"], "openmpi");
+    assert_eq!(f["launch"]["control"], "tcp");
+    assert!(f["launch"]["job"].is_string(), "Open MPI names the job");
+    for r in 0..3 {
+        assert_eq!(f["nodes"][r]["status"], "ok");
+        assert_eq!(f["nodes"][r]["local_rank"], r as u64);
+    }
+    assert!(flows(&f, 2, 0)[0]["recv_gbps"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn mpich_hydra_through_pmi() {
+    if !found("mpiexec.hydra") {
+        eprintln!("SKIP mpich_hydra_through_pmi: no mpiexec.hydra (apt-get install mpich)");
+        return;
+    }
+    if cfg!(feature = "mpi") && open_mpi() {
+        eprintln!("SKIP mpich_hydra_through_pmi: this build links Open MPI, Hydra cannot start it");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let mut c = Command::new("mpiexec.hydra");
+    c.args(["-n", "2", exe(), "fleet"])
+        .args(QUICK)
+        .args(["--out", "res", "--timeout", "60"]);
+    let f = launched(&mut c, d.path(), 2);
+    assert_eq!(f["launch"]["launcher"], "pmi");
+    assert!(flows(&f, 0, 1)[0]["recv_gbps"].as_f64().unwrap() > 0.0);
+}
+
+/// The MPI build: MPI carries the control, and measures pairs with MPI
+/// point-to-point next to bwscope's TCP protocol.
+#[cfg(feature = "mpi")]
+#[test]
+fn mpi_control_and_mpi_pair_tests() {
+    if !open_mpi() {
+        eprintln!("SKIP mpi_control_and_mpi_pair_tests: no Open MPI mpirun");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let mut c = mpirun(
+        3,
+        &[
+            "--transport",
+            "tcp,mpi",
+            "--msg-sizes",
+            "64KiB,1MiB",
+            "--out",
+            "res",
+            "--timeout",
+            "60",
+        ],
+    );
+    let f = launched(&mut c, d.path(), 3);
+    assert_eq!(f["launch"]["control"], "mpi");
+    let m: Vec<&str> = f["network"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["transport"].as_str().unwrap())
+        .collect();
+    assert_eq!(m, vec!["tcp", "mpi"]);
+    let mpi = &f["network"][1];
+    let flows = mpi["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2 * 6, "two sizes × six ordered pairs");
+    for x in flows {
+        // Each end reports its own view; rank 0 joins them.
+        assert!(x["send_gbps"].as_f64().unwrap() > 0.0, "{x}");
+        assert!(x["recv_gbps"].as_f64().unwrap() > 0.0, "{x}");
+        assert!(
+            x["bytes"].as_u64().unwrap() >= 16 * x["size_bytes"].as_u64().unwrap(),
+            "a measured window at least: {x}"
+        );
+    }
+    let checks = f["verdicts"]["metrics"].as_array().unwrap();
+    assert!(checks.iter().any(|c| c["metric"] == "mpi_out_gbps"));
+}

@@ -1,0 +1,322 @@
+//! Several "hosts" on one machine: five network namespaces on a bridge
+//! (scripts/fleet-netns.sh), Open MPI starting one rank in each through an
+//! rsh agent that runs `ip netns exec` (so pair traffic really crosses
+//! veth interfaces, each namespace with its own host name). Three faults
+//! are planted and must come out of the verdicts, whatever the speeds:
+//!
+//! - namespace 4's link is shaped to 100 Mbit/s with `tc tbf`: the slow
+//!   link, named by its node's in/out figures and explaining its flows;
+//! - rank 2 measures while two real memory hogs (bwscope copying 512 MiB
+//!   each, started by this test) run beside it, and only then: the slow
+//!   node;
+//! - namespaces 1 and 3 have `unreachable` routes to each other: those
+//!   two cells are null, with the reason.
+//!
+//! Needs root, iproute2 (ip, tc), util-linux (unshare, taskset) and Open
+//! MPI; skips with a message otherwise. The namespaces are removed even
+//! when an assertion fails.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::fleet::{assert_valid, exe, failed_metrics, flows, load};
+use serde_json::Value;
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/fleet-netns.sh")
+}
+
+fn unavailable() -> Option<String> {
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root for network namespaces and tc".into());
+    }
+    for (tool, pkg) in [
+        ("ip", "iproute2"),
+        ("tc", "iproute2"),
+        ("unshare", "util-linux"),
+        ("mpirun", "openmpi-bin"),
+    ] {
+        if Command::new(tool).arg("--version").output().is_err()
+            && Command::new(tool).arg("-V").output().is_err()
+        {
+            return Some(format!("needs `{tool}` (apt-get install {pkg})"));
+        }
+    }
+    let v = Command::new("mpirun").arg("--version").output().ok()?;
+    if !String::from_utf8_lossy(&v.stdout).contains("Open MPI") {
+        return Some("needs Open MPI's mpirun (apt-get install openmpi-bin)".into());
+    }
+    None
+}
+
+const PREFIX: &str = "bwft";
+const NET: &str = "10.251.7";
+
+/// The namespaces, removed on drop.
+struct Hosts;
+
+impl Hosts {
+    fn up(n: u32, env: &[(&str, &str)]) -> Result<Hosts, String> {
+        let out = Command::new("bash")
+            .arg(script())
+            .args(["up", &n.to_string()])
+            .env("NETNS_PREFIX", PREFIX)
+            .env("FLEET_NET", NET)
+            .envs(env.iter().copied())
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            let _ = Hosts::down();
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        Ok(Hosts)
+    }
+
+    fn down() -> std::io::Result<std::process::Output> {
+        Command::new("bash")
+            .arg(script())
+            .arg("down")
+            .env("NETNS_PREFIX", PREFIX)
+            .output()
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        let _ = Hosts::down();
+    }
+}
+
+/// Memory hogs: real processes streaming memory, paused until asked.
+struct Hogs(Vec<Child>);
+
+impl Hogs {
+    fn start(n: usize) -> Hogs {
+        let hogs: Vec<Child> = (0..n)
+            .map(|_| {
+                Command::new(exe())
+                    .args([
+                        "cache",
+                        "--kernel",
+                        "seq_copy_64_scalar",
+                        "--sizes",
+                        "512MiB",
+                        "--samples",
+                        "100000",
+                        "--min-sample-ms",
+                        "100",
+                    ])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("start a memory hog")
+            })
+            .collect();
+        // Let them fault their buffers in, then hold them.
+        std::thread::sleep(Duration::from_secs(2));
+        let h = Hogs(hogs);
+        h.signal(libc::SIGSTOP);
+        h
+    }
+
+    fn signal(&self, sig: i32) {
+        for c in &self.0 {
+            unsafe {
+                libc::kill(c.id() as i32, sig);
+            }
+        }
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        self.signal(libc::SIGCONT);
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn namespaces_reveal_the_slow_link_the_slow_node_and_the_unreachable_pair() {
+    if let Some(why) = unavailable() {
+        eprintln!("SKIP fleet netns test: {why}");
+        return;
+    }
+    let hosts = match Hosts::up(5, &[("SLOW", "4"), ("RATE", "100mbit"), ("UNREACH", "1:3")]) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("SKIP fleet netns test: cannot create namespaces here: {e}");
+            return;
+        }
+    };
+    let d = tempfile::tempdir().unwrap();
+    let hostfile = d.path().join("hosts");
+    let hf = Command::new("bash")
+        .arg(script())
+        .arg("hostfile")
+        .env("NETNS_PREFIX", PREFIX)
+        .output()
+        .unwrap();
+    std::fs::write(&hostfile, &hf.stdout).unwrap();
+    let hogs = Hogs::start(2);
+    let subnet = format!("{NET}.0/24");
+    let agent = format!("bash {} rsh", script().display());
+    let mut args: Vec<String> = [
+        "--hostfile",
+        hostfile.to_str().unwrap(),
+        "-np",
+        "5",
+        "--bind-to",
+        "none",
+        "--mca",
+        "plm_rsh_agent",
+        &agent,
+        "--mca",
+        "oob_tcp_if_include",
+        &subnet,
+        "--mca",
+        "btl",
+        "tcp,self",
+        "--mca",
+        "btl_tcp_if_include",
+        &subnet,
+        exe(),
+        "fleet",
+        "--suites",
+        "cache,latency",
+        "--samples",
+        "5",
+        "--min-sample-ms",
+        "5",
+        "--step-time",
+        "0.5",
+        "--omit",
+        "0.2",
+        "--out",
+        "res",
+        "--timeout",
+        "60",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if cfg!(feature = "mpi") {
+        args.extend(["--transport".into(), "tcp,mpi".into()]);
+    }
+    let mut mpirun = Command::new("mpirun")
+        .args(&args)
+        .current_dir(d.path())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("NETNS_PREFIX", PREFIX)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    // The hogs run during rank 2's turn (round 3 of 5) and only then.
+    let err = mpirun.stderr.take().unwrap();
+    for line in BufReader::new(err).lines().map_while(Result::ok) {
+        eprintln!("mpirun: {line}");
+        if line.contains("round 3 of 5") {
+            hogs.signal(libc::SIGCONT);
+        }
+        if line.contains("round 4 of 5") {
+            hogs.signal(libc::SIGSTOP);
+        }
+    }
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = mpirun.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "mpirun did not end"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    drop(hogs);
+    let out = mpirun.wait_with_output().unwrap();
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+    assert!(status.success(), "mpirun: {status:?}");
+    let f = load(&d.path().join("res/fleet.json"));
+    assert_valid(&f, 5);
+    for r in 0..5 {
+        assert_eq!(
+            f["nodes"][r]["hostname"],
+            format!("{PREFIX}-{r}"),
+            "each rank in its namespace"
+        );
+        assert_eq!(
+            f["nodes"][r]["address"].as_str().unwrap().split(':').next(),
+            Some(format!("{NET}.{}", r + 1).as_str())
+        );
+    }
+    assert_eq!(
+        f["launch"]["machines"], 1,
+        "one kernel: the ranks took turns"
+    );
+
+    // The slow node: memory figures.
+    let slow_node = failed_metrics(&f, 2);
+    assert!(
+        slow_node
+            .iter()
+            .any(|m| m.starts_with("dram_") || m.starts_with("l3_") || m.starts_with("l2_")),
+        "rank 2 ran beside the memory hogs: {slow_node:?}\n{}",
+        std::fs::read_to_string(d.path().join("res/verdicts.txt")).unwrap()
+    );
+    // The slow link: its node's network figures, and its flows explained by it.
+    let slow_link = failed_metrics(&f, 4);
+    assert!(
+        slow_link.contains(&"tcp_out_gbps".to_string())
+            && slow_link.contains(&"tcp_in_gbps".to_string()),
+        "{slow_link:?}"
+    );
+    if cfg!(feature = "mpi") {
+        assert!(
+            slow_link.iter().any(|m| m.starts_with("mpi_")),
+            "MPI sees it too: {slow_link:?}"
+        );
+    }
+    let links = f["verdicts"]["links"].as_array().unwrap();
+    let of_4: Vec<&Value> = links
+        .iter()
+        .filter(|l| l["transport"] == "tcp" && (l["src"] == 4 || l["dst"] == 4))
+        .collect();
+    assert!(!of_4.is_empty());
+    assert!(
+        of_4.iter()
+            .all(|l| l["explained_by"] == format!("{PREFIX}-4")),
+        "{of_4:?}"
+    );
+    let drain = std::fs::read_to_string(d.path().join("res/drain.txt")).unwrap();
+    for host in [format!("{PREFIX}-2"), format!("{PREFIX}-4")] {
+        assert!(
+            drain.lines().any(|l| l == host),
+            "{host} in the drain list:\n{drain}"
+        );
+    }
+    // The unreachable pair: null cells with the reason, not blamed on a node.
+    for (s, t) in [(1, 3), (3, 1)] {
+        let x = flows(&f, s, t);
+        assert_eq!(x.len(), 1);
+        assert!(x[0]["recv_gbps"].is_null(), "{}", x[0]);
+        assert!(
+            x[0]["reason"].as_str().unwrap().contains("unreachable"),
+            "{}",
+            x[0]
+        );
+        assert!(links.iter().any(|l| l["src"] == s
+            && l["dst"] == t
+            && l["explained_by"].is_null()
+            && l["reason"].is_string()));
+    }
+    drop(hosts);
+}
