@@ -913,3 +913,56 @@ fn compare_footer_states_the_rule_the_code_applies() {
         "docs/reports.md"
     );
 }
+
+// ---- 13. progress on long work -------------------------------------------
+
+/// Run `args` with stderr on a pseudo-terminal (util-linux `script`), stdout
+/// to a pipe; returns what the terminal saw. None where `script` is
+/// missing.
+fn on_a_terminal(args: &[&str]) -> Option<String> {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return None;
+    }
+    let cmd = std::iter::once(BIN)
+        .chain(args.iter().copied())
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let o = Command::new("script")
+        .args(["-qec", &format!("{cmd} >/dev/null"), "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    Some(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+#[test]
+fn progress_shows_on_a_terminal_and_never_in_pipes_or_json() {
+    // A sweep of several steps, drawn on the terminal: step labels and
+    // the position count.
+    let args = [
+        "cache",
+        "--kernel",
+        "seq_read_64_scalar,seq_write_64_scalar",
+        "--sizes",
+        "16KiB,64KiB,256KiB",
+        "--samples",
+        "2",
+        "--min-sample-ms",
+        "20",
+    ];
+    let Some(tty) = on_a_terminal(&args) else {
+        return;
+    };
+    assert!(tty.contains("seq_read_64_scalar 16 KiB"), "{tty}");
+    assert!(tty.contains("/6"), "a position out of 6 steps: {tty}");
+    // Not a terminal: stderr carries no progress.
+    let o = bwscope().args(args).output().unwrap();
+    assert!(!stderr_of(&o).contains("/6"), "{}", stderr_of(&o));
+    // A terminal, but stdout carries JSON: silent too.
+    let mut json = args.to_vec();
+    json.extend(["--json", "-"]);
+    let tty = on_a_terminal(&json).unwrap();
+    assert!(!tty.contains("/6"), "{tty}");
+}
