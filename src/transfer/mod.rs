@@ -123,9 +123,31 @@ pub enum Direction {
     /// Unmap + map of a mapped kind: moves data only when the mapping is
     /// not zero-copy.
     Map,
+    /// A copy kernel run by the GPU's SMs reads mapped host memory in
+    /// place (zero-copy over the link): nvbandwidth's `_sm` tests.
+    #[serde(rename = "h2d-sm")]
+    H2dSm,
+    /// A copy kernel writes mapped host memory in place.
+    #[serde(rename = "d2h-sm")]
+    D2hSm,
+    /// A copy kernel between two device buffers.
+    #[serde(rename = "d2d-sm")]
+    D2dSm,
 }
 
 pub const DIRECTIONS: &[Direction] = &[
+    Direction::H2d,
+    Direction::D2h,
+    Direction::D2d,
+    Direction::Bidir,
+    Direction::Map,
+    Direction::H2dSm,
+    Direction::D2hSm,
+    Direction::D2dSm,
+];
+
+/// What a backend without copy kernels offers.
+pub const ENGINE_DIRECTIONS: &[Direction] = &[
     Direction::H2d,
     Direction::D2h,
     Direction::D2d,
@@ -141,7 +163,31 @@ impl Direction {
             Direction::D2d => "d2d",
             Direction::Bidir => "bidir",
             Direction::Map => "map",
+            Direction::H2dSm => "h2d-sm",
+            Direction::D2hSm => "d2h-sm",
+            Direction::D2dSm => "d2d-sm",
         }
+    }
+
+    /// The copy an SM direction performs (itself for the others): what is
+    /// read and written, so verification and byte counting follow it.
+    pub fn copy_of(self) -> Direction {
+        match self {
+            Direction::H2dSm => Direction::H2d,
+            Direction::D2hSm => Direction::D2h,
+            Direction::D2dSm => Direction::D2d,
+            d => d,
+        }
+    }
+
+    /// Moved by a kernel on the SMs rather than by a copy engine.
+    pub fn is_sm(self) -> bool {
+        self != self.copy_of()
+    }
+
+    /// Involves no host memory.
+    pub fn device_only(self) -> bool {
+        self.copy_of() == Direction::D2d
     }
 
     pub fn parse(s: &str) -> Option<Direction> {
@@ -168,6 +214,9 @@ pub struct Timed {
     pub device_s: Option<f64>,
     /// Bidirectional only: device time of the H2D and the D2H stream.
     pub per_dir_s: Option<[f64; 2]>,
+    /// The copies were queued behind a start blocker (a kernel holding the
+    /// stream until all were queued), so enqueue cost is outside `device_s`.
+    pub blocked: bool,
 }
 
 /// A failed driver call, with the driver's own error name.
@@ -234,6 +283,15 @@ pub trait Backend {
     fn info(&self) -> &DeviceInfo;
     /// Host kinds this backend provides.
     fn kinds(&self) -> &'static [HostKind];
+    /// Directions this backend can measure.
+    fn directions(&self) -> &'static [Direction] {
+        ENGINE_DIRECTIONS
+    }
+    /// Why (kind, dir) cannot be measured on this device, if it cannot: the
+    /// case becomes a `skipped` record with this reason.
+    fn unsupported(&self, _kind: HostKind, _dir: Direction) -> Option<String> {
+        None
+    }
     /// The clock that heads a record of `kind` in `dir`: device events for
     /// asynchronous copies, the host clock for pageable/blocking ones.
     fn headline_timer(&self, kind: HostKind, dir: Direction) -> Timer;
@@ -327,7 +385,14 @@ mod tests {
         }
         for d in DIRECTIONS {
             assert_eq!(Direction::parse(d.name()), Some(*d));
+            assert_eq!(
+                serde_json::to_value(d).unwrap(),
+                serde_json::json!(d.name())
+            );
         }
+        assert_eq!(Direction::H2dSm.copy_of(), Direction::H2d);
+        assert!(Direction::D2dSm.is_sm() && Direction::D2dSm.device_only());
+        assert!(!Direction::Bidir.is_sm() && !Direction::Bidir.device_only());
         assert_eq!(HostKind::parse("pinned-uc"), None);
         assert_eq!(HostKind::Pinned.api(), Api::Cuda);
         assert_eq!(HostKind::AllocHostPtrRo.api(), Api::Opencl);

@@ -432,13 +432,21 @@ impl Session for ClSession<'_> {
                         host_s,
                         device_s: Some(total),
                         per_dir_s: per_dir,
+                        blocked: false,
                     });
                 }
                 return Ok(Timed {
                     host_s,
                     device_s: None,
                     per_dir_s: None,
+                    blocked: false,
                 });
+            }
+            Direction::H2dSm | Direction::D2hSm | Direction::D2dSm => {
+                return Err(DriverError::new(
+                    dir.name(),
+                    "the OpenCL backend has no copy kernels (directions h2d, d2h, d2d, bidir, map)",
+                ))
             }
             Direction::Map => {
                 let HostSide::Mapped { buf, ptr } = &mut self.host[0] else {
@@ -462,6 +470,7 @@ impl Session for ClSession<'_> {
             host_s,
             device_s: span.bounds().map(|(s, e)| secs(e - s)),
             per_dir_s: per_dir,
+            blocked: false,
         })
     }
 

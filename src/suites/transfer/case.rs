@@ -60,12 +60,12 @@ pub(super) fn verify(
     seed: u64,
 ) -> Result<Result<Option<bool>, String>, DriverError> {
     let mut scratch = vec![0u8; n];
-    let r = match dir {
+    let r = match dir.copy_of() {
         Direction::H2d => {
             fill(s.host(0), seed, false);
             fill(&mut scratch, seed, true);
             s.write_device(0, &scratch)?;
-            s.run(Direction::H2d, 1)?;
+            s.run(dir, 1)?;
             s.read_device(0, &mut scratch)?;
             check(&scratch, seed)
         }
@@ -73,7 +73,7 @@ pub(super) fn verify(
             fill(&mut scratch, seed, false);
             s.write_device(0, &scratch)?;
             fill(s.host(0), seed, true);
-            s.run(Direction::D2h, 1)?;
+            s.run(dir, 1)?;
             check(s.host(0), seed)
         }
         Direction::D2d => {
@@ -81,7 +81,7 @@ pub(super) fn verify(
             s.write_device(0, &scratch)?;
             fill(&mut scratch, seed, true);
             s.write_device(1, &scratch)?;
-            s.run(Direction::D2d, 1)?;
+            s.run(dir, 1)?;
             s.read_device(1, &mut scratch)?;
             check(&scratch, seed)
         }
@@ -99,6 +99,7 @@ pub(super) fn verify(
                 .map_err(|m| format!("h2d half: {}", m))
                 .and_then(|_| check(s.host(1), seed2).map_err(|m| format!("d2h half: {}", m)))
         }
+        Direction::H2dSm | Direction::D2hSm | Direction::D2dSm => unreachable!("copy_of"),
         Direction::Map => {
             fill(s.host(0), seed, false);
             fill(&mut scratch, seed, true);
@@ -190,7 +191,7 @@ pub(super) fn measure_case(
     ki: usize,
 ) -> Result<Option<Record>, DriverError> {
     let plan = env.plan;
-    let host_kind = (dir != Direction::D2d).then_some(kind);
+    let host_kind = (!dir.device_only()).then_some(kind);
     let mut r = env.base(
         kernel_name(&plan.backend, dir.name(), host_kind),
         dir.name(),
@@ -199,7 +200,7 @@ pub(super) fn measure_case(
         size,
     );
     // Bytes per copy under the suite's convention.
-    let per_copy = match dir {
+    let per_copy = match dir.copy_of() {
         Direction::D2d | Direction::Bidir => 2 * size,
         _ => size,
     };
@@ -221,7 +222,7 @@ pub(super) fn measure_case(
     let reps = m.reps;
     let timed: Vec<Timed> = w.timed[w.timed.len() - m.samples.len()..].to_vec();
     let bytes = per_copy * reps;
-    let payload_ratio = if dir == Direction::D2d { 0.5 } else { 1.0 };
+    let payload_ratio = if dir.device_only() { 0.5 } else { 1.0 };
     let host_rates = rates(bytes, timed.iter().map(|t| Some(t.host_s)));
     let event_rates = rates(bytes, timed.iter().map(|t| t.device_s));
     let (headline, used) = match (timer, &event_rates) {
@@ -237,14 +238,22 @@ pub(super) fn measure_case(
         .collect();
     r.reps_per_sample = Some(reps);
     r.payload_bytes_per_pass = Some(size);
-    if dir == Direction::D2d {
+    if dir.device_only() {
         r.bytes_read_per_pass = Some(size);
         r.bytes_written_per_pass = Some(size);
     }
     r.extra.insert("timer".into(), json!(used));
     r.extra.insert(
+        "engine".into(),
+        json!(if dir.is_sm() { "sm" } else { "copy-engine" }),
+    );
+    r.extra.insert(
+        "start_blocker".into(),
+        json!(!timed.is_empty() && timed.iter().all(|t| t.blocked)),
+    );
+    r.extra.insert(
         "bytes_counted".into(),
-        json!(match dir {
+        json!(match dir.copy_of() {
             Direction::D2d => "read+write",
             Direction::Bidir => "both directions",
             _ => "payload",
@@ -322,8 +331,10 @@ pub(super) fn measure_case(
                 } else {
                     g.best
                 };
-                if matches!(dir, Direction::H2d | Direction::D2h | Direction::Bidir)
-                    && per_dir_best > l * limits::OVER_CEILING
+                if matches!(
+                    dir.copy_of(),
+                    Direction::H2d | Direction::D2h | Direction::Bidir
+                ) && per_dir_best > l * limits::OVER_CEILING
                 {
                     r.warnings.push(Warning::AboveCeiling {
                         gbps: per_dir_best,

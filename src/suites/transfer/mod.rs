@@ -9,7 +9,9 @@
 //! Bytes counted: `h2d`, `d2h` and `map` count each byte once (bytes that
 //! crossed the link); `bidir` counts the bytes of both directions; `d2d`
 //! counts bytes read + bytes written in device memory (2× the bytes
-//! copied; `payload_gbps` gives the copied bytes).
+//! copied; `payload_gbps` gives the copied bytes). The `-sm` directions
+//! (CUDA) are the same copies done by a kernel on the GPU's SMs, reading
+//! or writing mapped host memory in place, counted the same way.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -104,8 +106,8 @@ pub struct Plan {
     dir_list: Vec<Direction>,
 }
 
-pub const BYTE_CONVENTION: &str = "h2d/d2h/map: bytes copied (each byte once); bidir: bytes of both directions; \
-d2d: bytes read + bytes written in device memory (2x the bytes copied; payload_gbps = bytes copied)";
+pub const BYTE_CONVENTION: &str = "h2d/d2h/map and h2d-sm/d2h-sm: bytes copied (each byte once); bidir: bytes of both directions; \
+d2d and d2d-sm: bytes read + bytes written in device memory (2x the bytes copied; payload_gbps = bytes copied)";
 
 /// What every case of a run shares: the plan and the sampler.
 struct Env<'a> {
@@ -156,6 +158,20 @@ impl Env<'_> {
         r
     }
 
+    fn skipped(
+        &self,
+        kernel: String,
+        kind: Option<HostKind>,
+        dir: Direction,
+        size: u64,
+        why: &str,
+    ) -> Record {
+        let mut r = self.base(kernel, dir.name(), kind, dir.name(), size);
+        r.status = Status::Skipped;
+        r.reason = Some(why.to_string());
+        r
+    }
+
     fn error(
         &self,
         kernel: String,
@@ -193,7 +209,7 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
         .dir_list
         .iter()
         .copied()
-        .filter(|d| *d != Direction::D2d)
+        .filter(|d| !d.device_only())
         .collect();
     // Best real copy rate per (kind, size): the zero-copy reference.
     let mut best_copy: HashMap<(usize, u64), f64> = HashMap::new();
@@ -226,6 +242,8 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
                 .iter()
                 .map(|&d| b.headline_timer(kind, d))
                 .collect();
+            let skips: Vec<Option<String>> =
+                host_dirs.iter().map(|&d| b.unsupported(kind, d)).collect();
             let mut session =
                 match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
                     Ok(s) => s,
@@ -242,11 +260,15 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
                         continue;
                     }
                 };
-            for (&dir, &timer) in host_dirs.iter().zip(&timers) {
+            for ((&dir, &timer), skip) in host_dirs.iter().zip(&timers).zip(&skips) {
                 if cx.stopped() {
                     return Ok(Flow::Stopped);
                 }
                 let name = kernel_name(&backend, dir.name(), Some(kind));
+                if let Some(why) = skip {
+                    cx.push(env.skipped(name, Some(kind), dir, size, why))?;
+                    continue;
+                }
                 cx.step(&format!(
                     "{} {} {}",
                     kind.name(),
@@ -260,7 +282,7 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
                     let mut r = env.base(name, "map", Some(kind), "map", size);
                     r.status = Status::Skipped;
                     r.reason = Some(
-                        "CUDA mapped memory is zero-copy by construction (kernels read it in place through cuMemHostGetDevicePointer); there is no map call to time and bwscope has no SM copy kernel yet".into(),
+                        "CUDA mapped memory is zero-copy by construction (kernels read it in place through cuMemHostGetDevicePointer): there is no map call to time; h2d-sm and d2h-sm measure kernels reading and writing it in place".into(),
                     );
                     // The mapping itself is still checked.
                     if plan.verify {
@@ -318,30 +340,41 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
             }
         }
     }
-    // 3. Device to device, once per size.
-    if plan.dir_list.contains(&Direction::D2d) {
-        let kind = plan.kind_list[0];
+    // 3. Device to device, once per size and engine.
+    let kind = plan.kind_list[0];
+    for dir in [Direction::D2d, Direction::D2dSm] {
+        if !plan.dir_list.contains(&dir) {
+            continue;
+        }
+        let name = kernel_name(&backend, dir.name(), None);
+        let skip = b.unsupported(kind, dir);
+        let timer = b.headline_timer(kind, dir);
         for &size in &plan.sizes {
-            let name = kernel_name(&backend, "d2d", None);
+            if cx.stopped() {
+                return Ok(Flow::Stopped);
+            }
+            if let Some(why) = &skip {
+                cx.push(env.skipped(name.clone(), None, dir, size, why))?;
+                continue;
+            }
             let needs = Needs {
                 second_host: false,
                 second_device: true,
             };
-            let timer = b.headline_timer(kind, Direction::D2d);
             let mut session =
                 match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
                     Ok(s) => s,
                     Err(e) => {
-                        cx.push(env.error(name, None, "d2d", size, &e))?;
+                        cx.push(env.error(name.clone(), None, dir.name(), size, &e))?;
                         continue;
                     }
                 };
-            cx.step(&format!("d2d {}", format_bytes(size)));
+            cx.step(&format!("{} {}", dir.name(), format_bytes(size)));
             match measure_case(
                 &env,
                 session.as_mut(),
                 kind,
-                Direction::D2d,
+                dir,
                 size,
                 timer,
                 None,
@@ -349,7 +382,7 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
             ) {
                 Ok(Some(r)) => cx.push(r)?,
                 Ok(None) => return Ok(Flow::Stopped),
-                Err(e) => cx.push(env.error(name, None, "d2d", size, &e))?,
+                Err(e) => cx.push(env.error(name.clone(), None, dir.name(), size, &e))?,
             }
         }
     }
@@ -372,7 +405,7 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--directions"));
-        assert_eq!(parse_dirs(None).unwrap().len(), 5);
+        assert_eq!(parse_dirs(None).unwrap().len(), 8);
     }
 
     #[test]
@@ -441,6 +474,7 @@ mod tests {
                 host_s: reps as f64 * 1e-3,
                 device_s: Some(reps as f64 * 0.9e-3),
                 per_dir_s: None,
+                blocked: false,
             })
         }
         fn write_device(&mut self, _: usize, _: &[u8]) -> Result<(), DriverError> {

@@ -12,7 +12,10 @@ pub(super) fn parse_dirs(spec: Option<&str>) -> Result<Vec<Direction>, UserError
         let d = Direction::parse(d).ok_or_else(|| {
             UserError::flag(
                 "--directions",
-                format!("unknown direction '{}': use h2d, d2h, d2d, bidir or map", d),
+                format!(
+                    "unknown direction '{}': use h2d, d2h, d2d, bidir, map, h2d-sm, d2h-sm or d2d-sm",
+                    d
+                ),
             )
         })?;
         if !v.contains(&d) {
@@ -88,7 +91,7 @@ pub(super) fn size_problem(
 ) -> Option<String> {
     let two_dev = dirs
         .iter()
-        .any(|d| matches!(d, Direction::D2d | Direction::Bidir));
+        .any(|d| matches!(d.copy_of(), Direction::D2d | Direction::Bidir));
     let two_host = dirs.contains(&Direction::Bidir);
     if let Some(m) = info.max_alloc_bytes {
         if size > m {
@@ -234,6 +237,22 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
         }
     };
     let info = backend.info().clone();
+    let offered = backend.directions();
+    let dirs: Vec<Direction> = if a.directions.is_none() {
+        dirs.into_iter().filter(|d| offered.contains(d)).collect()
+    } else if let Some(d) = dirs.iter().find(|d| !offered.contains(d)) {
+        return Err(UserError::flag(
+            "--directions",
+            format!(
+                "{} needs copy kernels, which the {} backend does not have: it offers {}",
+                d.name(),
+                info.backend,
+                offered.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    } else {
+        dirs
+    };
     let kinds = parse_kinds(a.kinds.as_deref(), backend.as_ref())?;
     if dirs == [Direction::Map] && !kinds.iter().any(|k| k.is_mapped()) {
         return Err(UserError::flag(

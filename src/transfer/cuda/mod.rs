@@ -15,6 +15,9 @@
 //! of pageable memory) and `mapped` (`PORTABLE|DEVICEMAP`); the last four
 //! copy asynchronously on a stream, timed by events.
 
+mod session;
+mod sm;
+
 use std::ffi::{c_char, c_void, CStr};
 
 use cudarc::driver::sys::{
@@ -23,8 +26,9 @@ use cudarc::driver::sys::{
 
 use super::{
     catch, Backend, DeviceInfo, Direction, DriverError, HostKind, Needs, NoSuchDevice, Opened,
-    Session, Timed, Timer, Unavailable, CUDA_KINDS,
+    Session, Timer, Unavailable, CUDA_KINDS, DIRECTIONS,
 };
+use session::CuSession;
 use crate::memory::{Buffer as HostBuffer, PageKind};
 
 /// `CU_STREAM_NON_BLOCKING`: no implicit sync with the legacy stream.
@@ -140,6 +144,10 @@ pub struct CudaBackend {
     ctx: CUcontext,
     /// Stream 0 carries everything asynchronous but the D2H half of bidir.
     streams: [CUstream; 2],
+    /// The copy kernels and the start blocker, or why the driver could not
+    /// load them (then the `-sm` directions are skipped and copy-engine
+    /// copies run unblocked).
+    kernels: Result<sm::Kernels, DriverError>,
 }
 
 impl CudaBackend {
@@ -181,7 +189,11 @@ impl CudaBackend {
                 sys::cuStreamCreate(s, STREAM_NON_BLOCKING),
             )?;
         }
+        let kernels = catch("cuModuleLoadData", || sm::Kernels::load(dev));
         let mut notes = Vec::new();
+        if let Err(e) = &kernels {
+            notes.push(format!("no SM copy kernels or start blocker: {}", e));
+        }
         if can_map == Some(0) {
             notes.push("device cannot map host memory (CAN_MAP_HOST_MEMORY = 0)".into());
         }
@@ -203,13 +215,19 @@ impl CudaBackend {
             dev,
             ctx,
             streams,
+            kernels,
         })
     }
 }
 
 impl Drop for CudaBackend {
     fn drop(&mut self) {
+        let kernels = std::mem::replace(
+            &mut self.kernels,
+            Err(DriverError::new("drop", "released")),
+        );
         let _ = catch("cleanup", || unsafe {
+            drop(kernels);
             for s in self.streams {
                 sys::cuStreamDestroy_v2(s);
             }
@@ -227,6 +245,25 @@ impl Backend for CudaBackend {
 
     fn kinds(&self) -> &'static [HostKind] {
         CUDA_KINDS
+    }
+
+    fn directions(&self) -> &'static [Direction] {
+        DIRECTIONS
+    }
+
+    fn unsupported(&self, kind: HostKind, dir: Direction) -> Option<String> {
+        if !dir.is_sm() {
+            return None;
+        }
+        if let Err(e) = &self.kernels {
+            return Some(format!(
+                "the SM copy kernels could not be loaded on this device: {}",
+                e
+            ));
+        }
+        (kind == HostKind::Pageable && !dir.device_only()).then(|| {
+            "pageable memory is not in the device's address space: h2d-sm and d2h-sm run on pinned, pinned-wc, registered and mapped memory".into()
+        })
     }
 
     fn headline_timer(&self, kind: HostKind, dir: Direction) -> Timer {
@@ -272,7 +309,7 @@ impl Backend for CudaBackend {
     }
 }
 
-enum CuHost {
+pub(super) enum CuHost {
     Pageable(HostBuffer),
     /// From `cuMemHostAlloc`, freed with `cuMemFreeHost`.
     Alloc(*mut u8),
@@ -335,205 +372,6 @@ impl CuHost {
             CuHost::Pageable(b) | CuHost::Registered(b) => b.as_mut_ptr(),
             CuHost::Alloc(p) => *p,
         }
-    }
-}
-
-struct CuSession<'a> {
-    b: &'a CudaBackend,
-    kind: HostKind,
-    bytes: usize,
-    host: Vec<CuHost>,
-    dev: Vec<CUdeviceptr>,
-    events: Vec<CUevent>,
-}
-
-impl CuSession<'_> {
-    fn elapsed(&self, a: usize, b: usize) -> Result<f64, DriverError> {
-        let mut ms = 0f32;
-        // SAFETY: both events exist and were recorded.
-        unsafe {
-            ck(
-                "cuEventSynchronize",
-                sys::cuEventSynchronize(self.events[b]),
-            )?;
-            ck(
-                "cuEventElapsedTime",
-                sys::cuEventElapsedTime(&mut ms, self.events[a], self.events[b]),
-            )?;
-        }
-        Ok(ms as f64 / 1e3)
-    }
-}
-
-impl Session for CuSession<'_> {
-    fn host(&mut self, i: usize) -> &mut [u8] {
-        let n = self.bytes;
-        // SAFETY: each host buffer covers n bytes; &mut self is exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.host[i].ptr(), n) }
-    }
-
-    fn run(&mut self, dir: Direction, reps: u64) -> Result<Timed, DriverError> {
-        let n = self.bytes;
-        let sync = self.kind == HostKind::Pageable;
-        // Synchronous copies run on the legacy default stream (null), so
-        // events recorded there bracket them; async ones on our stream.
-        let s0 = if sync && matches!(dir, Direction::H2d | Direction::D2h) {
-            std::ptr::null_mut()
-        } else {
-            self.b.streams[0]
-        };
-        let s1 = self.b.streams[1];
-        let ev = self.events.clone();
-        let h0 = self.host[0].ptr();
-        let d0 = self.dev[0];
-        let t0 = std::time::Instant::now();
-        // SAFETY: pointers and sizes come from this session's allocations.
-        unsafe {
-            match dir {
-                Direction::H2d => {
-                    ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
-                    for _ in 0..reps {
-                        if sync {
-                            ck("cuMemcpyHtoD_v2", sys::cuMemcpyHtoD_v2(d0, h0 as *const c_void, n))?;
-                        } else {
-                            ck("cuMemcpyHtoDAsync_v2", sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0))?;
-                        }
-                    }
-                    ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
-                }
-                Direction::D2h => {
-                    ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
-                    for _ in 0..reps {
-                        if sync {
-                            ck("cuMemcpyDtoH_v2", sys::cuMemcpyDtoH_v2(h0 as *mut c_void, d0, n))?;
-                        } else {
-                            ck("cuMemcpyDtoHAsync_v2", sys::cuMemcpyDtoHAsync_v2(h0 as *mut c_void, d0, n, s0))?;
-                        }
-                    }
-                    ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
-                }
-                Direction::D2d => {
-                    let d1 = self.dev[1];
-                    ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
-                    for _ in 0..reps {
-                        ck("cuMemcpyDtoDAsync_v2", sys::cuMemcpyDtoDAsync_v2(d1, d0, n, s0))?;
-                    }
-                    ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
-                }
-                Direction::Bidir => {
-                    let h1 = self.host[1].ptr();
-                    let d1 = self.dev[1];
-                    // One start event; the second stream waits on it so
-                    // both directions start together.
-                    ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
-                    ck("cuStreamWaitEvent", sys::cuStreamWaitEvent(s1, ev[0], 0))?;
-                    for _ in 0..reps {
-                        ck("cuMemcpyHtoDAsync_v2", sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0))?;
-                        ck("cuMemcpyDtoHAsync_v2", sys::cuMemcpyDtoHAsync_v2(h1 as *mut c_void, d1, n, s1))?;
-                    }
-                    ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
-                    ck("cuEventRecord", sys::cuEventRecord(ev[2], s1))?;
-                    ck("cuStreamSynchronize", sys::cuStreamSynchronize(s0))?;
-                    ck("cuStreamSynchronize", sys::cuStreamSynchronize(s1))?;
-                    let host_s = t0.elapsed().as_secs_f64();
-                    let up = self.elapsed(0, 1)?;
-                    let down = self.elapsed(0, 2)?;
-                    return Ok(Timed {
-                        host_s,
-                        device_s: Some(up.max(down)),
-                        per_dir_s: Some([up, down]),
-                    });
-                }
-                Direction::Map => {
-                    return Err(DriverError::new(
-                        "map",
-                        "not available: CUDA mapped memory is used in place by kernels, there is no map call to time",
-                    ))
-                }
-            }
-            if !s0.is_null() {
-                ck("cuStreamSynchronize", sys::cuStreamSynchronize(s0))?;
-            } else {
-                ck("cuEventSynchronize", sys::cuEventSynchronize(ev[1]))?;
-            }
-        }
-        let host_s = t0.elapsed().as_secs_f64();
-        Ok(Timed {
-            host_s,
-            device_s: Some(self.elapsed(0, 1)?),
-            per_dir_s: None,
-        })
-    }
-
-    fn write_device(&mut self, i: usize, src: &[u8]) -> Result<(), DriverError> {
-        // SAFETY: device buffer i holds self.bytes ≥ src.len() bytes.
-        unsafe {
-            ck(
-                "cuMemcpyHtoD_v2",
-                sys::cuMemcpyHtoD_v2(self.dev[i], src.as_ptr() as *const c_void, src.len()),
-            )
-        }
-    }
-
-    fn read_device(&mut self, i: usize, dst: &mut [u8]) -> Result<(), DriverError> {
-        // SAFETY: as above.
-        unsafe {
-            ck(
-                "cuMemcpyDtoH_v2",
-                sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, self.dev[i], dst.len()),
-            )
-        }
-    }
-
-    /// For `mapped`: read what the caller wrote through the host pointer
-    /// back through its device alias (`cuMemHostGetDevicePointer`).
-    fn map_roundtrip(&mut self, out: &mut [u8]) -> Result<Option<()>, DriverError> {
-        if self.kind != HostKind::Mapped {
-            return Ok(None);
-        }
-        let n = self.bytes;
-        let p = self.host[0].ptr();
-        // SAFETY: p is a DEVICEMAP allocation of n bytes.
-        unsafe {
-            let mut d: CUdeviceptr = 0;
-            ck(
-                "cuMemHostGetDevicePointer_v2",
-                sys::cuMemHostGetDevicePointer_v2(&mut d, p as *mut c_void, 0),
-            )?;
-            ck(
-                "cuMemcpyDtoH_v2",
-                sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, d, n),
-            )?;
-        }
-        Ok(Some(()))
-    }
-}
-
-impl Drop for CuSession<'_> {
-    fn drop(&mut self) {
-        let host = std::mem::take(&mut self.host);
-        let dev = std::mem::take(&mut self.dev);
-        let events = std::mem::take(&mut self.events);
-        let _ = catch("cleanup", move || unsafe {
-            for e in events {
-                sys::cuEventDestroy_v2(e);
-            }
-            for d in dev {
-                sys::cuMemFree_v2(d);
-            }
-            for mut h in host {
-                match &mut h {
-                    CuHost::Alloc(p) => {
-                        sys::cuMemFreeHost(*p as *mut c_void);
-                    }
-                    CuHost::Registered(b) => {
-                        sys::cuMemHostUnregister(b.as_mut_ptr() as *mut c_void);
-                    }
-                    CuHost::Pageable(_) => {}
-                }
-            }
-            Ok(())
-        });
     }
 }
 
