@@ -27,7 +27,7 @@
 # Environment: BWSCOPE (the binary), PEERS (nvbandwidth and STREAM sources,
 # default ./peers), ROUNDS (alternating rounds for the cores phase, 3),
 # TRANSFER_FLAGS (added to both transfer runs, e.g. "--samples 2" for a dry
-# run against the test stand-in libcuda).
+# run against the test stand-in libcuda), CUDA_FLAGS (the CUDA run only).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,7 +60,7 @@ fi
 
 if has transfer; then
   log "transfer (cuda)"
-  "$BW" transfer --backend cuda ${TRANSFER_FLAGS:-} --json "$DIR/cuda.json" > "$DIR/cuda.txt" 2> "$DIR/cuda.err"
+  "$BW" transfer --backend cuda ${TRANSFER_FLAGS:-} ${CUDA_FLAGS:-} --json "$DIR/cuda.json" > "$DIR/cuda.txt" 2> "$DIR/cuda.err"
   echo "rc=$?" >> "$DIR/cuda.err"
   tail -3 "$DIR/cuda.err"
   "$BW" plot "$DIR/cuda.json" -o "$DIR/cuda.svg" > /dev/null 2>> "$DIR/cuda.err" || true

@@ -46,7 +46,9 @@ parser = r'''    // Args parsing (hand parser: bwscope's gpu-smoke builds withou
 
 '''
 src = src[:start] + parser + src[end:]
-src = src.replace('#include <boost/program_options.hpp>\n', '#include <iostream>\n#include <string>\n')
+# Boost's header brought these in; nvbandwidth.cpp relies on them.
+src = src.replace('#include <boost/program_options.hpp>\n',
+                  '#include <algorithm>\n#include <iostream>\n#include <string>\n#include <unistd.h>\n')
 src = src.replace('namespace opt = boost::program_options;\n', '')
 src = src.replace('vm.count("help")', 'wantHelp').replace('vm.count("list")', 'wantList')
 src = src.replace('OUTPUT << visible_opts << "\\n";', 'OUTPUT << usage << "\\n";')

@@ -76,7 +76,10 @@ pub struct ThreadsPlan {
     pub memory: PageKind,
 }
 
-/// Read, write, NT write and copy at the widest ISA this CPU runs.
+/// Read, write, NT write, copy and NT copy at the widest ISA this CPU runs.
+/// The NT copy is what STREAM's Copy becomes at DRAM sizes (compilers turn
+/// its loop into memcpy, which streams its stores past the caches), so the
+/// two can be compared at every thread count.
 pub fn default_kernels(host: &Host) -> Vec<&'static Kernel> {
     let widest = kernels::registry()
         .iter()
@@ -97,6 +100,7 @@ pub fn default_kernels(host: &Host) -> Vec<&'static Kernel> {
         pick(Op::Write, false),
         pick(Op::Write, true),
         pick(Op::Copy, false),
+        pick(Op::Copy, true),
     ]
     .into_iter()
     .flatten()

@@ -34,8 +34,11 @@ fn cl(call: &str) -> impl Fn(ClError) -> DriverError + '_ {
     move |e| DriverError::new(call, e.to_string())
 }
 
-/// Every device of every platform, in platform order: what `--device`
-/// indexes. Errors mean "no OpenCL here".
+/// Every device of every platform, what `--device` indexes: GPUs and
+/// accelerators first, then CPU devices, each group in platform order. A
+/// machine with a GPU often has a CPU runtime (PoCL) installed too, and
+/// the platform order is the ICD loader's; `--device 0` should be the GPU.
+/// Errors mean "no OpenCL here".
 fn devices() -> Result<Vec<(String, cl_device_id)>, Unavailable> {
     if !cl3::is_opencl_runtime_available() {
         return Err(Unavailable(
@@ -60,6 +63,11 @@ fn devices() -> Result<Vec<(String, cl_device_id)>, Unavailable> {
             "OpenCL platforms found but they report no devices".into(),
         ));
     }
+    // Stable: platform order is kept within each group.
+    out.sort_by_key(|(_, id)| {
+        let ty = Device::new(*id).dev_type().unwrap_or(CL_DEVICE_TYPE_CPU);
+        ty & CL_DEVICE_TYPE_CPU != 0 && ty & CL_DEVICE_TYPE_GPU == 0
+    });
     Ok(out)
 }
 
