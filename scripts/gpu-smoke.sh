@@ -27,7 +27,8 @@
 # Environment: BWSCOPE (the binary), PEERS (nvbandwidth and STREAM sources,
 # default ./peers), ROUNDS (alternating rounds for the cores phase, 3),
 # TRANSFER_FLAGS (added to both transfer runs, e.g. "--samples 2" for a dry
-# run against the test stand-in libcuda), CUDA_FLAGS (the CUDA run only).
+# run against the test stand-in libcuda), CUDA_FLAGS (the CUDA run only),
+# THREADS_FLAGS (added to bwscope threads, e.g. "--sizes 8GiB").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -145,7 +146,7 @@ if has cores; then
   : > "$DIR/stream.txt"
   for round in $(seq "$ROUNDS"); do
     log "cores: round $round: bwscope threads"
-    "$BW" threads --smt --counts "$counts" --placement scatter --json "$DIR/threads-$round.json" \
+    "$BW" threads --smt --counts "$counts" --placement scatter ${THREADS_FLAGS:-} --json "$DIR/threads-$round.json" \
       > "$DIR/threads-$round.txt" 2>&1
     log "cores: round $round: STREAM"
     for t in ${counts//,/ }; do

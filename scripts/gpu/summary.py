@@ -297,7 +297,8 @@ else:
     best = {}
     for run in threads:
         for r in run["records"]:
-            if r["status"] != "ok" or r.get("size_bytes", 0) * r["threads"] != total:
+            # Per-thread sets are total / threads, rounded down to the kernel's granule.
+            if r["status"] != "ok" or abs(r.get("size_bytes", 0) * r["threads"] - total) > total // 100:
                 continue
             op = r["op"] + ("-nt" if r.get("nontemporal") else "")
             k = (r["threads"], op)
