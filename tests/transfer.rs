@@ -222,6 +222,96 @@ fn standin_sweep_passes_flags_verifies_and_names_the_device() {
         !calls.contains("cuEventCreate flags=2"),
         "no DISABLE_TIMING events"
     );
+    // SM copies: every device-addressable kind, verified, one launch each
+    // behind the start blocker; pageable memory is skipped with the reason.
+    for kind in ["pinned", "pinned-wc", "registered", "mapped"] {
+        for dir in ["h2d-sm", "d2h-sm"] {
+            let rs = find(&recs, Some(kind), dir);
+            assert_eq!(rs.len(), 2, "{kind} {dir}");
+            for r in rs {
+                assert_eq!(r["status"], "ok", "{r}");
+                assert_eq!(r["extra"]["verified"], true, "{r}");
+                assert_eq!(r["extra"]["engine"], "sm");
+                assert_eq!(r["extra"]["start_blocker"], true);
+                assert_eq!(r["extra"]["bytes_counted"], "payload");
+            }
+        }
+        // Copy-engine copies of pinned kinds queue behind the blocker too.
+        assert_eq!(
+            find(&recs, Some(kind), "h2d")[0]["extra"]["start_blocker"],
+            true
+        );
+    }
+    for dir in ["h2d-sm", "d2h-sm"] {
+        let rs = find(&recs, Some("pageable"), dir);
+        assert_eq!(rs.len(), 2);
+        assert_eq!(rs[0]["status"], "skipped");
+        assert!(rs[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("pageable memory is not in the device's address space"));
+    }
+    // Synchronous pageable copies cannot wait behind a blocker.
+    assert_eq!(
+        find(&recs, Some("pageable"), "h2d")[0]["extra"]["start_blocker"],
+        false
+    );
+    let d = find(&recs, None, "d2d-sm");
+    assert_eq!(d.len(), 2);
+    for r in d {
+        assert_eq!(r["extra"]["verified"], true, "{r}");
+        assert_eq!(r["extra"]["engine"], "sm");
+        let (g, p) = (
+            r["gbps"]["best"].as_f64().unwrap(),
+            r["payload_gbps"]["best"].as_f64().unwrap(),
+        );
+        assert!((g - 2.0 * p).abs() < 1e-6 * g, "read + write counted");
+    }
+    for line in [
+        "cuModuleLoadData",
+        "cuLaunchKernel bws_spin grid=1 block=1",
+        "cuLaunchKernel bws_copy_h2d",
+        "cuLaunchKernel bws_copy_d2h",
+        "cuLaunchKernel bws_copy_d2d",
+    ] {
+        assert!(calls.contains(line), "missing '{line}' in\n{calls}");
+    }
+}
+
+#[test]
+fn standin_without_a_module_skips_sm_copies_and_runs_copies_unblocked() {
+    let Some(dir) = standin("full") else { return };
+    let run = run_json(
+        cuda(&dir)
+            .env("STANDIN_CUDA_NO_MODULE", "1")
+            .args(["--kinds", "pinned", "--sizes", "64KiB"])
+            .args(QUICK),
+    );
+    let recs = records(&run);
+    for dir in ["h2d-sm", "d2h-sm", "d2d-sm"] {
+        let kind = if dir == "d2d-sm" {
+            None
+        } else {
+            Some("pinned")
+        };
+        let r = find(&recs, kind, dir)[0];
+        assert_eq!(r["status"], "skipped", "{r}");
+        let why = r["reason"].as_str().unwrap();
+        assert!(
+            why.contains("SM copy kernels could not be loaded")
+                && why.contains("CUDA_ERROR_INVALID_PTX"),
+            "{why}"
+        );
+    }
+    let r = find(&recs, Some("pinned"), "h2d")[0];
+    assert_eq!(r["status"], "ok");
+    assert_eq!(r["extra"]["verified"], true);
+    assert_eq!(r["extra"]["start_blocker"], false);
+    let notes = run["options"]["device"]["notes"].to_string();
+    assert!(
+        notes.contains("no SM copy kernels or start blocker"),
+        "{notes}"
+    );
 }
 
 #[test]
@@ -285,6 +375,24 @@ fn standin_corruption_fails_verification() {
     );
     // The measurement is kept.
     assert!(r["gbps"]["best"].as_f64().is_some());
+    // The SM copy to host memory is checked the same way.
+    let run = run_json(
+        cuda(&dir)
+            .env("STANDIN_CUDA_CORRUPT", "1")
+            .args([
+                "--kinds",
+                "pinned",
+                "--directions",
+                "d2h-sm",
+                "--sizes",
+                "64KiB",
+            ])
+            .args(QUICK),
+    );
+    let recs = records(&run);
+    let r = find(&recs, Some("pinned"), "d2h-sm")[0];
+    assert_eq!(r["status"], "error", "{r}");
+    assert_eq!(r["extra"]["verified"], false);
     // --no-verify: no check, verified null.
     let run = run_json(
         cuda(&dir)
@@ -505,6 +613,11 @@ fn opencl_sizes_above_the_device_limit_exit_2() {
     exit2(
         bwscope().args(["transfer", "--backend", "opencl", "--kinds", "pinned"]),
         "is a cuda kind",
+    );
+    // Copy kernels are CUDA's: asked of OpenCL, the flag is named.
+    exit2(
+        bwscope().args(["transfer", "--backend", "opencl", "--directions", "h2d-sm"]),
+        "needs copy kernels",
     );
 }
 

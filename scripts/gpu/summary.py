@@ -80,12 +80,10 @@ def one(run, **kw):
 
 
 def g(r, stat="median", key="gbps"):
-    if r is None or r.get("status") != "ok" or not r.get(key):
+    if r is None or r.get("status") != "ok":
         return None
-    if key.startswith("extra."):
-        v = r["extra"].get(key[6:])
-        return v.get(stat) if v else None
-    return r[key].get(stat)
+    v = r["extra"].get(key[6:]) if key.startswith("extra.") else r.get(key)
+    return v.get(stat) if v else None
 
 
 if cuda is None:

@@ -104,7 +104,7 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
         ) {
             note = format!("host {} / events {}", f(h), f(ev));
         }
-        if r.op == "d2d" && r.status == Status::Ok {
+        if (r.op == "d2d" || r.op == "d2d-sm") && r.status == Status::Ok {
             note = format!("read+write counted; {}", note);
         }
         rows.push(vec![

@@ -247,7 +247,11 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
                 "{} needs copy kernels, which the {} backend does not have: it offers {}",
                 d.name(),
                 info.backend,
-                offered.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+                offered
+                    .iter()
+                    .map(|d| d.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ));
     } else {

@@ -28,8 +28,8 @@ use super::{
     catch, Backend, DeviceInfo, Direction, DriverError, HostKind, Needs, NoSuchDevice, Opened,
     Session, Timer, Unavailable, CUDA_KINDS, DIRECTIONS,
 };
-use session::CuSession;
 use crate::memory::{Buffer as HostBuffer, PageKind};
+use session::CuSession;
 
 /// `CU_STREAM_NON_BLOCKING`: no implicit sync with the legacy stream.
 const STREAM_NON_BLOCKING: u32 = 1;
@@ -222,10 +222,8 @@ impl CudaBackend {
 
 impl Drop for CudaBackend {
     fn drop(&mut self) {
-        let kernels = std::mem::replace(
-            &mut self.kernels,
-            Err(DriverError::new("drop", "released")),
-        );
+        let kernels =
+            std::mem::replace(&mut self.kernels, Err(DriverError::new("drop", "released")));
         let _ = catch("cleanup", || unsafe {
             drop(kernels);
             for s in self.streams {

@@ -39,7 +39,12 @@ impl CuSession<'_> {
     /// Pageable H2D/D2H: synchronous copies on the legacy stream, which
     /// events recorded there bracket; the host clock heads these records.
     fn run_sync(&mut self, dir: Direction, reps: u64) -> Result<Timed, DriverError> {
-        let (n, ev, h0, d0) = (self.bytes, self.events.clone(), self.host[0].ptr(), self.dev[0]);
+        let (n, ev, h0, d0) = (
+            self.bytes,
+            self.events.clone(),
+            self.host[0].ptr(),
+            self.dev[0],
+        );
         let s0: CUstream = std::ptr::null_mut();
         let t0 = Instant::now();
         // SAFETY: pointers and sizes come from this session's allocations.
@@ -47,9 +52,15 @@ impl CuSession<'_> {
             ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
             for _ in 0..reps {
                 if dir == Direction::H2d {
-                    ck("cuMemcpyHtoD_v2", sys::cuMemcpyHtoD_v2(d0, h0 as *const c_void, n))?;
+                    ck(
+                        "cuMemcpyHtoD_v2",
+                        sys::cuMemcpyHtoD_v2(d0, h0 as *const c_void, n),
+                    )?;
                 } else {
-                    ck("cuMemcpyDtoH_v2", sys::cuMemcpyDtoH_v2(h0 as *mut c_void, d0, n))?;
+                    ck(
+                        "cuMemcpyDtoH_v2",
+                        sys::cuMemcpyDtoH_v2(h0 as *mut c_void, d0, n),
+                    )?;
                 }
             }
             ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
@@ -79,7 +90,11 @@ impl CuSession<'_> {
         let h0 = self.host[0].ptr();
         let h1 = self.host.get_mut(1).map(|h| h.ptr());
         let (d0, d1) = (self.dev[0], self.dev.get(1).copied());
-        let batch = if blocker.is_some() { sm::BATCH } else { reps.max(1) };
+        let batch = if blocker.is_some() {
+            sm::BATCH
+        } else {
+            reps.max(1)
+        };
         let bidir = dir == Direction::Bidir;
         let (mut device, mut per_dir) = (0.0, [0.0f64; 2]);
         let t0 = Instant::now();
@@ -102,14 +117,39 @@ impl CuSession<'_> {
                 }
                 for _ in 0..this {
                     match dir {
-                        Direction::H2d => ck("cuMemcpyHtoDAsync_v2", sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0))?,
-                        Direction::D2h => ck("cuMemcpyDtoHAsync_v2", sys::cuMemcpyDtoHAsync_v2(h0 as *mut c_void, d0, n, s0))?,
-                        Direction::D2d => ck("cuMemcpyDtoDAsync_v2", sys::cuMemcpyDtoDAsync_v2(second(d1)?, d0, n, s0))?,
+                        Direction::H2d => ck(
+                            "cuMemcpyHtoDAsync_v2",
+                            sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0),
+                        )?,
+                        Direction::D2h => ck(
+                            "cuMemcpyDtoHAsync_v2",
+                            sys::cuMemcpyDtoHAsync_v2(h0 as *mut c_void, d0, n, s0),
+                        )?,
+                        Direction::D2d => ck(
+                            "cuMemcpyDtoDAsync_v2",
+                            sys::cuMemcpyDtoDAsync_v2(second(d1)?, d0, n, s0),
+                        )?,
                         Direction::Bidir => {
-                            ck("cuMemcpyHtoDAsync_v2", sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0))?;
-                            ck("cuMemcpyDtoHAsync_v2", sys::cuMemcpyDtoHAsync_v2(second(h1)? as *mut c_void, second(d1)?, n, s1))?;
+                            ck(
+                                "cuMemcpyHtoDAsync_v2",
+                                sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0),
+                            )?;
+                            ck(
+                                "cuMemcpyDtoHAsync_v2",
+                                sys::cuMemcpyDtoHAsync_v2(
+                                    second(h1)? as *mut c_void,
+                                    second(d1)?,
+                                    n,
+                                    s1,
+                                ),
+                            )?;
                         }
-                        other => return Err(DriverError::new(other.name(), "not a copy-engine direction")),
+                        other => {
+                            return Err(DriverError::new(
+                                other.name(),
+                                "not a copy-engine direction",
+                            ))
+                        }
                     }
                 }
                 ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
@@ -150,7 +190,11 @@ impl CuSession<'_> {
         let (src, dst, which) = match dir {
             Direction::H2dSm => (self.host_device_ptr()?, self.dev[0], sm::Copy::H2d),
             Direction::D2hSm => (self.dev[0], self.host_device_ptr()?, sm::Copy::D2h),
-            _ => (self.dev[0], second(self.dev.get(1).copied())?, sm::Copy::D2d),
+            _ => (
+                self.dev[0],
+                second(self.dev.get(1).copied())?,
+                sm::Copy::D2d,
+            ),
         };
         let t0 = Instant::now();
         // SAFETY: both pointers are device-addressable for self.bytes bytes.
@@ -306,4 +350,3 @@ impl Drop for CuSession<'_> {
         });
     }
 }
-

@@ -72,7 +72,11 @@ impl Kernels {
         };
         let funcs = (|| {
             Ok::<_, DriverError>((
-                [get(c"bws_copy_d2d")?, get(c"bws_copy_h2d")?, get(c"bws_copy_d2h")?],
+                [
+                    get(c"bws_copy_d2d")?,
+                    get(c"bws_copy_h2d")?,
+                    get(c"bws_copy_d2h")?,
+                ],
                 get(c"bws_spin")?,
             ))
         })();
