@@ -14,6 +14,23 @@ import torch
 ROUNDS, REPS = 7, 10
 sizes = [int(x) for x in sys.argv[1:]] or [64, 256, 1024]
 dev = torch.device("cuda")
+
+
+def rates(n, copy):
+    """ROUNDS samples (after one warm-up) of REPS copies of n bytes, GB/s."""
+    out = []
+    for _ in range(ROUNDS + 1):
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(REPS):
+            copy()
+        b.record()
+        torch.cuda.synchronize()
+        out.append(n * REPS / (a.elapsed_time(b) / 1e3) / 1e9)
+    return sorted(out[1:])
+
+
 out = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0),
        "rounds": ROUNDS, "reps": REPS, "results": []}
 for mib in sizes:
@@ -24,34 +41,12 @@ for mib in sizes:
     for kind in ("pinned", "pageable"):
         h = torch.empty(n, dtype=torch.uint8, pin_memory=(kind == "pinned"))
         h.random_(0, 255)
-        for direction in ("h2d", "d2h"):
-            rates = []
-            for _ in range(ROUNDS + 1):
-                torch.cuda.synchronize()
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                for _ in range(REPS):
-                    if direction == "h2d":
-                        d.copy_(h, non_blocking=(kind == "pinned"))
-                    else:
-                        h.copy_(d, non_blocking=(kind == "pinned"))
-                b.record()
-                torch.cuda.synchronize()
-                rates.append(n * REPS / (a.elapsed_time(b) / 1e3) / 1e9)
-            rates = rates[1:]  # the first round warms up
+        nb = kind == "pinned"
+        for direction, copy in (("h2d", lambda: d.copy_(h, non_blocking=nb)),
+                                ("d2h", lambda: h.copy_(d, non_blocking=nb))):
             out["results"].append({"size_bytes": n, "kind": kind, "direction": direction,
-                                   "gbps": sorted(rates)})
-    rates = []
-    for _ in range(ROUNDS + 1):
-        torch.cuda.synchronize()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(REPS):
-            d2.copy_(d)
-        b.record()
-        torch.cuda.synchronize()
-        rates.append(n * REPS / (a.elapsed_time(b) / 1e3) / 1e9)
+                                   "gbps": rates(n, copy)})
     out["results"].append({"size_bytes": n, "kind": None, "direction": "d2d",
-                           "gbps": sorted(rates[1:]), "bytes_counted": "payload"})
+                           "gbps": rates(n, lambda: d2.copy_(d)), "bytes_counted": "payload"})
     del d, d2
 print(json.dumps(out, indent=1))
