@@ -415,7 +415,7 @@ pub enum PlacementArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct ThreadsArgs {
-    /// Kernels by name or prefix (default: read, write, NT write and copy at the widest ISA)
+    /// Kernels by name or prefix (default: read, write, NT write, copy and NT copy at the widest ISA)
     #[arg(long, short = 'k', value_name = "NAMES")]
     pub kernel: Option<String>,
     /// Total working sets of all threads together, split evenly between them (likwid -w S0:1GB:N

@@ -87,15 +87,24 @@ impl CuSession<'_> {
     ) -> Result<Timed, DriverError> {
         let (n, ev) = (self.bytes, self.events.clone());
         let [s0, s1] = self.b.streams;
+        let bidir = dir == Direction::Bidir;
+        // The second buffers, looked up once, outside the enqueue loop.
         let h0 = self.host[0].ptr();
-        let h1 = self.host.get_mut(1).map(|h| h.ptr());
-        let (d0, d1) = (self.dev[0], self.dev.get(1).copied());
+        let h1 = if bidir {
+            second(self.host.get_mut(1).map(|h| h.ptr()))?
+        } else {
+            std::ptr::null_mut()
+        };
+        let d0 = self.dev[0];
+        let d1 = match dir {
+            Direction::D2d | Direction::Bidir => second(self.dev.get(1).copied())?,
+            _ => 0,
+        };
         let batch = if blocker.is_some() {
             sm::BATCH
         } else {
             reps.max(1)
         };
-        let bidir = dir == Direction::Bidir;
         let (mut device, mut per_dir) = (0.0, [0.0f64; 2]);
         let t0 = Instant::now();
         let mut left = reps;
@@ -127,7 +136,7 @@ impl CuSession<'_> {
                         )?,
                         Direction::D2d => ck(
                             "cuMemcpyDtoDAsync_v2",
-                            sys::cuMemcpyDtoDAsync_v2(second(d1)?, d0, n, s0),
+                            sys::cuMemcpyDtoDAsync_v2(d1, d0, n, s0),
                         )?,
                         Direction::Bidir => {
                             ck(
@@ -136,12 +145,7 @@ impl CuSession<'_> {
                             )?;
                             ck(
                                 "cuMemcpyDtoHAsync_v2",
-                                sys::cuMemcpyDtoHAsync_v2(
-                                    second(h1)? as *mut c_void,
-                                    second(d1)?,
-                                    n,
-                                    s1,
-                                ),
+                                sys::cuMemcpyDtoHAsync_v2(h1 as *mut c_void, d1, n, s1),
                             )?;
                         }
                         other => {
