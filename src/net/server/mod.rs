@@ -1,0 +1,297 @@
+//! The transponder (`bwscope net serve`): accepts leaders, runs one test at
+//! a time, and survives anything a peer sends.
+//!
+//! Every connection gets its own thread (at most [`ServerConfig::max_conns`]
+//! at once) so a stalled peer never blocks the accept loop. The handshake
+//! (hello, auth, setup or join) has one deadline, `timeout` from the
+//! accept, however slowly the peer drips its bytes; every later frame has
+//! its own. One address may hold at most
+//! [`ServerConfig::max_handshakes_per_addr`] connections in the handshake,
+//! so a single host cannot fill every slot with connections that never
+//! authenticate; whoever is turned away gets a `server full` error frame.
+//! A test is bounded in duration and bytes. A leader arriving while a test
+//! runs is answered `Busy` at once. Each test and each refused or broken
+//! connection produces exactly one log line.
+//!
+//! This module is the accept loop and the limits on connections;
+//! [`handshake`] takes a connection as far as setup or join, and [`test`]
+//! runs the test a setup asks for.
+
+mod handshake;
+mod test;
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::protocol::{self, Frame, COOKIE_LEN};
+use super::{peer_name, write_frame};
+use handshake::{session, Handshaking};
+
+/// Where log lines go (stderr in the CLI, a vector in tests).
+pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub bind: SocketAddr,
+    /// Pre-shared token; `None` = no authentication.
+    pub token: Option<Vec<u8>>,
+    /// Exit after the last test of one leader run (`Setup::last`) or after
+    /// a failed test; refusals don't count.
+    pub once: bool,
+    /// Longest test accepted (omit window included).
+    pub max_time: Duration,
+    /// Most bytes (both directions) one test may move.
+    pub max_bytes: u64,
+    /// Read/write timeout on every socket operation: a peer silent this long
+    /// is dropped.
+    pub timeout: Duration,
+    /// Most connections handled at once; more are turned away on arrival.
+    pub max_conns: usize,
+    /// Most connections from one address still in the handshake (not yet
+    /// authenticated and set up or joined). A leader handshakes one
+    /// connection at a time.
+    pub max_handshakes_per_addr: usize,
+}
+
+impl ServerConfig {
+    pub fn new(bind: SocketAddr) -> ServerConfig {
+        ServerConfig {
+            bind,
+            token: None,
+            once: false,
+            max_time: Duration::from_secs(60),
+            max_bytes: 1 << 40,
+            timeout: Duration::from_secs(10),
+            max_conns: 64,
+            max_handshakes_per_addr: 8,
+        }
+    }
+}
+
+/// The test in progress: its secret cookie and where joining data
+/// connections are handed over.
+struct Pending {
+    cookie: [u8; COOKIE_LEN],
+    joined: Vec<bool>,
+    tx: mpsc::Sender<(u16, TcpStream)>,
+}
+
+struct Shared {
+    cfg: ServerConfig,
+    log: Log,
+    pending: Mutex<Option<Pending>>,
+    conns: AtomicUsize,
+    /// Connections in the handshake, per peer address.
+    handshaking: Mutex<HashMap<IpAddr, usize>>,
+    tests: AtomicU64,
+    /// A run ended (its last test, or a failure): `once` may exit.
+    run_ended: AtomicBool,
+}
+
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+/// Clears the busy slot when a test ends, however it ends.
+struct SlotGuard<'a>(&'a Shared);
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.0.pending.lock() {
+            *p = None;
+        }
+    }
+}
+
+/// Turn a connection away from the accept loop without blocking it: the
+/// error frame fits an empty socket buffer, so a non-blocking write sends
+/// it whole; FIN follows, and what the peer already sent is read so that
+/// closing does not reset the connection before the frame arrives.
+fn turn_away(mut s: TcpStream, why: &str) {
+    use std::io::{Read, Write};
+    let _ = s.set_nonblocking(true);
+    let _ = s.write_all(&protocol::encode(&Frame::Error(why.to_string())));
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let mut sink = [0u8; 4096];
+    for _ in 0..16 {
+        match s.read(&mut sink) {
+            Ok(n) if n > 0 => {}
+            _ => break,
+        }
+    }
+}
+
+/// Decrements the connection count when a handler ends.
+struct ConnGuard(Arc<Shared>);
+
+impl Drop for ConnGuard {
+    fn drop(&mut self) {
+        self.0.conns.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+enum Outcome {
+    /// A test ran; the line describes it.
+    Test(String),
+    /// A data connection was handed to its test (logged with the test).
+    Joined,
+    /// Refused because another test runs.
+    Busy,
+}
+
+impl Server {
+    /// Bind the listening socket (errors are the caller's to explain).
+    pub fn bind(cfg: ServerConfig, log: Log) -> std::io::Result<Server> {
+        let listener = TcpListener::bind(cfg.bind)?;
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                cfg,
+                log,
+                pending: Mutex::new(None),
+                conns: AtomicUsize::new(0),
+                handshaking: Mutex::new(HashMap::new()),
+                tests: AtomicU64::new(0),
+                run_ended: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Tests run so far.
+    pub fn tests(&self) -> u64 {
+        self.shared.tests.load(Ordering::Acquire)
+    }
+
+    /// Accept until `stop` (polled every 100 ms) or, with `once`, until the
+    /// first leader run ended.
+    pub fn serve(&self, stop: &AtomicBool) -> std::io::Result<()> {
+        let fd = self.listener.as_raw_fd();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            if self.shared.cfg.once && self.shared.run_ended.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let r = unsafe { libc::poll(&mut pfd, 1, 100) };
+            if r <= 0 {
+                continue; // timeout or EINTR: re-check the flags
+            }
+            let (s, peer) = match self.listener.accept() {
+                Ok(x) => x,
+                Err(e) => {
+                    (self.shared.log)(&format!("accept failed: {}", e));
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            if self.shared.conns.fetch_add(1, Ordering::AcqRel) >= self.shared.cfg.max_conns {
+                self.shared.conns.fetch_sub(1, Ordering::AcqRel);
+                let why = format!(
+                    "server full: {} connections already open; try again later",
+                    self.shared.cfg.max_conns
+                );
+                (self.shared.log)(&format!("{}: refused, {}", peer, why));
+                turn_away(s, &why);
+                continue;
+            }
+            let busy_addr = {
+                let m = self.shared.handshaking.lock();
+                m.is_ok_and(|m| {
+                    m.get(&peer.ip()).copied().unwrap_or(0)
+                        >= self.shared.cfg.max_handshakes_per_addr
+                })
+            };
+            if busy_addr {
+                self.shared.conns.fetch_sub(1, Ordering::AcqRel);
+                let why = format!(
+                    "server full: {} connections from {} are still in the handshake; try again later",
+                    self.shared.cfg.max_handshakes_per_addr,
+                    peer.ip()
+                );
+                (self.shared.log)(&format!("{}: refused, {}", peer, why));
+                turn_away(s, &why);
+                continue;
+            }
+            let shared = self.shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name("bwscope-conn".into())
+                .spawn(move || {
+                    let _g = ConnGuard(shared.clone());
+                    handle(s, &shared);
+                });
+            if let Err(e) = spawned {
+                self.shared.conns.fetch_sub(1, Ordering::AcqRel);
+                (self.shared.log)(&format!("{}: cannot start a handler thread: {}", peer, e));
+            }
+        }
+    }
+}
+
+/// One connection, start to end; logs one line unless it joined a test.
+fn handle(mut s: TcpStream, sh: &Shared) {
+    let peer = peer_name(&s);
+    let _ = s.set_nodelay(true);
+    let ip = s
+        .peer_addr()
+        .map_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |a| a.ip());
+    // The accept loop checked the count a moment ago; a race with another
+    // connection from the same address is settled here.
+    let Some(mut hs) = Handshaking::enter(sh, ip) else {
+        let why = format!(
+            "server full: {} connections from {} are still in the handshake; try again later",
+            sh.cfg.max_handshakes_per_addr, ip
+        );
+        (sh.log)(&format!("{}: refused, {}", peer, why));
+        turn_away(s, &why);
+        return;
+    };
+    match session(&mut s, sh, &peer, &mut hs) {
+        Ok(Outcome::Test(line)) => (sh.log)(&line),
+        Ok(Outcome::Joined) => {}
+        Ok(Outcome::Busy) => (sh.log)(&format!("{}: busy, refused (a test is running)", peer)),
+        Err(msg) => {
+            // Tell the peer why when the socket still takes it; ignore failure.
+            let _ = write_frame(
+                &mut s,
+                &Frame::Error(msg.clone()),
+                Duration::from_millis(500),
+            );
+            (sh.log)(&format!("{}: {}", peer, msg));
+            linger(&mut s);
+        }
+    }
+}
+
+/// Close gracefully: closing with unread input would send a reset, which
+/// can destroy the error frame before the peer reads it. So send FIN, then
+/// drain (bounded in bytes and time) until the peer closes too.
+fn linger(s: &mut TcpStream) {
+    use std::io::Read;
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut sink = [0u8; 16 << 10];
+    let t0 = Instant::now();
+    let mut drained = 0usize;
+    while t0.elapsed() < Duration::from_millis(500) && drained < (4 << 20) {
+        match s.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => drained += n,
+        }
+    }
+}
