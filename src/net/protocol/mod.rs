@@ -26,8 +26,9 @@
 //! The decoder ([`decode`]) is a pure function of a byte slice, so it is
 //! property-tested over random input (`tests/net_proptest.rs`).
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+mod auth;
+
+pub use auth::{auth_mac, auth_ok, random_bytes};
 
 /// Protocol version spoken by this build; a peer with another is refused.
 pub const VERSION: u16 = 1;
@@ -485,48 +486,6 @@ pub fn encode(f: &Frame) -> Vec<u8> {
     out.push(kind);
     out.extend_from_slice(&p);
     out
-}
-
-/// The answer to a challenge: HMAC-SHA256 keyed with the token over a
-/// domain label and the server's nonce. The token itself never travels.
-pub fn auth_mac(token: &[u8], nonce: &[u8; NONCE_LEN]) -> [u8; NONCE_LEN] {
-    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(token).expect("HMAC accepts any key length");
-    m.update(b"bwscope-net-auth-v1");
-    m.update(nonce);
-    m.finalize().into_bytes().into()
-}
-
-/// Check an answer in constant time.
-pub fn auth_ok(token: &[u8], nonce: &[u8; NONCE_LEN], mac: &[u8; NONCE_LEN]) -> bool {
-    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(token).expect("HMAC accepts any key length");
-    m.update(b"bwscope-net-auth-v1");
-    m.update(nonce);
-    m.verify_slice(mac).is_ok()
-}
-
-/// Unpredictable bytes from the kernel (nonces, cookies).
-pub fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut a = [0u8; N];
-    let mut filled = 0;
-    while filled < N {
-        // SAFETY: writes at most N - filled bytes into `a` from offset `filled`.
-        let r = unsafe { libc::getrandom(a[filled..].as_mut_ptr().cast(), N - filled, 0) };
-        if r > 0 {
-            filled += r as usize;
-        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            // getrandom cannot fail on Linux ≥ 3.17 with a valid buffer; as a
-            // last resort mix the clock so a nonce is at least never constant.
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64);
-            let mut g = crate::util::rng::XorShift64::new(t ^ std::process::id() as u64);
-            for b in &mut a[filled..] {
-                *b = g.next_u64() as u8;
-            }
-            break;
-        }
-    }
-    a
 }
 
 #[cfg(test)]
