@@ -1,0 +1,195 @@
+//! Rank 0's network phase: for each transport, walk the schedule's steps
+//! size by size, have every pair in a step measure at once, and fold the
+//! flows into the fleet's matrices.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{Root, SAVE_EVERY};
+use crate::app::fleet::network;
+use crate::app::fleet::run::{step, to_value, Cmd};
+use crate::app::fleet::schedule::{self, Test};
+use crate::model::fleet::{Flow, NetMatrix};
+
+impl Root<'_> {
+    pub(super) fn network_phase(&mut self) -> anyhow::Result<()> {
+        let Some(net) = self.plan.network.clone() else {
+            return Ok(());
+        };
+        let t0 = Instant::now();
+        let live: Vec<u32> = (0..self.comm.size()).filter(|&r| self.alive(r)).collect();
+        let steps = schedule::steps(net.schedule, &live);
+        for transport in &net.transports {
+            let tt = Instant::now();
+            self.fleet.network.push(NetMatrix {
+                transport: transport.clone(),
+                schedule: net.schedule.name().into(),
+                sizes: net.sizes.clone(),
+                steps: steps.len() as u32,
+                parameters: if transport == "tcp" {
+                    to_value(&net.tcp)
+                } else {
+                    json!({"step_time_s": net.tcp.step_time_s, "window": net.window})
+                },
+                ..NetMatrix::default()
+            });
+            let est = net.step_seconds(transport);
+            eprintln!(
+                "bwscope fleet: network phase over {transport}: {} schedule, {} step{} × {} size{} (about {})",
+                net.schedule.name(),
+                steps.len(),
+                if steps.len() == 1 { "" } else { "s" },
+                net.sizes.len(),
+                if net.sizes.len() == 1 { "" } else { "s" },
+                crate::app::fleet::plan::duration(est * (steps.len() * net.sizes.len()) as f64)
+            );
+            'sizes: for &size in &net.sizes {
+                for (k, tests) in steps.iter().enumerate() {
+                    if self.stopped() {
+                        break 'sizes;
+                    }
+                    self.one_step(transport, size, k as u32, tests, est)?;
+                }
+            }
+            let m = self.fleet.network.last_mut().expect("pushed above");
+            m.seconds = tt.elapsed().as_secs_f64();
+            self.save();
+        }
+        self.fleet.timings.network_seconds = t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn one_step(
+        &mut self,
+        transport: &str,
+        size: u64,
+        k: u32,
+        tests: &[Test],
+        est: f64,
+    ) -> anyhow::Result<()> {
+        let concurrent: u32 = tests.iter().map(Test::flows).sum();
+        let lost_reason = |root: &Root, r: u32| {
+            let n = &root.fleet.nodes[r as usize];
+            format!(
+                "{} (rank {r}) was lost in the {} phase",
+                n.label,
+                n.lost_in.as_deref().unwrap_or("?")
+            )
+        };
+        // Over MPI a connection that fails ends the whole job (Open MPI's
+        // ob1 aborts): a pair TCP could not reach is left out, with why.
+        let tcp_failed = |a: u32, b: u32| {
+            transport == "mpi"
+                && self.fleet.network.iter().any(|m| {
+                    m.transport == "tcp"
+                        && m.flows.iter().any(|f| {
+                            f.recv_gbps.is_none()
+                                && ((f.src, f.dst) == (a, b) || (f.src, f.dst) == (b, a))
+                        })
+                })
+        };
+        let mut flows: Vec<Flow> = Vec::new();
+        let mut run: Vec<Test> = Vec::new();
+        for t in tests {
+            if !self.alive(t.src) || !self.alive(t.dst) {
+                let who = if self.alive(t.src) { t.dst } else { t.src };
+                flows.extend(network::failed(t, size, &lost_reason(self, who)));
+            } else if tcp_failed(t.src, t.dst) {
+                flows.extend(network::failed(
+                    t,
+                    size,
+                    "not run over MPI: this pair failed over TCP, and a failed MPI connection ends the whole job",
+                ));
+            } else {
+                run.push(*t);
+            }
+        }
+        let cmd = Cmd::Step {
+            transport: transport.into(),
+            size,
+            step: k,
+            tests: run.clone(),
+        };
+        self.comm.bcast(Some(to_value(&cmd)))?;
+        let (mine, secs) = step(
+            self.comm,
+            self.plan,
+            &self.members,
+            transport,
+            &run,
+            size,
+            &self.cx,
+        );
+        let wait = Duration::from_secs_f64(est + self.plan.timeout_s);
+        let got = self
+            .comm
+            .gather(json!({"flows": mine, "seconds": secs}), "network", wait)?;
+        self.note_lost();
+        // Every rank of the step reports its view: over TCP the leader
+        // both views of its flows, over MPI each end its own side.
+        let mut longest = 0.0f64;
+        let mut reported: Vec<Flow> = Vec::new();
+        for body in got.iter().flatten() {
+            longest = longest.max(body.get("seconds").and_then(Value::as_f64).unwrap_or(0.0));
+            if let Some(v) = body
+                .get("flows")
+                .and_then(|f| serde_json::from_value::<Vec<Flow>>(f.clone()).ok())
+            {
+                reported.extend(v);
+            }
+        }
+        for t in &run {
+            for want in network::failed(t, size, "") {
+                let parts: Vec<&Flow> = reported
+                    .iter()
+                    .filter(|f| f.src == want.src && f.dst == want.dst)
+                    .collect();
+                if parts.is_empty() {
+                    let reason = match (self.alive(t.src), self.alive(t.dst)) {
+                        (false, _) => format!("{} during this step", lost_reason(self, t.src)),
+                        (_, false) => format!("{} during this step", lost_reason(self, t.dst)),
+                        _ => format!("rank {} reported no figure for it", t.src),
+                    };
+                    flows.push(Flow {
+                        reason: Some(reason),
+                        ..want
+                    });
+                    continue;
+                }
+                let recv_gbps = parts.iter().find_map(|f| f.recv_gbps);
+                flows.push(Flow {
+                    send_gbps: parts.iter().find_map(|f| f.send_gbps),
+                    recv_gbps,
+                    bytes: parts.iter().find_map(|f| f.bytes),
+                    reason: if recv_gbps.is_none() {
+                        Some(
+                            parts
+                                .iter()
+                                .find_map(|f| f.reason.clone())
+                                .unwrap_or_else(|| "the receiver reported no figure".into()),
+                        )
+                    } else {
+                        None
+                    },
+                    ..want
+                });
+            }
+        }
+        for f in &mut flows {
+            f.step = k;
+            f.concurrent = concurrent;
+        }
+        self.fleet.timings.network_measure_seconds += longest;
+        self.fleet
+            .network
+            .last_mut()
+            .expect("a matrix per transport")
+            .flows
+            .extend(flows);
+        if self.last_save.elapsed() >= SAVE_EVERY {
+            self.save();
+        }
+        Ok(())
+    }
+}
