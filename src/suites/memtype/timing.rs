@@ -1,0 +1,139 @@
+//! One kind's timings: map a buffer (setup), copy into it once (first
+//! pass), copy again and read it back (steady state), and verify what it
+//! holds. The kernels are called once per pass, not sampled: the point is
+//! the cost of each pass as a program meets it, first use included.
+
+use std::time::Instant;
+
+use super::{Case, MemtypePlan, Target};
+use crate::kernels::{Kernel, KernelArgs};
+use crate::memory::device::{self, DeviceMapping};
+use crate::memory::{kind, smaps, Buffer};
+use crate::model::MemoryInfo;
+
+/// Timings of one kind.
+#[derive(Debug, Clone)]
+pub(super) struct Timed {
+    pub(super) setup: f64,
+    pub(super) first: f64,
+    pub(super) passes: Vec<f64>,
+    pub(super) reads: Vec<f64>,
+    pub(super) info: MemoryInfo,
+    pub(super) verified: String,
+    pub(super) pat: Option<Result<Vec<String>, String>>,
+}
+
+enum Mapped {
+    Buf(Buffer),
+    Dev(DeviceMapping),
+}
+
+impl Mapped {
+    fn ptr(&mut self) -> *mut u8 {
+        match self {
+            Mapped::Buf(b) => b.as_mut_ptr(),
+            Mapped::Dev(d) => d.as_mut_ptr(),
+        }
+    }
+}
+
+/// Outcome of one case before it becomes a record.
+pub(super) enum Outcome {
+    Done(Box<Timed>),
+    Skipped(String),
+    Failed(String),
+}
+
+fn copy_once(k: &'static Kernel, src: *const u8, dst: *mut u8, len: usize) -> f64 {
+    let args = KernelArgs::new(src, dst, len, 1);
+    let t = Instant::now();
+    // SAFETY: src and dst each hold `len` bytes (checked by the caller),
+    // page aligned; the kernel runs on this CPU (checked in `plan`).
+    let c = unsafe { (k.func)(&args) };
+    let s = t.elapsed().as_secs_f64();
+    std::hint::black_box(c);
+    s
+}
+
+pub(super) fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome {
+    let n = plan.size;
+    let t0 = Instant::now();
+    let mut m = match &case.target {
+        Target::Anon(k) => match Buffer::map(n, *k) {
+            Ok(b) => Mapped::Buf(b),
+            Err(e) => return Outcome::Skipped(e.to_string()),
+        },
+        Target::Device(d) => match DeviceMapping::map(d, n) {
+            Ok(m) if m.len() < n => {
+                return Outcome::Failed(format!(
+                    "{}: the mapping holds only {} bytes, less than --size",
+                    d.path,
+                    m.len()
+                ))
+            }
+            Ok(m) => Mapped::Dev(m),
+            Err(e) => return Outcome::Failed(format!("cannot map {}: {}", d.path, e)),
+        },
+    };
+    let setup = t0.elapsed().as_secs_f64();
+    let dst = m.ptr();
+    let first = copy_once(plan.copy, src.as_ptr(), dst, n);
+    let (info, verified) = match (&m, &case.target) {
+        (Mapped::Buf(b), Target::Anon(k)) => {
+            let info = b.memory_info();
+            match kind::verify(*k, &info, b.len()) {
+                Ok(v) => (info, v),
+                Err(reason) => return Outcome::Skipped(format!("{}: {}", k.name(), reason)),
+            }
+        }
+        (_, t) => {
+            let s = smaps::lookup(dst as usize);
+            (
+                MemoryInfo {
+                    kind: t.label().into(),
+                    page_bytes: s.map(|s| s.kernel_page_bytes),
+                    thp_fraction: None,
+                    locked_fraction: None,
+                },
+                "device mapping (see pat_type)".to_string(),
+            )
+        }
+    };
+    let passes: Vec<f64> = (0..plan.passes)
+        .map(|_| copy_once(plan.copy, src.as_ptr(), dst, n))
+        .collect();
+    let mut reads = Vec::with_capacity(plan.read_passes);
+    let mut sums = Vec::new();
+    for _ in 0..plan.read_passes {
+        let args = KernelArgs::new(dst, dst, n, 1);
+        let t = Instant::now();
+        // SAFETY: dst holds n bytes, n is a multiple of the read granule.
+        sums.push(unsafe { (plan.read.func)(&args) });
+        reads.push(t.elapsed().as_secs_f64());
+    }
+    // The buffer must hold exactly what was copied: for device memory this
+    // is the proof that the region behaves as memory.
+    // SAFETY: dst holds n initialised bytes (just copied).
+    let got = unsafe { std::slice::from_raw_parts(dst as *const u8, n) };
+    if let Some(off) = got.iter().zip(src.as_slice()).position(|(a, b)| a != b) {
+        return Outcome::Failed(format!(
+            "{}: read back differs from what was written at byte {}",
+            case.target.label(),
+            off
+        ));
+    }
+    let pat = match &case.target {
+        Target::Device(d) => Some(device::pat_types(d.phys_start, n as u64)),
+        _ => None,
+    };
+    drop(m);
+    Outcome::Done(Box::new(Timed {
+        setup,
+        first,
+        passes,
+        reads,
+        info,
+        verified,
+        pat,
+    }))
+}
