@@ -272,12 +272,21 @@ impl Kernel {
     /// — times `reps`. `None` for kernels without a verification variant.
     pub fn expected_checksum(&self, stream: &[u8], reps: u64) -> Option<u64> {
         self.checksum?;
+        // One loop per word size, each with a fixed-size conversion: a
+        // slice copy of a run-time length became a libc `memcpy` call per
+        // word, and the sum ran at well under 1 GB/s (about 0.3 s per read
+        // record at 256 MiB, Zen 4).
         let word = if self.width_bits == 32 { 4 } else { 8 };
-        let sum = stream.chunks_exact(word).fold(0u64, |acc, w| {
-            let mut b = [0u8; 8];
-            b[..word].copy_from_slice(w);
-            acc.wrapping_add(u64::from_le_bytes(b))
-        });
+        let sum = if word == 4 {
+            stream.chunks_exact(4).fold(0u64, |acc, w| {
+                acc.wrapping_add(u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+            })
+        } else {
+            stream.chunks_exact(8).fold(0u64, |acc, w| {
+                let b: [u8; 8] = w.try_into().expect("chunks of 8");
+                acc.wrapping_add(u64::from_le_bytes(b))
+            })
+        };
         let total = sum.wrapping_mul(reps);
         Some(if word == 4 {
             total & 0xffff_ffff

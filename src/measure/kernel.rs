@@ -74,13 +74,13 @@ impl Workload for TeamKernel<'_> {
         })
     }
 
-    /// The cheap probe on every worker at once (~1.5 ms), the highest
-    /// plausible reading: a bound checked against it is never too tight
-    /// for the fastest core.
     fn verify(&mut self) -> Result<bool, String> {
         self.team.verify(&self.job)
     }
 
+    /// The cheap probe on every worker at once (~1.5 ms), the highest
+    /// plausible reading: a bound checked against it is never too tight
+    /// for the fastest core.
     fn clock_after(&mut self) -> Option<f64> {
         self.team
             .run_each(|_, _| crate::platform::clock::quick().hz)
