@@ -253,28 +253,39 @@ fn check(
 }
 
 /// Slow and failed flows. A node whose own in or out figure is an outlier
-/// (or that was lost) explains its flows: those at least `pct` worse than
+/// (or that was lost) explains its flows; where both ends would, the one
+/// further from the fleet does (a lost node first, then the larger robust
+/// z), so a NIC at 1 % of the median is not blamed on a neighbour whose
+/// out figure came 30 % low on a busy host. Flows at least `pct` worse than
 /// the healthy flows' median are listed under its name. The healthy flows
 /// (neither end explains them) are then judged among themselves, so a
 /// slow path between two healthy nodes stands out even where one bad link
 /// touches 40 % of a small fleet's flows.
 fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
-    let outlier = |rank: u32, metric: &str| {
+    // How strongly `rank` explains a flow through `metric`: lost beats any
+    // outlier, a larger robust z beats a smaller; None if it does not.
+    let blame = |rank: u32, metric: &str| -> Option<f64> {
+        if f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost) {
+            return Some(f64::INFINITY);
+        }
         v.nodes
             .iter()
-            .find(|n| n.rank == rank)
-            .is_some_and(|n| n.checks.iter().any(|c| c.metric == metric && c.outlier))
+            .find(|n| n.rank == rank)?
+            .checks
+            .iter()
+            .find(|c| c.metric == metric && c.outlier)
+            .map(|c| c.robust_z.unwrap_or(0.0))
     };
-    let lost = |rank: u32| f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost);
     let mut out = Vec::new();
     for m in &f.network {
         let by = |x: &crate::model::fleet::Flow| {
-            if lost(x.src) || outlier(x.src, &format!("{}_out_gbps", m.transport)) {
-                Some(f.label(x.src))
-            } else if lost(x.dst) || outlier(x.dst, &format!("{}_in_gbps", m.transport)) {
-                Some(f.label(x.dst))
-            } else {
-                None
+            let src = blame(x.src, &format!("{}_out_gbps", m.transport));
+            let dst = blame(x.dst, &format!("{}_in_gbps", m.transport));
+            match (src, dst) {
+                (Some(a), Some(b)) if b > a => Some(f.label(x.dst)),
+                (Some(_), _) => Some(f.label(x.src)),
+                (None, Some(_)) => Some(f.label(x.dst)),
+                (None, None) => None,
             }
         };
         for &size in &m.sizes {
@@ -512,5 +523,43 @@ mod tests {
         // Nodes without a run give a written reference no class.
         let r = super::super::reference::make(&f, &v, 7.0);
         assert!(r.classes.is_empty(), "no node has a run to make a class of");
+    }
+
+    /// Where both ends of a flow are outliers, the one further from the
+    /// fleet explains it: node 1 sends at 60 % of the others (a busy
+    /// host), node 5's link is at 1 %, and 1 → 5 is put down to node 5.
+    #[test]
+    fn a_flow_between_two_outliers_is_put_down_to_the_worse() {
+        let mut f = fleet();
+        for x in f.network[0].flows.iter_mut() {
+            if x.src == 1 && x.dst != 5 {
+                x.recv_gbps = Some(0.6);
+                x.send_gbps = Some(0.6);
+            }
+        }
+        let s = Settings {
+            z: 3.5,
+            pct: 7.0,
+            reference: None,
+        };
+        let v = judge(&f, &s);
+        let out_z = |r: usize| {
+            v.nodes[r]
+                .checks
+                .iter()
+                .find(|c| c.metric == "tcp_out_gbps" && c.outlier)
+                .and_then(|c| c.robust_z)
+        };
+        let (z1, z5) = (out_z(1), out_z(5));
+        assert!(z1.is_some() && z5.is_some(), "both outliers: {z1:?} {z5:?}");
+        let by = |src: u32, dst: u32| {
+            v.links
+                .iter()
+                .find(|l| (l.src, l.dst) == (src, dst))
+                .and_then(|l| l.explained_by.clone())
+        };
+        assert_eq!(by(1, 5).as_deref(), Some("n5"), "{:?}", v.links);
+        assert_eq!(by(5, 1).as_deref(), Some("n5"));
+        assert_eq!(by(1, 0).as_deref(), Some("n1"));
     }
 }
