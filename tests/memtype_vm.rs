@@ -180,13 +180,15 @@ fn device_wc_and_uc_in_a_qemu_guest() {
     }
 
     // The host sees what the guest wrote: the source array, 4 MiB of
-    // xorshift64* words from bwscope's seed.
+    // bwscope's buffer fill from its seed.
     let bytes = host_bytes.expect("backing file");
-    let mut rng = bwscope::util::rng::XorShift64::new(0x5eed);
     let n = 4 << 20;
+    let mut want = vec![0u64; n / 8];
+    bwscope::util::rng::fill_words(&mut want, 0x5eed);
     let mismatch = bytes[..n]
         .chunks_exact(8)
-        .position(|w| u64::from_ne_bytes(w.try_into().unwrap()) != rng.next_u64());
+        .zip(&want)
+        .position(|(w, &x)| u64::from_ne_bytes(w.try_into().unwrap()) != x);
     assert_eq!(mismatch, None, "host copy differs at word {:?}", mismatch);
     assert!(
         bytes[n..].iter().all(|&b| b == 0),

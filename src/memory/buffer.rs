@@ -183,21 +183,7 @@ impl Buffer {
         let words = len.min(self.len) / 8;
         // SAFETY: base is 2 MiB aligned and len is a multiple of 4096.
         let w = unsafe { std::slice::from_raw_parts_mut(self.base.as_ptr() as *mut u64, words) };
-        // Four independent generators, one per word of each 32-byte group:
-        // one xorshift64* is a serial chain of ~7 cycles per word, and the
-        // `cache` sweep refills every size, which cost 1.8 s of a 104 s
-        // run (Zen 4); four chains overlap.
-        use crate::util::rng::XorShift64;
-        let mut g = [0u64, 1, 2, 3].map(|i| XorShift64::new(seed ^ (i << 56)));
-        let mut groups = w.chunks_exact_mut(4);
-        for c in &mut groups {
-            for (x, r) in c.iter_mut().zip(g.iter_mut()) {
-                *x = r.next_u64();
-            }
-        }
-        for (x, r) in groups.into_remainder().iter_mut().zip(g.iter_mut()) {
-            *x = r.next_u64();
-        }
+        crate::util::rng::fill_words(w, seed);
     }
 
     /// What the kernel actually gave us, from `/proc/self/smaps`.
