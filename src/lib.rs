@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod cluster;
 pub mod error;
 pub mod kernels;
 pub mod measure;

@@ -468,9 +468,9 @@ fn a_hung_rank_is_lost_within_the_timeout() {
 
 #[test]
 fn a_mixed_release_is_refused_before_measuring() {
-    use bwscope::app::fleet::comm::Identity;
-    use bwscope::app::fleet::rendezvous;
-    use bwscope::app::fleet::wire::{read_msg, write_msg, Wire};
+    use bwscope::cluster::comm::Identity;
+    use bwscope::cluster::rendezvous;
+    use bwscope::cluster::wire::{read_msg, write_msg, Wire};
     let d = tempfile::tempdir().unwrap();
     // Only rank 0 of two is a real bwscope; this test is rank 1, an older
     // release speaking the same join.

@@ -27,6 +27,14 @@ const RULES: &[(&str, &[&str])] = &[
     ("measure", &["app", "cli", "report", "suites"]),
     ("transfer", &["app", "cli", "report", "suites"]),
     ("net", &["app", "cli", "report", "suites"]),
+    // Fleet's transport: ranks, rendezvous, control, pair tests.
+    (
+        "cluster",
+        &[
+            "app", "cli", "report", "suites", "measure", "memory", "kernels", "platform",
+            "transfer",
+        ],
+    ),
     // Suites plan and measure; they never print and never see the CLI.
     ("suites", &["app", "cli", "report"]),
     // The report reads the model only (and util to format).

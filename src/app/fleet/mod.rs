@@ -1,39 +1,30 @@
 //! `bwscope fleet`: run under `mpirun`/`srun` across a cluster, measure
 //! every node and the pair network, and say which node or link is slow.
 //!
-//! - [`launch`]: rank and size from the launcher's environment;
-//! - [`comm`]: how the ranks talk ([`tcp`] by default, framed by [`wire`];
-//!   `mpi` with `--features mpi`), [`rendezvous`]: how they find rank 0;
+//! - `crate::cluster`: how the ranks find and talk to each other (launch,
+//!   rendezvous, TCP or MPI control) and the pair tests of the network
+//!   phase (schedule, network);
 //! - [`node`]: the per-node phase ([`node::measure_node`], the one call
 //!   into the suites);
-//! - [`schedule`], [`network`]: the network phase;
 //! - [`run`]: one fleet run as every rank lives it (rank 0's side in
 //!   `root`); [`verdict`]: the
 //!   robust statistics; [`output`]: the files rank 0 writes;
 //! - [`plan`]: flags → plan, and the time estimate.
 
-pub mod comm;
-pub mod launch;
-#[cfg(feature = "mpi")]
-pub mod mpi;
-pub mod network;
 pub mod node;
 pub mod output;
 pub mod plan;
 pub mod reference;
-pub mod rendezvous;
 mod root;
 pub mod run;
-pub mod schedule;
-pub mod tcp;
 pub mod verdict;
-pub mod wire;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cli::{FleetArgs, OutputArgs};
+use crate::cluster::{comm, launch, tcp};
 use crate::error::{UserError, EXIT_OK};
 
 extern "C" fn on_sigterm(_: libc::c_int) {
@@ -115,7 +106,7 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let (mut comm, token): (Box<dyn comm::Comm>, Option<Vec<u8>>) = match plan.control.as_str() {
         #[cfg(feature = "mpi")]
         "mpi" => {
-            let (c, t) = mpi::connect(&launch, token, stop)?;
+            let (c, t) = crate::cluster::mpi::connect(&launch, token, stop)?;
             (Box::new(c), t)
         }
         _ => {

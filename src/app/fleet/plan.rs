@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::network::TcpParams;
 use super::node::{self, NodeOptions};
-use super::schedule::{self, Schedule};
 use crate::cli::{ControlArg, FleetArgs, PairsAtOnceArg, ScheduleArg, TurnsArg};
+use crate::cluster::network::TcpParams;
+use crate::cluster::schedule::{self, Schedule};
 use crate::error::UserError;
 use crate::model::Host;
 use crate::net::protocol::{MAX_CHUNK, MAX_STREAMS};
@@ -158,7 +158,7 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
                 ));
             }
             if let Some(s) = &a.net_subnet {
-                if super::rendezvous::parse_cidr(s).is_none() {
+                if crate::cluster::rendezvous::parse_cidr(s).is_none() {
                     return Err(UserError::flag(
                         "--net-subnet",
                         format!("'{s}' is not an IPv4 network like 10.1.0.0/16"),

@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::comm::{Comm, Identity};
-use super::network::{self, Transponder};
 use super::node;
 use super::output::Outputs;
 use super::plan::FleetPlan;
-use super::schedule::Test;
+use crate::cluster::comm::{Comm, Identity};
+use crate::cluster::network::{self, Transponder};
+use crate::cluster::schedule::Test;
 use crate::model::fleet::Flow;
 use crate::model::Host;
 
@@ -71,7 +71,7 @@ pub(super) enum Cmd {
 
 /// What a rank brings to the run.
 pub struct Ctx<'a> {
-    pub launch: &'a super::launch::Launch,
+    pub launch: &'a crate::cluster::launch::Launch,
     pub host: &'a Host,
     pub token: Option<Vec<u8>>,
     pub stop: &'static AtomicBool,
@@ -108,8 +108,8 @@ pub fn run(comm: &mut dyn Comm, plan: &FleetPlan, cx: Ctx) -> anyhow::Result<u8>
         .network
         .as_ref()
         .and_then(|n| n.subnet.as_deref())
-        .and_then(super::rendezvous::parse_cidr)
-        .and_then(super::rendezvous::address_in)
+        .and_then(crate::cluster::rendezvous::parse_cidr)
+        .and_then(crate::cluster::rendezvous::address_in)
         .or_else(|| comm.fleet_ip());
     let hello = Hello {
         id: Identity::this(cx.launch.rank, cx.launch.size, cx.launch.job.clone()),

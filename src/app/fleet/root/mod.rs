@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::comm::{Comm, Identity};
 use super::plan::FleetPlan;
 use super::run::{measure, to_value, Cmd, Ctx, Hello, Member, EXIT_OUTLIER};
+use crate::cluster::comm::{Comm, Identity};
 use crate::error::{EXIT_INTERRUPTED, EXIT_OK};
 use crate::model::fleet::{FleetNode, FleetRun, Launch, NodeStatus, Timings};
 use crate::model::{Run, Tool, Warning, SCHEMA_VERSION};

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{Root, SAVE_EVERY};
-use crate::app::fleet::network;
 use crate::app::fleet::run::{step, to_value, Cmd};
-use crate::app::fleet::schedule::{self, Test};
+use crate::cluster::network;
+use crate::cluster::schedule::{self, Test};
 use crate::model::fleet::{Flow, NetMatrix};
 
 impl Root<'_> {
