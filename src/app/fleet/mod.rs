@@ -7,17 +7,15 @@
 //! - [`node`]: the per-node phase ([`node::measure_node`], the one call
 //!   into the suites);
 //! - [`run`]: one fleet run as every rank lives it (rank 0's side in
-//!   `root`); [`verdict`]: the
-//!   robust statistics; [`output`]: the files rank 0 writes;
+//!   `root`); [`output`]: the files rank 0 writes (the verdicts and
+//!   the reference file are `crate::report::fleet`'s);
 //! - [`plan`]: flags → plan, and the time estimate.
 
 pub mod node;
 pub mod output;
 pub mod plan;
-pub mod reference;
 mod root;
 pub mod run;
-pub mod verdict;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,7 +92,7 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         .transpose()?;
     let outputs = if launch.rank == 0 {
         if let Some(r) = &plan.reference {
-            reference::load(r)?; // a bad file fails now, not after the run
+            crate::report::fleet::reference::load(r)?; // a bad file fails now, not after the run
         }
         Some(output::Outputs::prepare(a, out)?)
     } else {

@@ -394,13 +394,13 @@ impl<'a> Root<'a> {
         } else {
             0.0
         };
-        let verdicts = super::verdict::judge(
+        let verdicts = crate::report::fleet::verdict::judge(
             &self.fleet,
-            &super::verdict::Settings {
+            &crate::report::fleet::verdict::Settings {
                 z: self.plan.outlier_z,
                 pct: self.plan.outlier_pct,
                 reference: match &self.plan.reference {
-                    Some(p) => Some((p.clone(), super::reference::load(p)?)),
+                    Some(p) => Some((p.clone(), crate::report::fleet::reference::load(p)?)),
                     None => None,
                 },
             },
