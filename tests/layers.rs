@@ -11,7 +11,15 @@ const RULES: &[(&str, &[&str])] = &[
         "model",
         &[
             "app", "cli", "report", "suites", "measure", "memory", "kernels", "platform",
-            "transfer", "net", "util", "error",
+            "transfer", "net", "util", "error", "stats", "cluster",
+        ],
+    ),
+    // Statistics: a leaf over the model's Stats, for every layer above.
+    (
+        "stats",
+        &[
+            "app", "cli", "report", "suites", "measure", "memory", "kernels", "platform",
+            "transfer", "net", "util", "error", "cluster",
         ],
     ),
     (

@@ -11,10 +11,11 @@ use std::time::Instant;
 
 use super::{Ctx, Flow};
 use crate::kernels::{self, Kernel, KernelArgs, Op};
-use crate::measure::{stats, team};
+use crate::measure::team;
 use crate::memory::{Buffer, PageKind};
 use crate::model::Host;
 use crate::model::{MemoryInfo, Record, Sample};
+use crate::stats;
 
 /// Fresh mappings timed per size: first use cannot be repeated on one
 /// buffer, so each repetition maps anew.

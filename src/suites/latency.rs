@@ -29,9 +29,10 @@ use super::{Ctx, Flow, Plan, Sampling, Suite};
 use crate::error::UserError;
 use crate::kernels::{perm, Kernel};
 use crate::measure::chase::{self, Chase, HOPS_PER_REP};
-use crate::measure::{stats, team, Failure, Hint, SampleOpts};
+use crate::measure::{team, Failure, Hint, SampleOpts};
 use crate::memory::{Buffer, PageKind};
 use crate::model::{Host, MemoryInfo, Record};
+use crate::stats;
 use crate::util::units::{self, format_bytes};
 
 /// Bytes per chase node in the random and window views: one cache line.

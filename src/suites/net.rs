@@ -17,7 +17,6 @@ use serde_json::json;
 
 use super::{Ctx, Flow, Suite};
 use crate::error::UserError;
-use crate::measure::stats;
 use crate::model::{limits, Warning};
 use crate::model::{Record, Sample, Status};
 use crate::net::client::{self, ClientError, Outcome, Peer};
@@ -25,6 +24,7 @@ use crate::net::flow::{interval_rate, Batch};
 use crate::net::protocol::{
     Direction, Interval, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS,
 };
+use crate::stats;
 use crate::util::units::{self, format_bytes};
 
 /// A token file's secret (trimmed); an empty or unreadable file is an

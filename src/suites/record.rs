@@ -2,8 +2,9 @@
 //! declared bytes, statistics, and the typed warnings it deserves.
 
 use crate::kernels::{Kernel, PassBytes};
-use crate::measure::{stats, Measured};
+use crate::measure::Measured;
 use crate::model::{limits, Host, Placement, Record, Stats, Warning};
+use crate::stats;
 
 /// A bandwidth record from a measured streaming kernel: `pass` is what one
 /// pass of one worker reads and writes, `cpus` the workers.

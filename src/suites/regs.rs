@@ -15,8 +15,9 @@ use super::{Ctx, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Pattern};
 use crate::measure::regs::Regs;
-use crate::measure::{stats, team, Failure, SampleOpts};
+use crate::measure::{team, Failure, SampleOpts};
 use crate::model::{Host, Record};
+use crate::stats;
 
 /// What a regs run is asked for.
 #[derive(Debug, Clone, Default)]

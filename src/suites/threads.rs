@@ -234,7 +234,7 @@ pub const SKEW_LIMIT: f64 = 0.01;
 /// Largest start skew as a fraction of the median sample's duration.
 fn skew_fraction(m: &Measured) -> f64 {
     let secs: Vec<f64> = m.samples.iter().map(|s| s.seconds).collect();
-    match crate::measure::stats::summarize(&secs, false) {
+    match crate::stats::summarize(&secs, false) {
         Some(s) if s.median > 0.0 => m.max_skew() / s.median,
         _ => 0.0,
     }

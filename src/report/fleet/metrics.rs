@@ -8,6 +8,7 @@
 use crate::model::fleet::{FleetRun, NetMatrix};
 use crate::model::Run;
 use crate::report::summary;
+use crate::stats::median;
 
 /// One figure of one node.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,21 +98,6 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
     out
 }
 
-/// Median of finite values; None when there are none.
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
 /// The size a node's network figures are read at: the largest one.
 pub fn headline_size(m: &NetMatrix) -> Option<u64> {
     m.sizes.iter().max().copied()
@@ -188,17 +174,4 @@ pub fn definitions(figs: &[(u32, Vec<Figure>)]) -> Vec<Figure> {
         }
     }
     defs
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
-        assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
-    }
 }

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::UserError;
 use crate::model::fleet::{FleetRun, Verdicts};
 use crate::model::Host;
-use crate::report::fleet::metrics::{self, median, Figure};
+use crate::report::fleet::metrics::{self, Figure};
+use crate::stats::median;
 
 /// A reference class matches a node whose memory is within this fraction
 /// of the class's (kernels reserve different amounts of the same DIMMs).

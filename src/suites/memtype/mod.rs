@@ -18,11 +18,12 @@ mod timing;
 use super::{Ctx, Flow, Plan, Suite};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op};
-use crate::measure::{stats, team};
+use crate::measure::team;
 use crate::memory::device::{self, DeviceSpec};
 use crate::memory::{kind, Buffer, PageKind};
 use crate::model::Host;
 use crate::model::{MemoryInfo, Record, Sample};
+use crate::stats;
 use crate::util::units::format_bytes;
 use timing::{measure, Outcome, Timed};
 

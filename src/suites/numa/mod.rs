@@ -24,11 +24,12 @@ use super::{Ctx, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::measure::mix::{self, Mix, MixKernels, MixWork};
 use crate::measure::team::{current_cpu, Team};
-use crate::measure::{stats, Failure, Measured, SampleOpts, Sampler};
+use crate::measure::{Failure, Measured, SampleOpts, Sampler};
 use crate::memory::{numa, PageKind};
 use crate::model::Host;
 use crate::model::Warning;
 use crate::model::{Placement, Record};
+use crate::stats;
 use crate::util::units::format_bytes;
 
 /// Default injection steps: ns of delay after every 4 KiB a load thread

@@ -23,10 +23,11 @@ use super::{Ctx, Flow, Sampling, Suite};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op};
 use crate::measure::kernel::Here;
-use crate::measure::{stats, Failure, SampleOpts, Sampler, Stamp, Workload};
+use crate::measure::{Failure, SampleOpts, Sampler, Stamp, Workload};
 use crate::model::Host;
 use crate::model::{limits, Warning};
 use crate::model::{MemoryInfo, Placement, Record, Sample, Stats, Status};
+use crate::stats;
 use crate::transfer::{
     self, pci, Api, Backend, Direction, DriverError, HostKind, Needs, Opened, Session, Timed, Timer,
 };
