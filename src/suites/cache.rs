@@ -9,15 +9,26 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::{Ctx, Flow, Plan, Sampling, Suite};
+use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel};
 use crate::measure::kernel::TeamKernel;
 use crate::measure::team::{Team, BUFFER_SLACK};
 use crate::measure::{Failure, Hint, SampleOpts};
 use crate::memory::PageKind;
-use crate::model::{Host, Record, Warning};
+use crate::model::{Host, Record, SuiteId, Warning};
 use crate::util::units;
+
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Cache,
+    about: "cache → DRAM sweep of the key kernels (read/write/copy at the widest ISA, NT write, rep movsb, libc memcpy), one size per octave",
+    reads_clock: true,
+    quick: Some(quick),
+    key: Some(Key {
+        about: "key kernels (read/write/copy at the widest ISA, NT write, rep movsb, memcpy) at half of each cache and at a DRAM-sized set",
+        plan: key,
+    }),
+};
 
 /// What a sweep is asked for; `None` is this machine's default.
 #[derive(Debug, Clone, Default)]
@@ -217,9 +228,34 @@ fn survey_plan(host: &Host) -> Result<CachePlan, UserError> {
     Ok(plan)
 }
 
-/// The registry's entry point: the survey's sweep.
-pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+/// The survey's sweep.
+fn quick(host: &Host) -> Planned {
     Ok(Box::new(survey_plan(host)?))
+}
+
+/// Half of each cache level and a DRAM-sized set ([`default_top`]), whole
+/// KiB so every kernel's granule divides them: the points that tell
+/// machines apart, for a fleet node and for the other suites' key plans.
+pub fn key_sizes(host: &Host) -> Vec<u64> {
+    let mut v: Vec<u64> = (1..=3u8)
+        .filter_map(|l| host.cache_size(l))
+        .map(|s| (s / 2).div_ceil(1024) * 1024)
+        .collect();
+    v.push(default_top(host));
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// A fleet node's sweep: the key kernels at the key sizes.
+fn key(host: &Host, sampling: Sampling) -> Planned {
+    let o = CacheOptions {
+        sizes: Some(key_sizes(host)),
+        quick: true,
+        sampling,
+        ..CacheOptions::default()
+    };
+    Ok(Box::new(plan(&o, host)?))
 }
 
 /// Apply `--pattern` (each kernel with its counterparts in the listed
@@ -295,10 +331,10 @@ fn with_patterns(
 }
 
 impl Plan for CachePlan {
-    const NAME: &'static str = "cache";
+    const ID: SuiteId = SuiteId::Cache;
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::cache(self))
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::cache(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
@@ -376,4 +412,20 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         }
     }
     Ok(Flow::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_sizes_end_in_dram() {
+        let host = crate::platform::detect_host(false);
+        let sizes = key_sizes(&host);
+        assert_eq!(*sizes.last().unwrap(), default_top(&host));
+        assert_eq!(host.regime(*sizes.last().unwrap(), 1), "DRAM");
+        if let Some(l1) = host.cache_size(1) {
+            assert_eq!(host.regime(sizes[0], 1), "L1", "{sizes:?} l1 {l1}");
+        }
+    }
 }

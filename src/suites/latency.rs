@@ -25,13 +25,13 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Ctx, Flow, Plan, Sampling, Suite};
+use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{perm, Kernel};
 use crate::measure::chase::{self, Chase, HOPS_PER_REP};
 use crate::measure::{team, Failure, Hint, SampleOpts};
 use crate::memory::{Buffer, PageKind};
-use crate::model::{Host, MemoryInfo, Record};
+use crate::model::{Host, MemoryInfo, Record, SuiteId};
 use crate::stats;
 use crate::util::units::{self, format_bytes};
 
@@ -268,11 +268,34 @@ fn check_hugetlb(host: &Host, max: u64) -> Result<(), UserError> {
     Ok(())
 }
 
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Latency,
+    about: "load-to-use latency by pointer chase, one size per octave from L1 to DRAM",
+    reads_clock: true,
+    quick: Some(quick),
+    key: Some(Key {
+        about: "pointer-chase latency at the same points",
+        plan: key,
+    }),
+};
+
 /// The survey's run: random and window views at one size per octave from
 /// L1 to twice the LLC.
-pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+fn quick(host: &Host) -> Planned {
     let o = LatencyOptions {
         quick: true,
+        ..LatencyOptions::default()
+    };
+    Ok(Box::new(plan(&o, host)?))
+}
+
+/// A fleet node's run: the random chase at the cache sweep's key sizes.
+fn key(host: &Host, sampling: Sampling) -> Planned {
+    let o = LatencyOptions {
+        sizes: Some(super::cache::key_sizes(host)),
+        views: Some(vec![View::Random]),
+        quick: true,
+        sampling,
         ..LatencyOptions::default()
     };
     Ok(Box::new(plan(&o, host)?))
@@ -460,10 +483,10 @@ pub fn measure_case(
 }
 
 impl Plan for LatencyPlan {
-    const NAME: &'static str = "latency";
+    const ID: SuiteId = SuiteId::Latency;
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::latency(self))
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::latency(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {

@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Ctx, Flow, Suite};
+use super::{Ctx, Descriptor, Flow, Suite};
 use crate::error::UserError;
 use crate::model::{limits, Warning};
-use crate::model::{Record, Sample, Status};
+use crate::model::{Record, Sample, Status, SuiteId};
 use crate::net::client::{self, ClientError, Outcome, Peer};
 use crate::net::flow::{interval_rate, Batch};
 use crate::net::protocol::{
@@ -234,13 +234,22 @@ pub struct NetSuite {
     token: Option<Vec<u8>>,
 }
 
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Net,
+    about:
+        "network bandwidth over TCP between a leader (`net run`) and a transponder (`net serve`)",
+    reads_clock: false,
+    quick: None,
+    key: None,
+};
+
 impl Suite for NetSuite {
-    fn name(&self) -> &'static str {
-        "net"
+    fn id(&self) -> SuiteId {
+        SuiteId::Net
     }
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::net(&self.plan))
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::net(&self.plan)
     }
 
     fn options(&self) -> serde_json::Value {

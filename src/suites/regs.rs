@@ -11,12 +11,12 @@
 use serde_json::json;
 
 use super::cache::names;
-use super::{Ctx, Flow, Plan, Sampling};
+use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Pattern};
 use crate::measure::regs::Regs;
 use crate::measure::{team, Failure, SampleOpts};
-use crate::model::{Host, Record};
+use crate::model::{Host, Record, SuiteId};
 use crate::stats;
 
 /// What a regs run is asked for.
@@ -61,11 +61,19 @@ pub fn plan(o: &RegsOptions, host: &Host) -> Result<RegsPlan, UserError> {
     })
 }
 
-impl Plan for RegsPlan {
-    const NAME: &'static str = "regs";
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Regs,
+    about: "register and stack transfer rates (reg→reg, push/pop, GPR↔vector)",
+    reads_clock: true,
+    quick: None,
+    key: None,
+};
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::regs(self))
+impl Plan for RegsPlan {
+    const ID: SuiteId = SuiteId::Regs;
+
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::regs(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use super::cache::names;
-use super::{Ctx, Flow, Plan, Sampling, Suite};
+use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op};
 use crate::measure::kernel::{ProcKernel, TeamKernel};
@@ -22,7 +22,7 @@ use crate::measure::procs::ProcTeam;
 use crate::measure::team::{current_cpu, Team, BUFFER_SLACK};
 use crate::measure::{Failure, Hint, Measured, SampleOpts, Workload};
 use crate::memory::{Buffer, PageKind};
-use crate::model::{Host, MemoryInfo, Record, Warning};
+use crate::model::{Host, MemoryInfo, Record, SuiteId, Warning};
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
 
@@ -208,9 +208,20 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
     })
 }
 
-/// The survey's run: the widest read kernel at a DRAM-sized total set
-/// (the default sweep's top: 8× this L3, quick to fault in).
-pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Threads,
+    about: "read bandwidth over 1..N pinned threads (one per physical core) at a DRAM-sized set",
+    reads_clock: true,
+    quick: Some(quick),
+    key: Some(Key {
+        about: "read bandwidth with 1 and all cores at a DRAM-sized set",
+        plan: key,
+    }),
+};
+
+/// The widest read kernel at a DRAM-sized total set (the default sweep's
+/// top: 8× this L3, quick to fault in).
+fn dram_read(host: &Host, sampling: Sampling) -> Result<ThreadsPlan, UserError> {
     let widest = super::cache::key_kernels(host)
         .iter()
         .find(|k| k.name.starts_with("seq_read_"))
@@ -218,9 +229,24 @@ pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
     let o = ThreadsOptions {
         kernel: Some(widest.into()),
         sizes: Some(vec![super::cache::default_top(host)]),
+        sampling,
         ..ThreadsOptions::default()
     };
-    Ok(Box::new(plan(&o, host)?))
+    plan(&o, host)
+}
+
+/// The survey's run: [`dram_read`] over every thread count.
+fn quick(host: &Host) -> Planned {
+    Ok(Box::new(dram_read(host, Sampling::default())?))
+}
+
+/// A fleet node's run: one core and all of them, the two ends of the
+/// curve that tell nodes apart.
+fn key(host: &Host, sampling: Sampling) -> Planned {
+    let mut p = dram_read(host, sampling)?;
+    let n = p.order.len();
+    p.counts = if n > 1 { vec![1, n] } else { vec![1] };
+    Ok(Box::new(p))
 }
 
 /// Per-thread bytes of a total working set, rounded down to 4 KiB.
@@ -329,10 +355,10 @@ impl Workers {
 }
 
 impl Plan for ThreadsPlan {
-    const NAME: &'static str = "threads";
+    const ID: SuiteId = SuiteId::Threads;
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::threads(self))
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::threads(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {

@@ -2,8 +2,7 @@
 //!
 //! Views read the model only, so a saved run renders exactly as it did
 //! when it was measured. Adding a suite's view is one file here and one
-//! entry in [`VIEWS`]; a suite without an entry gets the generic
-//! one-row-per-record table.
+//! arm in [`view`], which matches on every suite.
 
 pub mod cache;
 pub mod info;
@@ -18,67 +17,41 @@ pub mod transfer;
 
 use std::fmt::Write as _;
 
-use crate::model::{Record, Run, Status, Units};
+use crate::model::{Record, Run, Status, SuiteId, Units};
+
+/// The tables of a suite's records (`recs` are the run's records of
+/// that suite, in order).
+pub type Render = fn(&Run, &[&Record]) -> String;
 
 /// A suite's text view.
 pub struct View {
-    pub suite: &'static str,
-    /// The tables of this suite's records (`recs` are the run's records of
-    /// this suite, in order).
-    pub render: fn(&Run, &[&Record]) -> String,
+    pub render: Render,
     /// The view states its own byte convention, so the common footer
     /// (bytes read + written by the kernel) does not apply.
     pub own_convention: bool,
 }
 
-/// Every suite's view; the order is irrelevant (runs render in the order
-/// their suites measured).
-pub const VIEWS: &[View] = &[
+/// The view of `suite`: every suite has one.
+pub fn view(suite: SuiteId) -> View {
+    let (render, own_convention): (Render, bool) = match suite {
+        SuiteId::Cache => (cache::render, false),
+        SuiteId::Latency => (latency::render, true),
+        SuiteId::Regs => (regs::render, true),
+        SuiteId::Threads => (threads::render, false),
+        SuiteId::Numa => (numa::render, false),
+        SuiteId::Memtype => (memtype::render, true),
+        SuiteId::Transfer => (transfer::render, true),
+        SuiteId::Net => (net::render, true),
+    };
     View {
-        suite: "cache",
-        render: cache::render,
-        own_convention: false,
-    },
-    View {
-        suite: "latency",
-        render: latency::render,
-        own_convention: true,
-    },
-    View {
-        suite: "regs",
-        render: regs::render,
-        own_convention: true,
-    },
-    View {
-        suite: "threads",
-        render: threads::render,
-        own_convention: false,
-    },
-    View {
-        suite: "numa",
-        render: numa::render,
-        own_convention: false,
-    },
-    View {
-        suite: "memtype",
-        render: memtype::render,
-        own_convention: true,
-    },
-    View {
-        suite: "transfer",
-        render: transfer::render,
-        own_convention: true,
-    },
-    View {
-        suite: "net",
-        render: net::render,
-        own_convention: true,
-    },
-];
+        render,
+        own_convention,
+    }
+}
 
-/// The view of `suite`, if it has one.
-pub fn view(suite: &str) -> Option<&'static View> {
-    VIEWS.iter().find(|v| v.suite == suite)
+/// The view of the suite named `name`, if bwscope knows it.
+fn view_of(name: &str) -> Option<View> {
+    SuiteId::parse(name).map(view)
 }
 
 /// Every suite's tables in the order measured, then one line per skipped
@@ -97,7 +70,7 @@ pub fn render(run: &Run) -> String {
     }
     for suite in &suites {
         let recs: Vec<&Record> = run.records.iter().filter(|r| &r.suite == suite).collect();
-        let text = match view(suite) {
+        let text = match view_of(suite) {
             Some(v) => (v.render)(run, &recs),
             None if recs.iter().any(|r| r.status == Status::Ok) => {
                 super::table::long_table(&recs, units)
@@ -112,7 +85,8 @@ pub fn render(run: &Run) -> String {
         }
     }
     out.push_str(&not_ok_lines(run));
-    let counted = |r: &Record| r.gbps.is_some() && view(&r.suite).is_none_or(|v| !v.own_convention);
+    let counted =
+        |r: &Record| r.gbps.is_some() && view_of(&r.suite).is_none_or(|v| !v.own_convention);
     if run.records.iter().any(counted) {
         let _ = writeln!(out, "{}", byte_footer(units));
     }

@@ -15,13 +15,13 @@
 
 mod timing;
 
-use super::{Ctx, Flow, Plan, Suite};
+use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op};
 use crate::measure::team;
 use crate::memory::device::{self, DeviceSpec};
 use crate::memory::{kind, Buffer, PageKind};
-use crate::model::Host;
+use crate::model::{Host, SuiteId};
 use crate::model::{MemoryInfo, Record, Sample};
 use crate::stats;
 use crate::util::units::format_bytes;
@@ -274,8 +274,24 @@ pub fn break_even(first: f64, mean: f64, reg_first: f64, reg_mean: f64) -> Optio
     Some(1 + (d_first / -d_mean).ceil() as u64)
 }
 
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Memtype,
+    about: "memory kinds available here: first-use cost, copy and read bandwidth, break-even",
+    reads_clock: true,
+    quick: Some(quick),
+    key: Some(Key {
+        about: "the memory kinds available: first-use cost, copy and read bandwidth",
+        plan: key,
+    }),
+};
+
+/// A fleet node's run: the survey's (memtype times passes, not samples).
+fn key(host: &Host, _: Sampling) -> Planned {
+    quick(host)
+}
+
 /// The survey's run: every anonymous kind, 10 copy passes and 3 reads.
-pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+fn quick(host: &Host) -> Planned {
     let o = MemtypeOptions {
         passes: Some(10),
         read_passes: Some(3),
@@ -285,7 +301,11 @@ pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
 }
 
 impl Plan for MemtypePlan {
-    const NAME: &'static str = "memtype";
+    const ID: SuiteId = SuiteId::Memtype;
+
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::memtype(self)
+    }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         team::on_cpu(self.cpu, || run(self, cx)).map_err(|e| UserError::flag("--cpu", e))?

@@ -20,17 +20,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::record::{cut_short, noise_warnings, per_worker_best, spread_warnings};
-use super::{Ctx, Flow, Plan, Sampling};
+use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::measure::mix::{self, Mix, MixKernels, MixWork};
 use crate::measure::team::{current_cpu, Team};
 use crate::measure::{Failure, Measured, SampleOpts, Sampler};
 use crate::memory::{numa, PageKind};
-use crate::model::Host;
 use crate::model::Warning;
+use crate::model::{Host, SuiteId};
 use crate::model::{Placement, Record};
 use crate::stats;
 use crate::util::units::format_bytes;
+
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Numa,
+    about: "cpu-node × memory-node matrix, read/write mixes, write-pair scenario, loaded latency",
+    reads_clock: false,
+    quick: None,
+    key: None,
+};
 
 /// Default injection steps: ns of delay after every 4 KiB a load thread
 /// streams (0 = flat out; 20 µs ≈ 0.2 GB/s per thread).
@@ -508,7 +516,11 @@ use matrix::run_matrix;
 use pair::run_pair;
 
 impl Plan for NumaPlan {
-    const NAME: &'static str = "numa";
+    const ID: SuiteId = SuiteId::Numa;
+
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::numa(self)
+    }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let mut refusals = Refusals {

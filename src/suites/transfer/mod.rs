@@ -19,13 +19,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{Ctx, Flow, Sampling, Suite};
+use super::{Ctx, Descriptor, Flow, Sampling, Suite};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op};
 use crate::measure::kernel::Here;
 use crate::measure::{Failure, SampleOpts, Sampler, Stamp, Workload};
-use crate::model::Host;
 use crate::model::{limits, Warning};
+use crate::model::{Host, SuiteId};
 use crate::model::{MemoryInfo, Placement, Record, Sample, Stats, Status};
 use crate::stats;
 use crate::transfer::{
@@ -42,6 +42,15 @@ use placement::*;
 pub use plan::{plan, TransferSuite};
 
 const SUITE: &str = "transfer";
+
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Transfer,
+    about: "host ↔ accelerator copies (CUDA or OpenCL): pageable, pinned, write-combined, mapped",
+    reads_clock: false,
+    quick: None,
+    key: None,
+};
+
 /// Default sweep: the latency end (4 KiB) to the bandwidth end (1 GiB),
 /// ×4 per step.
 pub fn default_sizes() -> Vec<u64> {

@@ -341,14 +341,16 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
 }
 
 impl Suite for TransferSuite {
-    fn name(&self) -> &'static str {
-        SUITE
+    fn id(&self) -> SuiteId {
+        SuiteId::Transfer
     }
 
-    fn estimate(&self) -> Option<crate::suites::estimate::Estimate> {
+    fn estimate(&self) -> crate::suites::estimate::Estimate {
         match self {
-            TransferSuite::Ready { plan, .. } => Some(crate::suites::estimate::transfer(plan)),
-            TransferSuite::NoDevice { .. } => None,
+            TransferSuite::Ready { plan, .. } => crate::suites::estimate::transfer(plan),
+            TransferSuite::NoDevice { .. } => {
+                crate::suites::estimate::Estimate::nothing("no device")
+            }
         }
     }
 
