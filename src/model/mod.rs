@@ -3,7 +3,7 @@
 //! so). A [`Run`] is the environment ([`Host`]) plus every [`Record`]; this
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
-mod detail;
+pub mod detail;
 pub mod fleet;
 mod host;
 mod knees;
@@ -13,7 +13,7 @@ pub mod time;
 mod uarch;
 mod warning;
 
-pub use detail::SuiteId;
+pub use detail::{CasePart, Detail, Headline, Nullable, OfSuite, SuiteDetail, SuiteId};
 pub use host::{Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Environment, Features, Host, Node};
 pub use knees::{CurvePoint, Knee, KneeProbe};
 pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};

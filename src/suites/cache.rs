@@ -16,6 +16,7 @@ use crate::measure::kernel::TeamKernel;
 use crate::measure::team::{Team, BUFFER_SLACK};
 use crate::measure::{Failure, Hint, SampleOpts};
 use crate::memory::PageKind;
+use crate::model::detail::CacheDetail;
 use crate::model::{Host, Record, SuiteId, Warning};
 use crate::util::units;
 
@@ -344,7 +345,7 @@ impl Plan for CachePlan {
 
 /// Run the sweep, pushing records through `cx`.
 pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
-    let runnable = cx.runnable("cache", &plan.kernels)?;
+    let runnable = cx.runnable(SuiteId::Cache, &plan.kernels)?;
     if runnable.is_empty() {
         return Ok(Flow::Done);
     }
@@ -363,7 +364,7 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         if let Err(reason) = crate::memory::kind::verify(plan.memory, m, buffer) {
             for &k in &runnable {
                 let why = format!("--memory {}: {}", m.kind, reason);
-                cx.push(Record::skipped("cache", k.name, why))?;
+                cx.push(Record::skipped(SuiteId::Cache, k.name, why))?;
             }
             return Ok(Flow::Done);
         }
@@ -385,7 +386,7 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             cx.step(&format!("{} {}", k.name, units::format_bytes(size)));
             let Some(mut w) = TeamKernel::private(&team, k, size as usize) else {
                 cx.push(Record::skipped(
-                    "cache",
+                    SuiteId::Cache,
                     k.name,
                     format!(
                         "working set {} is smaller than one {}-byte block per stream",
@@ -399,7 +400,9 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                 Ok(m) => {
                     hints.insert(k.name, m.hint());
                     let mut r =
-                        super::record::bandwidth("cache", k, &m, w.pass(), cx.host, &plan.cpus);
+                        super::record::bandwidth(k, &m, w.pass(), cx.host, &plan.cpus, |b| {
+                            CacheDetail::from(b).into()
+                        });
                     r.memory = mem.clone();
                     cx.push(r)?;
                     if m.cut_short {
@@ -407,7 +410,7 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                     }
                 }
                 Err(Failure::Stopped) => return Ok(Flow::Stopped),
-                Err(Failure::Failed(e)) => cx.push(Record::error("cache", k.name, e))?,
+                Err(Failure::Failed(e)) => cx.push(Record::error(SuiteId::Cache, k.name, e))?,
             }
         }
     }

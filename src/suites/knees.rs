@@ -244,9 +244,9 @@ fn chase_ns(
     }
 }
 
-/// A latency record's best ns per load (`extra.latency_ns.best`).
+/// A latency record's best ns per load.
 fn best_ns(r: &Record) -> Option<f64> {
-    r.extra.get("latency_ns")?.get("best")?.as_f64()
+    r.detail.latency_ns().map(|s| s.best)
 }
 
 /// The widest sequential read at each octave on one pinned thread; empty
@@ -355,7 +355,10 @@ mod tests {
                 clock_hz: None,
                 verified: false,
             };
-            super::super::record::bandwidth("cache", k, &m, pass, &host, &[0]).regime
+            super::super::record::bandwidth(k, &m, pass, &host, &[0], |b| {
+                crate::model::detail::CacheDetail::from(b).into()
+            })
+            .regime
         };
         assert_eq!(label(64 << 20).as_deref(), Some("DRAM"));
         assert_eq!(label(16 << 20).as_deref(), Some("L3"));

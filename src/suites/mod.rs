@@ -92,7 +92,7 @@ impl<'a> Ctx<'a> {
     /// record of `suite` with its reason.
     pub fn runnable(
         &mut self,
-        suite: &str,
+        suite: SuiteId,
         kernels: &[&'static Kernel],
     ) -> Result<Vec<&'static Kernel>, UserError> {
         let mut out = Vec::new();
@@ -203,7 +203,7 @@ pub fn descriptor(id: SuiteId) -> &'static Descriptor {
 
 /// Every suite's descriptor, in [`SuiteId::ALL`] order.
 pub fn descriptors() -> impl Iterator<Item = &'static Descriptor> {
-    SuiteId::ALL.into_iter().map(descriptor)
+    SuiteId::ALL.iter().copied().map(descriptor)
 }
 
 /// The suites the survey runs (those with a short configuration), in

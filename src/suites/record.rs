@@ -3,18 +3,20 @@
 
 use crate::kernels::{Kernel, PassBytes};
 use crate::measure::Measured;
-use crate::model::{limits, Host, Placement, Record, Stats, Warning};
+use crate::model::detail::Bandwidth;
+use crate::model::{limits, Detail, Host, Placement, Record, Stats, Warning};
 use crate::stats;
 
 /// A bandwidth record from a measured streaming kernel: `pass` is what one
-/// pass of one worker reads and writes, `cpus` the workers.
+/// pass of one worker reads and writes, `cpus` the workers; `into_detail` puts
+/// the record's [`Bandwidth`] facts into its suite's detail.
 pub fn bandwidth(
-    suite: &str,
     k: &Kernel,
     m: &Measured,
     pass: PassBytes,
     host: &Host,
     cpus: &[u32],
+    into_detail: impl FnOnce(Bandwidth) -> Detail,
 ) -> Record {
     let threads = cpus.len() as u32;
     let ws = (pass.stream_len * k.streams() as usize) as u64;
@@ -22,8 +24,15 @@ pub fn bandwidth(
     let payload_ratio = pass.payload as f64 / (pass.read + pass.written) as f64;
     let payload: Vec<f64> = rates.iter().map(|g| g * payload_ratio).collect();
     let per_worker_bytes = (pass.read + pass.written) * m.reps;
+    let ceiling = kernel_ceiling(k, host, m.clock_hz.or(host.clock_hz));
+    let facts = Bandwidth {
+        clock_hz: m.clock_hz,
+        // A read timed as pure loads: its checksum variant proved, after
+        // the samples, that every byte of the stream was read.
+        verified: m.verified.then_some(true),
+        ceiling_gbps: ceiling.map(|c| c * threads as f64).into(),
+    };
     let mut r = Record {
-        suite: suite.into(),
         kernel: k.name.into(),
         op: k.op.name().into(),
         width_bits: (k.width_bits > 0).then_some(k.width_bits),
@@ -50,21 +59,8 @@ pub fn bandwidth(
             start_skew_seconds: Some(m.max_skew()),
             ..Placement::default()
         }),
-        ..Record::default()
+        ..Record::new(into_detail(facts))
     };
-    if let Some(hz) = m.clock_hz {
-        r.extra.insert("clock_hz".into(), serde_json::json!(hz));
-    }
-    if m.verified {
-        // A read timed as pure loads: its checksum variant proved, after
-        // the samples, that every byte of the stream was read.
-        r.extra.insert("verified".into(), serde_json::json!(true));
-    }
-    let ceiling = kernel_ceiling(k, host, m.clock_hz.or(host.clock_hz));
-    r.extra.insert(
-        "ceiling_gbps".into(),
-        serde_json::json!(ceiling.map(|c| c * threads as f64)),
-    );
     r.warnings = bandwidth_warnings(&r, k, host);
     if m.cut_short {
         r.warnings.push(cut_short(m));
@@ -95,11 +91,11 @@ pub fn cut_short(m: &Measured) -> Warning {
 }
 
 /// Spread, ceiling and noise warnings of a bandwidth record. The ceiling
-/// is taken at the clock read next to the record's samples
-/// (`extra.clock_hz`), else the run's.
+/// is taken at the clock read next to the record's samples (its
+/// [`Bandwidth::clock_hz`]), else the run's.
 pub fn bandwidth_warnings(r: &Record, k: &Kernel, host: &Host) -> Vec<Warning> {
     let mut w = spread_warnings(r.gbps.as_ref(), true);
-    let hz = r.extra.get("clock_hz").and_then(|v| v.as_f64());
+    let hz = r.detail.bandwidth().and_then(|b| b.clock_hz);
     if let (Some(s), Some(c)) = (r.gbps, kernel_ceiling(k, host, hz.or(host.clock_hz))) {
         let total = c * r.threads.max(1) as f64;
         if s.best > total * limits::OVER_CEILING {
@@ -249,11 +245,18 @@ mod tests {
         let mut r = Record {
             gbps: Some(g),
             threads: 1,
-            ..Record::default()
+            ..Record::new(crate::model::SuiteId::Cache)
         };
         assert!(above(&r));
         // … but within 288 GB/s at the 3 GHz read next to the samples.
-        r.extra.insert("clock_hz".into(), serde_json::json!(3e9));
+        r.detail = crate::model::detail::CacheDetail {
+            bandwidth: Bandwidth {
+                clock_hz: Some(3e9),
+                ..Bandwidth::default()
+            },
+            ..Default::default()
+        }
+        .into();
         assert!(!above(&r));
     }
 

@@ -8,14 +8,13 @@
 //! bytes per cycle (from the measured clock) make the figures comparable
 //! across machines.
 
-use serde_json::json;
-
 use super::cache::names;
 use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Pattern};
 use crate::measure::regs::Regs;
 use crate::measure::{team, Failure, SampleOpts};
+use crate::model::detail::RegsDetail;
 use crate::model::{Host, Record, SuiteId};
 use crate::stats;
 
@@ -88,7 +87,7 @@ fn run(plan: &RegsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     for &k in &plan.kernels {
         cx.step(k.name);
         if let Some(reason) = k.skip_reason(&cx.host.features) {
-            cx.push(Record::skipped("regs", k.name, reason))?;
+            cx.push(Record::skipped(SuiteId::Regs, k.name, reason))?;
             continue;
         }
         // SAFETY: a register kernel whose ISA was just checked.
@@ -102,7 +101,7 @@ fn run(plan: &RegsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                 }
             }
             Err(Failure::Stopped) => return Ok(Flow::Stopped),
-            Err(Failure::Failed(e)) => cx.push(Record::error("regs", k.name, e))?,
+            Err(Failure::Failed(e)) => cx.push(Record::error(SuiteId::Regs, k.name, e))?,
         }
     }
     Ok(Flow::Done)
@@ -112,8 +111,15 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
     let g = stats::summarize(&m.rates(1e9), true);
     let per_instr = (k.width_bits / 8).max(1) as u64;
     let instrs = k.granule as u64 / per_instr;
+    let bpc = host.clock_hz.zip(g).map(|(hz, s)| s.best * 1e9 / hz);
+    let detail = RegsDetail {
+        bytes_per_instruction: Some(per_instr),
+        instructions_per_iteration: Some(instrs),
+        checksum: Some(m.checksums.first().copied().unwrap_or(0)),
+        bytes_per_cycle: bpc,
+        instructions_per_cycle: bpc.map(|b| b / per_instr as f64),
+    };
     let mut r = Record {
-        suite: "regs".into(),
         kernel: k.name.into(),
         op: k.op.name().into(),
         width_bits: Some(k.width_bits),
@@ -129,23 +135,8 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
         gbps: g,
         payload_gbps: g,
         noise: m.noise,
-        ..Record::default()
+        ..Record::new(detail)
     };
-    let e = &mut r.extra;
-    e.insert("bytes_per_instruction".into(), json!(per_instr));
-    e.insert("instructions_per_iteration".into(), json!(instrs));
-    e.insert(
-        "checksum".into(),
-        json!(m.checksums.first().copied().unwrap_or(0)),
-    );
-    if let (Some(hz), Some(s)) = (host.clock_hz, g) {
-        let bpc = s.best * 1e9 / hz;
-        e.insert("bytes_per_cycle".into(), json!(bpc));
-        e.insert(
-            "instructions_per_cycle".into(),
-            json!(bpc / per_instr as f64),
-        );
-    }
     r.warnings = super::record::spread_warnings(r.gbps.as_ref(), true);
     r.warnings.extend(super::record::noise_warnings(&r));
     if m.cut_short {

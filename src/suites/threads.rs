@@ -22,7 +22,9 @@ use crate::measure::procs::ProcTeam;
 use crate::measure::team::{current_cpu, Team, BUFFER_SLACK};
 use crate::measure::{Failure, Hint, Measured, SampleOpts, Workload};
 use crate::memory::{Buffer, PageKind};
+use crate::model::detail::ThreadsDetail;
 use crate::model::{Host, MemoryInfo, Record, SuiteId, Warning};
+use crate::stats;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
 
@@ -260,7 +262,7 @@ pub const SKEW_LIMIT: f64 = 0.01;
 /// Largest start skew as a fraction of the median sample's duration.
 fn skew_fraction(m: &Measured) -> f64 {
     let secs: Vec<f64> = m.samples.iter().map(|s| s.seconds).collect();
-    match crate::stats::summarize(&secs, false) {
+    match stats::summarize(&secs, false) {
         Some(s) if s.median > 0.0 => m.max_skew() / s.median,
         _ => 0.0,
     }
@@ -368,7 +370,7 @@ impl Plan for ThreadsPlan {
 
 /// Run the curve.
 pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
-    let runnable = cx.runnable("threads", &plan.kernels)?;
+    let runnable = cx.runnable(SuiteId::Threads, &plan.kernels)?;
     if runnable.is_empty() {
         return Ok(Flow::Done);
     }
@@ -391,7 +393,7 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             if ws == 0 {
                 for &k in &runnable {
                     cx.push(Record::skipped(
-                        "threads",
+                        SuiteId::Threads,
                         k.name,
                         format!(
                             "{} split over {} threads is less than 4KiB each",
@@ -417,7 +419,7 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                 let (m, pass) = match measured {
                     None => {
                         cx.push(Record::skipped(
-                            "threads",
+                            SuiteId::Threads,
                             k.name,
                             format!(
                                 "{} per thread is smaller than one {}-byte block per stream",
@@ -429,13 +431,34 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                     }
                     Some(Err(Failure::Stopped)) => return Ok(Flow::Stopped),
                     Some(Err(Failure::Failed(e))) => {
-                        cx.push(Record::error("threads", k.name, e))?;
+                        cx.push(Record::error(SuiteId::Threads, k.name, e))?;
                         continue;
                     }
                     Some(Ok(x)) => x,
                 };
                 hints.insert(k.name, m.hint());
-                let mut r = super::record::bandwidth("threads", k, &m, pass, cx.host, &cpus);
+                // The aggregate best, as the record's `gbps` states it.
+                let best = stats::summarize(&m.rates(1e9), true).map_or(0.0, |g| g.best);
+                if count == 1 {
+                    baseline.insert((k.name, total), best);
+                }
+                let eff = baseline
+                    .get(&(k.name, total))
+                    .map(|b| best / (b * count as f64));
+                let skew = skew_fraction(&m);
+                let mut r = super::record::bandwidth(k, &m, pass, cx.host, &cpus, |b| {
+                    ThreadsDetail {
+                        bandwidth: b,
+                        total_bytes: Some(total),
+                        case_placement: Some(plan.placement.clone()),
+                        case_shared: Some(plan.shared),
+                        case_processes: plan.processes.then_some(true),
+                        start_skew_fraction: Some(skew),
+                        scaling_efficiency: eff.into(),
+                        observed_cpus: Some(observed.clone()),
+                    }
+                    .into()
+                });
                 r.memory = mem.clone();
                 let nodes: Vec<u32> = cpus.iter().filter_map(|&c| cx.host.node_of(c)).collect();
                 let mut p = r.placement.take().unwrap_or_default();
@@ -444,22 +467,6 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                     p.cpu_node = Some(nodes[0]);
                 }
                 r.placement = Some(p);
-                let best = r.gbps.map(|g| g.best).unwrap_or(0.0);
-                if count == 1 {
-                    baseline.insert((k.name, total), best);
-                }
-                let eff = baseline
-                    .get(&(k.name, total))
-                    .map(|b| best / (b * count as f64));
-                let e = &mut r.extra;
-                e.insert("total_bytes".into(), total.into());
-                e.insert("case_placement".into(), plan.placement.clone().into());
-                e.insert("case_shared".into(), plan.shared.into());
-                if plan.processes {
-                    e.insert("case_processes".into(), true.into());
-                }
-                let skew = skew_fraction(&m);
-                e.insert("start_skew_fraction".into(), skew.into());
                 if skew > SKEW_LIMIT {
                     r.warnings.push(Warning::Other {
                         message: format!(
@@ -469,14 +476,6 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                         hint: "a worker was preempted at the barrier: quiet the machine, or raise --min-sample-ms".into(),
                     });
                 }
-                e.insert(
-                    "scaling_efficiency".into(),
-                    eff.map_or(serde_json::Value::Null, Into::into),
-                );
-                e.insert(
-                    "observed_cpus".into(),
-                    serde_json::to_value(&observed).expect("plain data"),
-                );
                 cx.push(r)?;
                 if m.cut_short {
                     return Ok(Flow::Stopped);

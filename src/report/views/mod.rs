@@ -49,11 +49,6 @@ pub fn view(suite: SuiteId) -> View {
     }
 }
 
-/// The view of the suite named `name`, if bwscope knows it.
-fn view_of(name: &str) -> Option<View> {
-    SuiteId::parse(name).map(view)
-}
-
 /// Every suite's tables in the order measured, then one line per skipped
 /// or failed case, then the byte-counting footer.
 pub fn render(run: &Run) -> String {
@@ -62,21 +57,8 @@ pub fn render(run: &Run) -> String {
     if let Some(state) = super::run_state(run) {
         let _ = writeln!(out, "⚠ {state}\n");
     }
-    let mut suites: Vec<&str> = Vec::new();
-    for r in &run.records {
-        if !suites.contains(&r.suite.as_str()) {
-            suites.push(&r.suite);
-        }
-    }
-    for suite in &suites {
-        let recs: Vec<&Record> = run.records.iter().filter(|r| &r.suite == suite).collect();
-        let text = match view_of(suite) {
-            Some(v) => (v.render)(run, &recs),
-            None if recs.iter().any(|r| r.status == Status::Ok) => {
-                super::table::long_table(&recs, units)
-            }
-            None => String::new(),
-        };
+    for (suite, recs) in super::by_suite(&run.records) {
+        let text = (view(suite).render)(run, &recs);
         if !text.is_empty() {
             out.push_str(&text);
             if !text.ends_with("\n\n") {
@@ -85,8 +67,7 @@ pub fn render(run: &Run) -> String {
         }
     }
     out.push_str(&not_ok_lines(run));
-    let counted =
-        |r: &Record| r.gbps.is_some() && view_of(&r.suite).is_none_or(|v| !v.own_convention);
+    let counted = |r: &Record| r.gbps.is_some() && !view(r.suite()).own_convention;
     if run.records.iter().any(counted) {
         let _ = writeln!(out, "{}", byte_footer(units));
     }
@@ -98,7 +79,7 @@ fn not_ok_lines(run: &Run) -> String {
     let mut seen: Vec<String> = Vec::new();
     for r in run.records.iter().filter(|r| r.status != Status::Ok) {
         let what = match r.memory.as_ref().filter(|m| !m.kind.is_empty()) {
-            Some(m) if r.suite == "memtype" => m.kind.clone(),
+            Some(m) if r.suite() == SuiteId::Memtype => m.kind.clone(),
             Some(m) => format!("{} ({})", r.kernel, m.kind),
             None => r.kernel.clone(),
         };

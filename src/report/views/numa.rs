@@ -2,6 +2,7 @@
 //! curve, distances and notes.
 
 use super::rate;
+use crate::model::detail::NumaDetail;
 use crate::model::{Record, Run, Status};
 use crate::report::table;
 
@@ -19,9 +20,12 @@ fn cell<'a>(recs: &[&'a Record], kernel: &str, c: u32, m: u32) -> Option<&'a Rec
 }
 
 fn latency_of(r: &Record) -> Option<crate::model::Stats> {
-    r.extra
-        .get("latency_ns")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+    r.detail.latency_ns().copied()
+}
+
+/// The record's numa detail (empty for a record of another suite).
+fn detail(r: &Record) -> NumaDetail {
+    r.detail.get::<NumaDetail>().cloned().unwrap_or_default()
 }
 
 /// Matrices, scenario and load tables, then notes.
@@ -108,23 +112,16 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             "placed".into(),
         ]];
         for r in recs.iter().filter(|r| r.status == Status::Ok) {
-            let t: Option<crate::model::Stats> = r
-                .extra
-                .get("total_seconds")
-                .and_then(|v| serde_json::from_value(v.clone()).ok());
+            let d = detail(r);
+            let t = d.total_seconds;
             rows.push(vec![
                 r.kernel.trim_end_matches("_pair").to_string(),
-                r.extra
-                    .get("case_memory_nodes")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("?")
-                    .to_string(),
+                d.case_memory_nodes.unwrap_or_else(|| "?".into()),
                 t.map_or("-".into(), |t| format!("{:.4}", t.best)),
                 t.map_or("-".into(), |t| format!("{:.4}", t.median)),
                 r.gbps.map_or("-".into(), |g| rate(g.best, u)),
-                r.extra
-                    .get("percent_vs_local")
-                    .and_then(|v| v.as_f64())
+                d.percent_vs_local
+                    .value()
                     .map_or("(baseline)".into(), |p| format!("{:+.1} %", p)),
                 r.placement
                     .as_ref()
@@ -167,16 +164,13 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
                     (rate(g.best, u), rate(g.median, u))
                 })
             };
+            let d = detail(r);
             rows.push(vec![
-                r.extra
-                    .get("case_delay_ns")
-                    .and_then(|v| v.as_u64())
+                d.case_delay_ns
+                    .value()
                     .map_or("unloaded".into(), |d| d.to_string()),
                 String::new(),
-                r.extra
-                    .get("injected_gbps")
-                    .and_then(|v| v.as_f64())
-                    .map_or("0".into(), |g| rate(g, u)),
+                d.injected_gbps.value().map_or("0".into(), |g| rate(g, u)),
                 b,
                 m,
             ]);

@@ -21,7 +21,8 @@ use crate::kernels::{self, Kernel, Op};
 use crate::measure::team;
 use crate::memory::device::{self, DeviceSpec};
 use crate::memory::{kind, Buffer, PageKind};
-use crate::model::{Host, SuiteId};
+use crate::model::detail::{BreakEven, MemtypeDetail};
+use crate::model::{Host, Nullable, SuiteId};
 use crate::model::{MemoryInfo, Record, Sample};
 use crate::stats;
 use crate::util::units::format_bytes;
@@ -333,7 +334,7 @@ fn run(plan: &MemtypePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             Outcome::Done(t) => record(plan, case, &t, cx.host, &mut baseline),
             Outcome::Skipped(reason) => skipped(plan, &label, reason),
             Outcome::Failed(msg) => {
-                let mut r = Record::error("memtype", plan.copy.name, msg);
+                let mut r = Record::error(SuiteId::Memtype, plan.copy.name, msg);
                 r.memory = Some(MemoryInfo {
                     kind: label,
                     ..MemoryInfo::default()
@@ -347,7 +348,7 @@ fn run(plan: &MemtypePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
 }
 
 fn skipped(plan: &MemtypePlan, label: &str, reason: String) -> Record {
-    let mut r = Record::skipped("memtype", plan.copy.name, reason);
+    let mut r = Record::skipped(SuiteId::Memtype, plan.copy.name, reason);
     r.memory = Some(MemoryInfo {
         kind: label.into(),
         ..MemoryInfo::default()
@@ -378,8 +379,61 @@ fn record(
     let mean = t.passes.iter().sum::<f64>() / t.passes.len() as f64;
     let best = t.passes.iter().copied().fold(f64::INFINITY, f64::min);
     let total = t.setup + t.first;
+    let (break_even, break_even_passes, ahead_for_passes) = match (&case.target, *baseline) {
+        (Target::Anon(PageKind::Regular), _) => {
+            *baseline = Some((total, mean));
+            (BreakEven::Baseline, Nullable::Null, None)
+        }
+        (_, Some((rf, rm))) => {
+            let be = break_even(total, mean, rf, rm);
+            // Ahead at first, behind in the long run.
+            let ahead =
+                (total < rf && mean > rm).then(|| 1 + ((rf - total) / (mean - rm)).floor() as u64);
+            let verdict = if be.is_some() {
+                BreakEven::Passes
+            } else {
+                BreakEven::Never
+            };
+            (verdict, be.into(), ahead)
+        }
+        (_, None) => (BreakEven::NoBaseline, Nullable::Null, None),
+    };
+    let mut detail = MemtypeDetail {
+        buffer_bytes: Some(n),
+        setup_seconds: Some(t.setup),
+        first_pass_seconds: Some(t.first),
+        first_total_seconds: Some(total),
+        first_total_ms_per_mib: Some(total * 1e3 / (n as f64 / (1u64 << 20) as f64)),
+        first_pass_payload_gbps: Some(n as f64 / t.first / 1e9),
+        pass_mean_seconds: Some(mean),
+        pass_best_seconds: Some(best),
+        steady_mean_payload_gbps: Some(n as f64 / mean / 1e9),
+        read_kernel: Some(plan.read.name.into()),
+        read_gbps: stats::summarize(&reads, true).into(),
+        verified: Some(t.verified.clone()),
+        data_verified: Some(true),
+        break_even: Some(break_even),
+        break_even_passes,
+        ahead_for_passes,
+        ..MemtypeDetail::default()
+    };
+    if let Target::Device(d) = &case.target {
+        detail.case_device = Some(d.path.clone());
+        detail.device_what = Some(d.what.clone());
+        detail.phys_start = Some(d.phys_start);
+        match &t.pat {
+            Some(Ok(types)) => {
+                detail.pat_type = (types.len() == 1).then(|| types[0].clone()).into();
+                detail.pat_types = Some(types.clone());
+            }
+            Some(Err(why)) => {
+                detail.pat_type = Nullable::Null;
+                detail.pat_note = Some(why.clone());
+            }
+            None => {}
+        }
+    }
     let mut r = Record {
-        suite: "memtype".into(),
         kernel: k.name.into(),
         op: "copy".into(),
         width_bits: (k.width_bits > 0).then_some(k.width_bits),
@@ -397,82 +451,9 @@ fn record(
         gbps: stats::summarize(&rates, true),
         payload_gbps: stats::summarize(&payload, true),
         memory: Some(t.info.clone()),
-        ..Record::default()
+        ..Record::new(detail)
     };
     r.warnings = super::record::bandwidth_warnings(&r, k, host);
-    let e = &mut r.extra;
-    let j = |v: f64| serde_json::json!(v);
-    e.insert("buffer_bytes".into(), n.into());
-    e.insert("setup_seconds".into(), j(t.setup));
-    e.insert("first_pass_seconds".into(), j(t.first));
-    e.insert("first_total_seconds".into(), j(total));
-    e.insert(
-        "first_total_ms_per_mib".into(),
-        j(total * 1e3 / (n as f64 / (1u64 << 20) as f64)),
-    );
-    e.insert(
-        "first_pass_payload_gbps".into(),
-        j(n as f64 / t.first / 1e9),
-    );
-    e.insert("pass_mean_seconds".into(), j(mean));
-    e.insert("pass_best_seconds".into(), j(best));
-    e.insert("steady_mean_payload_gbps".into(), j(n as f64 / mean / 1e9));
-    e.insert("read_kernel".into(), plan.read.name.into());
-    e.insert(
-        "read_gbps".into(),
-        serde_json::json!(stats::summarize(&reads, true)),
-    );
-    e.insert("verified".into(), t.verified.clone().into());
-    e.insert("data_verified".into(), true.into());
-    match (&case.target, *baseline) {
-        (Target::Anon(PageKind::Regular), _) => {
-            *baseline = Some((total, mean));
-            e.insert("break_even".into(), "baseline".into());
-            e.insert("break_even_passes".into(), serde_json::Value::Null);
-        }
-        (_, Some((rf, rm))) => {
-            let be = break_even(total, mean, rf, rm);
-            e.insert(
-                "break_even".into(),
-                if be.is_some() { "passes" } else { "never" }.into(),
-            );
-            e.insert("break_even_passes".into(), serde_json::json!(be));
-            if total < rf && mean > rm {
-                // Ahead at first, behind in the long run.
-                e.insert(
-                    "ahead_for_passes".into(),
-                    serde_json::json!(1 + ((rf - total) / (mean - rm)).floor() as u64),
-                );
-            }
-        }
-        (_, None) => {
-            e.insert("break_even".into(), "no-baseline".into());
-            e.insert("break_even_passes".into(), serde_json::Value::Null);
-        }
-    }
-    if let Target::Device(d) = &case.target {
-        e.insert("case_device".into(), d.path.clone().into());
-        e.insert("device_what".into(), d.what.clone().into());
-        e.insert("phys_start".into(), d.phys_start.into());
-        match &t.pat {
-            Some(Ok(types)) => {
-                e.insert(
-                    "pat_type".into(),
-                    if types.len() == 1 {
-                        types[0].clone().into()
-                    } else {
-                        serde_json::Value::Null
-                    },
-                );
-                e.insert("pat_types".into(), serde_json::json!(types));
-            }
-            Some(Err(why)) => {
-                e.insert("pat_type".into(), serde_json::Value::Null);
-                e.insert("pat_note".into(), why.clone().into());
-            }
-            None => {}
-        }
-    }
     r
 }
 

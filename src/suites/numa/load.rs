@@ -95,16 +95,22 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             Probe::Bandwidth => match TeamKernel::private(&probe_team, read, ws) {
                 Some(mut w) => sampler.measure(&mut w, None).map(|m| {
                     crate::suites::record::bandwidth(
-                        "numa",
                         read,
                         &m,
                         w.pass(),
                         host,
                         &[*probe_cpu],
+                        |bandwidth| {
+                            NumaDetail {
+                                bandwidth,
+                                ..NumaDetail::default()
+                            }
+                            .into()
+                        },
                     )
                 }),
                 None => Ok(Record::skipped(
-                    "numa",
+                    SuiteId::Numa,
                     read.name,
                     "working set too small for the probe kernel",
                 )),
@@ -119,7 +125,7 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let mut r = match measured {
             Ok(r) => r,
             Err(Failure::Stopped) => return Ok(Flow::Stopped),
-            Err(Failure::Failed(e)) => Record::error("numa", read.name, e),
+            Err(Failure::Failed(e)) => Record::error(SuiteId::Numa, read.name, e),
         };
         let injected_gbps = injected.as_ref().map(|v| {
             v.iter()
@@ -138,25 +144,13 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             load: Some(load_desc),
             start_skew_seconds: None,
         });
-        let e = &mut r.extra;
-        e.insert(
-            "case_delay_ns".into(),
-            step.map_or(serde_json::Value::Null, Into::into),
-        );
-        e.insert("case_load".into(), description.clone().into());
-        e.insert(
-            "injected_gbps".into(),
-            injected_gbps.map_or(serde_json::Value::Null, Into::into),
-        );
-        e.insert(
-            "load_threads".into(),
-            (if step.is_some() { cpus.len() } else { 0 }).into(),
-        );
-        e.insert(
-            "load_cpus".into(),
-            serde_json::to_value(cpus).expect("plain"),
-        );
-        e.insert("load_mix".into(), load_mix.name().into());
+        let d = detail_of(&mut r);
+        d.case_delay_ns = step.into();
+        d.case_load = Some(description.clone());
+        d.injected_gbps = injected_gbps.into();
+        d.load_threads = Some(if step.is_some() { cpus.len() as u64 } else { 0 });
+        d.load_cpus = Some(cpus.clone());
+        d.load_mix = Some(load_mix.name());
         let verified = verify(&probe_team, &[mem], ws);
         apply_verification(&mut r, &verified, None);
         cx.push(r)?;

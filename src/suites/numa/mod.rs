@@ -26,9 +26,8 @@ use crate::measure::mix::{self, Mix, MixKernels, MixWork};
 use crate::measure::team::{current_cpu, Team};
 use crate::measure::{Failure, Measured, SampleOpts, Sampler};
 use crate::memory::{numa, PageKind};
-use crate::model::Warning;
-use crate::model::{Host, SuiteId};
-use crate::model::{Placement, Record};
+use crate::model::detail::NumaDetail;
+use crate::model::{Detail, Host, Placement, Record, SuiteId, Warning};
 use crate::stats;
 use crate::util::units::format_bytes;
 

@@ -24,9 +24,10 @@ use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op};
 use crate::measure::kernel::Here;
 use crate::measure::{Failure, SampleOpts, Sampler, Stamp, Workload};
+use crate::model::detail::TransferDetail;
 use crate::model::{limits, Warning};
+use crate::model::{Detail, MemoryInfo, Nullable, Placement, Record, Sample, Stats, Status};
 use crate::model::{Host, SuiteId};
-use crate::model::{MemoryInfo, Placement, Record, Sample, Stats, Status};
 use crate::stats;
 use crate::transfer::{
     self, pci, Api, Backend, Direction, DriverError, HostKind, Needs, Opened, Session, Timed, Timer,
@@ -41,7 +42,7 @@ use case::*;
 use placement::*;
 pub use plan::{plan, TransferSuite};
 
-const SUITE: &str = "transfer";
+const SUITE: SuiteId = SuiteId::Transfer;
 
 pub const DESCRIPTOR: Descriptor = Descriptor {
     id: SuiteId::Transfer,
@@ -139,8 +140,18 @@ impl Env<'_> {
         size: u64,
     ) -> Record {
         let p = self.plan;
-        let mut r = Record {
-            suite: SUITE.into(),
+        let detail = TransferDetail {
+            backend: Some(p.backend.clone()),
+            device: Nullable::Value(p.device.name.clone()),
+            device_index: Some(p.device.index as u64),
+            pci_bus_id: p.device.pci_bus_id.clone().into(),
+            host_kind: kind.map(|k| k.name().to_string()).into(),
+            direction: Some(dir.into()),
+            verified: Nullable::Null,
+            link_theoretical_gbps: p.pci.as_ref().and_then(|c| c.theoretical_gbps).into(),
+            ..TransferDetail::default()
+        };
+        Record {
             kernel,
             op: op.into(),
             size_bytes: Some(size),
@@ -151,21 +162,8 @@ impl Env<'_> {
                 memory_node: p.host_node,
                 ..Placement::default()
             }),
-            ..Record::default()
-        };
-        let e = &mut r.extra;
-        e.insert("backend".into(), json!(p.backend));
-        e.insert("device".into(), json!(p.device.name));
-        e.insert("device_index".into(), json!(p.device.index));
-        e.insert("pci_bus_id".into(), json!(p.device.pci_bus_id));
-        e.insert("host_kind".into(), json!(kind.map(|k| k.name())));
-        e.insert("direction".into(), json!(dir));
-        e.insert("verified".into(), Value::Null);
-        e.insert(
-            "link_theoretical_gbps".into(),
-            json!(p.pci.as_ref().and_then(|c| c.theoretical_gbps)),
-        );
-        r
+            ..Record::new(detail)
+        }
     }
 
     fn skipped(
@@ -193,9 +191,18 @@ impl Env<'_> {
         let mut r = self.base(kernel, dir, kind, dir, size);
         r.status = Status::Error;
         r.reason = Some(e.to_string());
-        r.extra.insert("error_call".into(), json!(e.call));
-        r.extra.insert("error_name".into(), json!(e.name));
+        let d = detail_of(&mut r);
+        d.error_call = Some(e.call.to_string());
+        d.error_name = Some(e.name.to_string());
         r
+    }
+}
+
+/// The transfer detail of a record this suite made.
+fn detail_of(r: &mut Record) -> &mut TransferDetail {
+    match &mut r.detail {
+        Detail::Transfer(d) => d,
+        other => unreachable!("a transfer record with a {} detail", other.suite()),
     }
 }
 
@@ -303,11 +310,9 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
                             seed(ki, size, dir),
                         );
                         match v {
-                            Ok(Ok(v)) => {
-                                r.extra.insert("verified".into(), json!(v));
-                            }
+                            Ok(Ok(v)) => detail_of(&mut r).verified = v.into(),
                             Ok(Err(msg)) => {
-                                r.extra.insert("verified".into(), json!(false));
+                                detail_of(&mut r).verified = Nullable::Value(false);
                                 r.status = Status::Error;
                                 r.reason =
                                     Some(format!("verification of the mapping failed: {}", msg));
@@ -315,11 +320,11 @@ fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError
                             Err(e) => {
                                 r.status = Status::Error;
                                 r.reason = Some(e.to_string());
-                                r.extra.insert("error_name".into(), json!(e.name));
+                                detail_of(&mut r).error_name = Some(e.name.to_string());
                             }
                         }
                     }
-                    r.extra.insert("zero_copy".into(), json!(true));
+                    detail_of(&mut r).zero_copy = Some(true);
                     cx.push(r)?;
                     continue;
                 }

@@ -370,9 +370,16 @@ impl Suite for TransferSuite {
             } => {
                 let name = serde_json::to_value(backend).expect("plain");
                 let name = name.as_str().unwrap_or("auto");
-                let mut r = Record::skipped(SUITE, name, format!("no accelerator: {}", reason));
-                r.extra.insert("backend".into(), json!(name));
-                r.extra.insert("device".into(), Value::Null);
+                let r = Record {
+                    status: Status::Skipped,
+                    reason: Some(format!("no accelerator: {}", reason)),
+                    kernel: name.into(),
+                    ..Record::new(TransferDetail {
+                        backend: Some(name.into()),
+                        device: Nullable::Null,
+                        ..TransferDetail::default()
+                    })
+                };
                 cx.note(&format!("transfer: skipped: {}", reason));
                 cx.push(r)?;
                 Ok(Flow::Done)
