@@ -20,6 +20,31 @@ macro_rules! is_nt {
     };
 }
 
+/// A kernel's [`Form`] from its shape: string instructions with or without
+/// `rep`, a Rust call, else a loop of the declared instructions.
+///
+/// [`Form`]: super::Form
+macro_rules! form {
+    (string rep_lods $($t:tt)*) => {
+        $crate::kernels::Form::RepString
+    };
+    (string rep_stos $($t:tt)*) => {
+        $crate::kernels::Form::RepString
+    };
+    (string rep_movs $($t:tt)*) => {
+        $crate::kernels::Form::RepString
+    };
+    (string $($t:tt)*) => {
+        $crate::kernels::Form::String
+    };
+    (rust $($t:tt)*) => {
+        $crate::kernels::Form::Call
+    };
+    ($shape:ident $($t:tt)*) => {
+        $crate::kernels::Form::Loop
+    };
+}
+
 /// A file's kernels: one entry per kernel, in display order, each
 ///
 /// ```text
@@ -49,6 +74,7 @@ macro_rules! kernels {
                 isa: $crate::kernels::Isa::$isa,
                 nontemporal: is_nt!($store),
                 pattern: $crate::kernels::Pattern::$pattern,
+                form: form!($shape $($body)*),
                 granule: $block,
                 align: $align,
                 description: $desc,

@@ -168,6 +168,24 @@ impl Pattern {
     }
 }
 
+/// How a kernel's code is written, which says what its declared width
+/// means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Form {
+    /// A loop of the declared width's instructions (the sequential,
+    /// random-order, chase and register kernels).
+    Loop,
+    /// String instructions unrolled without `rep`: one access of the
+    /// declared width each.
+    String,
+    /// A `rep` string instruction: microcode picks its own access width
+    /// (whole lines for `rep movsb`/`rep stosb` on ERMS cores).
+    RepString,
+    /// A call into a library (libc's `memcpy`, `memset`): the library picks.
+    Call,
+}
+
 /// A kernel's descriptor: the single source of truth for its bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Kernel {
@@ -178,6 +196,7 @@ pub struct Kernel {
     pub isa: Isa,
     pub nontemporal: bool,
     pub pattern: Pattern,
+    pub form: Form,
     /// Bytes per stream must be a multiple of this (the unrolled block).
     pub granule: usize,
     /// Required alignment of each stream.
@@ -345,6 +364,35 @@ static PARTS: &[&[Kernel]] = &[
 #[cfg(not(target_arch = "x86_64"))]
 static PARTS: &[&[Kernel]] = &[libc_k::KERNELS];
 
+/// The loop kernels ([`Form::Loop`]) of `op` in `pattern` that run on a
+/// CPU with `f`, cached and non-temporal, in registry order.
+pub fn loops(op: Op, pattern: Pattern, f: &Features) -> impl Iterator<Item = &'static Kernel> + '_ {
+    registry()
+        .iter()
+        .filter(move |k| k.form == Form::Loop && k.op == op && k.pattern == pattern)
+        .filter(move |k| k.supported(f))
+}
+
+/// The widest cached loop kernel of `op` in `pattern` that runs on a CPU
+/// with `f` (`seq_read_512_avx512f` on an AVX-512 core).
+pub fn widest(op: Op, pattern: Pattern, f: &Features) -> Option<&'static Kernel> {
+    loops(op, pattern, f)
+        .filter(|k| !k.nontemporal)
+        .max_by_key(|k| k.width_bits)
+}
+
+/// The widest non-temporal loop kernel of `op` in `pattern` here.
+pub fn widest_nt(op: Op, pattern: Pattern, f: &Features) -> Option<&'static Kernel> {
+    loops(op, pattern, f)
+        .filter(|k| k.nontemporal)
+        .max_by_key(|k| k.width_bits)
+}
+
+/// The kernel called `name`.
+pub fn named(name: &str) -> Option<&'static Kernel> {
+    registry().iter().find(|k| k.name == name)
+}
+
 /// Select kernels by comma-separated names or prefixes. An entry matches a
 /// kernel whose name equals it or starts with it; `all` matches everything.
 /// An entry that matches nothing is an error naming it.
@@ -412,6 +460,43 @@ mod tests {
             );
             assert_eq!(k.name, expect);
         }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn forms_follow_the_shapes_and_queries_read_them() {
+        let form = |n: &str| named(n).unwrap().form;
+        assert_eq!(form("rep_movsb"), Form::RepString);
+        assert_eq!(form("rep_lodsq"), Form::RepString);
+        assert_eq!(form("lodsb"), Form::String);
+        assert_eq!(form("libc_memcpy"), Form::Call);
+        assert_eq!(form("chase_latency_64_scalar"), Form::Loop);
+        // The sequential loops are exactly the `seq_` kernels.
+        for k in registry().iter().filter(|k| k.pattern == Pattern::Seq) {
+            assert_eq!(k.form == Form::Loop, k.name.starts_with("seq_"), "{}", k.name);
+        }
+        let all = Features {
+            sse2: true,
+            sse4_1: true,
+            avx: true,
+            avx2: true,
+            avx512f: true,
+            ..Features::default()
+        };
+        let w = |op, p, f: &Features| widest(op, p, f).map(|k| k.name);
+        assert_eq!(w(Op::Read, Pattern::Seq, &all), Some("seq_read_512_avx512f"));
+        assert_eq!(w(Op::Copy, Pattern::Random, &all), Some("rand_copy_512_avx512f"));
+        let avx2 = Features {
+            avx512f: false,
+            ..all.clone()
+        };
+        assert_eq!(w(Op::Write, Pattern::Seq, &avx2), Some("seq_write_256_avx2"));
+        assert_eq!(
+            widest_nt(Op::Write, Pattern::Seq, &avx2).map(|k| k.name),
+            Some("seq_write_256_nt_avx2")
+        );
+        let none = Features::default();
+        assert_eq!(w(Op::Read, Pattern::Seq, &none), Some("seq_read_64_scalar"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
-use crate::kernels::{self, Kernel};
+use crate::kernels::{self, Form, Kernel, Op, Pattern};
 use crate::measure::kernel::TeamKernel;
 use crate::measure::team::{Team, BUFFER_SLACK};
 use crate::measure::{Failure, Hint, SampleOpts};
@@ -120,23 +120,22 @@ pub fn default_sizes(host: &Host) -> Vec<u64> {
 /// The key kernels: read/write/copy at the widest ISA, NT write, rep movsb,
 /// libc memcpy.
 pub fn key_kernels(host: &Host) -> Vec<&'static Kernel> {
-    let widest = kernels::registry()
-        .iter()
-        .filter(|k| k.name.starts_with("seq_read_") && k.supported(&host.features))
-        .map(|k| k.width_bits)
-        .max()
-        .unwrap_or(64);
+    let f = &host.features;
+    let widest = kernels::widest(Op::Read, Pattern::Seq, f).map_or(64, |k| k.width_bits);
     let mut out: Vec<&'static Kernel> = kernels::registry()
         .iter()
         .filter(|k| {
-            k.name.starts_with("seq_") && k.width_bits == widest && k.supported(&host.features)
+            k.form == Form::Loop
+                && k.pattern == Pattern::Seq
+                && k.width_bits == widest
+                && k.supported(f)
         })
-        .filter(|k| !(k.nontemporal && k.op == kernels::Op::Copy))
+        .filter(|k| !(k.nontemporal && k.op == Op::Copy))
         .collect();
     out.extend(
-        kernels::registry()
-            .iter()
-            .filter(|k| k.name == "rep_movsb" || k.name == "libc_memcpy"),
+        ["rep_movsb", "libc_memcpy"]
+            .into_iter()
+            .filter_map(kernels::named),
     );
     out
 }
@@ -150,8 +149,8 @@ pub fn default_kernels() -> Vec<&'static Kernel> {
     kernels::registry()
         .iter()
         .filter(|k| {
-            k.name.starts_with("seq_")
-                || k.name.starts_with("libc_")
+            (k.form == Form::Loop && k.pattern == Pattern::Seq)
+                || k.form == Form::Call
                 || k.name == "rep_movsb"
                 || k.name == "rep_stosb"
         })

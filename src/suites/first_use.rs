@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use super::{Ctx, Flow};
-use crate::kernels::{self, Kernel, KernelArgs, Op};
+use crate::kernels::{self, Kernel, KernelArgs, Op, Pattern};
 use crate::measure::team;
 use crate::memory::{Buffer, PageKind};
 use crate::model::detail::{self, CacheDetail};
@@ -20,19 +20,6 @@ use crate::stats;
 /// Fresh mappings timed per size: first use cannot be repeated on one
 /// buffer, so each repetition maps anew.
 pub const REPETITIONS: usize = 3;
-
-/// The widest cached sequential kernel of `op` this CPU runs.
-pub fn widest(host: &Host, op: Op) -> Option<&'static Kernel> {
-    kernels::registry()
-        .iter()
-        .filter(|k| {
-            k.op == op
-                && k.name.starts_with("seq_")
-                && !k.nontemporal
-                && k.supported(&host.features)
-        })
-        .max_by_key(|k| k.width_bits)
-}
 
 /// One repetition: seconds of map, first pass, second pass.
 #[derive(Debug, Clone, Copy)]
@@ -76,7 +63,7 @@ fn time_first_use(
 /// Time first use at every size of the plan, on the plan's first cpu.
 pub fn run(plan: &super::cache::CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     let kind = plan.memory;
-    let Some(k) = widest(cx.host, Op::Write) else {
+    let Some(k) = kernels::widest(Op::Write, Pattern::Seq, &cx.host.features) else {
         cx.push(Record::skipped(
             SuiteId::Cache,
             "first_use",

@@ -13,7 +13,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use crate::kernels::Kernel;
+use crate::kernels::{self, Kernel, Op, Pattern};
 use crate::measure::kernel::TeamKernel;
 use crate::measure::{self, team::Team, Failure, Hint, SampleOpts, Sampler};
 use crate::memory::{Buffer, PageKind};
@@ -78,9 +78,7 @@ pub fn sizes(top: u64) -> Vec<u64> {
 pub fn plan(host: &Host) -> Result<KneePlan, crate::error::UserError> {
     let cpu = super::cpus::resolve_cpu(host, None)?;
     let top = top(host);
-    let read = super::cache::key_kernels(host)
-        .into_iter()
-        .find(|k| k.name.starts_with("seq_read_"));
+    let read = kernels::widest(Op::Read, Pattern::Seq, &host.features);
     Ok(KneePlan {
         cpu,
         sizes: sizes(top),

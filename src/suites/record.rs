@@ -1,7 +1,7 @@
 //! Turning a measurement into a record: bandwidth from the kernel's
 //! declared bytes, statistics, and the typed warnings it deserves.
 
-use crate::kernels::{Kernel, PassBytes};
+use crate::kernels::{Form, Kernel, PassBytes};
 use crate::measure::Measured;
 use crate::model::detail::Bandwidth;
 use crate::model::{limits, Detail, Host, Placement, Record, Stats, Warning};
@@ -116,7 +116,7 @@ pub fn bandwidth_warnings(r: &Record, k: &Kernel, host: &Host) -> Vec<Warning> {
 /// so they are bounded by the core's widest vector path, not by their
 /// element width; unrolled string instructions are one access each.
 fn kernel_ceiling(k: &Kernel, host: &Host, hz: Option<f64>) -> Option<f64> {
-    let own_width = k.isa == crate::kernels::Isa::Libc || k.name.starts_with("rep_");
+    let own_width = matches!(k.form, Form::RepString | Form::Call);
     let width = (k.width_bits > 0 && !own_width).then_some(k.width_bits);
     host.ceiling_at(k.op.name(), width, hz?)
 }

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use super::cache::names;
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
-use crate::kernels::{self, Kernel, Op};
+use crate::kernels::{self, Kernel, Op, Pattern};
 use crate::measure::kernel::{ProcKernel, TeamKernel};
 use crate::measure::procs::ProcTeam;
 use crate::measure::team::{current_cpu, Team, BUFFER_SLACK};
@@ -83,19 +83,10 @@ pub struct ThreadsPlan {
 /// its loop into memcpy, which streams its stores past the caches), so the
 /// two can be compared at every thread count.
 pub fn default_kernels(host: &Host) -> Vec<&'static Kernel> {
-    let widest = kernels::registry()
-        .iter()
-        .filter(|k| k.name.starts_with("seq_read_") && k.supported(&host.features))
-        .map(|k| k.width_bits)
-        .max()
-        .unwrap_or(64);
+    let f = &host.features;
+    let widest = kernels::widest(Op::Read, Pattern::Seq, f).map_or(64, |k| k.width_bits);
     let pick = |op: Op, nt: bool| {
-        kernels::registry().iter().find(|k| {
-            k.name.starts_with("seq_")
-                && k.op == op
-                && k.nontemporal == nt
-                && k.width_bits == widest
-        })
+        kernels::loops(op, Pattern::Seq, f).find(|k| k.nontemporal == nt && k.width_bits == widest)
     };
     [
         pick(Op::Read, false),
@@ -224,9 +215,7 @@ pub const DESCRIPTOR: Descriptor = Descriptor {
 /// The widest read kernel at a DRAM-sized total set (the default sweep's
 /// top: 8× this L3, quick to fault in).
 fn dram_read(host: &Host, sampling: Sampling) -> Result<ThreadsPlan, UserError> {
-    let widest = super::cache::key_kernels(host)
-        .iter()
-        .find(|k| k.name.starts_with("seq_read_"))
+    let widest = kernels::widest(Op::Read, Pattern::Seq, &host.features)
         .map_or("seq_read_64_scalar", |k| k.name);
     let o = ThreadsOptions {
         kernel: Some(widest.into()),

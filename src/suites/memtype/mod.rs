@@ -17,7 +17,7 @@ mod timing;
 
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
-use crate::kernels::{self, Kernel, Op};
+use crate::kernels::{self, Kernel, Op, Pattern};
 use crate::measure::team;
 use crate::memory::device::{self, DeviceSpec};
 use crate::memory::{kind, Buffer, PageKind};
@@ -103,7 +103,7 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
                 _ => return Err(UserError::flag("--kernel", format!("'{}' names {} kernels; name exactly one copy kernel", spec, ks.len()))),
             }
         }
-        None => super::first_use::widest(host, Op::Copy)
+        None => kernels::widest(Op::Copy, Pattern::Seq, &host.features)
             .ok_or_else(|| UserError::flag("--kernel", "no copy kernel runs on this cpu"))?,
     };
     if let Some(r) = copy.skip_reason(&host.features) {
@@ -112,7 +112,7 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
             format!("{} cannot run here: {}", copy.name, r),
         ));
     }
-    let read = super::first_use::widest(host, Op::Read)
+    let read = kernels::widest(Op::Read, Pattern::Seq, &host.features)
         .ok_or_else(|| UserError::flag("--kernel", "no read kernel runs on this cpu"))?;
     let raw = a.size.unwrap_or(32 << 20);
     let gran = copy.granule.max(read.granule).max(64) as u64;

@@ -388,11 +388,8 @@ pub(super) fn probe_kernel(
     addr: usize,
     f: &crate::model::Features,
 ) -> Option<&'static Kernel> {
-    kernels::registry()
-        .iter()
-        .filter(|k| k.pattern == kernels::Pattern::Seq && k.name.starts_with("seq_"))
-        .filter(|k| k.op == op && !k.nontemporal && k.width_bits > 0 && k.supported(f))
-        .filter(|k| addr % k.align.max(1) == 0)
+    kernels::loops(op, kernels::Pattern::Seq, f)
+        .filter(|k| !k.nontemporal && addr % k.align.max(1) == 0)
         .max_by_key(|k| k.width_bits)
 }
 
