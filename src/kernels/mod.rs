@@ -473,7 +473,12 @@ mod tests {
         assert_eq!(form("chase_latency_64_scalar"), Form::Loop);
         // The sequential loops are exactly the `seq_` kernels.
         for k in registry().iter().filter(|k| k.pattern == Pattern::Seq) {
-            assert_eq!(k.form == Form::Loop, k.name.starts_with("seq_"), "{}", k.name);
+            assert_eq!(
+                k.form == Form::Loop,
+                k.name.starts_with("seq_"),
+                "{}",
+                k.name
+            );
         }
         let all = Features {
             sse2: true,
@@ -484,13 +489,22 @@ mod tests {
             ..Features::default()
         };
         let w = |op, p, f: &Features| widest(op, p, f).map(|k| k.name);
-        assert_eq!(w(Op::Read, Pattern::Seq, &all), Some("seq_read_512_avx512f"));
-        assert_eq!(w(Op::Copy, Pattern::Random, &all), Some("rand_copy_512_avx512f"));
+        assert_eq!(
+            w(Op::Read, Pattern::Seq, &all),
+            Some("seq_read_512_avx512f")
+        );
+        assert_eq!(
+            w(Op::Copy, Pattern::Random, &all),
+            Some("rand_copy_512_avx512f")
+        );
         let avx2 = Features {
             avx512f: false,
             ..all.clone()
         };
-        assert_eq!(w(Op::Write, Pattern::Seq, &avx2), Some("seq_write_256_avx2"));
+        assert_eq!(
+            w(Op::Write, Pattern::Seq, &avx2),
+            Some("seq_write_256_avx2")
+        );
         assert_eq!(
             widest_nt(Op::Write, Pattern::Seq, &avx2).map(|k| k.name),
             Some("seq_write_256_nt_avx2")

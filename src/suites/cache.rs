@@ -14,6 +14,7 @@ use crate::error::UserError;
 use crate::kernels::{self, Form, Kernel, Op, Pattern};
 use crate::measure::kernel::TeamKernel;
 use crate::measure::team::{Team, BUFFER_SLACK};
+use crate::measure::workers::Workers;
 use crate::measure::{Failure, Hint, SampleOpts};
 use crate::memory::PageKind;
 use crate::model::detail::CacheDetail;
@@ -354,7 +355,7 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     if plan.first_use && super::first_use::run(plan, cx)? == Flow::Stopped {
         return Ok(Flow::Stopped);
     }
-    let team = Team::spawn(&plan.cpus, buffer, plan.memory)?;
+    let mut team = Team::spawn(&plan.cpus, buffer, plan.memory)?;
     let mem = team.memory().first().cloned();
     // Never a silent fallback: hugetlb and locked buffers whose pages are
     // not what was asked for give skipped records (THP keeps its warning).
@@ -377,10 +378,7 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     cx.plan_steps((plan.sizes.len() * runnable.len()) as u64);
     let mut hints: HashMap<&str, Hint> = HashMap::new();
     for (si, &size) in plan.sizes.iter().enumerate() {
-        for i in 0..team.threads() {
-            let len = (size as usize + 4096).min(buffer);
-            team.inspect(i, move |b| b.fill_random_prefix(len, 0xabcd + si as u64));
-        }
+        team.refill((size as usize + 4096).min(buffer), 0xabcd + si as u64);
         for &k in &runnable {
             cx.step(&format!("{} {}", k.name, units::format_bytes(size)));
             let Some(mut w) = TeamKernel::private(&team, k, size as usize) else {

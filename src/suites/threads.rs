@@ -17,13 +17,13 @@ use super::cache::names;
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op, Pattern};
-use crate::measure::kernel::{ProcKernel, TeamKernel};
 use crate::measure::procs::ProcTeam;
-use crate::measure::team::{current_cpu, Team, BUFFER_SLACK};
-use crate::measure::{Failure, Hint, Measured, SampleOpts, Workload};
-use crate::memory::{Buffer, PageKind};
+use crate::measure::team::{Team, BUFFER_SLACK};
+use crate::measure::workers::{SharedTeam, Workers};
+use crate::measure::{Failure, Hint, Measured, SampleOpts};
+use crate::memory::PageKind;
 use crate::model::detail::ThreadsDetail;
-use crate::model::{Host, MemoryInfo, Record, SuiteId, Warning};
+use crate::model::{Host, Record, SuiteId, Warning};
 use crate::stats;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
@@ -259,90 +259,16 @@ fn skew_fraction(m: &Measured) -> f64 {
 
 /// The workers of one thread count: threads with private buffers, threads
 /// sharing one buffer, or processes.
-enum Workers {
-    Private(Team),
-    Shared(Team, Buffer),
-    Procs(ProcTeam),
-}
-
-impl Workers {
-    fn spawn(plan: &ThreadsPlan, cpus: &[u32], buf_len: usize) -> Result<Workers, UserError> {
-        Ok(if plan.processes {
-            // Forked while this process has no other thread: the previous
-            // count's team was dropped (joined) at the end of its turn.
-            Workers::Procs(ProcTeam::spawn(cpus, buf_len, plan.memory)?)
-        } else if plan.shared {
-            let team = Team::spawn(cpus, 4096, plan.memory)?;
-            // First touch by the main thread: the whole buffer lands on
-            // its node.
-            let shared = Buffer::new(buf_len * cpus.len(), plan.memory, 0x5eed)?;
-            Workers::Shared(team, shared)
-        } else {
-            Workers::Private(Team::spawn(cpus, buf_len, plan.memory)?)
-        })
-    }
-
-    fn observed_cpus(&self) -> Vec<Option<u32>> {
-        match self {
-            Workers::Private(t) | Workers::Shared(t, _) => (0..t.threads())
-                .map(|i| t.inspect(i, |_| current_cpu()))
-                .collect(),
-            Workers::Procs(p) => p.observed_cpus(),
-        }
-    }
-
-    fn memory(&self) -> Option<MemoryInfo> {
-        match self {
-            Workers::Private(t) => t.memory().first().cloned(),
-            Workers::Shared(_, b) => Some(b.memory_info()),
-            Workers::Procs(p) => p.memory(),
-        }
-    }
-
-    /// Fresh random data in the first `fill` bytes of every worker's
-    /// memory, so reads never see a previous write kernel's pattern.
-    fn refill(&mut self, fill: usize, seed: u64) {
-        match self {
-            Workers::Private(t) => {
-                for i in 0..t.threads() {
-                    t.inspect(i, move |b| b.fill_random_prefix(fill, seed));
-                }
-            }
-            Workers::Shared(_, b) => b.fill_random(seed),
-            Workers::Procs(p) => p.fill(fill, seed),
-        }
-    }
-
-    /// The workload of `k` over `ws` bytes per worker; `None` when less
-    /// than one granule per stream. The closure measures it.
-    fn with_kernel<R>(
-        &self,
-        k: &'static Kernel,
-        ws: usize,
-        buf_len: usize,
-        f: impl FnOnce(&mut dyn Workload, crate::kernels::PassBytes) -> R,
-    ) -> Option<R> {
-        match self {
-            Workers::Private(t) => {
-                let mut w = TeamKernel::private(t, k, ws)?;
-                let pass = w.pass();
-                Some(f(&mut w, pass))
-            }
-            Workers::Shared(t, b) => {
-                let bases = (0..t.threads())
-                    .map(|i| b.as_ptr() as usize + i * buf_len)
-                    .collect();
-                let mut w = TeamKernel::shared(t, k, ws, bases)?;
-                let pass = w.pass();
-                Some(f(&mut w, pass))
-            }
-            Workers::Procs(p) => {
-                let mut w = ProcKernel::new(p, k, ws)?;
-                let pass = w.pass();
-                Some(f(&mut w, pass))
-            }
-        }
-    }
+fn spawn(plan: &ThreadsPlan, cpus: &[u32], buf_len: usize) -> Result<Box<dyn Workers>, UserError> {
+    Ok(if plan.processes {
+        // Forked while this process has no other thread: the previous
+        // count's team was dropped (joined) at the end of its turn.
+        Box::new(ProcTeam::spawn(cpus, buf_len, plan.memory)?)
+    } else if plan.shared {
+        Box::new(SharedTeam::spawn(cpus, buf_len, plan.memory)?)
+    } else {
+        Box::new(Team::spawn(cpus, buf_len, plan.memory)?)
+    })
 }
 
 impl Plan for ThreadsPlan {
@@ -372,7 +298,7 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     for &count in &plan.counts {
         let cpus: Vec<u32> = plan.order[..count].to_vec();
         let buf_len = per_thread(max_total, count) + BUFFER_SLACK;
-        let mut workers = Workers::spawn(plan, &cpus, buf_len)?;
+        let mut workers = spawn(plan, &cpus, buf_len)?;
         let observed = workers.observed_cpus();
         let mem = workers.memory();
         // Each kernel's calibration starts from its previous size's work.
@@ -402,8 +328,9 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                     format_bytes(ws as u64)
                 ));
                 let hint = hints.get(k.name).copied();
-                let measured = workers.with_kernel(k, ws, buf_len, |w, pass| {
-                    sampler.measure(w, hint).map(|m| (m, pass))
+                let measured = workers.kernel(k, ws).map(|mut w| {
+                    let pass = w.pass();
+                    sampler.measure(w.workload(), hint).map(|m| (m, pass))
                 });
                 let (m, pass) = match measured {
                     None => {

@@ -177,12 +177,6 @@ pub(super) struct Refusals {
     pub(super) first: Option<String>,
 }
 
-pub(super) fn observed_cpus(team: &Team) -> Vec<Option<u32>> {
-    (0..team.threads())
-        .map(|i| team.inspect(i, |_| current_cpu()))
-        .collect()
-}
-
 pub(super) fn apply_verification(
     r: &mut Record,
     verified: &Result<(f64, Vec<f64>), String>,

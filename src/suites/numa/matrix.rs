@@ -57,7 +57,7 @@ pub(super) fn run_matrix(
                 }
             };
             refusals.any_ok = true;
-            let observed = observed_cpus(&team);
+            let observed = team.observed_cpus();
             let mem_info = team.memory().first().cloned();
             let mut recs = Vec::new();
             for (name, m) in &sets {
@@ -171,7 +171,7 @@ pub(super) fn latency_cell(
     let d = detail_of(&mut r);
     d.case_cpu_node = Some(cpu_node);
     d.case_memory_node = Some(mem);
-    d.observed_cpus = Some(observed_cpus(&team));
+    d.observed_cpus = Some(team.observed_cpus());
     apply_verification(&mut r, &verified, None);
     Ok(Some(r))
 }

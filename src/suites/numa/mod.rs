@@ -23,7 +23,8 @@ use super::record::{cut_short, noise_warnings, per_worker_best, spread_warnings}
 use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::measure::mix::{self, Mix, MixKernels, MixWork};
-use crate::measure::team::{current_cpu, Team};
+use crate::measure::team::Team;
+use crate::measure::workers::Workers;
 use crate::measure::{Failure, Measured, SampleOpts, Sampler};
 use crate::memory::{numa, PageKind};
 use crate::model::detail::NumaDetail;

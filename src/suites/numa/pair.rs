@@ -93,7 +93,7 @@ pub(super) fn run_pair(
             };
             reps.get_or_insert(mm.m.reps);
             let verified = verify(&team, &nodes, ws);
-            let observed = observed_cpus(&team);
+            let observed = team.observed_cpus();
             drop(team);
             let secs: Vec<f64> = mm.m.samples.iter().map(|s| s.seconds).collect();
             let t = stats::summarize(&secs, false).expect("samples");
