@@ -15,7 +15,7 @@ use crate::kernels::{self, Form, Kernel, Op, Pattern};
 use crate::measure::kernel::TeamKernel;
 use crate::measure::team::{Team, BUFFER_SLACK};
 use crate::measure::workers::Workers;
-use crate::measure::{Failure, Hint, SampleOpts};
+use crate::measure::{Hint, SampleOpts};
 use crate::memory::PageKind;
 use crate::model::detail::CacheDetail;
 use crate::model::{Host, Record, SuiteId, Warning};
@@ -393,21 +393,18 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                 ))?;
                 continue;
             };
-            match sampler.measure(&mut w, hints.get(k.name).copied()) {
-                Ok(m) => {
-                    hints.insert(k.name, m.hint());
-                    let mut r =
-                        super::record::bandwidth(k, &m, w.pass(), cx.host, &plan.cpus, |b| {
-                            CacheDetail::from(b).into()
-                        });
-                    r.memory = mem.clone();
-                    cx.push(r)?;
-                    if m.cut_short {
-                        return Ok(Flow::Stopped);
-                    }
-                }
-                Err(Failure::Stopped) => return Ok(Flow::Stopped),
-                Err(Failure::Failed(e)) => cx.push(Record::error(SuiteId::Cache, k.name, e))?,
+            let host = cx.host;
+            let measured = sampler.measure(&mut w, hints.get(k.name).copied());
+            let flow = cx.finish_case(SuiteId::Cache, k.name, measured, |m| {
+                hints.insert(k.name, m.hint());
+                let mut r = super::record::bandwidth(k, &m, w.pass(), host, &plan.cpus, |b| {
+                    CacheDetail::from(b).into()
+                });
+                r.memory = mem.clone();
+                (r, m.cut_short)
+            })?;
+            if flow == Flow::Stopped {
+                return Ok(Flow::Stopped);
             }
         }
     }

@@ -483,18 +483,13 @@ pub fn run(plan: &LatencyPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                     pages,
                     seed: 0x1a7e ^ (si as u64) << 16 ^ vi as u64,
                 };
-                match measure_case(k, &mut mem, &case, cx.host, &sampler, hints[vi]) {
-                    Ok(m) => {
-                        hints[vi] = m.hint;
-                        cx.push(m.record)?;
-                        if m.cut_short {
-                            return Ok(Flow::Stopped);
-                        }
-                    }
-                    Err(Failure::Stopped) => return Ok(Flow::Stopped),
-                    Err(Failure::Failed(e)) => {
-                        cx.push(Record::error(SuiteId::Latency, k.name, e))?
-                    }
+                let measured = measure_case(k, &mut mem, &case, cx.host, &sampler, hints[vi]);
+                let flow = cx.finish_case(SuiteId::Latency, k.name, measured, |m| {
+                    hints[vi] = m.hint;
+                    (m.record, m.cut_short)
+                })?;
+                if flow == Flow::Stopped {
+                    return Ok(Flow::Stopped);
                 }
             }
         }

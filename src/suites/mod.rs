@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use crate::error::UserError;
 use crate::kernels::Kernel;
-use crate::measure::{SampleOpts, Sampler};
+use crate::measure::{Failure, SampleOpts, Sampler};
 use crate::model::{Host, Record, SuiteId, Warning};
 
 pub use cpus::{check_memory, default_cpu_order, resolve_cpus};
@@ -103,6 +103,33 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// One case's end, the same in every suite: a measurement becomes its
+    /// record (by `record`, which also says whether a stop request cut its
+    /// samples short) and is pushed; a stop request before the first
+    /// sample, or one that cut the samples short, ends the suite
+    /// ([`Flow::Stopped`]); a failed measurement is an error record of
+    /// `suite` for `kernel`, and the suite goes on ([`Flow::Done`]).
+    pub fn finish_case<T>(
+        &mut self,
+        suite: SuiteId,
+        kernel: &str,
+        measured: Result<T, Failure>,
+        record: impl FnOnce(T) -> (Record, bool),
+    ) -> Result<Flow, UserError> {
+        match measured {
+            Ok(x) => {
+                let (r, cut_short) = record(x);
+                self.push(r)?;
+                Ok(if cut_short { Flow::Stopped } else { Flow::Done })
+            }
+            Err(Failure::Stopped) => Ok(Flow::Stopped),
+            Err(Failure::Failed(e)) => {
+                self.push(Record::error(suite, kernel, e))?;
+                Ok(Flow::Done)
+            }
+        }
     }
 
     /// The measurement protocol with `opts`, honouring this run's stop flag.

@@ -13,7 +13,7 @@ use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Pattern};
 use crate::measure::regs::Regs;
-use crate::measure::{team, Failure, SampleOpts};
+use crate::measure::{team, SampleOpts};
 use crate::model::detail::RegsDetail;
 use crate::model::{Host, Record, SuiteId};
 use crate::stats;
@@ -92,16 +92,13 @@ fn run(plan: &RegsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         }
         // SAFETY: a register kernel whose ISA was just checked.
         let mut w = unsafe { Regs::new(k) };
-        match sampler.measure(&mut w, None) {
-            Ok(m) => {
-                let r = record(k, &m, cx.host, plan.cpu);
-                cx.push(r)?;
-                if m.cut_short {
-                    return Ok(Flow::Stopped);
-                }
-            }
-            Err(Failure::Stopped) => return Ok(Flow::Stopped),
-            Err(Failure::Failed(e)) => cx.push(Record::error(SuiteId::Regs, k.name, e))?,
+        let host = cx.host;
+        let measured = sampler.measure(&mut w, None);
+        let flow = cx.finish_case(SuiteId::Regs, k.name, measured, |m| {
+            (record(k, &m, host, plan.cpu), m.cut_short)
+        })?;
+        if flow == Flow::Stopped {
+            return Ok(Flow::Stopped);
         }
     }
     Ok(Flow::Done)

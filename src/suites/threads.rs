@@ -16,14 +16,14 @@ use std::collections::HashMap;
 use super::cache::names;
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
-use crate::kernels::{self, Kernel, Op, Pattern};
+use crate::kernels::{self, Kernel, Op, PassBytes, Pattern};
 use crate::measure::procs::ProcTeam;
 use crate::measure::team::{Team, BUFFER_SLACK};
 use crate::measure::workers::{SharedTeam, Workers};
-use crate::measure::{Failure, Hint, Measured, SampleOpts};
+use crate::measure::{Hint, Measured, SampleOpts};
 use crate::memory::PageKind;
 use crate::model::detail::ThreadsDetail;
-use crate::model::{Host, Record, SuiteId, Warning};
+use crate::model::{Host, MemoryInfo, Record, SuiteId, Warning};
 use crate::stats;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
@@ -283,6 +283,61 @@ impl Plan for ThreadsPlan {
     }
 }
 
+/// What the records of one thread count and total size share.
+struct Point<'a> {
+    plan: &'a ThreadsPlan,
+    host: &'a Host,
+    cpus: &'a [u32],
+    /// The working set of all threads together.
+    total: u64,
+    observed: &'a [Option<u32>],
+    memory: &'a Option<MemoryInfo>,
+}
+
+impl Point<'_> {
+    /// The record of `k` measured at this point; `eff` its scaling
+    /// efficiency against one thread.
+    fn record(&self, k: &Kernel, m: &Measured, pass: PassBytes, eff: Option<f64>) -> Record {
+        let plan = self.plan;
+        let skew = skew_fraction(m);
+        let mut r = super::record::bandwidth(k, m, pass, self.host, self.cpus, |b| {
+            ThreadsDetail {
+                bandwidth: b,
+                total_bytes: Some(self.total),
+                case_placement: Some(plan.placement.clone()),
+                case_shared: Some(plan.shared),
+                case_processes: plan.processes.then_some(true),
+                start_skew_fraction: Some(skew),
+                scaling_efficiency: eff.into(),
+                observed_cpus: Some(self.observed.to_vec()),
+            }
+            .into()
+        });
+        r.memory = self.memory.clone();
+        let nodes: Vec<u32> = self
+            .cpus
+            .iter()
+            .filter_map(|&c| self.host.node_of(c))
+            .collect();
+        let mut p = r.placement.take().unwrap_or_default();
+        p.start_skew_seconds = Some(m.max_skew());
+        if !nodes.is_empty() && nodes.iter().all(|&n| n == nodes[0]) {
+            p.cpu_node = Some(nodes[0]);
+        }
+        r.placement = Some(p);
+        if skew > SKEW_LIMIT {
+            r.warnings.push(Warning::Other {
+                message: format!(
+                    "threads started up to {:.1} % of a sample apart",
+                    skew * 100.0
+                ),
+                hint: "a worker was preempted at the barrier: quiet the machine, or raise --min-sample-ms".into(),
+            });
+        }
+        r
+    }
+}
+
 /// Run the curve.
 pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     let runnable = cx.runnable(SuiteId::Threads, &plan.kernels)?;
@@ -327,73 +382,42 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                     count,
                     format_bytes(ws as u64)
                 ));
-                let hint = hints.get(k.name).copied();
-                let measured = workers.kernel(k, ws).map(|mut w| {
-                    let pass = w.pass();
-                    sampler.measure(w.workload(), hint).map(|m| (m, pass))
-                });
-                let (m, pass) = match measured {
-                    None => {
-                        cx.push(Record::skipped(
-                            SuiteId::Threads,
-                            k.name,
-                            format!(
-                                "{} per thread is smaller than one {}-byte block per stream",
-                                format_bytes(ws as u64),
-                                k.granule
-                            ),
-                        ))?;
-                        continue;
-                    }
-                    Some(Err(Failure::Stopped)) => return Ok(Flow::Stopped),
-                    Some(Err(Failure::Failed(e))) => {
-                        cx.push(Record::error(SuiteId::Threads, k.name, e))?;
-                        continue;
-                    }
-                    Some(Ok(x)) => x,
-                };
-                hints.insert(k.name, m.hint());
-                // The aggregate best, as the record's `gbps` states it.
-                let best = stats::summarize(&m.rates(1e9), true).map_or(0.0, |g| g.best);
-                if count == 1 {
-                    baseline.insert((k.name, total), best);
-                }
-                let eff = baseline
-                    .get(&(k.name, total))
-                    .map(|b| best / (b * count as f64));
-                let skew = skew_fraction(&m);
-                let mut r = super::record::bandwidth(k, &m, pass, cx.host, &cpus, |b| {
-                    ThreadsDetail {
-                        bandwidth: b,
-                        total_bytes: Some(total),
-                        case_placement: Some(plan.placement.clone()),
-                        case_shared: Some(plan.shared),
-                        case_processes: plan.processes.then_some(true),
-                        start_skew_fraction: Some(skew),
-                        scaling_efficiency: eff.into(),
-                        observed_cpus: Some(observed.clone()),
-                    }
-                    .into()
-                });
-                r.memory = mem.clone();
-                let nodes: Vec<u32> = cpus.iter().filter_map(|&c| cx.host.node_of(c)).collect();
-                let mut p = r.placement.take().unwrap_or_default();
-                p.start_skew_seconds = Some(m.max_skew());
-                if !nodes.is_empty() && nodes.iter().all(|&n| n == nodes[0]) {
-                    p.cpu_node = Some(nodes[0]);
-                }
-                r.placement = Some(p);
-                if skew > SKEW_LIMIT {
-                    r.warnings.push(Warning::Other {
-                        message: format!(
-                            "threads started up to {:.1} % of a sample apart",
-                            skew * 100.0
+                let Some(mut w) = workers.kernel(k, ws) else {
+                    cx.push(Record::skipped(
+                        SuiteId::Threads,
+                        k.name,
+                        format!(
+                            "{} per thread is smaller than one {}-byte block per stream",
+                            format_bytes(ws as u64),
+                            k.granule
                         ),
-                        hint: "a worker was preempted at the barrier: quiet the machine, or raise --min-sample-ms".into(),
-                    });
-                }
-                cx.push(r)?;
-                if m.cut_short {
+                    ))?;
+                    continue;
+                };
+                let pass = w.pass();
+                let measured = sampler.measure(w.workload(), hints.get(k.name).copied());
+                drop(w);
+                let point = Point {
+                    plan,
+                    host: cx.host,
+                    cpus: &cpus,
+                    total,
+                    observed: &observed,
+                    memory: &mem,
+                };
+                let flow = cx.finish_case(SuiteId::Threads, k.name, measured, |m| {
+                    hints.insert(k.name, m.hint());
+                    // The aggregate best, as the record's `gbps` states it.
+                    let best = stats::summarize(&m.rates(1e9), true).map_or(0.0, |g| g.best);
+                    if count == 1 {
+                        baseline.insert((k.name, total), best);
+                    }
+                    let eff = baseline
+                        .get(&(k.name, total))
+                        .map(|b| best / (b * count as f64));
+                    (point.record(k, &m, pass, eff), m.cut_short)
+                })?;
+                if flow == Flow::Stopped {
                     return Ok(Flow::Stopped);
                 }
             }
