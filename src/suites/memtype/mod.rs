@@ -94,26 +94,7 @@ const DEVICE_KINDS: [&str; 4] = ["device-wc", "device-uc", "device-fb", "device-
 
 /// Resolve and validate the options.
 pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
-    let copy = match &a.kernel {
-        Some(spec) => {
-            let ks = kernels::select_streaming(spec).map_err(|m| UserError::flag("--kernel", m))?;
-            match ks.as_slice() {
-                [k] if k.op == Op::Copy => *k,
-                [k] => return Err(UserError::flag("--kernel", format!("{} is a {} kernel; memtype needs a copy kernel (see `bwscope kernels copy`)", k.name, k.op.name()))),
-                _ => return Err(UserError::flag("--kernel", format!("'{}' names {} kernels; name exactly one copy kernel", spec, ks.len()))),
-            }
-        }
-        None => kernels::widest(Op::Copy, Pattern::Seq, &host.features)
-            .ok_or_else(|| UserError::flag("--kernel", "no copy kernel runs on this cpu"))?,
-    };
-    if let Some(r) = copy.skip_reason(&host.features) {
-        return Err(UserError::flag(
-            "--kernel",
-            format!("{} cannot run here: {}", copy.name, r),
-        ));
-    }
-    let read = kernels::widest(Op::Read, Pattern::Seq, &host.features)
-        .ok_or_else(|| UserError::flag("--kernel", "no read kernel runs on this cpu"))?;
+    let (copy, read) = pick_kernels(a, host)?;
     let raw = a.size.unwrap_or(32 << 20);
     let gran = copy.granule.max(read.granule).max(64) as u64;
     let size = raw - raw % gran;
@@ -139,7 +120,66 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
             "must be between 1 and 100000",
         ));
     }
-    let cpu = match a.cpu {
+    let cpu = pick_cpu(a, host)?;
+    let devices = devices(a, size)?;
+    let mut cases = cases(a, size, &devices)?;
+    // Regular is the baseline of the break-even count: always first.
+    cases.retain(|c| !matches!(c.target, Target::Anon(PageKind::Regular)));
+    cases.insert(
+        0,
+        Case {
+            target: Target::Anon(PageKind::Regular),
+            explicit: true,
+        },
+    );
+    super::check_memory(
+        size * 2 + (8 << 20),
+        "--size",
+        "use a smaller --size",
+    )?;
+    Ok(MemtypePlan {
+        size: size as usize,
+        passes,
+        read_passes,
+        copy,
+        read,
+        cpu,
+        cases,
+    })
+}
+
+/// The copy kernel (`--kernel`, else the widest cached copy) and the read
+/// kernel (the widest cached read).
+fn pick_kernels(
+    a: &MemtypeOptions,
+    host: &Host,
+) -> Result<(&'static Kernel, &'static Kernel), UserError> {
+    let copy = match &a.kernel {
+        Some(spec) => {
+            let ks = kernels::select_streaming(spec).map_err(|m| UserError::flag("--kernel", m))?;
+            match ks.as_slice() {
+                [k] if k.op == Op::Copy => *k,
+                [k] => return Err(UserError::flag("--kernel", format!("{} is a {} kernel; memtype needs a copy kernel (see `bwscope kernels copy`)", k.name, k.op.name()))),
+                _ => return Err(UserError::flag("--kernel", format!("'{}' names {} kernels; name exactly one copy kernel", spec, ks.len()))),
+            }
+        }
+        None => kernels::widest(Op::Copy, Pattern::Seq, &host.features)
+            .ok_or_else(|| UserError::flag("--kernel", "no copy kernel runs on this cpu"))?,
+    };
+    if let Some(r) = copy.skip_reason(&host.features) {
+        return Err(UserError::flag(
+            "--kernel",
+            format!("{} cannot run here: {}", copy.name, r),
+        ));
+    }
+    let read = kernels::widest(Op::Read, Pattern::Seq, &host.features)
+        .ok_or_else(|| UserError::flag("--kernel", "no read kernel runs on this cpu"))?;
+    Ok((copy, read))
+}
+
+/// The cpu to run on: `--cpu`, else the first of the default order.
+fn pick_cpu(a: &MemtypeOptions, host: &Host) -> Result<u32, UserError> {
+    Ok(match a.cpu {
         Some(c) if !host.allowed_cpus.contains(&c) => {
             return Err(UserError::flag(
                 "--cpu",
@@ -152,8 +192,12 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
         }
         Some(c) => c,
         None => super::default_cpu_order(host).first().copied().unwrap_or(0),
-    };
-    // Devices: named explicitly, confirmed, identified as plain memory.
+    })
+}
+
+/// The devices of `--device-mem`: confirmed (`--allow-device-writes`),
+/// identified as plain memory, and at least `size` bytes long.
+fn devices(a: &MemtypeOptions, size: u64) -> Result<Vec<DeviceSpec>, UserError> {
     if !a.device_mem.is_empty() && !a.allow_device_writes {
         return Err(UserError::flag(
             "--device-mem",
@@ -182,6 +226,13 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
         }
         devices.push(d);
     }
+    Ok(devices)
+}
+
+/// The kinds to measure: `--kinds` (each checked: an anonymous kind must
+/// be available, a device kind needs its `--device-mem`), else every
+/// anonymous kind and every device named.
+fn cases(a: &MemtypeOptions, size: u64, devices: &[DeviceSpec]) -> Result<Vec<Case>, UserError> {
     let mut cases: Vec<Case> = Vec::new();
     match &a.kinds {
         None => {
@@ -243,20 +294,7 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
             explicit: true,
         },
     );
-    super::check_memory(
-        size as u64 * 2 + (8 << 20),
-        "--size",
-        "use a smaller --size",
-    )?;
-    Ok(MemtypePlan {
-        size: size as usize,
-        passes,
-        read_passes,
-        copy,
-        read,
-        cpu,
-        cases,
-    })
+    Ok(cases)
 }
 
 /// Passes after which `kind`'s total time (first + (n-1)·mean) is no longer
