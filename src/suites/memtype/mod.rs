@@ -132,11 +132,7 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
             explicit: true,
         },
     );
-    super::check_memory(
-        size * 2 + (8 << 20),
-        "--size",
-        "use a smaller --size",
-    )?;
+    super::check_memory(size * 2 + (8 << 20), "--size", "use a smaller --size")?;
     Ok(MemtypePlan {
         size: size as usize,
         passes,

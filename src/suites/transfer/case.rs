@@ -242,23 +242,16 @@ pub(super) fn measure_case(
         r.bytes_read_per_pass = Some(size);
         r.bytes_written_per_pass = Some(size);
     }
-    let per = |i: usize| rates(size * reps, timed.iter().map(|t| t.per_dir_s.map(|p| p[i])));
     let summary = |v: Option<Vec<f64>>| v.as_deref().and_then(|v| stats::summarize(v, true));
     let d = detail_of(&mut r);
     d.timer = Some(used);
     d.engine = Some(if dir.is_sm() { "sm" } else { "copy-engine" }.into());
     d.start_blocker = Some(!timed.is_empty() && timed.iter().all(|t| t.blocked));
-    d.bytes_counted = Some(
-        match dir.copy_of() {
-            Direction::D2d => "read+write",
-            Direction::Bidir => "both directions",
-            _ => "payload",
-        }
-        .into(),
-    );
+    d.bytes_counted = Some(bytes_counted(dir).into());
     d.host_gbps = summary(host_rates.clone()).into();
     d.event_gbps = summary(event_rates.clone()).into();
     if dir == Direction::Bidir {
+        let per = |i: usize| rates(size * reps, timed.iter().map(|t| t.per_dir_s.map(|p| p[i])));
         d.h2d_gbps = summary(per(0)).into();
         d.d2h_gbps = summary(per(1)).into();
     }
@@ -302,23 +295,7 @@ pub(super) fn measure_case(
         );
         if let Some(g) = &g {
             r.warnings = spread_warnings(g);
-            if let Some(l) = plan.pci.as_ref().and_then(|c| c.theoretical_gbps) {
-                let per_dir_best = if dir == Direction::Bidir {
-                    g.best / 2.0
-                } else {
-                    g.best
-                };
-                if matches!(
-                    dir.copy_of(),
-                    Direction::H2d | Direction::D2h | Direction::Bidir
-                ) && per_dir_best > l * limits::OVER_CEILING
-                {
-                    r.warnings.push(Warning::AboveCeiling {
-                        gbps: per_dir_best,
-                        ceiling_gbps: l,
-                    });
-                }
-            }
+            r.warnings.extend(above_link(plan, dir, g));
         }
     }
     if let Some(p) = host_kind.map(|_| s.host(0).as_ptr() as usize) {
@@ -338,6 +315,34 @@ pub(super) fn measure_case(
         }
     }
     Ok(Some(r))
+}
+
+/// How a direction's bytes are counted (`extra.bytes_counted`).
+fn bytes_counted(dir: Direction) -> &'static str {
+    match dir.copy_of() {
+        Direction::D2d => "read+write",
+        Direction::Bidir => "both directions",
+        _ => "payload",
+    }
+}
+
+/// A copy across the PCIe link faster than the link's theoretical rate
+/// (per direction; a bidirectional copy counts both).
+fn above_link(plan: &Plan, dir: Direction, g: &Stats) -> Option<Warning> {
+    let l = plan.pci.as_ref().and_then(|c| c.theoretical_gbps)?;
+    let per_dir_best = if dir == Direction::Bidir {
+        g.best / 2.0
+    } else {
+        g.best
+    };
+    let over_link = matches!(
+        dir.copy_of(),
+        Direction::H2d | Direction::D2h | Direction::Bidir
+    );
+    (over_link && per_dir_best > l * limits::OVER_CEILING).then_some(Warning::AboveCeiling {
+        gbps: per_dir_best,
+        ceiling_gbps: l,
+    })
 }
 
 /// A map/unmap moved no data when host and device share memory, or when
