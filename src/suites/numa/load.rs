@@ -1,6 +1,7 @@
 //! Background load and the loaded-latency curve.
 
 use super::*;
+use crate::kernels::Kernel;
 use crate::measure::kernel::TeamKernel;
 use crate::measure::team::BUFFER_SLACK;
 
@@ -85,37 +86,7 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             // Let the load reach steady state.
             std::thread::sleep(Duration::from_millis(20));
         }
-        let measured = match probe {
-            Probe::Latency => probe_team
-                .inspect(0, move |b| {
-                    // SAFETY: the worker's own buffer, alive during the call.
-                    unsafe { chase_at(b.as_mut_ptr(), ws, 0x10ad, &sampler) }
-                })
-                .map(|m| latency_record(&m, host, &[*probe_cpu], ws as u64)),
-            Probe::Bandwidth => match TeamKernel::private(&probe_team, read, ws) {
-                Some(mut w) => sampler.measure(&mut w, None).map(|m| {
-                    crate::suites::record::bandwidth(
-                        read,
-                        &m,
-                        w.pass(),
-                        host,
-                        &[*probe_cpu],
-                        |bandwidth| {
-                            NumaDetail {
-                                bandwidth,
-                                ..NumaDetail::default()
-                            }
-                            .into()
-                        },
-                    )
-                }),
-                None => Ok(Record::skipped(
-                    SuiteId::Numa,
-                    read.name,
-                    "working set too small for the probe kernel",
-                )),
-            },
-        };
+        let measured = probe_once(*probe, &probe_team, read, ws, &sampler, host);
         load_stop.store(true, Ordering::Release);
         let injected = handle.map(|h| {
             let (team, inj) = h.join().expect("load thread");
@@ -156,4 +127,44 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         cx.push(r)?;
     }
     Ok(Flow::Done)
+}
+
+/// One measurement of the probe thread (team of one, memory on the load's
+/// node): its chase latency or its read bandwidth.
+fn probe_once(
+    probe: Probe,
+    team: &Team,
+    read: &'static Kernel,
+    ws: usize,
+    sampler: &Sampler<'static>,
+    host: &Host,
+) -> Result<Record, Failure> {
+    let cpus = &team.cpus[..];
+    match probe {
+        Probe::Latency => {
+            let sampler = *sampler;
+            team.inspect(0, move |b| {
+                // SAFETY: the worker's own buffer, alive during the call.
+                unsafe { chase_at(b.as_mut_ptr(), ws, 0x10ad, &sampler) }
+            })
+            .map(|m| latency_record(&m, host, cpus, ws as u64))
+        }
+        Probe::Bandwidth => match TeamKernel::private(team, read, ws) {
+            Some(mut w) => sampler.measure(&mut w, None).map(|m| {
+                let into = |bandwidth| {
+                    NumaDetail {
+                        bandwidth,
+                        ..NumaDetail::default()
+                    }
+                    .into()
+                };
+                crate::suites::record::bandwidth(read, &m, w.pass(), host, cpus, into)
+            }),
+            None => Ok(Record::skipped(
+                SuiteId::Numa,
+                read.name,
+                "working set too small for the probe kernel",
+            )),
+        },
+    }
 }
