@@ -1,4 +1,5 @@
-//! One test on the transponder's side: validate the leader's setup, take
+//! One test session on the transponder's side (`test` is the protocol's
+//! word for one measurement): validate the leader's setup, take
 //! the single test slot, gather the data streams that join it, move the
 //! bytes within the server's limits, and report.
 
