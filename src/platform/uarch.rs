@@ -10,8 +10,9 @@
 //! plus AMX-FP16 or a 64 KiB L1I → Redwood Cove; AVX-512 with VBMI2 →
 //! Sunny Cove; AVX-512 alone → Skylake-SP; on AMD, AVX-512 → Zen 4, with
 //! AVX-VNNI or MOVDIR64B → Zen 5. A core no rule reaches has no row: its
-//! ceilings are unknown, never guessed. Research and sources:
-//! /work/shared/research/uarch-limits.md (§2 table, §3 rules).
+//! ceilings are unknown, never guessed. Each row names its sources;
+//! `docs/uarch.md` explains the table and the rules, with the public
+//! sources.
 
 use crate::model::{Cache, Features, L1Rate, Uarch, UarchMatch};
 
