@@ -277,6 +277,45 @@ fn no_layer_names_one_it_may_not() {
 }
 
 #[test]
+fn the_architecture_doc_states_the_same_edges() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let mut documented: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in doc.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // Words of the second cell, parenthesised remarks and "nothing
+        // else" aside.
+        let mut may = cells[2].to_string();
+        while let (Some(a), Some(b)) = (may.find('('), may.find(')')) {
+            may.replace_range(a..=b, "");
+        }
+        let may: BTreeSet<String> = may
+            .split(',')
+            .map(|w| w.trim().to_string())
+            .filter(|w| !w.is_empty() && w != "nothing else")
+            .collect();
+        for layer in cells[1].split(',').map(|l| l.trim().trim_matches('`')) {
+            documented.insert(layer.to_string(), may.clone());
+        }
+    }
+    let listed: BTreeMap<String, BTreeSet<String>> = ALLOWED
+        .iter()
+        .map(|(l, a)| (l.to_string(), a.iter().map(|x| x.to_string()).collect()))
+        .collect();
+    let app_all: BTreeSet<String> = ["everything".to_string()].into();
+    for (layer, may) in &listed {
+        let doc_may = documented
+            .get(layer)
+            .unwrap_or_else(|| panic!("docs/architecture.md has no row for {layer}"));
+        if layer == "app" && doc_may == &app_all {
+            continue;
+        }
+        assert_eq!(doc_may, may, "docs/architecture.md row of {layer}");
+    }
+}
+
+#[test]
 fn the_checker_sees_every_way_of_naming_a_layer() {
     let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
     let bad = |layer: &str, module: &str, code: &str| problems(layer, &m(module), code, "x");

@@ -23,7 +23,7 @@ pub struct Sample {
     pub bytes: u64,
 }
 
-/// Summary statistics of a sample set; see `measure::stats`.
+/// Summary statistics of a sample set (computed by the `stats` module).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Stats {
     /// The headline "best": max for rates, min for latencies.

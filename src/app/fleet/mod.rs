@@ -4,7 +4,7 @@
 //! - `crate::cluster`: how the ranks find and talk to each other (launch,
 //!   rendezvous, TCP or MPI control) and the pair tests of the network
 //!   phase (schedule, network);
-//! - [`node`]: the per-node phase ([`node::measure_node`], the one call
+//! - [`node`]: the per-node phase ([`node::plan`], the one call
 //!   into the suites);
 //! - [`run`]: one fleet run as every rank lives it (rank 0's side in
 //!   `root`); [`output`]: the files rank 0 writes (the verdicts and
