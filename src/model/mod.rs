@@ -12,8 +12,10 @@ pub mod time;
 mod uarch;
 mod warning;
 
-pub use host::{Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Environment, Features, Host, Node};
-pub use knees::{CurvePoint, Knee, KneeProbe};
+pub use host::{
+    Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Curve, Environment, Features, Host, Node,
+};
+pub use knees::{BandwidthKnee, CurvePoint, Knee, KneeProbe};
 pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use uarch::{L1Rate, Uarch, UarchMatch};

@@ -6,7 +6,7 @@
 //! medians swing 2× on shared machines).
 
 use super::metric;
-use crate::model::Warning;
+use crate::model::{Curve, Warning};
 use crate::model::{Record, Run, Status};
 
 fn ok(run: &Run) -> impl Iterator<Item = &Record> {
@@ -29,7 +29,7 @@ pub fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<
                 && is_plain(r, op, prefix)
                 && r.regime.as_deref() == Some(regime)
                 && r.size_bytes
-                    .is_some_and(|s| run.host.well_inside(s, regime, 2))
+                    .is_some_and(|s| run.host.well_inside(s, regime, 2, Curve::Bandwidth))
         })
         .collect();
     let recs = recs.into_iter();
@@ -73,7 +73,10 @@ pub fn dram_latency(run: &Run) -> Option<(f64, String)> {
     let top = recs.iter().filter_map(|r| r.size_bytes).max()?;
     recs.iter()
         .filter(|r| r.size_bytes == Some(top))
-        .filter(|r| r.regime.as_deref() != Some("DRAM") || run.host.well_inside(top, "DRAM", 4))
+        .filter(|r| {
+            r.regime.as_deref() != Some("DRAM")
+                || run.host.well_inside(top, "DRAM", 4, Curve::Latency)
+        })
         .filter_map(|r| {
             metric::latency(r).map(|m| {
                 (
@@ -256,6 +259,7 @@ mod tests {
         ] {
             host.caches.push(Cache {
                 effective_size_bytes: eff,
+                bandwidth_size_bytes: eff,
                 ..Cache::new(level, "unified", size, 64, vec![0], "test".into())
             });
         }
@@ -269,7 +273,7 @@ mod tests {
             op: "read".into(),
             size_bytes: Some(size),
             threads: 1,
-            regime: Some(run.host.regime(size, 1)),
+            regime: Some(run.host.regime(size, 1, Curve::Bandwidth)),
             gbps: Some(stats(gbps)),
             ..Record::default()
         }
@@ -345,7 +349,7 @@ mod tests {
             op: "latency".into(),
             size_bytes: Some(size),
             threads: 1,
-            regime: Some(run.host.regime(size, 1)),
+            regime: Some(run.host.regime(size, 1, Curve::Latency)),
             ..Record::default()
         };
         r.extra

@@ -226,9 +226,17 @@ impl Sampling {
             Some(ms) => Duration::from_secs_f64(ms / 1000.0),
             None => default.min_sample,
         };
+        // Samples asked for by name are taken, every one; a suite's
+        // default may settle early.
+        let settle = if self.samples.is_some() {
+            None
+        } else {
+            default.settle
+        };
         Ok(SampleOpts {
             samples,
             min_sample,
+            settle,
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::kernels::{Kernel, PassBytes};
 use crate::measure::{stats, Measured};
-use crate::model::{limits, Host, Placement, Record, Stats, Warning};
+use crate::model::{limits, Curve, Host, Placement, Record, Stats, Warning};
 
 /// A bandwidth record from a measured streaming kernel: `pass` is what one
 /// pass of one worker reads and writes, `cpus` the workers.
@@ -31,7 +31,7 @@ pub fn bandwidth(
         size_bytes: Some(ws),
         threads,
         cpus: cpus.to_vec(),
-        regime: Some(host.regime(ws, threads)),
+        regime: Some(host.regime(ws, threads, Curve::Bandwidth)),
         bytes_read_per_pass: Some(pass.read),
         bytes_written_per_pass: Some(pass.written),
         payload_bytes_per_pass: Some(pass.payload),

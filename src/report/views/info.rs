@@ -40,6 +40,20 @@ pub fn knees(h: &Host) -> String {
         p.source,
         p.wall_seconds
     );
+    if let Some(b) = &p.bandwidth_knee {
+        let _ = writeln!(
+            s,
+            "           read curve: {} plateau {:.1} GB/s to {}, DRAM {:.1} GB/s from {}",
+            b.level.map_or("last".into(), |l| format!("L{l}")),
+            b.plateau_gbps,
+            format_bytes(b.end_bytes),
+            b.dram_gbps,
+            format_bytes(b.dram_from_bytes)
+        );
+    }
+    if let Some(line) = curves_differ(h) {
+        let _ = writeln!(s, "           {line}");
+    }
     if let Some(note) = &p.note {
         let _ = writeln!(s, "           {note}");
     }
@@ -47,6 +61,30 @@ pub fn knees(h: &Host) -> String {
         let _ = writeln!(s, "           {w}");
     }
     s
+}
+
+/// One line when latency and bandwidth records end a level at different
+/// sizes (each kind is labelled by its own curve); None when they agree.
+fn curves_differ(h: &Host) -> Option<String> {
+    use crate::model::Curve;
+    let parts: Vec<String> = h
+        .data_caches()
+        .filter_map(|c| {
+            let (lat, bw) = (
+                h.boundary(c, Curve::Latency),
+                h.boundary(c, Curve::Bandwidth),
+            );
+            (lat != bw).then(|| {
+                format!(
+                    "L{} ends at {} for latency records, at {} for bandwidth records",
+                    c.level,
+                    format_bytes(lat),
+                    format_bytes(bw)
+                )
+            })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("the curves differ: {}", parts.join("; ")))
 }
 
 /// The human view of `info`.
@@ -76,11 +114,7 @@ pub fn render(h: &Host) -> String {
     }
     let _ = writeln!(s, "caches");
     for c in &h.caches {
-        let measured = match c.effective_size_bytes {
-            Some(e) if c.disagrees() => format!("  measured {} (regimes use it)", format_bytes(e)),
-            Some(e) => format!("  measured {}", format_bytes(e)),
-            None => String::new(),
-        };
+        let measured = measured_sizes(h, c);
         let _ = writeln!(
             s,
             "  L{} {:<11} {:>9}  line {} B  shared by cpus {:<6} [{}]{}",
@@ -137,6 +171,27 @@ pub fn render(h: &Host) -> String {
     uarch_lines(&mut s, h);
     ceiling_lines(&mut s, h);
     s
+}
+
+/// "  measured 20 MiB by latency, 128 MiB by read bandwidth (regimes use
+/// them)": what the knee probe found for a level, by each curve.
+fn measured_sizes(h: &Host, c: &crate::model::Cache) -> String {
+    use crate::model::Curve;
+    let by = |curve: Curve| c.measured(curve).map(format_bytes);
+    let used = [Curve::Latency, Curve::Bandwidth]
+        .iter()
+        .any(|&k| h.boundary(c, k) != c.size_bytes);
+    let sizes = match (by(Curve::Latency), by(Curve::Bandwidth)) {
+        (None, None) => return String::new(),
+        (Some(l), Some(b)) if l == b => l,
+        (Some(l), Some(b)) => format!("{l} by latency, {b} by read bandwidth"),
+        (Some(l), None) => format!("{l} by latency"),
+        (None, Some(b)) => format!("{b} by read bandwidth"),
+    };
+    format!(
+        "  measured {sizes}{}",
+        if used { " (regimes use it)" } else { "" }
+    )
 }
 
 fn clock_lines(s: &mut String, h: &Host) {
@@ -311,6 +366,7 @@ mod tests {
             source: "cpuid+sysfs".into(),
             effective_size_bytes: Some(10 << 20),
             effective_source: Some("knee probe (this run)".into()),
+            bandwidth_size_bytes: Some(16 << 20),
         });
         h.knees = Some(KneeProbe {
             source: "this run".into(),
@@ -329,9 +385,27 @@ mod tests {
             }],
             ..KneeProbe::default()
         });
+        h.knees.as_mut().unwrap().bandwidth_knee = Some(crate::model::BandwidthKnee {
+            end_bytes: 16 << 20,
+            plateau_gbps: 29.0,
+            dram_gbps: 15.4,
+            dram_from_bytes: 64 << 20,
+            level: Some(3),
+        });
         let s = render(&h);
         assert!(
-            s.contains("480 MiB") && s.contains("measured 10 MiB (regimes use it)"),
+            s.contains("480 MiB")
+                && s.contains(
+                    "measured 10 MiB by latency, 16 MiB by read bandwidth (regimes use it)"
+                ),
+            "{s}"
+        );
+        assert!(
+            s.contains("read curve: L3 plateau 29.0 GB/s to 16 MiB, DRAM 15.4 GB/s from 64 MiB"),
+            "{s}"
+        );
+        assert!(
+            s.contains("L3 ends at 10 MiB for latency records, at 16 MiB for bandwidth records"),
             "{s}"
         );
         assert!(
