@@ -18,5 +18,5 @@ pub use host::{
 pub use knees::{BandwidthKnee, CurvePoint, Knee, KneeProbe};
 pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
-pub use uarch::{L1Rate, Uarch, UarchMatch};
+pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};

@@ -304,6 +304,9 @@ mod tests {
             }],
             l2_to_l1_bytes_per_cycle: None,
             source: "t".into(),
+            l3_per_core_bytes_per_cycle: None,
+            l3_source: None,
+            basis: None,
         }
     }
 

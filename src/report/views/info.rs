@@ -235,16 +235,34 @@ fn uarch_lines(s: &mut String, h: &Host) {
                 )
             })
             .collect();
-    let l2 = r
-        .l2_to_l1_bytes_per_cycle
-        .map_or("not documented".into(), |b| format!("{b} B"));
+    let basis = |b: Option<crate::model::Basis>| match b {
+        Some(crate::model::Basis::Measured) => " (measured by others)",
+        Some(crate::model::Basis::Documented) => " (documented)",
+        Some(crate::model::Basis::Inferred) => " (inferred)",
+        _ => "",
+    };
+    let b = r.basis;
+    let per_cycle = |v: Option<f64>, which: Option<crate::model::Basis>| {
+        v.map_or("not documented".into(), |b| {
+            format!("{b} B per cycle{}", basis(which))
+        })
+    };
     let _ = writeln!(
         s,
-        "           L1 loads/stores per cycle: {}; L2→L1 {} per cycle",
+        "           L1 loads/stores per cycle: {}{}",
         rates.join(", "),
-        l2
+        basis(b.map(|b| b.l1))
+    );
+    let _ = writeln!(
+        s,
+        "           L2→L1 {}; L3→core {}",
+        per_cycle(r.l2_to_l1_bytes_per_cycle, b.map(|b| b.l2_to_l1)),
+        per_cycle(r.l3_per_core_bytes_per_cycle, b.map(|b| b.l3_per_core))
     );
     let _ = writeln!(s, "           source: {}", r.source);
+    if let Some(l3) = &r.l3_source {
+        let _ = writeln!(s, "           L3 source: {l3}");
+    }
 }
 
 fn ceiling_lines(s: &mut String, h: &Host) {
@@ -321,6 +339,9 @@ mod tests {
             }],
             l2_to_l1_bytes_per_cycle: Some(64.0),
             source: "somewhere".into(),
+            l3_per_core_bytes_per_cycle: None,
+            l3_source: None,
+            basis: None,
         };
         let s = render(&host(
             Some(row),
@@ -331,7 +352,11 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("matched by the model is masked"), "{s}");
-        assert!(s.contains("512-bit 2/1; L2→L1 64 B per cycle"), "{s}");
+        assert!(s.contains("512-bit 2/1\n"), "{s}");
+        assert!(
+            s.contains("L2→L1 64 B per cycle; L3→core not documented"),
+            "{s}"
+        );
         assert!(
             s.contains("add r64,r64 chain 3.400 GHz, imul r64,r64 chain 3.390 GHz"),
             "{s}"
