@@ -39,6 +39,10 @@ pub struct Host {
     /// neither.
     #[serde(default)]
     pub knees: Option<KneeProbe>,
+    /// The memory devices SMBIOS lists and the DRAM peak they allow (or the
+    /// peak stated with `--dram-peak`); null in runs from before it.
+    #[serde(default)]
+    pub dram: Option<super::Dram>,
 }
 
 /// The core clock from two timed dependent chains of register-register

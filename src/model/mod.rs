@@ -3,6 +3,7 @@
 //! so). A [`Run`] is the environment ([`Host`]) plus every [`Record`]; this
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
+mod dram;
 pub mod fleet;
 mod host;
 mod knees;
@@ -12,6 +13,7 @@ pub mod time;
 mod uarch;
 mod warning;
 
+pub use dram::{Dram, DramDevice};
 pub use host::{
     Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Curve, Environment, Features, Host, Node,
 };

@@ -139,6 +139,7 @@ pub fn render(h: &Host) -> String {
             n.distances
         );
     }
+    dram_lines(&mut s, h);
     let e = &h.env;
     let _ = writeln!(
         s,
@@ -192,6 +193,49 @@ fn measured_sizes(h: &Host, c: &crate::model::Cache) -> String {
         "  measured {sizes}{}",
         if used { " (regimes use it)" } else { "" }
     )
+}
+
+/// The DRAM peak in a line (or why it is unknown), then the memory
+/// devices SMBIOS lists, empty slots included, and any doubt.
+fn dram_lines(s: &mut String, h: &Host) {
+    let Some(d) = &h.dram else {
+        return;
+    };
+    match d.peak_gbps {
+        Some(g) => {
+            let _ = writeln!(s, "dram       peak {g:.1} GB/s: {}  [{}]", d.note, d.source);
+        }
+        None => {
+            let _ = writeln!(s, "dram       {}", d.note);
+        }
+    }
+    if !d.devices.is_empty() {
+        let mut rows = vec![[
+            "slot", "bank", "size", "type", "form", "width", "MT/s", "rated", "channel",
+        ]
+        .map(String::from)
+        .to_vec()];
+        let n = |v: Option<u32>| v.map_or("-".into(), |v| v.to_string());
+        for x in &d.devices {
+            rows.push(vec![
+                x.locator.clone(),
+                x.bank_locator.clone(),
+                x.size_bytes.map_or("empty".into(), format_bytes),
+                x.memory_type.clone(),
+                x.form_factor.clone(),
+                n(x.data_width_bits),
+                n(x.configured_mts),
+                n(x.speed_mts),
+                x.channel.clone().unwrap_or_else(|| "-".into()),
+            ]);
+        }
+        for line in grid(&rows).lines() {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+    for w in &d.warnings {
+        let _ = writeln!(s, "           warning: {w}");
+    }
 }
 
 fn clock_lines(s: &mut String, h: &Host) {
