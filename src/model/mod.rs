@@ -7,6 +7,7 @@ mod dram;
 pub mod fleet;
 mod host;
 mod knees;
+mod limit;
 mod record;
 mod run;
 pub mod time;
@@ -18,6 +19,7 @@ pub use host::{
     Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Curve, Environment, Features, Host, Node,
 };
 pub use knees::{BandwidthKnee, CurvePoint, Knee, KneeProbe};
+pub use limit::{BoundBy, Limit, LimitCase};
 pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};

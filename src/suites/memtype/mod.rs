@@ -378,6 +378,10 @@ fn record(
         memory: Some(t.info.clone()),
         ..Record::default()
     };
+    // Device mappings (WC/UC BARs, framebuffers) are not the DRAM path.
+    if !t.info.kind.starts_with("device") {
+        r.set_limit(super::record::limit(&r, k, host));
+    }
     r.warnings = super::record::bandwidth_warnings(&r, k, host);
     let e = &mut r.extra;
     let j = |v: f64| serde_json::json!(v);

@@ -118,6 +118,16 @@ pub(super) fn mix_record(
     );
     r.extra
         .insert("chunk_bytes".into(), (mix::CHUNK as u64).into());
+    // A DRAM-sized mix is bound by the memory system's peak (the whole
+    // machine's: a per-node figure would need each node's channels).
+    r.set_limit(host.limit(&crate::model::LimitCase {
+        op,
+        width_bits: r.width_bits,
+        regime: r.regime.as_deref().unwrap_or("DRAM"),
+        cores: host.cores_of(cpus),
+        hz: host.clock_hz,
+        nontemporal: r.nontemporal.unwrap_or(false),
+    }));
     r.warnings = spread_warnings(r.gbps.as_ref(), true);
     r.warnings.extend(noise_warnings(&r));
     if m.m.cut_short {
