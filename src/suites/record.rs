@@ -96,7 +96,10 @@ pub fn cut_short(m: &Measured) -> Warning {
 
 /// The limit of a bandwidth record of kernel `k` (`Host::limit`): its
 /// regime, the physical cores its cpus are on, the clock read next to its
-/// samples (`extra.clock_hz`), else the run's.
+/// samples (`extra.clock_hz`), else the run's. A working set within 2× of
+/// the level below still hits that level (a 64 KiB copy on a 48 KiB L1
+/// keeps three quarters of its lines there): it is bound by the higher of
+/// the two levels' limits, unknown where either is.
 pub fn limit(r: &Record, k: &Kernel, host: &Host) -> Limit {
     let hz = r.extra.get("clock_hz").and_then(|v| v.as_f64());
     let cores = if r.cpus.is_empty() {
@@ -104,14 +107,44 @@ pub fn limit(r: &Record, k: &Kernel, host: &Host) -> Limit {
     } else {
         host.cores_of(&r.cpus)
     };
-    host.limit(&LimitCase {
+    let regime = r.regime.as_deref().unwrap_or("L1");
+    let case = |regime| LimitCase {
         op: k.op.name(),
         width_bits: kernel_width(k),
-        regime: r.regime.as_deref().unwrap_or("L1"),
+        regime,
         cores,
         hz: hz.or(host.clock_hz),
         nontemporal: k.nontemporal,
-    })
+    };
+    let own = host.limit(&case(regime));
+    let below = match regime {
+        "L2" => Some(1),
+        "L3" => Some(2),
+        "DRAM" => host.data_caches().map(|c| c.level).max(),
+        _ => None,
+    };
+    // Past twice the level below, strictly: a 2 MiB copy on a 1 MiB L2
+    // still read 5 % above the L3's 32 B/cycle.
+    let edge = |l: u8| {
+        host.cache_size(l, Curve::Bandwidth)
+            .unwrap_or(0)
+            .saturating_mul(2)
+    };
+    let near = |l: u8| r.size_bytes.is_some_and(|s| s <= edge(l));
+    match below.filter(|&l| near(l)) {
+        Some(b) => {
+            let lower = host.limit(&case(&format!("L{b}")));
+            match (own.gbps, lower.gbps) {
+                (Some(o), Some(l)) if l > o => lower,
+                (Some(_), Some(_)) => own,
+                _ => Limit {
+                    gbps: None,
+                    bound_by: crate::model::BoundBy::Unknown,
+                },
+            }
+        }
+        None => own,
+    }
 }
 
 /// Spread, limit and noise warnings of a bandwidth record: a best sample
@@ -319,6 +352,40 @@ mod tests {
         r.set_limit(limit(&r, k, &h));
         assert_eq!(r.limit_gbps, Some(20.0));
         assert_eq!(r.bound_by, Some(crate::model::BoundBy::DramChannels));
+    }
+
+    #[test]
+    fn a_set_within_twice_the_level_below_takes_the_higher_limit() {
+        // Golden Cove at 2 GHz: 48 KiB L1, 2 MiB L2; L2→L1 64 B/cycle.
+        let mut h = glc(Features::default(), "GenuineIntel");
+        for (level, size) in [(1u8, 48u64 << 10), (2, 2 << 20)] {
+            h.caches.push(crate::model::Cache::new(
+                level,
+                "data",
+                size,
+                64,
+                vec![0],
+                "test".into(),
+            ));
+        }
+        let k = kernel("seq_read_256_avx2");
+        let at = |size: u64| {
+            let r = Record {
+                size_bytes: Some(size),
+                threads: 1,
+                regime: Some(h.regime(size, 1, Curve::Bandwidth)),
+                ..Record::default()
+            };
+            let l = limit(&r, k, &h);
+            (l.gbps, l.bound_by)
+        };
+        use crate::model::BoundBy::*;
+        // 64 KiB still hits the 48 KiB L1: its load ports (3 × 32 B).
+        assert_eq!(at(64 << 10), (Some(192.0), L1LoadPorts));
+        // Past 96 KiB the fill (64 B/cycle) bounds it.
+        assert_eq!(at(128 << 10), (Some(128.0), L2Fill));
+        // Past the last level with no DRAM peak: nothing is known.
+        assert_eq!(at(8 << 20), (None, Unknown));
     }
 
     #[test]
