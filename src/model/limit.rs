@@ -152,6 +152,27 @@ impl Host {
     }
 }
 
+impl super::Run {
+    /// Judge this run's DRAM records by a peak stated after they were
+    /// measured (a fleet's reference file): DRAM-regime records take it as
+    /// their limit; non-temporal records elsewhere, when it is lower than
+    /// theirs.
+    pub fn restate_dram_peak(&mut self, gbps: f64) {
+        let dram = Limit {
+            gbps: Some(gbps),
+            bound_by: BoundBy::DramChannels,
+        };
+        for r in self.records.iter_mut().filter(|r| r.gbps.is_some()) {
+            let nt = r.nontemporal.unwrap_or(false);
+            if r.regime.as_deref() == Some("DRAM") {
+                r.set_limit(dram);
+            } else if nt && r.limit_gbps.is_none_or(|l| l > gbps) {
+                r.set_limit(dram);
+            }
+        }
+    }
+}
+
 impl Record {
     /// Put `limit` on this record: the limit, the best sample's share of
     /// it, and which ceiling it is.
@@ -311,6 +332,48 @@ mod tests {
             r.l3_per_core_bytes_per_cycle = None;
         }
         assert_eq!(i.limit(&case("read", "L3")), lim(128.0, BoundBy::L2Fill));
+    }
+
+    #[test]
+    fn a_peak_stated_later_judges_the_dram_records() {
+        let mut run = crate::model::Run::new(
+            "cache",
+            serde_json::json!({}),
+            zen5(None),
+            crate::model::Units::GB,
+        );
+        let rec = |regime: &str, nt: bool, best: f64| {
+            let mut r = Record {
+                regime: Some(regime.into()),
+                nontemporal: Some(nt),
+                gbps: Some(Stats {
+                    best,
+                    median: best,
+                    min: best,
+                    max: best,
+                    mean: best,
+                    cv: 0.0,
+                    n: 1,
+                }),
+                ..Record::default()
+            };
+            r.set_limit(run.host.limit(&LimitCase {
+                nontemporal: nt,
+                ..case("write", regime)
+            }));
+            r
+        };
+        run.records = vec![
+            rec("DRAM", false, 20.0),
+            rec("L1", true, 30.0),
+            rec("L1", false, 100.0),
+        ];
+        assert_eq!(run.records[0].bound_by, Some(BoundBy::Unknown));
+        run.restate_dram_peak(40.0);
+        assert_eq!(run.records[0].limit_gbps, Some(40.0));
+        assert_eq!(run.records[0].percent_of_limit, Some(50.0));
+        assert_eq!(run.records[1].bound_by, Some(BoundBy::DramChannels));
+        assert_eq!(run.records[2].bound_by, Some(BoundBy::L1StorePorts));
     }
 
     #[test]
