@@ -164,9 +164,8 @@ impl super::Run {
         };
         for r in self.records.iter_mut().filter(|r| r.gbps.is_some()) {
             let nt = r.nontemporal.unwrap_or(false);
-            if r.regime.as_deref() == Some("DRAM") {
-                r.set_limit(dram);
-            } else if nt && r.limit_gbps.is_none_or(|l| l > gbps) {
+            let in_dram = r.regime.as_deref() == Some("DRAM");
+            if in_dram || (nt && r.limit_gbps.is_none_or(|l| l > gbps)) {
                 r.set_limit(dram);
             }
         }
