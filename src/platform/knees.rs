@@ -60,6 +60,10 @@ pub const LEVEL_STEP: f64 = 1.75;
 /// Bandwidth confirms a knee when the best read well past it is at most
 /// 90 % of the best read just before it.
 pub const BANDWIDTH_DROP: f64 = 0.9;
+/// A read-curve knee may lie this far past CPUID's size of the last level:
+/// exclusive levels add the one below (AMD's L3 holds L2's victims) and the
+/// read grid is half an octave.
+pub const BEYOND_CPUID: f64 = 1.5;
 /// A read within 10 % of the DRAM plateau's rate is DRAM's, whatever a
 /// cache's size says (issue 21: a guest labelled 185–362 MiB "L3" while
 /// reading at 15.9 GB/s against DRAM's 15.1).
@@ -421,12 +425,15 @@ pub fn analyse(probe: &mut KneeProbe, host: &Host) {
 
 /// The last CPUID level, if a read-curve knee at `end` can be its end: past
 /// the CPUID size of the level under it (else the read curve showed that
-/// level's plateau last, and nothing of the last level's), and at most 4×
-/// its own size.
+/// level's plateau last, and nothing of the last level's), and within
+/// [`BEYOND_CPUID`] of its own size: a cache serves no more than it holds,
+/// and on a busy machine DRAM's rate swings (46 GB/s at 64–128 MiB, 22–26
+/// past them, on this 32 MiB Zen 5 guest under a load of 5), which can look
+/// like one more plateau.
 fn last_level_of(end: u64, levels: &[(u8, u64)]) -> Option<u8> {
     let (&(level, size), below) = levels.split_last()?;
     let floor = below.last().map_or(0, |l| l.1);
-    (end > floor && end <= size.saturating_mul(4)).then_some(level)
+    (end > floor && end as f64 <= size as f64 * BEYOND_CPUID).then_some(level)
 }
 
 fn note(knees: &[Knee], bw: Option<&BandwidthKnee>, host: &Host) -> Option<String> {
@@ -451,7 +458,7 @@ fn note(knees: &[Knee], bw: Option<&BandwidthKnee>, host: &Host) -> Option<Strin
                         .into(),
                 ),
                 Some(b) if b.level.is_none() => parts.push(format!(
-                    "the read curve's last plateau ends at {}, not past L{}'s CPUID size",
+                    "the read curve's last plateau ends at {}, not between L{}'s and L{level}'s CPUID sizes, so bandwidth records keep CPUID's L{level}",
                     format_bytes(b.end_bytes),
                     level.saturating_sub(1)
                 )),

@@ -837,3 +837,55 @@ fn a_slowed_read_point_moves_the_read_knee_at_most_one_step() {
         assert!((0.7..=1.0).contains(&r), "slowed point {i}: {got:?}");
     }
 }
+
+/// The knee probe of this 32 MiB Zen 5 guest in a survey while other
+/// engineers built and tested on it: DRAM's rate swung between 46 GB/s
+/// (64–128 MiB) and 22–26 (181–256 MiB), which reads like one more
+/// plateau ending at 128 MiB. A cache holds no more than its size: the
+/// read knee past 1.5× CPUID's L3 is not taken, and 64 MiB stays DRAM.
+#[test]
+fn a_busy_machines_dram_swing_is_not_a_cache() {
+    let bandwidth = points(&[
+        (16 * K, 577.3),
+        (32 * K, 576.1),
+        (64 * K, 211.5),
+        (128 * K, 214.9),
+        (256 * K, 215.7),
+        (512 * K, 282.2),
+        (M, 180.0),
+        (1449 * K, 139.8),
+        (2 * M, 127.7),
+        (2897 * K, 125.9),
+        (4 * M, 127.8),
+        (5793 * K, 118.6),
+        (8 * M, 120.8),
+        (11586 * K, 115.0),
+        (16 * M, 110.4),
+        (23171 * K, 100.6),
+        (32 * M, 78.0),
+        (46341 * K, 71.7),
+        (64 * M, 54.9),
+        (92682 * K, 45.9),
+        (128 * M, 45.3),
+        (185364 * K, 22.4),
+        (256 * M, 26.1),
+    ]);
+    let mut p = KneeProbe {
+        latency: zen4(),
+        bandwidth,
+        ..KneeProbe::default()
+    };
+    let mut h = host_with(&[(1, 48 * K), (2, M), (3, 32 * M)]);
+    analyse(&mut p, &h);
+    let bw = p.bandwidth_knee.clone().unwrap();
+    assert_eq!((bw.end_bytes, bw.level), (128 * M, None), "{bw:?}");
+    assert!(
+        p.note.as_deref().unwrap().contains("keep CPUID's L3"),
+        "{:?}",
+        p.note
+    );
+    apply(&mut h, p);
+    assert_eq!(h.llc_size(Curve::Bandwidth), Some(32 * M));
+    assert_eq!(h.regime(64 * M, 1, Curve::Bandwidth), "DRAM");
+    assert!(h.cache_warnings().is_empty());
+}
