@@ -498,11 +498,14 @@ pub fn clear(host: &mut Host) {
 /// Put an analysed probe on `host`. Every level with a matched latency
 /// knee gets it as its measured size for latency records
 /// (`effective_size_bytes`). For bandwidth records
-/// (`bandwidth_size_bytes`) the last level takes the read curve's knee,
-/// and any level without one a latency knee that read bandwidth does not
-/// contradict ([`usable`]).
+/// (`bandwidth_size_bytes`) the last level takes the read curve's knee or
+/// keeps CPUID's size (a read curve that declines gently through a large
+/// L3 drops 10 % somewhere inside it, which would "confirm" any latency
+/// knee there), and the levels below a latency knee that read bandwidth
+/// does not contradict ([`usable`]).
 pub fn apply(host: &mut Host, probe: KneeProbe) {
     clear(host);
+    let last = host.data_caches().map(|c| c.level).max();
     let bw = probe
         .bandwidth_knee
         .as_ref()
@@ -514,9 +517,10 @@ pub fn apply(host: &mut Host, probe: KneeProbe) {
     for c in host.caches.iter_mut().filter(|c| c.kind != "instruction") {
         let knee = probe.knees.iter().find(|k| k.level == Some(c.level));
         c.effective_size_bytes = knee.map(|k| k.end_bytes);
-        c.bandwidth_size_bytes = match bw {
-            Some((l, end)) if l == c.level => Some(end),
-            _ => knee.filter(|k| usable(k, c)).map(|k| k.end_bytes),
+        c.bandwidth_size_bytes = if Some(c.level) == last {
+            bw.filter(|b| b.0 == c.level).map(|b| b.1)
+        } else {
+            knee.filter(|k| usable(k, c)).map(|k| k.end_bytes)
         };
         if c.effective_size_bytes.is_some() || c.bandwidth_size_bytes.is_some() {
             c.effective_source = Some(source.clone());
