@@ -41,7 +41,7 @@ pub struct Host {
     pub knees: Option<KneeProbe>,
     /// The memory devices SMBIOS lists and the DRAM peak they allow (or the
     /// peak stated with `--dram-peak`); null in runs from before it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram: Option<super::Dram>,
 }
 
@@ -241,7 +241,7 @@ pub struct Cache {
     /// bandwidth curve for the last level, else a latency knee that read
     /// bandwidth confirms); bandwidth records are labelled by it. Null
     /// when not measured, or when no knee of either curve may stand for it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_size_bytes: Option<u64>,
 }
 

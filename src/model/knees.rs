@@ -31,7 +31,7 @@ pub struct KneeProbe {
     /// Where the sequential read curve leaves its last cache plateau for
     /// DRAM's; null when the curve shows no such drop (or in probes stored
     /// before it was looked for).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_knee: Option<BandwidthKnee>,
     /// Why a knee is missing or unused, in one line; null when every CPUID
     /// level got a knee.

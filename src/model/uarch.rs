@@ -34,13 +34,13 @@ pub struct Uarch {
     pub source: String,
     /// Bytes per core cycle the L3 delivers to one core, where documented;
     /// null where unknown (Intel's mesh and ring run on their own clock).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l3_per_core_bytes_per_cycle: Option<f64>,
     /// Where the L3 figure comes from; null with it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l3_source: Option<String>,
     /// How each figure is known; null in runs from before it was recorded.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basis: Option<UarchBasis>,
 }
 
