@@ -33,9 +33,70 @@ pub fn sampled(cases: usize, samples: usize, min_sample_ms: f64) -> Estimate {
     }
 }
 
+/// A sweep: every size × kernel a case, each sample lasting at least
+/// `--min-sample-ms` or one pass over the working set at the read rate the
+/// knee probe measured near that size, whichever is longer (a 1 GiB pass
+/// at DRAM's 15 GB/s is 70 ms, seven times the minimum). Cases settle
+/// after `settle` samples on a quiet machine; a noisy one takes all.
 pub fn cache(p: &super::cache::CachePlan) -> Estimate {
-    let per_size = p.kernels.len() + usize::from(p.first_use);
-    sampled(p.sizes.len() * per_size, p.samples, p.min_sample_ms)
+    let kernels = p.kernels.len() + usize::from(p.first_use);
+    let taken = p.settle.unwrap_or(p.samples).min(p.samples);
+    let sample_s = |size: u64| {
+        let pass = read_rate(&p.read_curve, size).map_or(0.0, |g| size as f64 / (g * 1e9));
+        pass.max(p.min_sample_ms / 1000.0)
+    };
+    let per_kernel: f64 = p
+        .sizes
+        .iter()
+        .map(|&s| (taken as f64 + CALIBRATION_SAMPLES) * sample_s(s))
+        .sum();
+    let seconds = per_kernel * kernels as f64;
+    let passes = if p.read_curve.is_empty() {
+        ""
+    } else {
+        " or one pass at the knee probe's read rate, whichever is longer"
+    };
+    let settle = match p.settle {
+        Some(k) if k < p.samples => {
+            format!("{k} samples (up to {} where they disagree)", p.samples)
+        }
+        _ => format!("{} samples", p.samples),
+    };
+    Estimate {
+        seconds,
+        rule: format!(
+            "{} sizes × {kernels} kernels × ({settle} + ~{CALIBRATION_SAMPLES} for calibration) × {} ms{passes}, buffer set-up not counted",
+            p.sizes.len(),
+            p.min_sample_ms
+        ),
+    }
+}
+
+/// Read GB/s at `size` from a probe's read curve: log-log interpolation
+/// between its points, its last point's rate beyond them; None without a
+/// curve.
+pub fn read_rate(curve: &[crate::model::CurvePoint], size: u64) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = curve
+        .iter()
+        .filter(|p| p.size_bytes > 0 && p.value > 0.0 && p.value.is_finite())
+        .map(|p| ((p.size_bytes as f64).ln(), p.value.ln()))
+        .collect();
+    let x = (size.max(1) as f64).ln();
+    let (first, last) = (pts.first()?, pts.last()?);
+    if x <= first.0 {
+        return Some(first.1.exp());
+    }
+    if x >= last.0 {
+        return Some(last.1.exp());
+    }
+    let i = pts.windows(2).position(|w| x >= w[0].0 && x <= w[1].0)?;
+    let (a, b) = (pts[i], pts[i + 1]);
+    let t = if b.0 > a.0 {
+        (x - a.0) / (b.0 - a.0)
+    } else {
+        0.0
+    };
+    Some((a.1 + t * (b.1 - a.1)).exp())
 }
 
 pub fn latency(p: &super::latency::LatencyPlan) -> Estimate {

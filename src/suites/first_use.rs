@@ -13,7 +13,7 @@ use super::{Ctx, Flow};
 use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::measure::{stats, team};
 use crate::memory::{Buffer, PageKind};
-use crate::model::Host;
+use crate::model::{Curve, Host};
 use crate::model::{MemoryInfo, Record, Sample};
 
 /// Fresh mappings timed per size: first use cannot be repeated on one
@@ -156,7 +156,7 @@ fn record(
         size_bytes: Some(bytes),
         threads: 1,
         cpus: vec![cpu],
-        regime: Some(host.regime(bytes, 1)),
+        regime: Some(host.regime(bytes, 1, Curve::Bandwidth)),
         bytes_read_per_pass: Some(0),
         bytes_written_per_pass: Some(bytes),
         payload_bytes_per_pass: Some(bytes),

@@ -22,7 +22,7 @@ use crate::measure::procs::ProcTeam;
 use crate::measure::team::{current_cpu, Team, BUFFER_SLACK};
 use crate::measure::{Failure, Hint, Measured, SampleOpts, Workload};
 use crate::memory::{Buffer, PageKind};
-use crate::model::{Host, MemoryInfo, Record, Warning};
+use crate::model::{Curve, Host, MemoryInfo, Record, Warning};
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
 
@@ -131,8 +131,11 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
     let mut sizes = match &o.sizes {
         Some(s) => s.clone(),
         None => {
-            let llc = host.llc_size().unwrap_or(32 << 20);
-            vec![(llc / 2).max(1 << 20), super::cache::default_top(host) * 4]
+            let llc = host.llc_size(Curve::Bandwidth).unwrap_or(32 << 20);
+            vec![
+                (llc / 2).max(1 << 20),
+                super::cache::default_top(host, Curve::Bandwidth) * 4,
+            ]
         }
     };
     sizes.sort_unstable();
@@ -217,7 +220,7 @@ pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
         .map_or("seq_read_64_scalar", |k| k.name);
     let o = ThreadsOptions {
         kernel: Some(widest.into()),
-        sizes: Some(vec![super::cache::default_top(host)]),
+        sizes: Some(vec![super::cache::default_top(host, Curve::Bandwidth)]),
         ..ThreadsOptions::default()
     };
     Ok(Box::new(plan(&o, host)?))

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::runner::Recorder;
 use crate::error::UserError;
-use crate::model::{Host, Run, Units};
+use crate::model::{Curve, Host, Run, Units};
 use crate::report::sink::Sink;
 use crate::suites::cache::{CacheOptions, CachePlan};
 use crate::suites::latency::{LatencyOptions, LatencyPlan, View};
@@ -98,10 +98,10 @@ fn sampling(o: &NodeOptions) -> Sampling {
 /// whole KiB so every kernel's granule divides them.
 fn key_sizes(host: &Host) -> Vec<u64> {
     let mut v: Vec<u64> = (1..=3u8)
-        .filter_map(|l| host.cache_size(l))
+        .filter_map(|l| host.cache_size(l, Curve::Bandwidth))
         .map(|s| (s / 2).div_ceil(1024) * 1024)
         .collect();
-    v.push(suites::cache::default_top(host));
+    v.push(suites::cache::default_top(host, Curve::Bandwidth));
     v.sort_unstable();
     v.dedup();
     v
@@ -138,7 +138,7 @@ fn plan(o: &NodeOptions, host: &Host) -> Result<Vec<Step>, UserError> {
                 let mut p = suites::threads::plan(
                     &ThreadsOptions {
                         kernel: Some(read),
-                        sizes: Some(vec![suites::cache::default_top(host)]),
+                        sizes: Some(vec![suites::cache::default_top(host, Curve::Bandwidth)]),
                         sampling: sampling(o),
                         ..ThreadsOptions::default()
                     },
@@ -280,10 +280,14 @@ mod tests {
     fn key_sizes_end_in_dram() {
         let host = crate::platform::detect_host(false);
         let sizes = key_sizes(&host);
-        assert_eq!(*sizes.last().unwrap(), suites::cache::default_top(&host));
-        assert_eq!(host.regime(*sizes.last().unwrap(), 1), "DRAM");
-        if let Some(l1) = host.cache_size(1) {
-            assert_eq!(host.regime(sizes[0], 1), "L1", "{sizes:?} l1 {l1}");
+        let bw = Curve::Bandwidth;
+        assert_eq!(
+            *sizes.last().unwrap(),
+            suites::cache::default_top(&host, bw)
+        );
+        assert_eq!(host.regime(*sizes.last().unwrap(), 1, bw), "DRAM");
+        if let Some(l1) = host.cache_size(1, bw) {
+            assert_eq!(host.regime(sizes[0], 1, bw), "L1", "{sizes:?} l1 {l1}");
         }
     }
 

@@ -21,7 +21,7 @@ use crate::kernels::{self, Kernel, Op};
 use crate::measure::{stats, team};
 use crate::memory::device::{self, DeviceSpec};
 use crate::memory::{kind, Buffer, PageKind};
-use crate::model::Host;
+use crate::model::{Curve, Host};
 use crate::model::{MemoryInfo, Record, Sample};
 use crate::util::units::format_bytes;
 use timing::{measure, Outcome, Timed};
@@ -367,7 +367,7 @@ fn record(
         size_bytes: Some(2 * n),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: Some(host.regime(2 * n, 1)),
+        regime: Some(host.regime(2 * n, 1, Curve::Bandwidth)),
         bytes_read_per_pass: Some(n),
         bytes_written_per_pass: Some(n),
         payload_bytes_per_pass: Some(n),
@@ -378,6 +378,10 @@ fn record(
         memory: Some(t.info.clone()),
         ..Record::default()
     };
+    // Device mappings (WC/UC BARs, framebuffers) are not the DRAM path.
+    if !t.info.kind.starts_with("device") {
+        r.set_limit(super::record::limit(&r, k, host));
+    }
     r.warnings = super::record::bandwidth_warnings(&r, k, host);
     let e = &mut r.extra;
     let j = |v: f64| serde_json::json!(v);

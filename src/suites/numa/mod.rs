@@ -26,8 +26,8 @@ use crate::measure::mix::{self, Mix, MixKernels, MixWork};
 use crate::measure::team::{current_cpu, Team};
 use crate::measure::{stats, Failure, Measured, SampleOpts, Sampler};
 use crate::memory::{numa, PageKind};
-use crate::model::Host;
 use crate::model::Warning;
+use crate::model::{Curve, Host};
 use crate::model::{Placement, Record};
 use crate::util::units::format_bytes;
 
@@ -370,7 +370,8 @@ pub fn plan(a: &NumaOptions, host: &Host) -> Result<NumaPlan, UserError> {
             // count: the sweep's top size split over the cell's threads,
             // but never below 64 MiB per thread.
             let threads = cell_cpus.iter().map(|c| c.1.len()).max().unwrap_or(1) as u64;
-            (super::cache::default_top(host) / threads).max(64 << 20) / (2 << 20) * (2 << 20)
+            (super::cache::default_top(host, Curve::Bandwidth) / threads).max(64 << 20) / (2 << 20)
+                * (2 << 20)
         }
     };
     if size < (2 * mix::CHUNK) as u64 {

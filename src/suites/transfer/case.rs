@@ -339,6 +339,7 @@ pub(super) fn measure_case(
                     r.warnings.push(Warning::AboveCeiling {
                         gbps: per_dir_best,
                         ceiling_gbps: l,
+                        bound_by: None,
                     });
                 }
             }

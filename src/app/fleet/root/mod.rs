@@ -394,15 +394,19 @@ impl<'a> Root<'a> {
         } else {
             0.0
         };
+        let reference = match &self.plan.reference {
+            Some(p) => Some((p.clone(), super::reference::load(p)?)),
+            None => None,
+        };
+        if let Some((_, r)) = &reference {
+            super::reference::restate_dram(r, &mut self.fleet);
+        }
         let verdicts = super::verdict::judge(
             &self.fleet,
             &super::verdict::Settings {
                 z: self.plan.outlier_z,
                 pct: self.plan.outlier_pct,
-                reference: match &self.plan.reference {
-                    Some(p) => Some((p.clone(), super::reference::load(p)?)),
-                    None => None,
-                },
+                reference,
             },
         );
         let failing = verdicts.nodes.iter().any(|v| v.drain);
