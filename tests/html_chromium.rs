@@ -16,7 +16,24 @@ fn report_renders_in_chromium() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let run = write(dir.path(), "all.json", &synthetic_run());
+    let mut all = synthetic_run();
+    // The cache records carry their limits (a roofline in bandwidth form):
+    // L1 load ports, L2→L1 fill, the DRAM peak.
+    for r in all["records"].as_array_mut().unwrap() {
+        if r["suite"] != "cache" {
+            continue;
+        }
+        let (limit, bound) = match r["regime"].as_str() {
+            Some("L1") => (400.0, "l1_load_ports"),
+            Some("L2") => (200.0, "l2_fill"),
+            _ => (76.8, "dram_channels"),
+        };
+        r["limit_gbps"] = serde_json::json!(limit);
+        r["bound_by"] = serde_json::json!(bound);
+        r["percent_of_limit"] =
+            serde_json::json!(r["gbps"]["best"].as_f64().unwrap() / limit * 100.0);
+    }
+    let run = write(dir.path(), "all.json", &all);
     let html = dir.path().join("report.html");
     bwscope()
         .args(["report", &run, "-o", html.to_str().unwrap()])
@@ -35,6 +52,16 @@ fn report_renders_in_chromium() {
     );
     let selftest = attr(&dom, "<body", "data-selftest").unwrap_or("missing");
     assert!(selftest.starts_with("ok "), "sorting self-test: {selftest}");
+    // Each limit is drawn as a labelled line in the cache chart, and the
+    // browser kept the labels in the rendered SVG.
+    for label in [
+        "L1 limit: L1 load ports 400 GB/s",
+        "L2 limit: L2→L1 fill 200 GB/s",
+        "DRAM limit: DRAM peak 76.8 GB/s",
+    ] {
+        assert!(text.contains(label), "{label} not in the report");
+        assert!(dom.contains(label), "{label} not in the rendered page");
+    }
 
     let shot = dir.path().join("report.png");
     let (_, log) = headless(

@@ -320,6 +320,7 @@ fn team_gives_each_worker_its_own_permutation_and_full_coverage() {
     let opts = SampleOpts {
         samples: 2,
         min_sample: std::time::Duration::from_millis(1),
+        settle: None,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut w = TeamKernel::private(&team, k, ws).unwrap();

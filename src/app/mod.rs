@@ -17,6 +17,11 @@ use crate::suites::{self, Suite};
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     let top = cli.output.clone();
+    if let Some(rate) = &cli.dram_peak {
+        let gbps =
+            crate::util::units::parse_rate(rate).map_err(|m| UserError::flag("--dram-peak", m))?;
+        crate::platform::dram::state_peak(gbps);
+    }
     if cli.command.is_some() {
         if cli.survey.out.is_some() {
             return Err(UserError::flag(

@@ -30,6 +30,10 @@ pub struct Cli {
     /// Options of the default survey (no subcommand).
     #[command(flatten)]
     pub survey: SurveyArgs,
+
+    /// The memory system's theoretical peak, e.g. 409.6GB/s (channels × MT/s × 8 B), where SMBIOS cannot tell it (a VM, no root); every DRAM record is judged against it
+    #[arg(long, global = true, value_name = "RATE")]
+    pub dram_peak: Option<String>,
 }
 
 /// Where the default survey keeps its results.

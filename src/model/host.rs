@@ -39,6 +39,10 @@ pub struct Host {
     /// neither.
     #[serde(default)]
     pub knees: Option<KneeProbe>,
+    /// The memory devices SMBIOS lists and the DRAM peak they allow (or the
+    /// peak stated with `--dram-peak`); null in runs from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram: Option<super::Dram>,
 }
 
 /// The core clock from two timed dependent chains of register-register
@@ -233,6 +237,22 @@ pub struct Cache {
     /// or the stored file and when it was measured); null with it.
     #[serde(default)]
     pub effective_source: Option<String>,
+    /// Where this level ends for a sequential read (the knee of the read
+    /// bandwidth curve for the last level, else a latency knee that read
+    /// bandwidth confirms); bandwidth records are labelled by it. Null
+    /// when not measured, or when no knee of either curve may stand for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_size_bytes: Option<u64>,
+}
+
+/// Which measured curve labels a record's regime: a sequential stream is
+/// served by a level as long as the read curve stays on its plateau, a
+/// random chase only as long as the latency curve does, and the two can end
+/// far apart (TLB reach, adaptive replacement, a partitioned L3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Curve {
+    Bandwidth,
+    Latency,
 }
 
 impl Cache {
@@ -254,6 +274,7 @@ impl Cache {
             source,
             effective_size_bytes: None,
             effective_source: None,
+            bandwidth_size_bytes: None,
         }
     }
 
@@ -276,8 +297,22 @@ impl Cache {
     /// host socket's L3), else CPUID's, so a measurement a quarter-octave
     /// off never moves a label on a machine that CPUID describes well.
     pub fn boundary_bytes(&self) -> u64 {
-        match self.effective_size_bytes {
-            Some(e) if self.disagrees() => e,
+        self.boundary(Curve::Latency)
+    }
+
+    /// The measured end of this level by `curve`, if any.
+    pub fn measured(&self, curve: Curve) -> Option<u64> {
+        match curve {
+            Curve::Latency => self.effective_size_bytes,
+            Curve::Bandwidth => self.bandwidth_size_bytes,
+        }
+    }
+
+    /// The size that labels records of `curve`: the measured one when it is
+    /// more than [`limits::CACHE_DISAGREE`] from CPUID's, else CPUID's.
+    pub fn boundary(&self, curve: Curve) -> u64 {
+        match self.measured(curve) {
+            Some(e) if self.far_from_cpuid(e) => e,
             _ => self.size_bytes,
         }
     }
@@ -310,79 +345,119 @@ impl Host {
         self.caches.iter().filter(|c| c.kind != "instruction")
     }
 
-    /// Size of the data/unified cache at `level` as regimes use it
-    /// ([`Cache::boundary_bytes`]), bytes.
-    pub fn cache_size(&self, level: u8) -> Option<u64> {
+    /// The smallest working set whose sequential read runs within 10 % of
+    /// the DRAM plateau (the knee probe's read curve): never a cache.
+    pub fn dram_from_bytes(&self) -> Option<u64> {
+        self.knees
+            .as_ref()?
+            .bandwidth_knee
+            .as_ref()
+            .map(|k| k.dram_from_bytes)
+    }
+
+    /// Where `c` ends for records of `curve` ([`Cache::boundary`]); for
+    /// bandwidth, never at or past a size read at DRAM's rate.
+    pub fn boundary(&self, c: &Cache, curve: Curve) -> u64 {
+        let b = c.boundary(curve);
+        match (curve, self.dram_from_bytes()) {
+            (Curve::Bandwidth, Some(d)) if b >= d => {
+                c.bandwidth_size_bytes.filter(|&e| e < d).unwrap_or(d - 1)
+            }
+            _ => b,
+        }
+    }
+
+    /// Size of the data/unified cache at `level` as regimes of `curve` use
+    /// it ([`Host::boundary`]), bytes.
+    pub fn cache_size(&self, level: u8, curve: Curve) -> Option<u64> {
         self.data_caches()
             .find(|c| c.level == level)
-            .map(Cache::boundary_bytes)
+            .map(|c| self.boundary(c, curve))
     }
 
-    /// The last-level cache size as regimes use it (measured where it
-    /// disagrees with CPUID).
-    pub fn llc_size(&self) -> Option<u64> {
+    /// The last-level cache size as regimes of `curve` use it (measured
+    /// where it disagrees with CPUID).
+    pub fn llc_size(&self, curve: Curve) -> Option<u64> {
         self.data_caches()
             .max_by_key(|c| c.level)
-            .map(Cache::boundary_bytes)
+            .map(|c| self.boundary(c, curve))
     }
 
-    /// The regime a per-thread working set of `bytes` falls in. `threads`
-    /// buffers share caches that more than one cpu shares.
-    pub fn regime(&self, bytes: u64, threads: u32) -> String {
+    /// The regime a per-thread working set of `bytes` falls in, for a
+    /// record of `curve`. `threads` buffers share caches that more than one
+    /// cpu shares.
+    pub fn regime(&self, bytes: u64, threads: u32, curve: Curve) -> String {
         for c in self.data_caches() {
             let sharers = (c.shared_cpus.len() as u64).clamp(1, threads.max(1) as u64);
-            if bytes * sharers <= c.boundary_bytes() {
+            if bytes * sharers <= self.boundary(c, curve) {
                 return format!("L{}", c.level);
             }
         }
         "DRAM".into()
     }
 
-    /// Whether a single-thread working set of `bytes` labelled `regime`
-    /// lies well inside it, past the transition from the level below: at
-    /// least twice the lower level's boundary for a cache (so its hits do
-    /// not flatter the figure), at least `dram_margin` × the last level's
-    /// for DRAM (a stream barely hits the LLC at 2× its size, a random
-    /// chase still does).
-    pub fn well_inside(&self, bytes: u64, regime: &str, dram_margin: u64) -> bool {
+    /// Whether a single-thread working set of `bytes` labelled `regime` by
+    /// `curve` lies well inside it, past the transition from the level
+    /// below: at least twice the lower level's boundary for a cache (so its
+    /// hits do not flatter the figure), at least `dram_margin` × the last
+    /// level's for DRAM (a stream barely hits the LLC at 2× its size, a
+    /// random chase still does) or at the DRAM plateau of the read curve.
+    pub fn well_inside(&self, bytes: u64, regime: &str, dram_margin: u64, curve: Curve) -> bool {
         if regime == "DRAM" {
-            return self
-                .llc_size()
-                .is_none_or(|l| bytes >= l.saturating_mul(dram_margin));
+            let plateau =
+                curve == Curve::Bandwidth && self.dram_from_bytes().is_some_and(|d| bytes >= d);
+            return plateau
+                || self
+                    .llc_size(curve)
+                    .is_none_or(|l| bytes >= l.saturating_mul(dram_margin));
         }
         let level: u8 = regime.trim_start_matches('L').parse().unwrap_or(0);
         self.data_caches()
             .filter(|c| c.level < level)
-            .map(Cache::boundary_bytes)
+            .map(|c| self.boundary(c, curve))
             .max()
             .is_none_or(|below| bytes >= below.saturating_mul(2))
     }
 
     /// Run-level warnings about cache sizes: the last level CPUID names
-    /// but this process does not see (`cpuid_l3_not_visible`), and any
-    /// other level whose measured size is more than 2× off CPUID's.
+    /// but a sequential read does not see (`cpuid_l3_not_visible`: sweeps
+    /// and headlines follow the read curve), and any other level whose
+    /// measured size is more than 2× off CPUID's. A last level that only
+    /// the latency curve ends early is `info`'s to explain (latency records
+    /// follow it), not a warning on every run.
     pub fn cache_warnings(&self) -> Vec<Warning> {
         let last = self.data_caches().map(|c| c.level).max();
+        let mib = |b: u64| b as f64 / (1 << 20) as f64;
         let mut out = Vec::new();
-        for c in self.data_caches().filter(|c| c.disagrees()) {
-            let measured = c.boundary_bytes();
-            if Some(c.level) == last && measured < c.size_bytes {
-                out.push(Warning::CpuidL3NotVisible {
-                    level: c.level,
-                    cpuid_bytes: c.size_bytes,
-                    measured_bytes: measured,
-                });
-            } else {
-                out.push(Warning::Other {
-                    message: format!(
-                        "CPUID says L{} is {:.2} MiB but the latency curve ends it at {:.2} MiB; regimes use the measured size",
-                        c.level,
-                        c.size_bytes as f64 / (1 << 20) as f64,
-                        measured as f64 / (1 << 20) as f64
-                    ),
-                    hint: "re-measure on a quiet machine with `bwscope info --probe-knees`".into(),
-                });
+        for c in self.data_caches() {
+            let bw = self.boundary(c, Curve::Bandwidth);
+            if Some(c.level) == last {
+                if bw < c.size_bytes {
+                    out.push(Warning::CpuidL3NotVisible {
+                        level: c.level,
+                        cpuid_bytes: c.size_bytes,
+                        measured_bytes: bw,
+                    });
+                }
+                continue;
             }
+            let lat = self.boundary(c, Curve::Latency);
+            let (curve, measured) = if lat != c.size_bytes {
+                ("latency", lat)
+            } else if bw != c.size_bytes {
+                ("read bandwidth", bw)
+            } else {
+                continue;
+            };
+            out.push(Warning::Other {
+                message: format!(
+                    "CPUID says L{} is {:.2} MiB but the {curve} curve ends it at {:.2} MiB; regimes use the measured size",
+                    c.level,
+                    mib(c.size_bytes),
+                    mib(measured)
+                ),
+                hint: "re-measure on a quiet machine with `bwscope info --probe-knees`".into(),
+            });
         }
         out
     }
@@ -440,12 +515,14 @@ mod tests {
             h.caches
                 .push(Cache::new(level, kind, size, 64, shared, "test".into()));
         }
-        assert_eq!(h.regime(16 << 10, 1), "L1");
-        assert_eq!(h.regime(256 << 10, 1), "L2");
-        assert_eq!(h.regime(8 << 20, 1), "L3");
-        assert_eq!(h.regime(20 << 20, 2), "DRAM");
-        assert_eq!(h.regime(1 << 30, 1), "DRAM");
-        assert_eq!(h.llc_size(), Some(32 << 20));
+        for curve in [Curve::Bandwidth, Curve::Latency] {
+            assert_eq!(h.regime(16 << 10, 1, curve), "L1");
+            assert_eq!(h.regime(256 << 10, 1, curve), "L2");
+            assert_eq!(h.regime(8 << 20, 1, curve), "L3");
+            assert_eq!(h.regime(20 << 20, 2, curve), "DRAM");
+            assert_eq!(h.regime(1 << 30, 1, curve), "DRAM");
+            assert_eq!(h.llc_size(curve), Some(32 << 20));
+        }
     }
 
     #[test]

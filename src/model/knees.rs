@@ -28,6 +28,11 @@ pub struct KneeProbe {
     /// Every level that ends in a knee, smallest first. Empty when the
     /// curve showed no clear knee.
     pub knees: Vec<Knee>,
+    /// Where the sequential read curve leaves its last cache plateau for
+    /// DRAM's; null when the curve shows no such drop (or in probes stored
+    /// before it was looked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_knee: Option<BandwidthKnee>,
     /// Why a knee is missing or unused, in one line; null when every CPUID
     /// level got a knee.
     pub note: Option<String>,
@@ -58,5 +63,26 @@ pub struct Knee {
     /// could not tell.
     pub confirmed: Option<bool>,
     /// The CPUID cache level this knee was matched to; null when none.
+    pub level: Option<u8>,
+}
+
+/// The knee of the read-bandwidth curve: where the last cache level ends
+/// as a sequential read sees it. The latency knee is where a random chase
+/// starts missing; on a guest told a 480 MiB L3 the two were 20 MiB and
+/// ~130 MiB apart, so each kind of record is labelled by its own curve.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BandwidthKnee {
+    /// The largest working set read at the last cache plateau's rate.
+    pub end_bytes: u64,
+    /// That plateau's read rate, GB/s.
+    pub plateau_gbps: f64,
+    /// The DRAM plateau: the read rate at the largest sizes, GB/s.
+    pub dram_gbps: f64,
+    /// The smallest size read within 10 % of the DRAM plateau: never
+    /// called a cache, whatever CPUID says.
+    pub dram_from_bytes: u64,
+    /// The CPUID level this knee ends (the last level); null when it lies
+    /// at or below the level under it (that level's plateau was the last
+    /// one the read curve showed).
     pub level: Option<u8>,
 }

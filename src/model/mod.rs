@@ -4,9 +4,11 @@
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
 pub mod detail;
+mod dram;
 pub mod fleet;
 mod host;
 mod knees;
+mod limit;
 mod record;
 mod run;
 pub mod time;
@@ -14,9 +16,13 @@ mod uarch;
 mod warning;
 
 pub use detail::{CasePart, Detail, Headline, Nullable, OfSuite, SuiteDetail, SuiteId};
-pub use host::{Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Environment, Features, Host, Node};
-pub use knees::{CurvePoint, Knee, KneeProbe};
+pub use dram::{Dram, DramDevice};
+pub use host::{
+    Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Curve, Environment, Features, Host, Node,
+};
+pub use knees::{BandwidthKnee, CurvePoint, Knee, KneeProbe};
+pub use limit::{BoundBy, Limit, LimitCase};
 pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
-pub use uarch::{L1Rate, Uarch, UarchMatch};
+pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};

@@ -148,6 +148,19 @@ pub struct Record {
     /// Per-thread best GB/s where threads > 1.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_thread_gbps: Vec<f64>,
+    /// The lowest physical ceiling that applies to this record's regime,
+    /// cores and clock, GB/s, bytes counted as `gbps` counts them (see
+    /// `bound_by`); null when unknown or not a bandwidth record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_gbps: Option<f64>,
+    /// `gbps.best` as a percentage of `limit_gbps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent_of_limit: Option<f64>,
+    /// Which ceiling `limit_gbps` is: `l1_load_ports`, `l1_store_ports`,
+    /// `l2_fill`, `l3_per_core`, `dram_channels` or `unknown`; null on
+    /// records that are not bandwidth (latency, registers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_by: Option<super::BoundBy>,
     pub status: Status,
     pub reason: Option<String>,
     pub warnings: Vec<Warning>,
@@ -179,6 +192,9 @@ impl Record {
             gbps: None,
             payload_gbps: None,
             per_thread_gbps: Vec::new(),
+            limit_gbps: None,
+            percent_of_limit: None,
+            bound_by: None,
             status: Status::Ok,
             reason: None,
             warnings: Vec::new(),

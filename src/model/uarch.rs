@@ -32,6 +32,38 @@ pub struct Uarch {
     pub l2_to_l1_bytes_per_cycle: Option<f64>,
     /// Where the numbers come from.
     pub source: String,
+    /// Bytes per core cycle the L3 delivers to one core, where documented;
+    /// null where unknown (Intel's mesh and ring run on their own clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l3_per_core_bytes_per_cycle: Option<f64>,
+    /// Where the L3 figure comes from; null with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l3_source: Option<String>,
+    /// How each figure is known; null in runs from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<UarchBasis>,
+}
+
+/// How a figure of the table is known.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Basis {
+    /// Measured by a third party on this core (cited in `source`).
+    Measured,
+    /// Stated by the vendor or an expert write-up, not measured here.
+    Documented,
+    /// Carried over from a sibling core; not verified for this one.
+    Inferred,
+    /// No figure (the value is null).
+    Unknown,
+}
+
+/// The basis of each figure of a row.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct UarchBasis {
+    pub l1: Basis,
+    pub l2_to_l1: Basis,
+    pub l3_per_core: Basis,
 }
 
 /// Loads and stores per cycle at one access width.
@@ -95,6 +127,9 @@ mod tests {
             l1: vec![r(64, 3.0, 2.0), r(256, 3.0, 2.0), r(512, 2.0, 1.0)],
             l2_to_l1_bytes_per_cycle: None,
             source: "test".into(),
+            l3_per_core_bytes_per_cycle: None,
+            l3_source: None,
+            basis: None,
         }
     }
 

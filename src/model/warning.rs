@@ -42,8 +42,15 @@ pub enum Warning {
     HighCv { cv: f64 },
     /// Best and median far apart.
     BestMedianSpread { ratio: f64 },
-    /// A result above the computed ceiling for this core.
-    AboveCeiling { gbps: f64, ceiling_gbps: f64 },
+    /// A result above the computed ceiling for this core (or the DRAM
+    /// peak), by more than `limits::OVER_CEILING`.
+    AboveCeiling {
+        gbps: f64,
+        ceiling_gbps: f64,
+        /// Which ceiling; null in runs from before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bound_by: Option<super::BoundBy>,
+    },
     /// Other processes were busy while measuring.
     ForeignLoad { cpus: f64 },
     /// The hypervisor stole time while measuring.
@@ -99,6 +106,12 @@ impl Warning {
                 "survey" => "trust `best`; quiet the machine, or re-run that suite alone with more --samples",
                 _ => "trust `best`; quiet the machine or raise --samples / --min-sample-ms",
             },
+            Warning::AboveCeiling {
+                bound_by: Some(super::BoundBy::DramChannels),
+                ..
+            } => {
+                "the DRAM peak is too low (check --dram-peak or the DIMMs `bwscope info` lists), or the working set was not out of the caches; please report it with the JSON"
+            }
             Warning::AboveCeiling { .. } => {
                 "the kernel or the clock estimate is wrong; please report it with the JSON"
             }
@@ -131,11 +144,25 @@ impl fmt::Display for Warning {
             Warning::BestMedianSpread { ratio } => {
                 write!(f, "best is {:.2}x the median", ratio)
             }
-            Warning::AboveCeiling { gbps, ceiling_gbps } => write!(
-                f,
-                "{:.1} GB/s exceeds this core's ceiling of {:.1} GB/s",
-                gbps, ceiling_gbps
-            ),
+            Warning::AboveCeiling {
+                gbps,
+                ceiling_gbps,
+                bound_by,
+            } => match bound_by {
+                Some(super::BoundBy::DramChannels) => write!(
+                    f,
+                    "{gbps:.1} GB/s exceeds the DRAM peak of {ceiling_gbps:.1} GB/s (DRAM channels)"
+                ),
+                Some(b) => write!(
+                    f,
+                    "{gbps:.1} GB/s exceeds this core's ceiling of {ceiling_gbps:.1} GB/s ({})",
+                    b.label()
+                ),
+                None => write!(
+                    f,
+                    "{gbps:.1} GB/s exceeds this core's ceiling of {ceiling_gbps:.1} GB/s"
+                ),
+            },
             Warning::ClockDisagree { add_hz, imul_hz } => write!(
                 f,
                 "core clock probes disagree: add chain {:.3} GHz, imul chain {:.3} GHz",
@@ -165,7 +192,7 @@ impl fmt::Display for Warning {
                 measured_bytes,
             } => write!(
                 f,
-                "CPUID says L{level} is {:.1} MiB but random-chase latency shows it ending at {:.1} MiB",
+                "CPUID says L{level} is {:.1} MiB but this process's reads show it ending at {:.1} MiB",
                 *cpuid_bytes as f64 / (1 << 20) as f64,
                 *measured_bytes as f64 / (1 << 20) as f64
             ),

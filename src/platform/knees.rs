@@ -1,8 +1,10 @@
 //! Where each cache level ends as this process experiences it, found from a
-//! random pointer-chase latency curve (size → ns per load) and confirmed,
-//! where a bandwidth curve is at hand, by read bandwidth dropping at the
-//! same place. Pure: curves in, knees out; `suites::knees` measures the
-//! curves and `platform::knee_store` keeps the result per host.
+//! random pointer-chase latency curve (size → ns per load) and from a
+//! sequential read curve (size → GB/s): latency records are labelled by
+//! the first, bandwidth records by the second ([`bandwidth_knee`] for the
+//! last level, else a latency knee that read bandwidth confirms). Pure:
+//! curves in, knees out; `suites::knees` measures the curves and
+//! `platform::knee_store` keeps the result per host.
 //!
 //! Why: CPUID describes the silicon, not what a guest gets. A Firecracker
 //! guest is told the host socket's 480 MiB L3 yet sees 38 ns at 8 MiB and
@@ -32,7 +34,7 @@
 //! No plateau, or no step after one (a flat or a smooth curve, a noisy
 //! machine): no knee, and nothing is made up.
 
-use crate::model::{Cache, CurvePoint, Host, Knee, KneeProbe};
+use crate::model::{BandwidthKnee, Cache, CurvePoint, Host, Knee, KneeProbe};
 use crate::stats::median;
 use crate::util::units::format_bytes;
 
@@ -59,18 +61,19 @@ pub const LEVEL_STEP: f64 = 1.75;
 /// Bandwidth confirms a knee when the best read well past it is at most
 /// 90 % of the best read just before it.
 pub const BANDWIDTH_DROP: f64 = 0.9;
+/// A read-curve knee may lie this far past CPUID's size of the last level:
+/// exclusive levels add the one below (AMD's L3 holds L2's victims) and the
+/// read grid is half an octave.
+pub const BEYOND_CPUID: f64 = 1.5;
+/// A read within 10 % of the DRAM plateau's rate is DRAM's, whatever a
+/// cache's size says (issue 21: a guest labelled 185–362 MiB "L3" while
+/// reading at 15.9 GB/s against DRAM's 15.1).
+pub const DRAM_BAND: f64 = 1.10;
 
 /// The knees of a latency curve (size in bytes → ns per load), smallest
 /// first; empty when the curve shows no clear knee.
 pub fn detect(latency: &[CurvePoint]) -> Vec<Knee> {
-    let mut pts: Vec<(u64, f64)> = latency
-        .iter()
-        .filter(|p| p.size_bytes > 0 && p.value.is_finite() && p.value > 0.0)
-        .map(|p| (p.size_bytes, p.value))
-        .collect();
-    // Sorted by size, the lower reading first, then one point per size.
-    pts.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    pts.dedup_by_key(|p| p.0);
+    let pts = sorted(latency, |a, b| a.total_cmp(b));
     let n = pts.len();
     if n < 2 * PLATEAU_POINTS {
         return Vec::new();
@@ -119,6 +122,75 @@ pub fn detect(latency: &[CurvePoint]) -> Vec<Knee> {
         });
     }
     knees
+}
+
+/// The usable points of a curve as (size, value), by size, one per size:
+/// the first by `better` (the lower latency, the higher rate) where a size
+/// was read twice.
+fn sorted(
+    curve: &[CurvePoint],
+    better: impl Fn(&f64, &f64) -> std::cmp::Ordering,
+) -> Vec<(u64, f64)> {
+    let mut pts: Vec<(u64, f64)> = curve
+        .iter()
+        .filter(|p| p.size_bytes > 0 && p.value.is_finite() && p.value > 0.0)
+        .map(|p| (p.size_bytes, p.value))
+        .collect();
+    pts.sort_by(|a, b| a.0.cmp(&b.0).then(better(&a.1, &b.1)));
+    pts.dedup_by_key(|p| p.0);
+    pts
+}
+
+/// Where the sequential read curve (size → GB/s) leaves its last cache
+/// plateau for DRAM's; None when it shows no such drop.
+///
+/// The mirror of [`detect`] for a falling curve: interference only lowers
+/// a reading and a larger set never reads faster, so each point is
+/// replaced by the highest reading at or after it (a suffix maximum). The
+/// DRAM plateau is the curve's tail: its last two points within
+/// [`DRAM_BAND`] of each other (else the curve had not reached it), the
+/// higher of them its rate. Every size from the first one within
+/// [`DRAM_BAND`] of that rate on is DRAM. Walking down from there, the
+/// first window of [`PLATEAU_POINTS`] points within [`PLATEAU_BAND`] ends
+/// the last cache plateau; the level goes on past it while the rate falls
+/// at most [`CREEP`] per octave and stays above the geometric mean of the
+/// plateau's and DRAM's rates, as a latency level does below it.
+pub fn bandwidth_knee(bandwidth: &[CurvePoint]) -> Option<BandwidthKnee> {
+    let pts = sorted(bandwidth, |a, b| b.total_cmp(a));
+    let n = pts.len();
+    if n < PLATEAU_POINTS + 2 {
+        return None;
+    }
+    let mut y: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    for i in (0..n - 1).rev() {
+        y[i] = y[i].max(y[i + 1]);
+    }
+    if y[n - 2] > y[n - 1] * DRAM_BAND {
+        return None;
+    }
+    let dram = y[n - 2];
+    let first_dram = (0..n).find(|&i| y[i] <= dram * DRAM_BAND)?;
+    let w = PLATEAU_POINTS;
+    let end = (w - 1..first_dram)
+        .rev()
+        .find(|&j| y[j + 1 - w] <= y[j] * PLATEAU_BAND)?;
+    let plateau = median(&y[end + 1 - w..=end])?;
+    let cap = (plateau * dram).sqrt();
+    let mut last = end;
+    while last + 1 < first_dram && y[last + 1] >= cap {
+        let octaves = (pts[last + 1].0 as f64 / pts[last].0 as f64).log2();
+        if y[last] > y[last + 1] * CREEP.powf(octaves) {
+            break;
+        }
+        last += 1;
+    }
+    Some(BandwidthKnee {
+        end_bytes: pts[last].0,
+        plateau_gbps: plateau,
+        dram_gbps: dram,
+        dram_from_bytes: pts[first_dram].0,
+        level: None,
+    })
 }
 
 /// One level of the curve: the values of its plateaus, and the index of
@@ -336,38 +408,72 @@ pub fn analyse(probe: &mut KneeProbe, host: &Host) {
     let mut knees = detect(&probe.latency);
     confirm(&mut knees, &probe.bandwidth);
     assign(&mut knees, &levels);
-    probe.note = note(&knees, host);
+    probe.bandwidth_knee = bandwidth_knee(&probe.bandwidth).map(|mut k| {
+        k.level = last_level_of(k.end_bytes, &levels);
+        k
+    });
+    probe.note = note(&knees, probe.bandwidth_knee.as_ref(), host);
     probe.knees = knees;
 }
 
-fn note(knees: &[Knee], host: &Host) -> Option<String> {
-    if knees.is_empty() {
-        return Some(
-            "no clear knee in the latency curve (a noisy machine?): cache sizes are CPUID's".into(),
-        );
-    }
-    let mut parts = Vec::new();
-    for c in host.data_caches() {
-        let level = c.level;
-        match knees.iter().find(|k| k.level == Some(level)) {
-            None => parts.push(format!("no clear knee for L{level}")),
-            Some(k) if !usable(k, c) => parts.push(format!(
-                "the L{level} knee at {} would overrule CPUID's {} but read bandwidth does not drop there (×{:.2})",
-                format_bytes(k.end_bytes),
-                format_bytes(c.size_bytes),
-                k.bandwidth_ratio.unwrap_or(f64::NAN)
-            )),
-            _ => {}
-        }
-    }
-    (!parts.is_empty()).then(|| format!("{}: those sizes are CPUID's", parts.join("; ")))
+/// The last CPUID level, if a read-curve knee at `end` can be its end: past
+/// the CPUID size of the level under it (else the read curve showed that
+/// level's plateau last, and nothing of the last level's), and within
+/// [`BEYOND_CPUID`] of its own size: a cache serves no more than it holds,
+/// and on a busy machine DRAM's rate swings (46 GB/s at 64–128 MiB, 22–26
+/// past them, on this 32 MiB Zen 5 guest under a load of 5), which can look
+/// like one more plateau.
+fn last_level_of(end: u64, levels: &[(u8, u64)]) -> Option<u8> {
+    let (&(level, size), below) = levels.split_last()?;
+    let floor = below.last().map_or(0, |l| l.1);
+    (end > floor && end as f64 <= size as f64 * BEYOND_CPUID).then_some(level)
 }
 
-/// Whether a matched knee may stand as its level's measured size: always
-/// while it stays within 2× of CPUID's (it then moves no label), and past
-/// that only if read bandwidth does not contradict it: overruling CPUID
-/// takes two witnesses. (Narrow loads can keep L1 and L2, or L3 and DRAM,
-/// at the same bandwidth, so bandwidth alone never makes a knee.)
+fn note(knees: &[Knee], bw: Option<&BandwidthKnee>, host: &Host) -> Option<String> {
+    let mut parts = Vec::new();
+    if knees.is_empty() {
+        parts.push(
+            "no clear knee in the latency curve (a noisy machine?): latency records keep CPUID's sizes"
+                .to_string(),
+        );
+    }
+    let last = host.data_caches().map(|c| c.level).max();
+    for c in host.data_caches() {
+        let level = c.level;
+        let knee = knees.iter().find(|k| k.level == Some(level));
+        if knee.is_none() && !knees.is_empty() {
+            parts.push(format!("no clear latency knee for L{level}"));
+        }
+        if Some(level) == last {
+            match bw {
+                None => parts.push(
+                    "the read curve shows no drop to a DRAM plateau, so bandwidth records keep CPUID's last level"
+                        .into(),
+                ),
+                Some(b) if b.level.is_none() => parts.push(format!(
+                    "the read curve's last plateau ends at {}, not between L{}'s and L{level}'s CPUID sizes, so bandwidth records keep CPUID's L{level}",
+                    format_bytes(b.end_bytes),
+                    level.saturating_sub(1)
+                )),
+                _ => {}
+            }
+        }
+        if let Some(k) = knee.filter(|k| !usable(k, c) && Some(level) != last) {
+            parts.push(format!(
+                "the L{level} latency knee at {} labels latency records only: read bandwidth does not drop there (×{:.2})",
+                format_bytes(k.end_bytes),
+                k.bandwidth_ratio.unwrap_or(f64::NAN)
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// Whether a matched latency knee may stand as its level's size for
+/// bandwidth records too: always while it stays within 2× of CPUID's (it
+/// then moves no label), and past that only if read bandwidth does not
+/// contradict it. (Narrow loads can keep L1 and L2 at the same bandwidth,
+/// so below the last level bandwidth alone never makes a knee.)
 fn usable(k: &Knee, cache: &Cache) -> bool {
     !cache.far_from_cpuid(k.end_bytes) || k.confirmed != Some(false)
 }
@@ -377,25 +483,40 @@ pub fn clear(host: &mut Host) {
     for c in &mut host.caches {
         c.effective_size_bytes = None;
         c.effective_source = None;
+        c.bandwidth_size_bytes = None;
     }
     host.knees = None;
 }
 
-/// Put an analysed probe on `host`: every level with a matched, usable
-/// knee gets its measured size.
+/// Put an analysed probe on `host`. Every level with a matched latency
+/// knee gets it as its measured size for latency records
+/// (`effective_size_bytes`). For bandwidth records
+/// (`bandwidth_size_bytes`) the last level takes the read curve's knee or
+/// keeps CPUID's size (a read curve that declines gently through a large
+/// L3 drops 10 % somewhere inside it, which would "confirm" any latency
+/// knee there), and the levels below a latency knee that read bandwidth
+/// does not contradict ([`usable`]).
 pub fn apply(host: &mut Host, probe: KneeProbe) {
     clear(host);
+    let last = host.data_caches().map(|c| c.level).max();
+    let bw = probe
+        .bandwidth_knee
+        .as_ref()
+        .and_then(|k| k.level.map(|l| (l, k.end_bytes)));
+    let source = format!(
+        "knee probe ({}, measured {})",
+        probe.source, probe.measured_at
+    );
     for c in host.caches.iter_mut().filter(|c| c.kind != "instruction") {
-        let knee = probe
-            .knees
-            .iter()
-            .find(|k| k.level == Some(c.level) && usable(k, c));
-        if let Some(k) = knee {
-            c.effective_size_bytes = Some(k.end_bytes);
-            c.effective_source = Some(format!(
-                "knee probe ({}, measured {})",
-                probe.source, probe.measured_at
-            ));
+        let knee = probe.knees.iter().find(|k| k.level == Some(c.level));
+        c.effective_size_bytes = knee.map(|k| k.end_bytes);
+        c.bandwidth_size_bytes = if Some(c.level) == last {
+            bw.filter(|b| b.0 == c.level).map(|b| b.1)
+        } else {
+            knee.filter(|k| usable(k, c)).map(|k| k.end_bytes)
+        };
+        if c.effective_size_bytes.is_some() || c.bandwidth_size_bytes.is_some() {
+            c.effective_source = Some(source.clone());
         }
     }
     host.knees = Some(probe);

@@ -3,9 +3,11 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod dram;
 pub mod env;
 pub mod knee_store;
 pub mod knees;
+pub mod smbios;
 pub mod topology;
 pub mod uarch;
 
@@ -46,6 +48,10 @@ pub fn detect_host(measure_clock: bool) -> Host {
         uarch: Some(uarch),
         ceilings: Vec::new(),
         knees: None,
+        dram: Some(match dram::stated_peak() {
+            Some(g) => smbios::detect().with_stated(g),
+            None => smbios::detect(),
+        }),
     };
     host.ceilings = ceilings(&host);
     // What an earlier knee probe measured here (`bwscope info

@@ -14,7 +14,7 @@
 //! `docs/uarch.md` explains the table and the rules, with the public
 //! sources.
 
-use crate::model::{Cache, Features, L1Rate, Uarch, UarchMatch};
+use crate::model::{Basis, Cache, Features, L1Rate, Uarch, UarchBasis, UarchMatch};
 
 const INTEL: &str = "GenuineIntel";
 const AMD: &str = "AuthenticAMD";
@@ -33,7 +33,39 @@ struct Row {
     /// A feature no core of this row has, if the CPU shows one: then the
     /// family/model is not what the core is (a masked model).
     rules_out: fn(&Features) -> Option<&'static str>,
+    /// Ceilings below L1 and how each figure is known.
+    below: Below,
 }
+
+/// What bounds one core below L1, beyond `l2_to_l1`, and how each figure
+/// of the row is known. A row with no L3 figure uses [`only`] (null,
+/// nothing claimed); docs/schema.md (`host.uarch`) says how to fill one.
+struct Below {
+    /// Bytes per core cycle the L3 can deliver to one core, where
+    /// documented; null where the path runs on another clock (Intel's mesh
+    /// or ring) and no per-core figure in core cycles is published.
+    l3_per_core: Option<f64>,
+    /// Where the L3 figure comes from; empty when null.
+    l3_source: &'static str,
+    /// How the L1 rates, the L2→L1 figure and the L3 figure are known.
+    basis: (Basis, Basis, Basis),
+}
+
+/// A row with no figure below L1 beyond `l2_to_l1`, whose L1 rates are
+/// `l1` and L2→L1 figure `l2`.
+const fn only(l1: Basis, l2: Basis) -> Below {
+    Below {
+        l3_per_core: None,
+        l3_source: "",
+        basis: (l1, l2, Basis::Unknown),
+    }
+}
+
+/// The AMD CCX's L3 delivers 32 bytes per clock to each core (AMD, "Zen",
+/// Hot Chips 29, 2017: 32 B/cycle L2↔L3; AMD software optimization guide,
+/// family 17h), the core-complex interface Zen 3 to Zen 5 kept.
+const CCX_L3: f64 = 32.0;
+const CCX_L3_SOURCE: &str = "AMD, Zen (Hot Chips 29): 32 B/cycle L3→L2 per core; AMD software optimization guide, family 17h";
 
 fn amx_or_fp16(f: &Features) -> Option<&'static str> {
     if f.amx_tile {
@@ -72,6 +104,7 @@ const ROWS: &[Row] = &[
         rules_out: |f| {
             amx_or_fp16(f).or(f.avx512_vbmi2.then_some("AVX512-VBMI2"))
         },
+        below: only(Basis::Measured, Basis::Measured),
     },
     // Sunny Cove: 2 loads per cycle (2 × 64 B), 2 stores per cycle but
     // only to the same line, ≤ 64 B/cycle (so 1 × 64 B at 512 bit).
@@ -97,6 +130,7 @@ const ROWS: &[Row] = &[
             (6, 0xA7, 0xA7),
         ],
         rules_out: amx_or_fp16,
+        below: only(Basis::Documented, Basis::Documented),
     },
     // Golden Cove and Raptor Cove ("nearly the same"): 3 loads per cycle
     // up to 256 bit or 2 × 512-bit, 2 stores per cycle up to 256 bit or
@@ -124,6 +158,7 @@ const ROWS: &[Row] = &[
             (6, 0xBF, 0xBF),
         ],
         rules_out: |f| f.amx_fp16.then_some("AMX-FP16"),
+        below: only(Basis::Measured, Basis::Measured),
     },
     // Redwood Cove: no major change to Golden Cove's load/store unit, so
     // its rates [inferred]; L1I 64 KB, L1D 48 KB, L2 2 MB (GNR).
@@ -144,6 +179,7 @@ const ROWS: &[Row] = &[
             (6, 0xB5, 0xB5),
         ],
         rules_out: |_| None,
+        below: only(Basis::Inferred, Basis::Inferred),
     },
     // Lion Cove: no AVX-512; a third store AGU; a 48 KB "L0" (4 cycles)
     // before a 192 KB "L1" (9 cycles), so no L2→L1 figure applies. Rates
@@ -161,6 +197,7 @@ const ROWS: &[Row] = &[
         rules_out: |f| {
             amx_or_fp16(f).or(f.avx512f.then_some("AVX-512"))
         },
+        below: only(Basis::Inferred, Basis::Unknown),
     },
     // Zen 2: 2 loads + 1 store per cycle, 256-bit datapaths; L2→L1
     // 32 B/cycle. Models: Linux arch/x86/kernel/cpu/amd.c (ZEN2 ranges).
@@ -180,6 +217,11 @@ const ROWS: &[Row] = &[
             (0x17, 0xA0, 0xAF),
         ],
         rules_out: |f| f.avx512f.then_some("AVX-512"),
+        below: Below {
+            l3_per_core: Some(CCX_L3),
+            l3_source: CCX_L3_SOURCE,
+            basis: (Basis::Measured, Basis::Measured, Basis::Documented),
+        },
     },
     // Zen 3: 3 loads + 2 stores per cycle for GPRs, 2 loads + 1 store for
     // vectors of any width up to 256 bit. L2→L1 not in our sources.
@@ -194,6 +236,11 @@ const ROWS: &[Row] = &[
         vendor: AMD,
         models: &[(0x19, 0x00, 0x0F), (0x19, 0x20, 0x5F)],
         rules_out: |f| f.avx512f.then_some("AVX-512"),
+        below: Below {
+            l3_per_core: Some(CCX_L3),
+            l3_source: CCX_L3_SOURCE,
+            basis: (Basis::Documented, Basis::Unknown, Basis::Inferred),
+        },
     },
     // Zen 4: as Zen 3, plus AVX-512 split into 256-bit halves: one 512-bit
     // load per cycle, one 512-bit store every other cycle (two store-queue
@@ -216,6 +263,11 @@ const ROWS: &[Row] = &[
                 f.movdir64b.then_some("MOVDIR64B")
             }
         },
+        below: Below {
+            l3_per_core: Some(CCX_L3),
+            l3_source: CCX_L3_SOURCE,
+            basis: (Basis::Measured, Basis::Measured, Basis::Inferred),
+        },
     },
     // Zen 5 (desktop/server): GPRs 4 loads, or 2 loads + 2 stores, per
     // cycle; vectors 2 loads per cycle up to 512 bit and 64 B/cycle of
@@ -234,6 +286,11 @@ const ROWS: &[Row] = &[
         vendor: AMD,
         models: &[(0x1A, 0x00, 0x2F), (0x1A, 0x40, 0x4F), (0x1A, 0x60, 0x7F)],
         rules_out: |_| None,
+        below: Below {
+            l3_per_core: Some(CCX_L3),
+            l3_source: CCX_L3_SOURCE,
+            basis: (Basis::Measured, Basis::Measured, Basis::Inferred),
+        },
     },
 ];
 
@@ -290,6 +347,13 @@ fn matched(r: &Row, reason: String) -> UarchMatch {
                 .collect(),
             l2_to_l1_bytes_per_cycle: r.l2_to_l1,
             source: r.source.into(),
+            l3_per_core_bytes_per_cycle: r.below.l3_per_core,
+            l3_source: (!r.below.l3_source.is_empty()).then(|| r.below.l3_source.into()),
+            basis: Some(UarchBasis {
+                l1: r.below.basis.0,
+                l2_to_l1: r.below.basis.1,
+                l3_per_core: r.below.basis.2,
+            }),
         }),
         reason,
     }

@@ -7,8 +7,7 @@
 
 use super::metric;
 use crate::model::detail::{LatencyDetail, View};
-use crate::model::Warning;
-use crate::model::{Nullable, Record, Run, Status, SuiteId};
+use crate::model::{Curve, Nullable, Record, Run, Status, SuiteId, Warning};
 
 fn ok(run: &Run) -> impl Iterator<Item = &Record> {
     run.records.iter().filter(|r| r.status == Status::Ok)
@@ -30,7 +29,7 @@ pub fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<
                 && is_plain(r, op, prefix)
                 && r.regime.as_deref() == Some(regime)
                 && r.size_bytes
-                    .is_some_and(|s| run.host.well_inside(s, regime, 2))
+                    .is_some_and(|s| run.host.well_inside(s, regime, 2, Curve::Bandwidth))
         })
         .collect();
     let recs = recs.into_iter();
@@ -48,11 +47,22 @@ pub fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<
 /// Best all-cores DRAM figure of `op` from any suite that ran more than
 /// one thread at a DRAM-sized set.
 pub fn all_cores(run: &Run, op: &str) -> Option<(f64, u32)> {
+    all_cores_record(run, op).map(|(g, r)| (g, r.threads))
+}
+
+fn all_cores_record<'a>(run: &'a Run, op: &str) -> Option<(f64, &'a Record)> {
     ok(run)
         .filter(|r| r.threads > 1 && r.op == op && r.regime.as_deref() == Some("DRAM"))
         .filter(|r| !r.nontemporal.unwrap_or(false))
-        .filter_map(|r| r.gbps.map(|g| (g.best, r.threads)))
+        .filter_map(|r| r.gbps.map(|g| (g.best, r)))
         .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// " = 62 % of its limit (L2→L1 fill)" for a record whose limit is known.
+fn share(r: &Record) -> Option<String> {
+    let p = r.percent_of_limit?;
+    let b = r.bound_by?;
+    Some(format!(" = {p:.0} % of its limit ({})", b.label()))
 }
 
 /// Latency at the largest size measured (DRAM when the sweep reached it),
@@ -69,7 +79,10 @@ pub fn dram_latency(run: &Run) -> Option<(f64, String)> {
     let top = recs.iter().filter_map(|r| r.size_bytes).max()?;
     recs.iter()
         .filter(|r| r.size_bytes == Some(top))
-        .filter(|r| r.regime.as_deref() != Some("DRAM") || run.host.well_inside(top, "DRAM", 4))
+        .filter(|r| {
+            r.regime.as_deref() != Some("DRAM")
+                || run.host.well_inside(top, "DRAM", 4, Curve::Latency)
+        })
         .filter_map(|r| {
             metric::latency(r).map(|m| {
                 (
@@ -106,17 +119,27 @@ pub fn headline(run: &Run) -> Vec<String> {
             continue;
         };
         let mut s = format!("{regime} read {}", gbps(g));
-        if regime == "L1" {
-            match l1_ceiling(run, r) {
+        match regime {
+            "L1" => match r.limit_gbps.or_else(|| l1_ceiling(run, r)) {
                 Some(c) => s.push_str(&format!(" = {:.0} % of this core's limit", g / c * 100.0)),
                 None => s.push_str(" (this core's limit is unknown)"),
+            },
+            "DRAM" => {
+                s.push_str(" per core");
+                if let (Some(p), Some(l)) = (r.percent_of_limit, r.limit_gbps) {
+                    s.push_str(&format!(
+                        " = {p:.0} % of the {} peak (one core rarely reaches it)",
+                        gbps(l)
+                    ));
+                }
+                if let Some((a, t)) = all_cores_record(run, "read") {
+                    s.push_str(&format!(", {} with {} threads", gbps(a), t.threads));
+                    if let Some(p) = t.percent_of_limit {
+                        s.push_str(&format!(" = {p:.0} %"));
+                    }
+                }
             }
-        }
-        if regime == "DRAM" {
-            s.push_str(" per core");
-            if let Some((a, t)) = all_cores(run, "read") {
-                s.push_str(&format!(", {} with {} threads", gbps(a), t));
-            }
+            _ => s.push_str(&share(r).unwrap_or_default()),
         }
         parts.push(s);
     }
@@ -254,6 +277,7 @@ mod tests {
         ] {
             host.caches.push(Cache {
                 effective_size_bytes: eff,
+                bandwidth_size_bytes: eff,
                 ..Cache::new(level, "unified", size, 64, vec![0], "test".into())
             });
         }
@@ -266,7 +290,7 @@ mod tests {
             op: "read".into(),
             size_bytes: Some(size),
             threads: 1,
-            regime: Some(run.host.regime(size, 1)),
+            regime: Some(run.host.regime(size, 1, Curve::Bandwidth)),
             gbps: Some(stats(gbps)),
             ..Record::new(SuiteId::Cache)
         }
@@ -297,6 +321,9 @@ mod tests {
             }],
             l2_to_l1_bytes_per_cycle: None,
             source: "t".into(),
+            l3_per_core_bytes_per_cycle: None,
+            l3_source: None,
+            basis: None,
         }
     }
 
@@ -352,7 +379,7 @@ mod tests {
             op: "latency".into(),
             size_bytes: Some(size),
             threads: 1,
-            regime: Some(run.host.regime(size, 1)),
+            regime: Some(run.host.regime(size, 1, Curve::Latency)),
             ..Record::new(LatencyDetail {
                 case_view: Some(View::Random),
                 latency_ns: Nullable::Value(stats(ns)),
@@ -388,5 +415,96 @@ mod tests {
         let r = chase(&run, 64 << 20, 168.0);
         run.records.push(r);
         assert!(headline(&run).join(" ").contains("DRAM latency 168 ns"));
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+    use crate::model::{BoundBy, Host, Limit, Stats, Units};
+
+    fn rec(
+        size: u64,
+        regime: &str,
+        threads: u32,
+        best: f64,
+        limit: Option<(f64, BoundBy)>,
+    ) -> Record {
+        let mut r = Record {
+            kernel: "seq_read_512_avx512f".into(),
+            op: "read".into(),
+            nontemporal: Some(false),
+            size_bytes: Some(size),
+            threads,
+            regime: Some(regime.into()),
+            gbps: Some(Stats {
+                best,
+                median: best,
+                min: best,
+                max: best,
+                mean: best,
+                cv: 0.0,
+                n: 3,
+            }),
+            ..Record::new(SuiteId::Cache)
+        };
+        r.set_limit(match limit {
+            Some((g, b)) => Limit {
+                gbps: Some(g),
+                bound_by: b,
+            },
+            None => Limit {
+                gbps: None,
+                bound_by: BoundBy::Unknown,
+            },
+        });
+        r
+    }
+
+    #[test]
+    fn every_level_with_a_known_limit_shows_its_share() {
+        let mut run = Run::new("survey", serde_json::json!({}), Host::default(), Units::GB);
+        run.records = vec![
+            rec(
+                16 << 10,
+                "L1",
+                1,
+                250.0,
+                Some((256.0, BoundBy::L1LoadPorts)),
+            ),
+            rec(256 << 10, "L2", 1, 100.0, Some((128.0, BoundBy::L2Fill))),
+            rec(8 << 20, "L3", 1, 30.0, None),
+            rec(
+                1 << 30,
+                "DRAM",
+                1,
+                15.36,
+                Some((76.8, BoundBy::DramChannels)),
+            ),
+            rec(
+                1 << 30,
+                "DRAM",
+                2,
+                30.72,
+                Some((76.8, BoundBy::DramChannels)),
+            ),
+        ];
+        let h = headline(&run).join(" · ");
+        assert!(
+            h.contains("L1 read 250 GB/s = 98 % of this core's limit"),
+            "{h}"
+        );
+        assert!(
+            h.contains("L2 read 100 GB/s = 78 % of its limit (L2→L1 fill)"),
+            "{h}"
+        );
+        assert!(
+            h.contains("L3 read 30.0 GB/s · "),
+            "unknown limit, no share: {h}"
+        );
+        assert!(
+            h.contains("DRAM read 15.4 GB/s per core = 20 % of the 76.8 GB/s peak (one core rarely reaches it), 30.7 GB/s with 2 threads = 40 %"),
+            "{h}"
+        );
     }
 }

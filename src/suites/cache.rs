@@ -18,7 +18,7 @@ use crate::measure::workers::Workers;
 use crate::measure::{Hint, SampleOpts};
 use crate::memory::PageKind;
 use crate::model::detail::CacheDetail;
-use crate::model::{Host, Record, SuiteId, Warning};
+use crate::model::{Curve, Host, Record, SuiteId, Warning};
 use crate::util::units;
 
 pub const DESCRIPTOR: Descriptor = Descriptor {
@@ -59,6 +59,9 @@ pub struct CachePlan {
     pub cpus: Vec<u32>,
     pub samples: usize,
     pub min_sample_ms: f64,
+    /// Stop a case early once this many samples agree within 1 % of its
+    /// fastest (`measure::SampleOpts::settle`); null with `--samples`.
+    pub settle: Option<usize>,
     pub memory: PageKind,
     pub quick: bool,
     /// Record first-use cost per size (`--first-use`), see `suites::first_use`.
@@ -66,6 +69,9 @@ pub struct CachePlan {
     pub first_use: bool,
     /// `--pattern` as given (null: the kernels as selected).
     pub pattern: Option<String>,
+    /// The knee probe's read curve, for the estimate's pass times.
+    #[serde(skip)]
+    pub read_curve: Vec<crate::model::CurvePoint>,
 }
 
 pub(crate) fn names<S: serde::Serializer>(k: &[&'static Kernel], s: S) -> Result<S::Ok, S::Error> {
@@ -74,37 +80,49 @@ pub(crate) fn names<S: serde::Serializer>(k: &[&'static Kernel], s: S) -> Result
 
 impl CachePlan {
     pub fn sample_opts(&self) -> SampleOpts {
-        SampleOpts::new(self.samples, self.min_sample_ms)
+        SampleOpts::new(self.samples, self.min_sample_ms).settling(self.settle)
     }
 }
 
-/// The largest default size: at least 4× the last-level cache and 256 MiB,
-/// so the top of the sweep is unambiguously DRAM. The cache as this
-/// process measured it where that is far from CPUID's (a guest told the
-/// host socket's 480 MiB L3 swept to 2 GiB for 245 s).
-pub fn default_top(host: &Host) -> u64 {
-    let llc4 = host.llc_size().unwrap_or(32 << 20) * 4;
-    llc4.next_power_of_two().max(256 << 20)
+/// The largest default size: at least 4× the last-level cache as records
+/// of `curve` see it, and 256 MiB, so the top of the sweep is
+/// unambiguously DRAM. The cache as this process measured it where that is
+/// far from CPUID's (a guest told the host socket's 480 MiB L3 swept to
+/// 2 GiB for 361 s, though its reads reached DRAM's rate by 362 MiB).
+/// Where the knee probe saw the read curve reach its DRAM plateau, the
+/// power of two at or past its first point is enough: the sweep's top
+/// needs DRAM's rate, not a margin on a cache size.
+pub fn default_top(host: &Host, curve: Curve) -> u64 {
+    let llc4 = (host.llc_size(curve).unwrap_or(32 << 20) * 4).next_power_of_two();
+    let top = match (curve, host.dram_from_bytes()) {
+        (Curve::Bandwidth, Some(d)) => llc4.min(d.next_power_of_two()),
+        _ => llc4,
+    };
+    top.max(256 << 20)
 }
 
 /// Default sweep: one point per octave from 1 KiB to `default_top`, plus
-/// quarter-octave steps within one octave either side of every cache size,
-/// where the curves bend. Each size is rounded to a whole KiB so every
-/// kernel's granule divides it and all kernels share rows. ~37 sizes × ~30
-/// kernels × 8 calls of ≥ 10 ms keep the full sweep under two minutes; a
-/// uniform three points per octave (49 sizes) took 140 s.
+/// quarter-octave steps (half octaves past 64 MiB) within one octave
+/// either side of every cache size as bandwidth records see it, where the
+/// curves bend. Each size is rounded to a whole KiB so every kernel's
+/// granule divides it and all kernels share rows. ~37 sizes × ~30 kernels
+/// × 4–8 calls of ≥ 10 ms keep the full sweep under two minutes; a uniform
+/// three points per octave (49 sizes) took 140 s.
 pub fn default_sizes(host: &Host) -> Vec<u64> {
-    let top = default_top(host);
+    let top = default_top(host, Curve::Bandwidth);
     let mut v: Vec<u64> = units::geometric(1 << 10, top, 2.0);
     let mut edges: Vec<u64> = host
         .data_caches()
-        .map(crate::model::Cache::boundary_bytes)
+        .map(|c| host.boundary(c, Curve::Bandwidth))
         .collect();
     edges.dedup();
     for e in edges {
         for k in -4i32..=4 {
             let s = (e as f64 * 2f64.powf(k as f64 / 4.0)).round() as u64;
-            if (1 << 10..=top).contains(&s) {
+            // Past 64 MiB a point costs a pass of 5+ ms per sample: half
+            // octaves there (the read curve bends over an octave or more).
+            let fine = s <= FINE_UP_TO || k % 2 == 0;
+            if fine && (1 << 10..=top).contains(&s) {
                 v.push(s);
             }
         }
@@ -117,6 +135,9 @@ pub fn default_sizes(host: &Host) -> Vec<u64> {
     v.dedup();
     v
 }
+
+/// Quarter octaves around a cache edge up to here, half octaves beyond.
+const FINE_UP_TO: u64 = 64 << 20;
 
 /// The key kernels: read/write/copy at the widest ISA, NT write, rep movsb,
 /// libc memcpy.
@@ -158,6 +179,11 @@ pub fn default_kernels() -> Vec<&'static Kernel> {
         .collect()
 }
 
+/// A default sweep's case ends once this many samples agree within 1 % of
+/// the fastest: on a quiet machine three do, and the best of seven would
+/// be the same figure; a noisy one still gets all seven.
+pub const SETTLE: usize = 3;
+
 /// Resolve and validate the options against this machine.
 pub fn plan(o: &CacheOptions, host: &Host) -> Result<CachePlan, UserError> {
     let kernels = match &o.kernel {
@@ -169,7 +195,7 @@ pub fn plan(o: &CacheOptions, host: &Host) -> Result<CachePlan, UserError> {
     let sizes = match &o.sizes {
         Some(s) if !s.is_empty() => s.clone(),
         Some(_) => return Err(UserError::flag("--sizes", "the list is empty")),
-        None if o.quick => units::geometric(4 << 10, default_top(host) / 2, 2.0),
+        None if o.quick => units::geometric(4 << 10, default_top(host, Curve::Bandwidth) / 2, 2.0),
         None => default_sizes(host),
     };
     let cpus = super::resolve_cpus(host, o.threads, o.cpus.as_deref())?;
@@ -183,11 +209,12 @@ pub fn plan(o: &CacheOptions, host: &Host) -> Result<CachePlan, UserError> {
         SampleOpts {
             samples: 5,
             min_sample: Duration::from_millis(2),
+            settle: None,
         }
     } else {
         SampleOpts::default()
     };
-    let s = o.sampling.resolve(default)?;
+    let s = o.sampling.resolve(default.settling(Some(SETTLE)))?;
     // A kind that cannot be had (no hugetlb pages reserved, mlock over the
     // limit) is refused up front, naming the knob, rather than failing
     // inside a worker or falling back to other pages.
@@ -199,10 +226,16 @@ pub fn plan(o: &CacheOptions, host: &Host) -> Result<CachePlan, UserError> {
         cpus,
         samples: s.samples,
         min_sample_ms: s.min_sample.as_secs_f64() * 1000.0,
+        settle: s.settle,
         memory: o.memory,
         quick: o.quick,
         first_use: o.first_use,
         pattern: o.pattern.clone(),
+        read_curve: host
+            .knees
+            .as_ref()
+            .map(|k| k.bandwidth.clone())
+            .unwrap_or_default(),
     })
 }
 
@@ -220,6 +253,7 @@ fn survey_plan(host: &Host) -> Result<CachePlan, UserError> {
         ..CacheOptions::default()
     };
     let mut plan = plan(&o, host)?;
+    plan.settle = Some(SETTLE);
     let top = plan.sizes.iter().copied().max().unwrap_or(4 << 10);
     plan.sizes = units::geometric(4 << 10, top, std::f64::consts::SQRT_2)
         .into_iter()
@@ -239,10 +273,10 @@ fn quick(host: &Host) -> Planned {
 /// machines apart, for a fleet node and for the other suites' key plans.
 pub fn key_sizes(host: &Host) -> Vec<u64> {
     let mut v: Vec<u64> = (1..=3u8)
-        .filter_map(|l| host.cache_size(l))
+        .filter_map(|l| host.cache_size(l, Curve::Bandwidth))
         .map(|s| (s / 2).div_ceil(1024) * 1024)
         .collect();
-    v.push(default_top(host));
+    v.push(default_top(host, Curve::Bandwidth));
     v.sort_unstable();
     v.dedup();
     v
@@ -414,15 +448,138 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Cpu, KneeProbe};
+    use crate::platform::knees;
+
+    /// `levels` as CPUID describes them, two allowed cpus, and `probe`
+    /// analysed and applied as a run would.
+    fn host(levels: &[(u8, u64)], probe: Option<KneeProbe>) -> Host {
+        let mut h = knees::tests::host_with(levels);
+        h.allowed_cpus = vec![0, 1];
+        h.cpus = (0..2)
+            .map(|id| Cpu {
+                id,
+                core: id,
+                package: 0,
+                node: 0,
+                siblings: vec![id],
+            })
+            .collect();
+        if let Some(mut p) = probe {
+            knees::analyse(&mut p, &h);
+            knees::apply(&mut h, p);
+        }
+        h
+    }
+
+    fn full_plan(h: &Host) -> CachePlan {
+        plan(&CacheOptions::default(), h).unwrap()
+    }
+
+    /// Issue 22: the full default sweep took 361 s (46 sizes up to 2 GiB)
+    /// on the Granite Rapids guest. With the read curve's knee its top is
+    /// 512 MiB (DRAM's rate from 362 MiB), and cases settle after three
+    /// agreeing samples: by its own estimate (samples of ≥ 10 ms or one
+    /// pass at the probe's read rate) it fits the two minutes with room
+    /// for buffer set-up and slower writes.
+    #[test]
+    fn the_full_sweep_follows_the_read_curve_and_fits_two_minutes() {
+        let gnr = [(1, 48 << 10), (2, 2 << 20), (3, 480 << 20)];
+        let mut before = full_plan(&host(&gnr, None));
+        assert_eq!(*before.sizes.last().unwrap(), 2 << 30);
+        let h = host(&gnr, Some(knees::tests::gnr_issue21_probe()));
+        // What the old plan would cost by the same rule: every sample.
+        before.settle = None;
+        before.read_curve = knees::tests::gnr_issue21_probe().bandwidth;
+        let old = super::super::estimate::cache(&before);
+        eprintln!(
+            "GNR guest before: {} sizes × {} kernels = {} records; estimate {:.0} s",
+            before.sizes.len(),
+            before.kernels.len(),
+            before.sizes.len() * before.kernels.len(),
+            old.seconds
+        );
+        let p = full_plan(&h);
+        assert_eq!(*p.sizes.last().unwrap(), 512 << 20, "{:?}", p.sizes);
+        assert_eq!(p.settle, Some(SETTLE));
+        let e = super::super::estimate::cache(&p);
+        let all = super::super::estimate::cache(&CachePlan {
+            settle: None,
+            ..p.clone()
+        });
+        eprintln!(
+            "GNR guest: {} sizes × {} kernels = {} records; estimate {:.0} s settled, {:.0} s with every sample ({})",
+            p.sizes.len(),
+            p.kernels.len(),
+            p.sizes.len() * p.kernels.len(),
+            e.seconds,
+            all.seconds,
+            e.rule
+        );
+        assert!(e.seconds <= 80.0, "{e:?}");
+        assert!(all.seconds <= 150.0, "{all:?}");
+        // Without a probe (or with `--samples`): every sample, CPUID's top.
+        let o = CacheOptions {
+            sampling: Sampling {
+                samples: Some(7),
+                min_sample_ms: None,
+            },
+            ..CacheOptions::default()
+        };
+        assert_eq!(plan(&o, &h).unwrap().settle, None);
+    }
+
+    /// A 32 MiB L3 the read curve agrees with (Zen 3/4/5): the top stays
+    /// 256 MiB, and the plan stays within the two minutes too.
+    #[test]
+    fn a_cache_the_read_curve_agrees_with_keeps_its_sweep() {
+        let zen = [(1, 32 << 10), (2, 1 << 20), (3, 32 << 20)];
+        let mut probe = KneeProbe {
+            latency: Vec::new(),
+            bandwidth: [
+                (1u64 << 20, 100.0),
+                (2 << 20, 99.0),
+                (4 << 20, 99.0),
+                (8 << 20, 98.0),
+                (16 << 20, 90.0),
+                (32 << 20, 52.0),
+                (64 << 20, 30.0),
+                (128 << 20, 29.0),
+                (256 << 20, 28.5),
+            ]
+            .iter()
+            .map(|&(s, v)| crate::model::CurvePoint {
+                size_bytes: s,
+                value: v,
+            })
+            .collect(),
+            ..KneeProbe::default()
+        };
+        probe.source = "test".into();
+        let h = host(&zen, Some(probe));
+        assert_eq!(h.llc_size(Curve::Bandwidth), Some(32 << 20));
+        let p = full_plan(&h);
+        assert_eq!(*p.sizes.last().unwrap(), 256 << 20);
+        let e = super::super::estimate::cache(&p);
+        eprintln!(
+            "Zen guest: {} sizes × {} kernels; estimate {:.0} s ({})",
+            p.sizes.len(),
+            p.kernels.len(),
+            e.seconds,
+            e.rule
+        );
+        assert!(e.seconds <= 80.0, "{e:?}");
+    }
 
     #[test]
     fn key_sizes_end_in_dram() {
         let host = crate::platform::detect_host(false);
         let sizes = key_sizes(&host);
-        assert_eq!(*sizes.last().unwrap(), default_top(&host));
-        assert_eq!(host.regime(*sizes.last().unwrap(), 1), "DRAM");
-        if let Some(l1) = host.cache_size(1) {
-            assert_eq!(host.regime(sizes[0], 1), "L1", "{sizes:?} l1 {l1}");
+        let bw = Curve::Bandwidth;
+        assert_eq!(*sizes.last().unwrap(), default_top(&host, bw));
+        assert_eq!(host.regime(*sizes.last().unwrap(), 1, bw), "DRAM");
+        if let Some(l1) = host.cache_size(1, bw) {
+            assert_eq!(host.regime(sizes[0], 1, bw), "L1", "{sizes:?} l1 {l1}");
         }
     }
 }

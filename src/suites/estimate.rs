@@ -4,7 +4,9 @@
 //!
 //! The rule, stated with every estimate: each case costs its timed samples
 //! plus about two samples' worth of calibration, each sample at least
-//! `--min-sample-ms` (a network point costs its `--time` plus `--omit`);
+//! `--min-sample-ms` (a cache sweep's sample at least one pass at the knee
+//! probe's read rate, its cases settling after `settle` samples; a network
+//! point costs its `--time` plus `--omit`);
 //! fresh buffers cost their page faults at [`FAULT_BPS`], a pointer chain
 //! its building at [`CHASE_BUILD_S_PER_BYTE`]. It does not depend on this
 //! machine's speed, only on the plan.
@@ -84,12 +86,73 @@ impl Estimate {
     }
 }
 
+/// A sweep: every size × kernel a case, each sample lasting at least
+/// `--min-sample-ms` or one pass over the working set at the read rate the
+/// knee probe measured near that size, whichever is longer (a 1 GiB pass
+/// at DRAM's 15 GB/s is 70 ms, seven times the minimum). Cases settle
+/// after `settle` samples on a quiet machine; a noisy one takes all.
 pub fn cache(p: &super::cache::CachePlan) -> Estimate {
-    let per_size = p.kernels.len() + usize::from(p.first_use);
+    let kernels = p.kernels.len() + usize::from(p.first_use);
+    let taken = p.settle.unwrap_or(p.samples).min(p.samples);
+    let sample_s = |size: u64| {
+        let pass = read_rate(&p.read_curve, size).map_or(0.0, |g| size as f64 / (g * 1e9));
+        pass.max(p.min_sample_ms / 1000.0)
+    };
+    let per_kernel: f64 = p
+        .sizes
+        .iter()
+        .map(|&s| (taken as f64 + CALIBRATION_SAMPLES) * sample_s(s))
+        .sum();
+    let seconds = per_kernel * kernels as f64;
+    let passes = if p.read_curve.is_empty() {
+        ""
+    } else {
+        " or one pass at the knee probe's read rate, whichever is longer"
+    };
+    let settle = match p.settle {
+        Some(k) if k < p.samples => {
+            format!("{k} samples (up to {} where they disagree)", p.samples)
+        }
+        _ => format!("{} samples", p.samples),
+    };
     let top = p.sizes.iter().max().copied().unwrap_or(0) as f64;
     // Each thread's buffer is faulted in once and refilled at every size.
-    Estimate::sampled(p.sizes.len() * per_size, p.samples, p.min_sample_ms)
-        .faulting(2.0 * top * p.cpus.len() as f64, "buffers")
+    Estimate {
+        seconds,
+        rule: format!(
+            "{} sizes × {kernels} kernels × ({settle} + ~{CALIBRATION_SAMPLES} for calibration) × {} ms{passes}",
+            p.sizes.len(),
+            p.min_sample_ms
+        ),
+    }
+    .faulting(2.0 * top * p.cpus.len() as f64, "buffers")
+}
+
+/// Read GB/s at `size` from a probe's read curve: log-log interpolation
+/// between its points, its last point's rate beyond them; None without a
+/// curve.
+pub fn read_rate(curve: &[crate::model::CurvePoint], size: u64) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = curve
+        .iter()
+        .filter(|p| p.size_bytes > 0 && p.value > 0.0 && p.value.is_finite())
+        .map(|p| ((p.size_bytes as f64).ln(), p.value.ln()))
+        .collect();
+    let x = (size.max(1) as f64).ln();
+    let (first, last) = (pts.first()?, pts.last()?);
+    if x <= first.0 {
+        return Some(first.1.exp());
+    }
+    if x >= last.0 {
+        return Some(last.1.exp());
+    }
+    let i = pts.windows(2).position(|w| x >= w[0].0 && x <= w[1].0)?;
+    let (a, b) = (pts[i], pts[i + 1]);
+    let t = if b.0 > a.0 {
+        (x - a.0) / (b.0 - a.0)
+    } else {
+        0.0
+    };
+    Some((a.1 + t * (b.1 - a.1)).exp())
 }
 
 pub fn latency(p: &super::latency::LatencyPlan) -> Estimate {

@@ -14,7 +14,7 @@ use crate::kernels::{self, Kernel, KernelArgs, Op, Pattern};
 use crate::measure::team;
 use crate::memory::{Buffer, PageKind};
 use crate::model::detail::{self, CacheDetail};
-use crate::model::{Host, MemoryInfo, Record, Sample, SuiteId};
+use crate::model::{Curve, Host, MemoryInfo, Record, Sample, SuiteId};
 use crate::stats;
 
 /// Fresh mappings timed per size: first use cannot be repeated on one
@@ -149,7 +149,7 @@ fn record(
         size_bytes: Some(bytes),
         threads: 1,
         cpus: vec![cpu],
-        regime: Some(host.regime(bytes, 1)),
+        regime: Some(host.regime(bytes, 1, Curve::Bandwidth)),
         bytes_read_per_pass: Some(0),
         bytes_written_per_pass: Some(bytes),
         payload_bytes_per_pass: Some(bytes),

@@ -75,6 +75,22 @@ pub fn sizes(top: u64) -> Vec<u64> {
     v
 }
 
+/// The read sizes: octaves from 16 KiB to 1 MiB, where the curve only
+/// confirms latency knees, then half octaves (whole KiB) up to `top`,
+/// where the read curve's own knee is found: the last cache's plateau and
+/// the DRAM plateau need points a step apart, not an octave.
+pub fn read_sizes(top: u64) -> Vec<u64> {
+    let mut v = crate::util::units::geometric(16 << 10, top.min(1 << 20), 2.0);
+    v.extend(
+        crate::util::units::geometric(1 << 20, top, std::f64::consts::SQRT_2)
+            .into_iter()
+            .map(|s| s.div_ceil(1024) * 1024),
+    );
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 pub fn plan(host: &Host) -> Result<KneePlan, crate::error::UserError> {
     let cpu = super::cpus::resolve_cpu(host, None)?;
     let top = top(host);
@@ -83,7 +99,7 @@ pub fn plan(host: &Host) -> Result<KneePlan, crate::error::UserError> {
         cpu,
         sizes: sizes(top),
         read_sizes: if read.is_some() {
-            crate::util::units::geometric(16 << 10, top, 2.0)
+            read_sizes(top)
         } else {
             Vec::new()
         },
@@ -155,6 +171,7 @@ pub fn run(plan: &KneePlan, host: &Host, stop: &AtomicBool) -> anyhow::Result<Op
         latency,
         bandwidth,
         knees: Vec::new(),
+        bandwidth_knee: None,
         note: None,
     };
     knees::analyse(&mut probe, host);
@@ -305,6 +322,27 @@ mod tests {
     }
 
     #[test]
+    fn reads_are_octaves_then_half_octaves() {
+        let s = read_sizes(1 << 30);
+        assert_eq!(
+            &s[..7],
+            &[
+                16 << 10,
+                32 << 10,
+                64 << 10,
+                128 << 10,
+                256 << 10,
+                512 << 10,
+                1 << 20
+            ]
+        );
+        assert!(s.contains(&(256 << 20)) && s.iter().any(|&x| x > 181 << 20 && x < 182 << 20));
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(*s.last().unwrap(), 1 << 30);
+        assert_eq!(s.len(), 7 + 20);
+    }
+
+    #[test]
     fn top_reaches_past_cpuid_within_memory() {
         let mut h = knees::tests::gnr_vm_host();
         assert_eq!(top(&h), 1 << 30);
@@ -321,6 +359,7 @@ mod tests {
     fn a_guest_that_sees_32_mib_of_a_480_mib_l3() {
         let mut host = knees::tests::gnr_vm_host();
         host.caches[2].effective_size_bytes = Some(32 << 20);
+        host.caches[2].bandwidth_size_bytes = Some(32 << 20);
         // What every command's run starts with (`commands::start_run`).
         let warnings = super::super::host_warnings(&host);
         assert!(warnings.iter().any(|w| matches!(
@@ -362,7 +401,10 @@ mod tests {
         assert_eq!(label(16 << 20).as_deref(), Some("L3"));
         assert_eq!(host.caches[2].size_bytes, 480 << 20, "CPUID's size kept");
         // The full sweep stops at 256 MiB, not at 4 × 480 MiB.
-        assert_eq!(super::super::cache::default_top(&host), 256 << 20);
+        assert_eq!(
+            super::super::cache::default_top(&host, crate::model::Curve::Bandwidth),
+            256 << 20
+        );
         let sizes = super::super::cache::default_sizes(&host);
         assert_eq!(*sizes.last().unwrap(), 256 << 20);
         // Quarter octaves around the measured edge, none around CPUID's.

@@ -32,7 +32,7 @@ use crate::measure::chase::{self, Chase, HOPS_PER_REP};
 use crate::measure::{team, Failure, Hint, SampleOpts};
 use crate::memory::{Buffer, PageKind};
 use crate::model::detail::LatencyDetail;
-use crate::model::{Host, MemoryInfo, Record, SuiteId};
+use crate::model::{Curve, Host, MemoryInfo, Record, SuiteId};
 use crate::stats;
 use crate::util::units::{self, format_bytes};
 
@@ -147,10 +147,14 @@ pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {
         // the survey's DRAM latency.
         None if o.quick => units::geometric(
             4 << 10,
-            (host.llc_size().unwrap_or(32 << 20) * 4).next_power_of_two(),
+            (host.llc_size(Curve::Latency).unwrap_or(32 << 20) * 4).next_power_of_two(),
             2.0,
         ),
-        None => units::geometric(4 << 10, super::cache::default_top(host), 2.0),
+        None => units::geometric(
+            4 << 10,
+            super::cache::default_top(host, Curve::Latency),
+            2.0,
+        ),
     };
     if let Some(&small) = sizes.iter().find(|&&s| s < LINE) {
         return Err(UserError::flag(
@@ -181,6 +185,7 @@ pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {
         SampleOpts {
             samples: 5,
             min_sample: Duration::from_millis(5),
+            settle: None,
         }
     } else {
         SampleOpts::default()
@@ -351,7 +356,7 @@ pub fn measure_case(
     // Warm-up: one full cycle while it fits the caches (so the first
     // sample does not pay for the cold misses), a short run beyond that
     // (DRAM misses every hop whatever we do).
-    let fits = host.llc_size().is_none_or(|l| ws <= 2 * l);
+    let fits = host.llc_size(Curve::Latency).is_none_or(|l| ws <= 2 * l);
     let cycle_reps = nodes.div_ceil(HOPS_PER_REP);
     let warm = if fits {
         cycle_reps
@@ -403,7 +408,7 @@ pub fn measure_case(
         size_bytes: Some(ws),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: Some(host.regime(ws, 1)),
+        regime: Some(host.regime(ws, 1, Curve::Latency)),
         bytes_read_per_pass: Some(nodes * 8),
         bytes_written_per_pass: Some(0),
         reps_per_sample: Some(m.reps),

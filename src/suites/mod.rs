@@ -64,7 +64,16 @@ impl<'a> Ctx<'a> {
         Ctx { host, stop, out }
     }
 
-    pub fn push(&mut self, r: Record) -> Result<(), UserError> {
+    /// Hand a finished record to the run. Every bandwidth record carries a
+    /// limit: one no suite bounded (a network or device path) says
+    /// `unknown`.
+    pub fn push(&mut self, mut r: Record) -> Result<(), UserError> {
+        if r.gbps.is_some() && r.bound_by.is_none() {
+            r.set_limit(crate::model::Limit {
+                gbps: None,
+                bound_by: crate::model::BoundBy::Unknown,
+            });
+        }
         self.out.record(r)
     }
 
@@ -268,9 +277,17 @@ impl Sampling {
             Some(ms) => Duration::from_secs_f64(ms / 1000.0),
             None => default.min_sample,
         };
+        // Samples asked for by name are taken, every one; a suite's
+        // default may settle early.
+        let settle = if self.samples.is_some() {
+            None
+        } else {
+            default.settle
+        };
         Ok(SampleOpts {
             samples,
             min_sample,
+            settle,
         })
     }
 }

@@ -4,7 +4,9 @@
 use crate::kernels::{Form, Kernel, PassBytes};
 use crate::measure::Measured;
 use crate::model::detail::Bandwidth;
-use crate::model::{limits, Detail, Host, Placement, Record, Stats, Warning};
+use crate::model::{
+    limits, Curve, Detail, Host, Limit, LimitCase, Placement, Record, Stats, Warning,
+};
 use crate::stats;
 
 /// A bandwidth record from a measured streaming kernel: `pass` is what one
@@ -41,7 +43,7 @@ pub fn bandwidth(
         size_bytes: Some(ws),
         threads,
         cpus: cpus.to_vec(),
-        regime: Some(host.regime(ws, threads)),
+        regime: Some(host.regime(ws, threads, Curve::Bandwidth)),
         bytes_read_per_pass: Some(pass.read),
         bytes_written_per_pass: Some(pass.written),
         payload_bytes_per_pass: Some(pass.payload),
@@ -61,6 +63,7 @@ pub fn bandwidth(
         }),
         ..Record::new(into_detail(facts))
     };
+    r.set_limit(limit(&r, k, host));
     r.warnings = bandwidth_warnings(&r, k, host);
     if m.cut_short {
         r.warnings.push(cut_short(m));
@@ -90,18 +93,70 @@ pub fn cut_short(m: &Measured) -> Warning {
     }
 }
 
-/// Spread, ceiling and noise warnings of a bandwidth record. The ceiling
-/// is taken at the clock read next to the record's samples (its
-/// [`Bandwidth::clock_hz`]), else the run's.
+/// The limit of a bandwidth record of kernel `k` (`Host::limit`): its
+/// regime, the physical cores its cpus are on, the clock read next to its
+/// samples (its [`Bandwidth::clock_hz`]), else the run's. A working set
+/// within 2× of the level below still hits that level (a 64 KiB copy on a
+/// 48 KiB L1 keeps three quarters of its lines there): it is bound by the
+/// higher of the two levels' limits, unknown where either is.
+pub fn limit(r: &Record, k: &Kernel, host: &Host) -> Limit {
+    let hz = r.detail.bandwidth().and_then(|b| b.clock_hz);
+    let cores = if r.cpus.is_empty() {
+        r.threads.max(1)
+    } else {
+        host.cores_of(&r.cpus)
+    };
+    let regime = r.regime.as_deref().unwrap_or("L1");
+    let case = |regime| LimitCase {
+        op: k.op.name(),
+        width_bits: kernel_width(k),
+        regime,
+        cores,
+        hz: hz.or(host.clock_hz),
+        nontemporal: k.nontemporal,
+    };
+    let own = host.limit(&case(regime));
+    let below = match regime {
+        "L2" => Some(1),
+        "L3" => Some(2),
+        "DRAM" => host.data_caches().map(|c| c.level).max(),
+        _ => None,
+    };
+    // Past twice the level below, strictly: a 2 MiB copy on a 1 MiB L2
+    // still read 5 % above the L3's 32 B/cycle.
+    let edge = |l: u8| {
+        host.cache_size(l, Curve::Bandwidth)
+            .unwrap_or(0)
+            .saturating_mul(2)
+    };
+    let near = |l: u8| r.size_bytes.is_some_and(|s| s <= edge(l));
+    match below.filter(|&l| near(l)) {
+        Some(b) => {
+            let lower = host.limit(&case(&format!("L{b}")));
+            match (own.gbps, lower.gbps) {
+                (Some(o), Some(l)) if l > o => lower,
+                (Some(_), Some(_)) => own,
+                _ => Limit {
+                    gbps: None,
+                    bound_by: crate::model::BoundBy::Unknown,
+                },
+            }
+        }
+        None => own,
+    }
+}
+
+/// Spread, limit and noise warnings of a bandwidth record: a best sample
+/// more than 5 % above its limit (`Host::limit`) names both.
 pub fn bandwidth_warnings(r: &Record, k: &Kernel, host: &Host) -> Vec<Warning> {
     let mut w = spread_warnings(r.gbps.as_ref(), true);
-    let hz = r.detail.bandwidth().and_then(|b| b.clock_hz);
-    if let (Some(s), Some(c)) = (r.gbps, kernel_ceiling(k, host, hz.or(host.clock_hz))) {
-        let total = c * r.threads.max(1) as f64;
-        if s.best > total * limits::OVER_CEILING {
+    let l = limit(r, k, host);
+    if let (Some(s), Some(c)) = (r.gbps, l.gbps) {
+        if s.best > c * limits::OVER_CEILING {
             w.push(Warning::AboveCeiling {
                 gbps: s.best,
-                ceiling_gbps: total,
+                ceiling_gbps: c,
+                bound_by: Some(l.bound_by),
             });
         }
     }
@@ -116,9 +171,13 @@ pub fn bandwidth_warnings(r: &Record, k: &Kernel, host: &Host) -> Vec<Warning> {
 /// so they are bounded by the core's widest vector path, not by their
 /// element width; unrolled string instructions are one access each.
 fn kernel_ceiling(k: &Kernel, host: &Host, hz: Option<f64>) -> Option<f64> {
+    host.ceiling_at(k.op.name(), kernel_width(k), hz?)
+}
+
+/// The access width that bounds `k`; None for code that picks its own.
+fn kernel_width(k: &Kernel) -> Option<u32> {
     let own_width = matches!(k.form, Form::RepString | Form::Call);
-    let width = (k.width_bits > 0 && !own_width).then_some(k.width_bits);
-    host.ceiling_at(k.op.name(), width, hz?)
+    (k.width_bits > 0 && !own_width).then_some(k.width_bits)
 }
 
 /// The sample-spread warnings of a stats summary; `higher_is_better` for
@@ -258,6 +317,81 @@ mod tests {
         }
         .into();
         assert!(!above(&r));
+    }
+
+    #[test]
+    fn a_figure_above_the_dram_peak_names_both() {
+        let mut h = glc(Features::default(), "GenuineIntel");
+        h.dram = Some(crate::model::Dram {
+            peak_gbps: Some(20.0),
+            ..crate::model::Dram::default()
+        });
+        let k = kernel("seq_read_256_avx2");
+        let g = |best: f64| Stats {
+            best,
+            median: best,
+            min: best,
+            max: best,
+            mean: best,
+            cv: 0.0,
+            n: 3,
+        };
+        let mut r = Record {
+            gbps: Some(g(25.0)),
+            threads: 1,
+            regime: Some("DRAM".into()),
+            ..Record::new(crate::model::SuiteId::Cache)
+        };
+        let w = bandwidth_warnings(&r, k, &h);
+        let above = w
+            .iter()
+            .find(|w| matches!(w, Warning::AboveCeiling { .. }))
+            .expect("warned");
+        assert_eq!(
+            above.to_string(),
+            "25.0 GB/s exceeds the DRAM peak of 20.0 GB/s (DRAM channels)"
+        );
+        // Within 5 %: noise, not a wrong limit.
+        r.gbps = Some(g(20.9));
+        assert!(bandwidth_warnings(&r, k, &h).is_empty());
+        // The record carries its limit and share.
+        r.set_limit(limit(&r, k, &h));
+        assert_eq!(r.limit_gbps, Some(20.0));
+        assert_eq!(r.bound_by, Some(crate::model::BoundBy::DramChannels));
+    }
+
+    #[test]
+    fn a_set_within_twice_the_level_below_takes_the_higher_limit() {
+        // Golden Cove at 2 GHz: 48 KiB L1, 2 MiB L2; L2→L1 64 B/cycle.
+        let mut h = glc(Features::default(), "GenuineIntel");
+        for (level, size) in [(1u8, 48u64 << 10), (2, 2 << 20)] {
+            h.caches.push(crate::model::Cache::new(
+                level,
+                "data",
+                size,
+                64,
+                vec![0],
+                "test".into(),
+            ));
+        }
+        let k = kernel("seq_read_256_avx2");
+        let at = |size: u64| {
+            let r = Record {
+                size_bytes: Some(size),
+                threads: 1,
+                regime: Some(h.regime(size, 1, Curve::Bandwidth)),
+                ..Record::new(crate::model::SuiteId::Cache)
+            };
+            let l = limit(&r, k, &h);
+            (l.gbps, l.bound_by)
+        };
+        use crate::model::BoundBy::*;
+        // 64 KiB still hits the 48 KiB L1: its load ports (3 × 32 B).
+        assert_eq!(at(64 << 10), (Some(192.0), L1LoadPorts));
+        // Past 96 KiB the fill (64 B/cycle) bounds it.
+        assert_eq!(at(128 << 10), (Some(128.0), L2Fill));
+        // Past the last level with no DRAM peak: nothing is known.
+        assert_eq!(at(8 << 20), (None, Unknown));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::measure::workers::{SharedTeam, Workers};
 use crate::measure::{Hint, Measured, SampleOpts};
 use crate::memory::PageKind;
 use crate::model::detail::ThreadsDetail;
-use crate::model::{Host, MemoryInfo, Record, SuiteId, Warning};
+use crate::model::{Curve, Host, MemoryInfo, Record, SuiteId, Warning};
 use crate::stats;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
@@ -124,8 +124,11 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
     let mut sizes = match &o.sizes {
         Some(s) => s.clone(),
         None => {
-            let llc = host.llc_size().unwrap_or(32 << 20);
-            vec![(llc / 2).max(1 << 20), super::cache::default_top(host) * 4]
+            let llc = host.llc_size(Curve::Bandwidth).unwrap_or(32 << 20);
+            vec![
+                (llc / 2).max(1 << 20),
+                super::cache::default_top(host, Curve::Bandwidth) * 4,
+            ]
         }
     };
     sizes.sort_unstable();
@@ -219,7 +222,7 @@ fn dram_read(host: &Host, sampling: Sampling) -> Result<ThreadsPlan, UserError> 
         .map_or("seq_read_64_scalar", |k| k.name);
     let o = ThreadsOptions {
         kernel: Some(widest.into()),
-        sizes: Some(vec![super::cache::default_top(host)]),
+        sizes: Some(vec![super::cache::default_top(host, Curve::Bandwidth)]),
         sampling,
         ..ThreadsOptions::default()
     };

@@ -80,6 +80,32 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     Ok(bytes)
 }
 
+/// Parse a bandwidth like `409.6GB/s`, `409.6 GB/s`, `381.5GiB/s` or a
+/// bare `409.6` (GB/s) into GB/s (10^9 B/s); the error says what is
+/// accepted.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad =
+        || format!("'{text}' is not a bandwidth: write e.g. 409.6GB/s, 381.5GiB/s or 409.6 (GB/s)");
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let mult = match unit.trim().trim_end_matches("/s") {
+        "" | "GB" => 1.0,
+        "GiB" => (1u64 << 30) as f64 / 1e9,
+        "TB" => 1e3,
+        "MB" => 1e-3,
+        _ => return Err(bad()),
+    };
+    let g = v * mult;
+    if !(g.is_finite() && g > 0.0 && g < 1e6) {
+        return Err(format!("'{text}': a DRAM peak is above 0 and below 1 PB/s"));
+    }
+    Ok(g)
+}
+
 /// Parse a comma-separated list of sizes and ranges, e.g.
 /// `16KiB,256KiB,8MiB` or `1KiB..1GiB:x2` or `4KiB..64KiB:+4KiB`.
 /// Result is sorted and deduplicated.
@@ -189,6 +215,19 @@ pub fn format_bytes(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_parse_with_their_unit() {
+        assert_eq!(parse_rate("409.6GB/s"), Ok(409.6));
+        assert_eq!(parse_rate(" 409.6 GB/s "), Ok(409.6));
+        assert_eq!(parse_rate("409.6"), Ok(409.6));
+        assert!((parse_rate("1GiB/s").unwrap() - 1.073741824).abs() < 1e-12);
+        assert_eq!(parse_rate("1.2TB/s"), Ok(1200.0));
+        for bad in ["", "fast", "12 furlongs", "-3GB/s", "0", "1e9GB/s"] {
+            let e = parse_rate(bad).unwrap_err();
+            assert!(e.contains("GB/s") || e.contains("PB/s"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn parses_units() {

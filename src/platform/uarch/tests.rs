@@ -238,6 +238,23 @@ fn the_table_is_well_formed() {
         );
         assert_eq!(r.l1[0].0, 64, "{}: scalar accesses need a row", r.id);
         assert!(!r.models.is_empty(), "{}", r.id);
+        // Every figure says how it is known, and only a null one is
+        // `unknown`; an L3 figure names its source.
+        let (l1, l2, l3) = r.below.basis;
+        assert_ne!(l1, Basis::Unknown, "{}", r.id);
+        assert_eq!(r.l2_to_l1.is_none(), l2 == Basis::Unknown, "{}", r.id);
+        assert_eq!(
+            r.below.l3_per_core.is_none(),
+            l3 == Basis::Unknown,
+            "{}",
+            r.id
+        );
+        assert_eq!(
+            r.below.l3_per_core.is_none(),
+            r.below.l3_source.is_empty(),
+            "{}",
+            r.id
+        );
     }
     // No model is claimed twice.
     for (i, a) in ROWS.iter().enumerate() {

@@ -43,6 +43,11 @@ pub struct Class {
     pub memory_gib: Option<f64>,
     /// Metric → bound: at least this for rates, at most this for latencies.
     pub bounds: BTreeMap<String, f64>,
+    /// The class's memory system peak, GB/s (channels × MT/s × 8 B), for
+    /// nodes whose SMBIOS does not tell it (VMs, no root): their DRAM
+    /// records are judged against it, as with `--dram-peak`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram_peak_gbps: Option<f64>,
 }
 
 /// `*` as "any characters", everything else literal.
@@ -78,6 +83,24 @@ impl Class {
     }
 }
 
+/// Put each class's `dram_peak_gbps` on the nodes it matches: their host's
+/// DRAM peak and their DRAM records' limits.
+pub fn restate_dram(r: &Reference, f: &mut FleetRun) {
+    for run in f.nodes.iter_mut().filter_map(|n| n.run.as_mut()) {
+        let peak = r
+            .classes
+            .iter()
+            .find(|c| c.matches(&run.host))
+            .and_then(|c| c.dram_peak_gbps);
+        if let Some(g) = peak {
+            let mut dram = run.host.dram.take().unwrap_or_default().with_stated(g);
+            dram.source = "the fleet's --reference".into();
+            run.host.dram = Some(dram);
+            run.restate_dram_peak(g);
+        }
+    }
+}
+
 /// Read and check a reference file.
 pub fn load(path: &str) -> Result<Reference, UserError> {
     let bad = |m: String| UserError::flag("--reference", format!("{path}: {m}"));
@@ -98,6 +121,12 @@ pub fn load(path: &str) -> Result<Reference, UserError> {
         .any(|c| c.bounds.values().any(|b| !b.is_finite()))
     {
         return Err(bad("a bound is not a number".into()));
+    }
+    if r.classes.iter().any(|c| {
+        c.dram_peak_gbps
+            .is_some_and(|g| !(g.is_finite() && g > 0.0))
+    }) {
+        return Err(bad("dram_peak_gbps must be a number above 0 (GB/s)".into()));
     }
     Ok(r)
 }
@@ -123,6 +152,7 @@ pub fn make(f: &FleetRun, v: &Verdicts, pct: f64) -> Reference {
             cores: Some(h.physical_cores),
             memory_gib: gib,
             bounds: BTreeMap::new(),
+            dram_peak_gbps: h.dram.as_ref().and_then(|d| d.peak_gbps),
         };
         match classes.iter_mut().find(|(c, _)| {
             c.cpu == key.cpu
@@ -194,6 +224,24 @@ mod tests {
         .unwrap();
         let r = load(p.to_str().unwrap()).unwrap();
         assert_eq!(r.classes[0].bounds["dram_read_gbps"], 5.0);
+        assert_eq!(r.classes[0].dram_peak_gbps, None);
+        // A class may state its DRAM peak; it must be a rate.
+        std::fs::write(
+            &p,
+            r#"{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{},"dram_peak_gbps":409.6}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            load(p.to_str().unwrap()).unwrap().classes[0].dram_peak_gbps,
+            Some(409.6)
+        );
+        std::fs::write(
+            &p,
+            r#"{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{},"dram_peak_gbps":-1}]}"#,
+        )
+        .unwrap();
+        let e = load(p.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("dram_peak_gbps must be a number above 0"), "{e}");
         std::fs::write(&p, r#"{"classes":[]}"#).unwrap();
         let e = load(p.to_str().unwrap()).unwrap_err().to_string();
         assert!(

@@ -100,7 +100,13 @@ where
             x1 = x1.max(1.0) + 0.5;
         }
     }
-    let ymax = nice_max(pts().map(|p| p.1).fold(0.0, f64::max));
+    // Limits count towards the scale: a roofline off the chart says nothing.
+    let ymax = nice_max(
+        pts()
+            .map(|p| p.1)
+            .chain(c.limits.iter().map(|l| l.gbps))
+            .fold(0.0, f64::max),
+    );
     let (_, h) = root.dim_in_pixel();
     let scale = (h as f64 / 720.0).clamp(0.5, 3.0);
     let px = |v: i32| (v as f64 * scale).round() as i32;
@@ -181,6 +187,30 @@ where
                 ("sans-serif", px(14)).into_font().color(&color),
             ))?;
         }
+    }
+    // Each limit over its regime's sizes, dotted dark red, labelled at
+    // its left end just above the line.
+    let limit_col = RGBColor(150, 20, 20);
+    for l in &c.limits {
+        let (a, b) = (tx(l.x0).max(x0), tx(l.x1).min(x1));
+        if a > b {
+            continue;
+        }
+        chart.draw_series(std::iter::once(plotters::element::DashedPathElement::new(
+            vec![(a, l.gbps), (b.max(a + 0.5).min(x1), l.gbps)],
+            px(3),
+            px(3),
+            limit_col.stroke_width(px(2).max(1) as u32),
+        )))?;
+        let (bx, by) = chart.backend_coord(&(a, l.gbps));
+        // Kept inside the plot: a label past its right edge is cut off.
+        let (right, _) = chart.backend_coord(&(x1, l.gbps));
+        let width = (l.label.chars().count() as f64 * 7.2 * scale) as i32;
+        root.draw(&Text::new(
+            l.label.clone(),
+            ((bx + px(2)).min(right - width), by - px(17)),
+            ("sans-serif", px(13)).into_font().color(&limit_col),
+        ))?;
     }
     for (i, s) in c.series.iter().enumerate() {
         let col = color(i);

@@ -24,7 +24,7 @@ use super::Exporter;
 
 mod draw;
 use crate::model::detail::NumaDetail;
-use crate::model::{Record, Run, Status, SuiteId};
+use crate::model::{BoundBy, Curve, Record, Run, Status, SuiteId};
 pub use draw::{color, png, register_fonts, svg, MAX_SIDE, MIN_SIDE};
 
 /// The x axis of a line chart.
@@ -53,6 +53,18 @@ pub struct Marker {
     pub faint: bool,
 }
 
+/// A physical limit over a span of sizes (a roofline in bandwidth form):
+/// the highest `limit_gbps` the chart's records carry in one regime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimitLine {
+    /// The sizes of that regime's records, bytes.
+    pub x0: f64,
+    pub x1: f64,
+    pub gbps: f64,
+    /// What it is and its source, e.g. "L2→L1 fill 128 GB/s".
+    pub label: String,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineChart {
     pub x: XAxis,
@@ -60,6 +72,8 @@ pub struct LineChart {
     pub y_desc: String,
     pub series: Vec<Series>,
     pub markers: Vec<Marker>,
+    /// Limits drawn as labelled horizontal lines; bandwidth over size only.
+    pub limits: Vec<LimitLine>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -287,7 +301,19 @@ fn line_charts(
             format!("{head}: {what} vs {against} ({stat_name} of samples)")
         };
         let markers = if x == XAxis::Bytes && cpu_memory {
-            cache_markers(run)
+            cache_markers(
+                run,
+                if unit == "ns" {
+                    Curve::Latency
+                } else {
+                    Curve::Bandwidth
+                },
+            )
+        } else {
+            Vec::new()
+        };
+        let limits = if x == XAxis::Bytes && unit != "ns" {
+            limit_lines(&rs)
         } else {
             Vec::new()
         };
@@ -300,21 +326,62 @@ fn line_charts(
                 y_desc: format!("{what}, {unit}"),
                 series,
                 markers,
+                limits,
             }),
         });
     }
     out
 }
 
+/// One labelled line per regime the records reach with a known limit: at
+/// the highest limit there (the widest kernel's), spanning that regime's
+/// sizes, named by the ceiling it is.
+pub fn limit_lines(recs: &[&Record]) -> Vec<LimitLine> {
+    let mut out: Vec<LimitLine> = Vec::new();
+    for regime in ["L1", "L2", "L3", "DRAM"] {
+        let here: Vec<&&Record> = recs
+            .iter()
+            .filter(|r| r.regime.as_deref() == Some(regime) && r.size_bytes.is_some())
+            .collect();
+        let top = here
+            .iter()
+            .filter_map(|r| Some((r.limit_gbps?, r.bound_by?)))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let Some((gbps, bound)) = top else {
+            continue;
+        };
+        let sizes = here.iter().filter_map(|r| r.size_bytes);
+        let (x0, x1) = sizes.fold((u64::MAX, 0), |(a, b), s| (a.min(s), b.max(s)));
+        let what = if bound == BoundBy::DramChannels {
+            "DRAM peak".to_string()
+        } else {
+            bound.label().to_string()
+        };
+        let g = if gbps >= 100.0 {
+            format!("{gbps:.0}")
+        } else {
+            format!("{gbps:.1}")
+        };
+        out.push(LimitLine {
+            x0: x0 as f64,
+            x1: x1 as f64,
+            gbps,
+            label: format!("{regime} limit: {what} {g} GB/s"),
+        });
+    }
+    out
+}
+
 /// One boundary per data/unified cache level: where the knee probe found
-/// it ends (`effective_size_bytes`) with CPUID's size as a faint line, or
-/// CPUID's size alone where nothing was measured. A faint line within
+/// it ends for records of `curve` (`effective_size_bytes` for latency,
+/// `bandwidth_size_bytes` for bandwidth) with CPUID's size as a faint line,
+/// or CPUID's size alone where nothing was measured. A faint line within
 /// 1.5× of the measured one goes unlabelled (the labels would overlap).
-pub fn cache_markers(run: &Run) -> Vec<Marker> {
+pub fn cache_markers(run: &Run, curve: Curve) -> Vec<Marker> {
     let size = crate::util::units::format_bytes;
     let mut out = Vec::new();
     for c in run.host.data_caches().filter(|c| c.size_bytes > 0) {
-        let Some(e) = c.effective_size_bytes.filter(|&e| e > 0) else {
+        let Some(e) = c.measured(curve).filter(|&e| e > 0) else {
             out.push(Marker {
                 x: c.size_bytes as f64,
                 label: format!("L{} {}", c.level, size(c.size_bytes)),
@@ -472,7 +539,7 @@ mod tests {
             cache(2, 2 << 20, Some(3 << 19)),
             cache(3, 480 << 20, Some(10 << 20)),
         ];
-        let m = cache_markers(&run);
+        let m = cache_markers(&run, Curve::Latency);
         let shown: Vec<(f64, &str, bool)> =
             m.iter().map(|m| (m.x, m.label.as_str(), m.faint)).collect();
         assert_eq!(

@@ -40,6 +40,20 @@ pub fn knees(h: &Host) -> String {
         p.source,
         p.wall_seconds
     );
+    if let Some(b) = &p.bandwidth_knee {
+        let _ = writeln!(
+            s,
+            "           read curve: {} plateau {:.1} GB/s to {}, DRAM {:.1} GB/s from {}",
+            b.level.map_or("last".into(), |l| format!("L{l}")),
+            b.plateau_gbps,
+            format_bytes(b.end_bytes),
+            b.dram_gbps,
+            format_bytes(b.dram_from_bytes)
+        );
+    }
+    if let Some(line) = curves_differ(h) {
+        let _ = writeln!(s, "           {line}");
+    }
     if let Some(note) = &p.note {
         let _ = writeln!(s, "           {note}");
     }
@@ -47,6 +61,30 @@ pub fn knees(h: &Host) -> String {
         let _ = writeln!(s, "           {w}");
     }
     s
+}
+
+/// One line when latency and bandwidth records end a level at different
+/// sizes (each kind is labelled by its own curve); None when they agree.
+fn curves_differ(h: &Host) -> Option<String> {
+    use crate::model::Curve;
+    let parts: Vec<String> = h
+        .data_caches()
+        .filter_map(|c| {
+            let (lat, bw) = (
+                h.boundary(c, Curve::Latency),
+                h.boundary(c, Curve::Bandwidth),
+            );
+            (lat != bw).then(|| {
+                format!(
+                    "L{} ends at {} for latency records, at {} for bandwidth records",
+                    c.level,
+                    format_bytes(lat),
+                    format_bytes(bw)
+                )
+            })
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("the curves differ: {}", parts.join("; ")))
 }
 
 /// The human view of `info`.
@@ -76,11 +114,7 @@ pub fn render(h: &Host) -> String {
     }
     let _ = writeln!(s, "caches");
     for c in &h.caches {
-        let measured = match c.effective_size_bytes {
-            Some(e) if c.disagrees() => format!("  measured {} (regimes use it)", format_bytes(e)),
-            Some(e) => format!("  measured {}", format_bytes(e)),
-            None => String::new(),
-        };
+        let measured = measured_sizes(h, c);
         let _ = writeln!(
             s,
             "  L{} {:<11} {:>9}  line {} B  shared by cpus {:<6} [{}]{}",
@@ -105,6 +139,7 @@ pub fn render(h: &Host) -> String {
             n.distances
         );
     }
+    dram_lines(&mut s, h);
     let e = &h.env;
     let _ = writeln!(
         s,
@@ -137,6 +172,70 @@ pub fn render(h: &Host) -> String {
     uarch_lines(&mut s, h);
     ceiling_lines(&mut s, h);
     s
+}
+
+/// "  measured 20 MiB by latency, 128 MiB by read bandwidth (regimes use
+/// them)": what the knee probe found for a level, by each curve.
+fn measured_sizes(h: &Host, c: &crate::model::Cache) -> String {
+    use crate::model::Curve;
+    let by = |curve: Curve| c.measured(curve).map(format_bytes);
+    let used = [Curve::Latency, Curve::Bandwidth]
+        .iter()
+        .any(|&k| h.boundary(c, k) != c.size_bytes);
+    let sizes = match (by(Curve::Latency), by(Curve::Bandwidth)) {
+        (None, None) => return String::new(),
+        (Some(l), Some(b)) if l == b => l,
+        (Some(l), Some(b)) => format!("{l} by latency, {b} by read bandwidth"),
+        (Some(l), None) => format!("{l} by latency"),
+        (None, Some(b)) => format!("{b} by read bandwidth"),
+    };
+    format!(
+        "  measured {sizes}{}",
+        if used { " (regimes use it)" } else { "" }
+    )
+}
+
+/// The DRAM peak in a line (or why it is unknown), then the memory
+/// devices SMBIOS lists, empty slots included, and any doubt.
+fn dram_lines(s: &mut String, h: &Host) {
+    let Some(d) = &h.dram else {
+        return;
+    };
+    match d.peak_gbps {
+        Some(g) => {
+            let _ = writeln!(s, "dram       peak {g:.1} GB/s: {}  [{}]", d.note, d.source);
+        }
+        None => {
+            let _ = writeln!(s, "dram       {}", d.note);
+        }
+    }
+    if !d.devices.is_empty() {
+        let mut rows = vec![[
+            "slot", "bank", "size", "type", "form", "width", "MT/s", "rated", "channel",
+        ]
+        .map(String::from)
+        .to_vec()];
+        let n = |v: Option<u32>| v.map_or("-".into(), |v| v.to_string());
+        for x in &d.devices {
+            rows.push(vec![
+                x.locator.clone(),
+                x.bank_locator.clone(),
+                x.size_bytes.map_or("empty".into(), format_bytes),
+                x.memory_type.clone(),
+                x.form_factor.clone(),
+                n(x.data_width_bits),
+                n(x.configured_mts),
+                n(x.speed_mts),
+                x.channel.clone().unwrap_or_else(|| "-".into()),
+            ]);
+        }
+        for line in grid(&rows).lines() {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+    for w in &d.warnings {
+        let _ = writeln!(s, "           warning: {w}");
+    }
 }
 
 fn clock_lines(s: &mut String, h: &Host) {
@@ -180,16 +279,34 @@ fn uarch_lines(s: &mut String, h: &Host) {
                 )
             })
             .collect();
-    let l2 = r
-        .l2_to_l1_bytes_per_cycle
-        .map_or("not documented".into(), |b| format!("{b} B"));
+    let basis = |b: Option<crate::model::Basis>| match b {
+        Some(crate::model::Basis::Measured) => " (measured by others)",
+        Some(crate::model::Basis::Documented) => " (documented)",
+        Some(crate::model::Basis::Inferred) => " (inferred)",
+        _ => "",
+    };
+    let b = r.basis;
+    let per_cycle = |v: Option<f64>, which: Option<crate::model::Basis>| {
+        v.map_or("not documented".into(), |b| {
+            format!("{b} B per cycle{}", basis(which))
+        })
+    };
     let _ = writeln!(
         s,
-        "           L1 loads/stores per cycle: {}; L2→L1 {} per cycle",
+        "           L1 loads/stores per cycle: {}{}",
         rates.join(", "),
-        l2
+        basis(b.map(|b| b.l1))
+    );
+    let _ = writeln!(
+        s,
+        "           L2→L1 {}; L3→core {}",
+        per_cycle(r.l2_to_l1_bytes_per_cycle, b.map(|b| b.l2_to_l1)),
+        per_cycle(r.l3_per_core_bytes_per_cycle, b.map(|b| b.l3_per_core))
     );
     let _ = writeln!(s, "           source: {}", r.source);
+    if let Some(l3) = &r.l3_source {
+        let _ = writeln!(s, "           L3 source: {l3}");
+    }
 }
 
 fn ceiling_lines(s: &mut String, h: &Host) {
@@ -266,6 +383,9 @@ mod tests {
             }],
             l2_to_l1_bytes_per_cycle: Some(64.0),
             source: "somewhere".into(),
+            l3_per_core_bytes_per_cycle: None,
+            l3_source: None,
+            basis: None,
         };
         let s = render(&host(
             Some(row),
@@ -276,7 +396,11 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("matched by the model is masked"), "{s}");
-        assert!(s.contains("512-bit 2/1; L2→L1 64 B per cycle"), "{s}");
+        assert!(s.contains("512-bit 2/1\n"), "{s}");
+        assert!(
+            s.contains("L2→L1 64 B per cycle; L3→core not documented"),
+            "{s}"
+        );
         assert!(
             s.contains("add r64,r64 chain 3.400 GHz, imul r64,r64 chain 3.390 GHz"),
             "{s}"
@@ -311,6 +435,7 @@ mod tests {
             source: "cpuid+sysfs".into(),
             effective_size_bytes: Some(10 << 20),
             effective_source: Some("knee probe (this run)".into()),
+            bandwidth_size_bytes: Some(16 << 20),
         });
         h.knees = Some(KneeProbe {
             source: "this run".into(),
@@ -329,9 +454,27 @@ mod tests {
             }],
             ..KneeProbe::default()
         });
+        h.knees.as_mut().unwrap().bandwidth_knee = Some(crate::model::BandwidthKnee {
+            end_bytes: 16 << 20,
+            plateau_gbps: 29.0,
+            dram_gbps: 15.4,
+            dram_from_bytes: 64 << 20,
+            level: Some(3),
+        });
         let s = render(&h);
         assert!(
-            s.contains("480 MiB") && s.contains("measured 10 MiB (regimes use it)"),
+            s.contains("480 MiB")
+                && s.contains(
+                    "measured 10 MiB by latency, 16 MiB by read bandwidth (regimes use it)"
+                ),
+            "{s}"
+        );
+        assert!(
+            s.contains("read curve: L3 plateau 29.0 GB/s to 16 MiB, DRAM 15.4 GB/s from 64 MiB"),
+            "{s}"
+        );
+        assert!(
+            s.contains("L3 ends at 10 MiB for latency records, at 16 MiB for bandwidth records"),
             "{s}"
         );
         assert!(

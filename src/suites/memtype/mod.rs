@@ -22,7 +22,7 @@ use crate::measure::team;
 use crate::memory::device::{self, DeviceSpec};
 use crate::memory::{kind, Buffer, PageKind};
 use crate::model::detail::{BreakEven, MemtypeDetail};
-use crate::model::{Host, Nullable, SuiteId};
+use crate::model::{Curve, Host, Nullable, SuiteId};
 use crate::model::{MemoryInfo, Record, Sample};
 use crate::stats;
 use crate::util::units::format_bytes;
@@ -476,7 +476,7 @@ fn record(
         size_bytes: Some(2 * n),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: Some(host.regime(2 * n, 1)),
+        regime: Some(host.regime(2 * n, 1, Curve::Bandwidth)),
         bytes_read_per_pass: Some(n),
         bytes_written_per_pass: Some(n),
         payload_bytes_per_pass: Some(n),
@@ -487,6 +487,10 @@ fn record(
         memory: Some(t.info.clone()),
         ..Record::new(detail)
     };
+    // Device mappings (WC/UC BARs, framebuffers) are not the DRAM path.
+    if !t.info.kind.starts_with("device") {
+        r.set_limit(super::record::limit(&r, k, host));
+    }
     r.warnings = super::record::bandwidth_warnings(&r, k, host);
     r
 }

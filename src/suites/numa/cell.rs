@@ -96,7 +96,7 @@ pub(super) fn mix_record(
         size_bytes: Some(ws),
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
-        regime: Some(host.regime(ws, cpus.len() as u32)),
+        regime: Some(host.regime(ws, cpus.len() as u32, Curve::Bandwidth)),
         bytes_read_per_pass: uniform.then_some(read_per_pass),
         bytes_written_per_pass: uniform.then_some(written_per_pass),
         payload_bytes_per_pass: uniform.then_some(read_per_pass + written_per_pass),
@@ -113,6 +113,16 @@ pub(super) fn mix_record(
         noise: m.m.noise,
         ..Record::new(detail)
     };
+    // A DRAM-sized mix is bound by the memory system's peak (the whole
+    // machine's: a per-node figure would need each node's channels).
+    r.set_limit(host.limit(&crate::model::LimitCase {
+        op,
+        width_bits: r.width_bits,
+        regime: r.regime.as_deref().unwrap_or("DRAM"),
+        cores: host.cores_of(cpus),
+        hz: host.clock_hz,
+        nontemporal: r.nontemporal.unwrap_or(false),
+    }));
     r.warnings = spread_warnings(r.gbps.as_ref(), true);
     r.warnings.extend(noise_warnings(&r));
     if m.m.cut_short {
@@ -248,7 +258,7 @@ pub(super) fn latency_record(m: &Measured, host: &Host, cpus: &[u32], ws: u64) -
         size_bytes: Some(ws),
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
-        regime: Some(host.regime(ws, 1)),
+        regime: Some(host.regime(ws, 1, Curve::Latency)),
         noise: m.noise,
         ..Record::new(detail)
     };

@@ -28,7 +28,7 @@ use crate::measure::workers::Workers;
 use crate::measure::{Failure, Measured, SampleOpts, Sampler};
 use crate::memory::{numa, PageKind};
 use crate::model::detail::NumaDetail;
-use crate::model::{Detail, Host, Placement, Record, SuiteId, Warning};
+use crate::model::{Curve, Detail, Host, Placement, Record, SuiteId, Warning};
 use crate::stats;
 use crate::util::units::format_bytes;
 

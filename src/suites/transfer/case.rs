@@ -342,6 +342,7 @@ fn above_link(plan: &Plan, dir: Direction, g: &Stats) -> Option<Warning> {
     (over_link && per_dir_best > l * limits::OVER_CEILING).then_some(Warning::AboveCeiling {
         gbps: per_dir_best,
         ceiling_gbps: l,
+        bound_by: None,
     })
 }
 

@@ -320,6 +320,7 @@ mod tests {
         let opts = SampleOpts {
             samples: 3,
             min_sample: Duration::from_millis(10),
+            settle: None,
         };
         let mut s = FakeSession {
             calls: Vec::new(),

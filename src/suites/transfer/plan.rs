@@ -201,6 +201,7 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
     let opts = a.sampling.resolve(SampleOpts {
         samples: 5,
         min_sample: Duration::from_millis(20),
+        settle: None,
     })?;
     if let Some(n) = a.host_node {
         if !host.nodes.iter().any(|x| x.id == n) {

@@ -398,15 +398,19 @@ impl<'a> Root<'a> {
         } else {
             0.0
         };
+        let reference = match &self.plan.reference {
+            Some(p) => Some((p.clone(), crate::report::fleet::reference::load(p)?)),
+            None => None,
+        };
+        if let Some((_, r)) = &reference {
+            crate::report::fleet::reference::restate_dram(r, &mut self.fleet);
+        }
         let verdicts = crate::report::fleet::verdict::judge(
             &self.fleet,
             &crate::report::fleet::verdict::Settings {
                 z: self.plan.outlier_z,
                 pct: self.plan.outlier_pct,
-                reference: match &self.plan.reference {
-                    Some(p) => Some((p.clone(), crate::report::fleet::reference::load(p)?)),
-                    None => None,
-                },
+                reference,
             },
         );
         let failing = verdicts.nodes.iter().any(|v| v.drain);

@@ -1,0 +1,190 @@
+//! The memory devices from the firmware's SMBIOS tables, decoded by the
+//! `dmidecode` crate from Linux's copies: `/sys/firmware/dmi/tables/
+//! smbios_entry_point` and `DMI` (root only on most systems; absent in
+//! many VMs). `BWSCOPE_SMBIOS_DIR` names another folder holding the two
+//! files (a dump from another machine; the tests' fixtures). Nothing here
+//! fails a run: whatever cannot be read becomes a one-line reason and a
+//! null peak (`platform::dram`).
+
+use std::path::{Path, PathBuf};
+
+use dmidecode::memory_device::MemoryTechnology;
+use dmidecode::physical_memory_array::MemoryArrayUse;
+use dmidecode::{EntryPoint, Structure};
+
+use crate::model::{Dram, DramDevice};
+
+/// Where Linux exposes the tables.
+pub const SYSFS: &str = "/sys/firmware/dmi/tables";
+
+/// The folder the tables are read from.
+fn dir() -> PathBuf {
+    std::env::var_os("BWSCOPE_SMBIOS_DIR")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from(SYSFS), PathBuf::from)
+}
+
+/// The memory system of this machine (or of `BWSCOPE_SMBIOS_DIR`'s dump).
+pub fn detect() -> Dram {
+    read(&dir())
+}
+
+/// Read and decode the two files in `dir`.
+pub fn read(dir: &Path) -> Dram {
+    let source = format!("SMBIOS ({})", dir.display());
+    let load = |name: &str| std::fs::read(dir.join(name));
+    let (entry, table) = match (load("smbios_entry_point"), load("DMI")) {
+        (Ok(e), Ok(t)) => (e, t),
+        (Err(e), _) | (_, Err(e)) => {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => format!(
+                    "no SMBIOS tables: {} does not exist (a VM without them?)",
+                    dir.display()
+                ),
+                std::io::ErrorKind::PermissionDenied => format!(
+                    "no SMBIOS memory devices: {} is readable by root only",
+                    dir.join("DMI").display()
+                ),
+                _ => format!("SMBIOS tables unreadable: {e}"),
+            };
+            return unknown(&source, why);
+        }
+    };
+    match decode(&entry, &table) {
+        Ok((version, devices)) => {
+            super::dram::peak(&format!("SMBIOS {version} ({})", dir.display()), devices)
+        }
+        Err(why) => unknown(&source, why),
+    }
+}
+
+fn unknown(source: &str, why: String) -> Dram {
+    Dram {
+        source: source.into(),
+        note: format!("DRAM peak unknown ({why}; state it with --dram-peak)"),
+        ..Dram::default()
+    }
+}
+
+/// The SMBIOS version and the memory devices of system memory arrays, or
+/// why the tables cannot be trusted. A structure the crate cannot decode
+/// makes the whole table suspect: no device list is better than half of
+/// one (a peak from half the channels would look plausible).
+pub fn decode(entry: &[u8], table: &[u8]) -> Result<(String, Vec<DramDevice>), String> {
+    let ep = EntryPoint::search(entry).map_err(|e| format!("corrupt SMBIOS entry point: {e}"))?;
+    let need = ep.smbios_len() as usize;
+    // The crate reads up to the length the entry point gives; a shorter
+    // table is truncated (and must not be read past its end).
+    if table.len() < need {
+        return Err(format!(
+            "truncated SMBIOS table: {} of the {need} bytes its entry point gives",
+            table.len()
+        ));
+    }
+    let version = format!("{}.{}", ep.major(), ep.minor());
+    let mut arrays: Vec<(u16, MemoryArrayUse)> = Vec::new();
+    let mut devices = Vec::new();
+    for s in ep.structures(&table[..need]) {
+        match s.map_err(|e| format!("corrupt SMBIOS table: {e}"))? {
+            Structure::PhysicalMemoryArray(a) => arrays.push((a.handle, a.r#use)),
+            Structure::MemoryDevice(d) => devices.push(d),
+            _ => {}
+        }
+    }
+    // Devices of arrays that are not system memory (video, flash), and
+    // persistent memory sharing a channel, are not DRAM bandwidth.
+    let system = |h: u16| {
+        arrays
+            .iter()
+            .find(|a| a.0 == h)
+            .is_none_or(|a| a.1 == MemoryArrayUse::SystemMemory)
+    };
+    let out = devices
+        .iter()
+        .filter(|d| system(d.physical_memory_handle))
+        .filter(|d| {
+            !matches!(
+                d.memory_technology,
+                Some(
+                    MemoryTechnology::NvDimmN
+                        | MemoryTechnology::NvDimmF
+                        | MemoryTechnology::NvDimmP
+                        | MemoryTechnology::IntelOptane
+                )
+            )
+        })
+        .map(|d| DramDevice {
+            locator: d.device_locator.trim().into(),
+            bank_locator: d.bank_locator.trim().into(),
+            size_bytes: size(d.size, d.extended_size),
+            memory_type: type_name(d.memory_type),
+            form_factor: form_name(d.form_factor),
+            data_width_bits: d.data_width.map(u32::from),
+            total_width_bits: d.total_width.map(u32::from),
+            speed_mts: speed(d.speed, d.extended_speed),
+            configured_mts: speed(
+                d.configured_memory_speed,
+                d.extended_configured_memory_speed,
+            ),
+            channel: super::dram::channel_of(d.device_locator, d.bank_locator),
+            manufacturer: text(d.manufacturer),
+            part_number: text(d.part_number),
+        })
+        .collect();
+    Ok((version, out))
+}
+
+/// Type 17's Size: 0 an empty slot, 0xFFFF unknown (the crate gives None),
+/// 0x7FFF "see Extended Size" (MiB, bits 30:0), bit 15 KiB units.
+fn size(size: Option<u16>, extended: u32) -> Option<u64> {
+    match size? {
+        0 => None,
+        0x7FFF => Some(u64::from(extended & 0x7FFF_FFFF) << 20),
+        s if s & 0x8000 != 0 => Some(u64::from(s & 0x7FFF) << 10),
+        s => Some(u64::from(s) << 20),
+    }
+}
+
+/// Speed and Configured Memory Speed: 0 unknown (the crate gives None),
+/// 0xFFFF "see the extended field" (SMBIOS 3.3, bits 30:0).
+fn speed(speed: Option<u16>, extended: Option<u32>) -> Option<u32> {
+    match speed? {
+        0xFFFF => extended.map(|e| e & 0x7FFF_FFFF).filter(|&e| e > 0),
+        s => Some(u32::from(s)),
+    }
+}
+
+fn text(s: &str) -> Option<String> {
+    let t = s.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+fn type_name(t: dmidecode::memory_device::Type) -> String {
+    use dmidecode::memory_device::Type as T;
+    match t {
+        T::Ddr => "DDR".into(),
+        T::Ddr2 => "DDR2".into(),
+        T::Ddr3 => "DDR3".into(),
+        T::Ddr4 => "DDR4".into(),
+        T::Ddr5 => "DDR5".into(),
+        T::LpDdr => "LPDDR".into(),
+        T::LpDdr2 => "LPDDR2".into(),
+        T::LpDdr3 => "LPDDR3".into(),
+        T::LpDdr4 => "LPDDR4".into(),
+        T::LpDdr5 => "LPDDR5".into(),
+        T::Hbm => "HBM".into(),
+        T::Hbm2 => "HBM2".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn form_name(f: dmidecode::memory_device::FormFactor) -> String {
+    use dmidecode::memory_device::FormFactor as F;
+    match f {
+        F::Dimm => "DIMM".into(),
+        F::SoDimm => "SODIMM".into(),
+        F::RowOfChips => "Row of chips".into(),
+        F::Chip => "Chip".into(),
+        other => format!("{other:?}"),
+    }
+}
