@@ -475,9 +475,10 @@ fn a_hung_rank_is_lost_within_the_timeout() {
     unsafe {
         libc::kill(ranks.pid(1), libc::SIGSTOP);
     }
-    // Rank 0 gives up on it after the step's length and --timeout (3 s).
-    assert_eq!(ranks.wait_rank(0, Duration::from_secs(3)), 0);
-    assert_eq!(ranks.wait_rank(2, Duration::from_secs(3)), 0);
+    // Rank 0 gives up on it after a leader's bound with a hung peer (the
+    // step, two peer timeouts of 3 s) and a grace of 2 s.
+    assert_eq!(ranks.wait_rank(0, Duration::from_secs(12)), 0);
+    assert_eq!(ranks.wait_rank(2, Duration::from_secs(12)), 0);
     let f = load(&d.path().join("res/fleet.json"));
     assert_valid(&f, 3);
     let n = &f["nodes"][1];
@@ -493,6 +494,61 @@ fn a_hung_rank_is_lost_within_the_timeout() {
         }
     }
     assert!(flows(&f, 2, 0)[0]["recv_gbps"].as_f64().unwrap() > 0.0);
+}
+
+/// Rank 2 is stopped in the middle of its test with rank 1 (the only
+/// test of the step: rank 0 leads none, so its patience starts at the
+/// broadcast). Rank 1's test ends only after its waits for the hung peer;
+/// rank 0 must wait for that and lose rank 2 alone, not its healthy
+/// partner.
+#[test]
+fn a_rank_stopped_mid_test_is_lost_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let mut ranks = Ranks::spawn(
+        3,
+        d.path(),
+        &[
+            "--suites",
+            "none",
+            "--schedule",
+            "pairs",
+            "--pairs-at-once",
+            "half",
+            "--step-time",
+            "3",
+            "--omit",
+            "0.2",
+            "--out",
+            "res",
+            "--timeout",
+            "3",
+        ],
+    );
+    ranks.wait_for("network phase over tcp", common::fleet::STARTUP);
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe {
+        libc::kill(ranks.pid(2), libc::SIGSTOP);
+    }
+    // Rank 0 loses rank 2 after a leader's bound (the test, two peer
+    // timeouts) and its grace: at most 3.2 + 6 + 2.05 s per step.
+    assert_eq!(ranks.wait_rank(0, Duration::from_secs(12)), 0);
+    assert_eq!(ranks.wait_rank(1, Duration::from_secs(12)), 0);
+    let f = load(&d.path().join("res/fleet.json"));
+    assert_valid(&f, 3);
+    let (one, two) = (&f["nodes"][1], &f["nodes"][2]);
+    assert_eq!(two["status"], "lost", "{two}");
+    assert_eq!(two["lost_in"], "network");
+    assert_eq!(one["status"], "ok", "the healthy partner is kept: {one}");
+    let v = &f["verdicts"]["nodes"][1];
+    assert_eq!(v["drain"], false, "{v}");
+    // Its flows with rank 2 are null with a reason and put down to rank 2.
+    for x in flows(&f, 1, 2).into_iter().chain(flows(&f, 2, 1)) {
+        assert!(x["recv_gbps"].is_null() && x["reason"].is_string(), "{x}");
+    }
+    assert!(flows(&f, 0, 1)
+        .into_iter()
+        .chain(flows(&f, 1, 0))
+        .any(|x| x["recv_gbps"].as_f64().is_some_and(|g| g > 0.0)));
 }
 
 #[test]

@@ -124,7 +124,8 @@ pub struct Flow {
     pub dst: u32,
     pub size_bytes: u64,
     pub step: u32,
-    /// Flows running at the same time in that step (load on the fabric).
+    /// Flows that ran at the same time in that step (load on the fabric;
+    /// flows a lost rank left out are not counted).
     pub concurrent: u32,
     /// GB/s (10^9 B/s) as the sender saw it.
     pub send_gbps: Option<f64>,
@@ -163,6 +164,16 @@ pub struct Verdicts {
     pub pct_worse: f64,
     /// Fewest nodes with a figure for a metric to be judged against the fleet.
     pub min_nodes: u32,
+    /// Foreign load (CPUs' worth of other processes, beyond the reading's
+    /// resolution) from which a figure measured under it is too noisy to
+    /// fail a node on (absent in files written before it existed).
+    #[serde(default)]
+    pub noisy_cpus: f64,
+    /// Nodes whose verdict noise made uncertain: a figure worse than the
+    /// fleet or its bound was measured under at least `noisy_cpus` of
+    /// foreign load, so the node is UNKNOWN instead of failing.
+    #[serde(default)]
+    pub uncertain_by_noise: u32,
     /// The reference file given with `--reference`, if any.
     pub reference: Option<String>,
     pub metrics: Vec<MetricSummary>,
@@ -229,6 +240,33 @@ pub struct Check {
     /// The value a healthy node should reach (the tighter of the fleet
     /// threshold and the reference), for the verdict file.
     pub expected: Option<f64>,
+    /// Foreign load while the figure was measured: CPUs' worth of other
+    /// processes beyond the reading's resolution (the record's `noise`);
+    /// null for figures without a noise reading (clock, network).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_cpus: Option<f64>,
+    /// The figure is an outlier or worse than its bound but was measured
+    /// under at least `Verdicts::noisy_cpus` of foreign load: uncertain,
+    /// so it does not fail the node.
+    #[serde(default)]
+    pub noisy: bool,
+}
+
+impl Check {
+    /// Worse than the fleet or the class bound (noisy or not).
+    pub fn bad(&self) -> bool {
+        self.outlier || self.below_reference
+    }
+
+    /// A failure the node is judged on: bad and not noisy.
+    pub fn fails(&self) -> bool {
+        self.bad() && !self.noisy
+    }
+
+    /// Judged at all: against the fleet or a class bound.
+    pub fn judged(&self) -> bool {
+        self.robust_z.is_some() || self.reference.is_some()
+    }
 }
 
 /// A flow that is slow or could not be measured.
@@ -240,7 +278,8 @@ pub struct LinkVerdict {
     pub size_bytes: u64,
     /// What arrived, GB/s; null when the flow failed (`reason`).
     pub gbps: Option<f64>,
-    /// Median over all flows of that transport and size.
+    /// Median over the healthy flows of that transport and size that ran
+    /// under the same load (`Flow::concurrent`).
     pub median_gbps: Option<f64>,
     pub robust_z: Option<f64>,
     pub pct_worse: Option<f64>,
@@ -267,5 +306,64 @@ impl FleetRun {
     pub fn label(&self, rank: u32) -> String {
         self.node(rank)
             .map_or_else(|| format!("rank{rank}"), |n| n.label.clone())
+    }
+}
+
+#[cfg(test)]
+impl FleetRun {
+    /// A fleet for tests: nodes `n0` … `n{n-1}` without runs and one TCP
+    /// shift matrix at 1 MiB whose flow `src → dst` arrived at
+    /// `gbps(src, dst)` GB/s (None: not measured, "refused").
+    pub(crate) fn test_shift(n: u32, gbps: impl Fn(u32, u32) -> Option<f64>) -> FleetRun {
+        let mut flows = Vec::new();
+        for d in 1..n {
+            for src in 0..n {
+                let dst = (src + d) % n;
+                let g = gbps(src, dst);
+                flows.push(Flow {
+                    src,
+                    dst,
+                    size_bytes: 1 << 20,
+                    step: d - 1,
+                    concurrent: n,
+                    recv_gbps: g,
+                    send_gbps: g,
+                    reason: g.is_none().then(|| "refused".into()),
+                    ..Flow::default()
+                });
+            }
+        }
+        FleetRun {
+            kind: FLEET_KIND.into(),
+            fleet_schema_version: FLEET_SCHEMA_VERSION,
+            schema_version: super::SCHEMA_VERSION,
+            tool: Tool::this(),
+            command_line: Vec::new(),
+            options: serde_json::Value::Null,
+            launch: Launch::default(),
+            started_at: String::new(),
+            finished_at: None,
+            complete: true,
+            interrupted: false,
+            nodes: (0..n)
+                .map(|r| FleetNode {
+                    rank: r,
+                    label: format!("n{r}"),
+                    hostname: format!("n{r}"),
+                    ..FleetNode::default()
+                })
+                .collect(),
+            network: vec![NetMatrix {
+                transport: "tcp".into(),
+                schedule: "shift".into(),
+                sizes: vec![1 << 20],
+                steps: n - 1,
+                flows,
+                ..NetMatrix::default()
+            }],
+            verdicts: None,
+            timings: Timings::default(),
+            warnings: Vec::new(),
+        }
     }
 }

@@ -91,11 +91,11 @@ pub fn dram_copy(run: &Run) -> Option<DramCopy<'_>> {
 
 /// Best all-cores DRAM figure of `op` from any suite that ran more than
 /// one thread at a DRAM-sized set.
-pub fn all_cores(run: &Run, op: &str) -> Option<(f64, u32)> {
+pub fn all_cores<'a>(run: &'a Run, op: &str) -> Option<(f64, &'a Record)> {
     ok(run)
         .filter(|r| r.threads > 1 && r.op == op && r.regime.as_deref() == Some("DRAM"))
         .filter(|r| !r.nontemporal.unwrap_or(false))
-        .filter_map(|r| r.gbps.map(|g| (g.best, r.threads)))
+        .filter_map(|r| r.gbps.map(|g| (g.best, r)))
         .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
@@ -104,7 +104,7 @@ pub fn all_cores(run: &Run, op: &str) -> Option<(f64, u32)> {
 /// views let the prefetchers help and are not load-to-use latency. A DRAM
 /// figure needs a size 4× past the last cache (at 2× a random chase still
 /// hits it: 125 instead of 170 ns on a guest with a 10 MiB L3).
-pub fn dram_latency(run: &Run) -> Option<(f64, String)> {
+pub fn dram_latency(run: &Run) -> Option<(f64, &Record)> {
     let recs: Vec<&Record> = ok(run)
         .filter(|r| r.suite == "latency")
         .filter(|r| {
@@ -119,14 +119,7 @@ pub fn dram_latency(run: &Run) -> Option<(f64, String)> {
     recs.iter()
         .filter(|r| r.size_bytes == Some(top))
         .filter(|r| r.regime.as_deref() != Some("DRAM") || run.host.well_inside(top, "DRAM", 4))
-        .filter_map(|r| {
-            metric::latency(r).map(|m| {
-                (
-                    m.best,
-                    r.regime.clone().unwrap_or_else(|| "largest size".into()),
-                )
-            })
-        })
+        .filter_map(|r| metric::latency(r).map(|m| (m.best, *r)))
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }
 
@@ -163,8 +156,8 @@ pub fn headline(run: &Run) -> Vec<String> {
         }
         if regime == "DRAM" {
             s.push_str(" per core");
-            if let Some((a, t)) = all_cores(run, "read") {
-                s.push_str(&format!(", {} with {} threads", gbps(a), t));
+            if let Some((a, r)) = all_cores(run, "read") {
+                s.push_str(&format!(", {} with {} threads", gbps(a), r.threads));
             }
         }
         parts.push(s);
@@ -193,7 +186,8 @@ pub fn headline(run: &Run) -> Vec<String> {
         s.push(')');
         parts.push(s);
     }
-    if let Some((ns, regime)) = dram_latency(run) {
+    if let Some((ns, r)) = dram_latency(run) {
+        let regime = r.regime.as_deref().unwrap_or("largest size");
         parts.push(format!("{regime} latency {ns:.0} ns"));
     }
     parts

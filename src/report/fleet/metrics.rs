@@ -6,7 +6,7 @@
 //! record, latency from the random chase at the largest size.
 
 use crate::model::fleet::{FleetRun, NetMatrix};
-use crate::model::Run;
+use crate::model::{Record, Run};
 use crate::report::summary;
 
 /// One figure of one node.
@@ -18,6 +18,10 @@ pub struct Figure {
     pub value: f64,
     /// One line on what it is, for HELP texts and tables.
     pub what: String,
+    /// Foreign load while the record behind it was measured (CPUs' worth
+    /// of other processes beyond the reading's resolution); None without
+    /// a noise reading (the clock, network figures).
+    pub foreign_cpus: Option<f64>,
 }
 
 fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str) -> Figure {
@@ -27,6 +31,15 @@ fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str
         higher_is_better: higher,
         value,
         what: what.into(),
+        foreign_cpus: None,
+    }
+}
+
+impl Figure {
+    /// The same figure, carrying the noise of the record it came from.
+    fn noise_of(mut self, r: &Record) -> Figure {
+        self.foreign_cpus = r.noise.map(|n| n.foreign_beyond_resolution());
+        self
     }
 }
 
@@ -48,51 +61,66 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
         ("L3", "l3_read_gbps"),
         ("DRAM", "dram_read_gbps"),
     ] {
-        if let Some((g, _)) = summary::single(run, "read", "seq_read", regime) {
-            out.push(figure(
-                name,
+        if let Some((g, r)) = summary::single(run, "read", "seq_read", regime) {
+            out.push(
+                figure(
+                    name,
+                    "GB/s",
+                    true,
+                    g,
+                    &format!("{regime} read bandwidth of one core"),
+                )
+                .noise_of(r),
+            );
+        }
+    }
+    if let Some((g, r)) = summary::single(run, "write", "seq_write", "DRAM") {
+        out.push(
+            figure(
+                "dram_write_gbps",
                 "GB/s",
                 true,
                 g,
-                &format!("{regime} read bandwidth of one core"),
-            ));
-        }
+                "DRAM write bandwidth of one core",
+            )
+            .noise_of(r),
+        );
     }
-    if let Some((g, _)) = summary::single(run, "write", "seq_write", "DRAM") {
-        out.push(figure(
-            "dram_write_gbps",
-            "GB/s",
-            true,
-            g,
-            "DRAM write bandwidth of one core",
-        ));
+    if let Some((g, r)) = summary::single(run, "copy", "libc_memcpy", "DRAM") {
+        out.push(
+            figure(
+                "dram_memcpy_gbps",
+                "GB/s",
+                true,
+                g,
+                "DRAM memcpy bandwidth of one core (bytes read + written)",
+            )
+            .noise_of(r),
+        );
     }
-    if let Some((g, _)) = summary::single(run, "copy", "libc_memcpy", "DRAM") {
-        out.push(figure(
-            "dram_memcpy_gbps",
-            "GB/s",
-            true,
-            g,
-            "DRAM memcpy bandwidth of one core (bytes read + written)",
-        ));
+    if let Some((g, r)) = summary::all_cores(run, "read") {
+        out.push(
+            figure(
+                "dram_read_all_gbps",
+                "GB/s",
+                true,
+                g,
+                &format!("DRAM read bandwidth of all cores ({} threads)", r.threads),
+            )
+            .noise_of(r),
+        );
     }
-    if let Some((g, t)) = summary::all_cores(run, "read") {
-        out.push(figure(
-            "dram_read_all_gbps",
-            "GB/s",
-            true,
-            g,
-            &format!("DRAM read bandwidth of all cores ({t} threads)"),
-        ));
-    }
-    if let Some((ns, _)) = summary::dram_latency(run) {
-        out.push(figure(
-            "dram_latency_ns",
-            "ns",
-            false,
-            ns,
-            "load-to-use latency at the largest size (random chase)",
-        ));
+    if let Some((ns, r)) = summary::dram_latency(run) {
+        out.push(
+            figure(
+                "dram_latency_ns",
+                "ns",
+                false,
+                ns,
+                "load-to-use latency at the largest size (random chase)",
+            )
+            .noise_of(r),
+        );
     }
     out
 }

@@ -13,7 +13,7 @@ pub mod metrics;
 pub mod text;
 
 use crate::error::UserError;
-use crate::model::fleet::{FleetRun, FLEET_KIND, FLEET_SCHEMA_VERSION};
+use crate::model::fleet::{FleetRun, NodeStatus, FLEET_KIND, FLEET_SCHEMA_VERSION};
 use crate::model::Run;
 
 /// A saved run or a saved fleet.
@@ -61,17 +61,26 @@ pub fn node_run(f: &FleetRun, name: &str, path: &str) -> Result<Run, UserError> 
         )
     })?;
     n.run.clone().ok_or_else(|| {
+        let why = match (n.status, &n.reason) {
+            (NodeStatus::Ok, _) => "the fleet ran no per-node suites (--suites none): it has network figures only; compare the fleet files without --node".to_string(),
+            (s, Some(r)) => format!("{}: {r}", status_word(s)),
+            (s, None) => status_word(s).to_string(),
+        };
         UserError::flag(
             "--node",
-            format!(
-                "node '{name}' has no run in {path} ({:?}{})",
-                n.status,
-                n.reason
-                    .as_ref()
-                    .map_or(String::new(), |r| format!(": {r}"))
-            ),
+            format!("node '{name}' has no run in {path}: {why}"),
         )
     })
+}
+
+/// A node's status as the fleet file spells it.
+pub fn status_word(s: NodeStatus) -> &'static str {
+    match s {
+        NodeStatus::Ok => "ok",
+        NodeStatus::Lost => "lost",
+        NodeStatus::Interrupted => "interrupted",
+        NodeStatus::Error => "error",
+    }
 }
 
 /// A run for the ordinary exporters: the file's run, or with `node` one

@@ -40,11 +40,7 @@ fn failure(c: &Check) -> String {
 }
 
 fn failing(n: &NodeVerdict) -> Vec<&Check> {
-    let mut v: Vec<&Check> = n
-        .checks
-        .iter()
-        .filter(|c| c.outlier || c.below_reference)
-        .collect();
+    let mut v: Vec<&Check> = n.checks.iter().filter(|c| c.fails()).collect();
     v.sort_by(|a, b| {
         b.robust_z
             .unwrap_or(0.0)
@@ -112,6 +108,9 @@ pub fn verdict_file(f: &FleetRun) -> String {
         v.pct_worse,
         v.reference.as_ref().map_or(String::new(), |r| format!("; class bounds from {r}"))
     );
+    if let Some(line) = noise_line(v) {
+        let _ = writeln!(s, "# {line}");
+    }
     for n in &v.nodes {
         let fails = failing(n);
         if n.ok {
@@ -139,6 +138,18 @@ pub fn verdict_file(f: &FleetRun) -> String {
         let _ = writeln!(s, "# path {}", link_line(f, l));
     }
     s
+}
+
+/// How many verdicts noise made uncertain, in words; None when none.
+pub fn noise_line(v: &crate::model::fleet::Verdicts) -> Option<String> {
+    let n = v.uncertain_by_noise;
+    (n > 0).then(|| {
+        format!(
+            "noise made {n} verdict{} uncertain: a figure worse than the fleet was measured while other processes used {} CPUs or more (UNKNOWN, not FAIL; re-measure on quiet nodes)",
+            if n == 1 { "" } else { "s" },
+            v.noisy_cpus
+        )
+    })
 }
 
 /// `drain.txt`: the host names worth taking out of service.
@@ -207,16 +218,16 @@ pub fn summary(f: &FleetRun) -> String {
             .map(|(_, v)| v.as_slice())
             .unwrap_or(&[]);
         for d in &defs {
-            let bad = n
-                .checks
-                .iter()
-                .any(|c| c.metric == d.metric && (c.outlier || c.below_reference));
+            let check = n.checks.iter().find(|c| c.metric == d.metric);
+            let mark = match check {
+                Some(c) if c.fails() => " !",
+                Some(c) if c.noisy => " ~",
+                _ => "",
+            };
             row.push(
                 mine.iter()
                     .find(|g| g.metric == d.metric)
-                    .map_or("-".into(), |g| {
-                        format!("{}{}", num(g.value), if bad { " !" } else { "" })
-                    }),
+                    .map_or("-".into(), |g| format!("{}{mark}", num(g.value))),
             );
         }
         rows.push(row);
@@ -224,6 +235,21 @@ pub fn summary(f: &FleetRun) -> String {
     s.push_str(&table::grid(&rows));
     for n in v.nodes.iter().filter(|n| n.drain) {
         let _ = writeln!(s, "FAIL {}: {}", n.label, why(n));
+    }
+    for n in v
+        .nodes
+        .iter()
+        .filter(|n| !n.drain && n.checks.iter().any(|c| c.noisy))
+    {
+        let _ = writeln!(
+            s,
+            "UNKNOWN {}: {}",
+            n.label,
+            n.reason.as_deref().unwrap_or("noisy")
+        );
+    }
+    if let Some(line) = noise_line(v) {
+        let _ = writeln!(s, "{line} (~ marks those figures)");
     }
     for l in v.links.iter().filter(|l| l.explained_by.is_none()) {
         let _ = writeln!(s, "path {}", link_line(f, l));
