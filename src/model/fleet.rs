@@ -245,9 +245,15 @@ pub struct Check {
     /// null for figures without a noise reading (clock, network).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub foreign_cpus: Option<f64>,
+    /// The most that load can slow the figure: (1 + the load beyond the
+    /// cpus the measurement left free, per thread) × (1 + the load per
+    /// thread), a share of the cpus times a share of the memory system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_slowdown: Option<f64>,
     /// The figure is an outlier or worse than its bound but was measured
-    /// under at least `Verdicts::noisy_cpus` of foreign load: uncertain,
-    /// so it does not fail the node.
+    /// under at least `Verdicts::noisy_cpus` of foreign load, which can
+    /// slow it that far (`noise_slowdown`): uncertain, so it does not fail
+    /// the node.
     #[serde(default)]
     pub noisy: bool,
 }

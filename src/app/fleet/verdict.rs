@@ -36,8 +36,9 @@ pub const MIN_NODES: u32 = 4;
 /// CPU of other work streams enough memory to move a DRAM or cache figure
 /// by more than the 7 % an outlier needs (a fleet of 5 ranks on 2 vCPUs
 /// read 1.3–1.7 CPUs of other load and failed healthy nodes on memory
-/// figures). Noise never explains more than [`within_noise`] allows: a
-/// node 10× below its class bound fails however busy it was.
+/// figures). Noise never explains more than the load can cause
+/// ([`within_noise`]): a node 10× below its class bound fails however
+/// busy it was.
 pub const NOISY_CPUS: f64 = 0.5;
 /// 1.4826 · MAD estimates the standard deviation of normal data.
 const MAD_SCALE: f64 = 1.4826;
@@ -242,12 +243,12 @@ fn check(
         bound.filter(|_| below_reference),
     ];
     let noisy = (outlier || below_reference)
-        && g.foreign_cpus.is_some_and(|f| {
-            f >= NOISY_CPUS
-                && points
-                    .iter()
-                    .flatten()
-                    .all(|&p| within_noise(g.value, p, hib, f))
+        && g.foreign_cpus.is_some_and(|f| f >= NOISY_CPUS)
+        && g.noise_slowdown.is_some_and(|k| {
+            points
+                .iter()
+                .flatten()
+                .all(|&p| within_noise(g.value, p, hib, k))
         });
     Check {
         metric: g.metric.clone(),
@@ -260,19 +261,20 @@ fn check(
         below_reference,
         expected,
         foreign_cpus: g.foreign_cpus,
+        noise_slowdown: g.noise_slowdown,
         noisy,
     }
 }
 
-/// Whether `f` CPUs of foreign load can explain `value` falling short of
-/// `point`: 1 + `f` streams sharing the cores and the memory system leave
-/// ours at least a 1 / (1 + f) share, so a rate may drop to that fraction
-/// and a latency grow by that factor, no further.
-fn within_noise(value: f64, point: f64, higher_is_better: bool, f: f64) -> bool {
+/// Whether a load that can slow a figure `slowdown` times
+/// (`metrics::noise_slowdown`) explains `value` falling short of `point`:
+/// a rate may drop to 1 / slowdown of it, a latency grow by slowdown, no
+/// further.
+fn within_noise(value: f64, point: f64, higher_is_better: bool, slowdown: f64) -> bool {
     if higher_is_better {
-        value * (1.0 + f) >= point
+        value * slowdown >= point
     } else {
-        value <= point * (1.0 + f)
+        value <= point * slowdown
     }
 }
 

@@ -22,6 +22,22 @@ pub struct Figure {
     /// of other processes beyond the reading's resolution); None without
     /// a noise reading (the clock, network figures).
     pub foreign_cpus: Option<f64>,
+    /// The most that load can slow the figure down (≥ 1; see
+    /// [`noise_slowdown`]); None without a noise reading.
+    pub noise_slowdown: Option<f64>,
+}
+
+/// The most `foreign` CPUs of other work can slow a measurement on
+/// `threads` of `online` cpus: the part of the load that does not fit on
+/// the cpus we left free time-shares ours (our share of a cpu falls to
+/// 1 / (1 + excess per thread)), and all of it shares the caches and the
+/// memory system with our streams (our share falls to threads / (threads
+/// + foreign)). A figure may drop by the product, no further.
+pub fn noise_slowdown(foreign: f64, threads: u32, online: usize) -> f64 {
+    let t = threads.max(1) as f64;
+    let free = (online as f64 - t).max(0.0);
+    let excess = (foreign - free).max(0.0);
+    (1.0 + excess / t) * (1.0 + foreign / t)
 }
 
 fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str) -> Figure {
@@ -32,13 +48,18 @@ fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str
         value,
         what: what.into(),
         foreign_cpus: None,
+        noise_slowdown: None,
     }
 }
 
 impl Figure {
-    /// The same figure, carrying the noise of the record it came from.
-    fn noise_of(mut self, r: &Record) -> Figure {
+    /// The same figure, carrying the noise of the record it came from
+    /// (measured on `run`'s host).
+    fn noise_of(mut self, r: &Record, run: &Run) -> Figure {
         self.foreign_cpus = r.noise.map(|n| n.foreign_beyond_resolution());
+        self.noise_slowdown = self
+            .foreign_cpus
+            .map(|f| noise_slowdown(f, r.threads, run.host.cpus.len()));
         self
     }
 }
@@ -70,7 +91,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
                     g,
                     &format!("{regime} read bandwidth of one core"),
                 )
-                .noise_of(r),
+                .noise_of(r, run),
             );
         }
     }
@@ -83,7 +104,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
                 g,
                 "DRAM write bandwidth of one core",
             )
-            .noise_of(r),
+            .noise_of(r, run),
         );
     }
     if let Some((g, r)) = summary::single(run, "copy", "libc_memcpy", "DRAM") {
@@ -95,7 +116,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
                 g,
                 "DRAM memcpy bandwidth of one core (bytes read + written)",
             )
-            .noise_of(r),
+            .noise_of(r, run),
         );
     }
     if let Some((g, r)) = summary::all_cores(run, "read") {
@@ -107,7 +128,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
                 g,
                 &format!("DRAM read bandwidth of all cores ({} threads)", r.threads),
             )
-            .noise_of(r),
+            .noise_of(r, run),
         );
     }
     if let Some((ns, r)) = summary::dram_latency(run) {
@@ -119,7 +140,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
                 ns,
                 "load-to-use latency at the largest size (random chase)",
             )
-            .noise_of(r),
+            .noise_of(r, run),
         );
     }
     out
@@ -221,6 +242,17 @@ pub fn definitions(figs: &[(u32, Vec<Figure>)]) -> Vec<Figure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn foreign_load_slows_by_cpu_share_and_memory_share() {
+        // 2 cpus, 1 thread: 0.5 CPU fits on the free cpu, shares memory.
+        assert_eq!(noise_slowdown(0.5, 1, 2), 1.5);
+        // 1.9 CPUs: 0.9 time-shares our cpu as well.
+        assert!((noise_slowdown(1.9, 1, 2) - 1.9 * 2.9).abs() < 1e-12);
+        // Quiet: no slowdown; all cpus ours: every foreign cycle is theirs.
+        assert_eq!(noise_slowdown(0.0, 2, 2), 1.0);
+        assert_eq!(noise_slowdown(1.0, 2, 2), 1.5 * 1.5);
+    }
 
     #[test]
     fn medians() {

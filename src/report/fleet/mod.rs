@@ -106,3 +106,23 @@ pub fn to_json(f: &FleetRun) -> Vec<u8> {
     v.push(b'\n');
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_without_a_run_says_why_in_words() {
+        // `--suites none`: every node is ok and has network figures only.
+        let mut f = FleetRun::test_shift(3, |_, _| Some(1.0));
+        let e = node_run(&f, "n1", "f.json").unwrap_err().to_string();
+        assert!(e.contains("--suites none") && !e.contains("(Ok)"), "{e}");
+        f.nodes[2].status = NodeStatus::Lost;
+        f.nodes[2].reason = Some("connection closed".into());
+        let e = node_run(&f, "n2", "f.json").unwrap_err().to_string();
+        assert!(
+            e.ends_with("has no run in f.json: lost: connection closed"),
+            "{e}"
+        );
+    }
+}

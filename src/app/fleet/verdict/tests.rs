@@ -239,10 +239,11 @@ fn a_node_slow_under_heavy_foreign_load_is_unknown_not_failed() {
     for r in 0..4 {
         assert!(v.nodes[r].ok, "{:?}", v.nodes[r]);
     }
-    // 1.4 CPUs of other work leave at least 1/2.4 of the median
-    // (16.7 GB/s): a node at 10 GB/s is slower than noise explains.
+    // 1.4 CPUs of other work on a host with no cpu to spare time-share
+    // the measuring cpu and the memory: at most (1 + 1.39)² ≈ 5.7× slower,
+    // 7.0 GB/s; a node at 5 GB/s is slower than noise explains.
     let mut slower = gbps;
-    slower[4] = 10.0;
+    slower[4] = 5.0;
     let v = judge(
         &memory_fleet(&slower, &[0.0, 0.0, 0.0, 0.0, 1.4]),
         &settings(),
