@@ -55,7 +55,7 @@ for i in $(seq "$RUNS"); do
   healthy_fail=$(jq -r --argjson s "$SLOW" '[.verdicts.nodes[] | select(.rank != $s and .drain) | .label] | join(",")' "$f")
   unknown=$(jq -r '[.verdicts.nodes[] | select((.ok | not) and (.drain | not)) | .label] | join(",")' "$f")
   paths=$(jq -r --argjson s "$SLOW" \
-    '[.verdicts.links[] | select(.explained_by == null and .gbps != null and .src != $s and .dst != $s)] | length' "$f")
+    '[.verdicts.links[] | select(.explained_by == null and (.noisy | not) and .gbps != null and .src != $s and .dst != $s)] | length' "$f")
   noisy=$(jq -r '.verdicts.uncertain_by_noise' "$f")
   ok=no
   if [ "$shaped" = true ] && [ -z "$healthy_fail" ] && [ "$paths" = 0 ]; then ok=yes; right=$((right + 1)); fi

@@ -450,6 +450,15 @@ fn a_killed_rank_is_lost_and_the_others_are_kept() {
             .any(|l| l.contains(" FAIL lost in the node phase")),
         "{verdicts}"
     );
+    // Two nodes left, no reference: nothing judged them, so neither is OK.
+    for r in 0..2 {
+        let label = f["nodes"][r]["label"].as_str().unwrap();
+        let line = verdicts
+            .lines()
+            .find(|l| l.starts_with(&format!("{label} ")))
+            .unwrap();
+        assert!(line.contains(" UNKNOWN not judged: "), "{line}");
+    }
 }
 
 #[test]
@@ -624,22 +633,9 @@ fn a_mixed_release_is_refused_before_measuring() {
 #[test]
 fn ctrl_c_on_rank_0_keeps_finished_records() {
     let d = tempfile::tempdir().unwrap();
-    let mut ranks = Ranks::spawn(
-        3,
-        d.path(),
-        &[
-            "--suites",
-            "cache,latency",
-            "--samples",
-            "5",
-            "--min-sample-ms",
-            "20",
-            "--out",
-            "res",
-            "--timeout",
-            "30",
-        ],
-    );
+    let mut args = common::fleet::INTERRUPTIBLE.to_vec();
+    args.extend(["--out", "res", "--timeout", "30"]);
+    let mut ranks = Ranks::spawn(3, d.path(), &args);
     let (limit, why) = ranks.limit(Duration::ZERO);
     ranks.wait_for("round 2 of 3", limit);
     std::thread::sleep(Duration::from_millis(500));

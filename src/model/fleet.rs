@@ -135,6 +135,15 @@ pub struct Flow {
     pub bytes: Option<u64>,
     /// Why a figure is null (peer lost, unreachable, refused, ...).
     pub reason: Option<String>,
+    /// Other processes' load on the measuring rank's machine while the
+    /// test ran, CPUs (the noise reading around it: the leader's over TCP,
+    /// each end's over MPI, the larger kept); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_cpus: Option<f64>,
+    /// The most that load can slow the flow (`model::noise_slowdown` with
+    /// the test's streams on that machine's cpus).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_slowdown: Option<f64>,
 }
 
 /// Where rank 0's wall time went, seconds.
@@ -164,9 +173,9 @@ pub struct Verdicts {
     pub pct_worse: f64,
     /// Fewest nodes with a figure for a metric to be judged against the fleet.
     pub min_nodes: u32,
-    /// Foreign load (CPUs' worth of other processes, beyond the reading's
-    /// resolution) from which a figure measured under it is too noisy to
-    /// fail a node on (absent in files written before it existed).
+    /// Foreign load (CPUs' worth of other processes, as read) from which a
+    /// bad figure measured under it may be too noisy to fail a node on
+    /// (absent in files written before it existed).
     #[serde(default)]
     pub noisy_cpus: f64,
     /// Nodes whose verdict noise made uncertain: a figure worse than the
@@ -241,8 +250,8 @@ pub struct Check {
     /// threshold and the reference), for the verdict file.
     pub expected: Option<f64>,
     /// Foreign load while the figure was measured: CPUs' worth of other
-    /// processes beyond the reading's resolution (the record's `noise`);
-    /// null for figures without a noise reading (clock, network).
+    /// processes (the record's `noise.foreign_cpus`; for network figures
+    /// the median over the node's flows); null without a noise reading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub foreign_cpus: Option<f64>,
     /// The most that load can slow the figure: (1 + the load beyond the
@@ -294,6 +303,18 @@ pub struct LinkVerdict {
     /// outlier, or it was lost), or null for a slow path between two
     /// healthy nodes.
     pub explained_by: Option<String>,
+    /// Slower than its peers, but measured under foreign load that can
+    /// explain it (`Flow::noise_slowdown`): no slow path is claimed.
+    #[serde(default)]
+    pub noisy: bool,
+}
+
+impl LinkVerdict {
+    /// A finding about the path itself: slow or failed between two nodes
+    /// that do not explain it, and not put down to noise.
+    pub fn is_path(&self) -> bool {
+        self.explained_by.is_none() && !self.noisy
+    }
 }
 
 impl FleetRun {

@@ -14,7 +14,9 @@ mod warning;
 
 pub use host::{Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Environment, Features, Host, Node};
 pub use knees::{CurvePoint, Knee, KneeProbe};
-pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
+pub use record::{
+    noise_slowdown, MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status,
+};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use uarch::{L1Rate, Uarch, UarchMatch};
 pub use warning::{limits, Warning};

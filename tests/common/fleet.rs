@@ -39,6 +39,17 @@ pub const SLOWER_THAN_PLANNED: f64 = 10.0;
 /// the host, writing the outputs (none of it is in the estimate).
 pub const STARTUP: Duration = Duration::from_secs(90);
 
+/// A per-node phase long enough to interrupt in its second round (a few
+/// seconds per rank).
+pub const INTERRUPTIBLE: &[&str] = &[
+    "--suites",
+    "cache,latency",
+    "--samples",
+    "5",
+    "--min-sample-ms",
+    "20",
+];
+
 /// Ranks started as `mpirun` would start them, without `mpirun`: the same
 /// binary with `OMPI_COMM_WORLD_*` set. Killed when dropped.
 pub struct Ranks {

@@ -31,8 +31,8 @@ use crate::report::fleet::metrics::{self, median, Figure};
 
 /// Fewest nodes with a figure for the fleet to judge it.
 pub const MIN_NODES: u32 = 4;
-/// Foreign load, in CPUs' worth of other processes beyond the reading's
-/// resolution, from which a bad figure may be put down to noise: half a
+/// Foreign load, in CPUs' worth of other processes as read, from which a
+/// bad figure may be put down to noise: half a
 /// CPU of other work streams enough memory to move a DRAM or cache figure
 /// by more than the 7 % an outlier needs (a fleet of 5 ranks on 2 vCPUs
 /// read 1.3–1.7 CPUs of other load and failed healthy nodes on memory
@@ -428,11 +428,18 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
                 let z = z_worse(g, &r, true);
                 let p = pct_worse(g, r.median, true);
                 let slow = p >= s.pct && (explained_by.is_some() || z >= s.z);
+                // A path claimed between two healthy nodes must be slower
+                // than the load on the measuring machine explains.
+                let noisy = explained_by.is_none()
+                    && x.foreign_cpus.is_some_and(|f| f >= NOISY_CPUS)
+                    && x.noise_slowdown
+                        .is_some_and(|k| within_noise(g, r.median, true, k));
                 if slow {
                     out.push(LinkVerdict {
                         robust_z: Some(z),
                         pct_worse: Some(p),
                         explained_by,
+                        noisy,
                         ..base
                     });
                 }

@@ -465,11 +465,7 @@ pub fn render(f: &FleetRun, scale_max: Option<f64>) -> String {
                 }
                 s.push_str("</ul>\n");
             }
-            let slow: Vec<_> = v
-                .links
-                .iter()
-                .filter(|l| l.explained_by.is_none())
-                .collect();
+            let slow: Vec<_> = v.links.iter().filter(|l| l.is_path()).collect();
             if !slow.is_empty() {
                 s.push_str(
                     "<h3>Slow or failed paths between healthy nodes</h3><ul class=warnings>",

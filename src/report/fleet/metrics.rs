@@ -6,7 +6,7 @@
 //! record, latency from the random chase at the largest size.
 
 use crate::model::fleet::{FleetRun, NetMatrix};
-use crate::model::{Record, Run};
+use crate::model::{noise_slowdown, Record, Run};
 use crate::report::summary;
 
 /// One figure of one node.
@@ -19,25 +19,12 @@ pub struct Figure {
     /// One line on what it is, for HELP texts and tables.
     pub what: String,
     /// Foreign load while the record behind it was measured (CPUs' worth
-    /// of other processes beyond the reading's resolution); None without
-    /// a noise reading (the clock, network figures).
+    /// of other processes); None without a noise reading (the clock, flows
+    /// from older files).
     pub foreign_cpus: Option<f64>,
     /// The most that load can slow the figure down (≥ 1; see
     /// [`noise_slowdown`]); None without a noise reading.
     pub noise_slowdown: Option<f64>,
-}
-
-/// The most `foreign` CPUs of other work can slow a measurement on
-/// `threads` of `online` cpus: the part of the load that does not fit on
-/// the cpus we left free time-shares ours (our share of a cpu falls to
-/// 1 / (1 + excess per thread)), and all of it shares the caches and the
-/// memory system with our streams (our share falls to threads / (threads
-/// + foreign)). A figure may drop by the product, no further.
-pub fn noise_slowdown(foreign: f64, threads: u32, online: usize) -> f64 {
-    let t = threads.max(1) as f64;
-    let free = (online as f64 - t).max(0.0);
-    let excess = (foreign - free).max(0.0);
-    (1.0 + excess / t) * (1.0 + foreign / t)
 }
 
 fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str) -> Figure {
@@ -56,7 +43,10 @@ impl Figure {
     /// The same figure, carrying the noise of the record it came from
     /// (measured on `run`'s host).
     fn noise_of(mut self, r: &Record, run: &Run) -> Figure {
-        self.foreign_cpus = r.noise.map(|n| n.foreign_beyond_resolution());
+        // The reading itself, not what stands out of its resolution: a
+        // verdict gives a figure the benefit of the doubt (a short window
+        // resolves 2 CPUs and could otherwise hide a busy machine).
+        self.foreign_cpus = r.noise.map(|n| n.foreign_cpus);
         self.noise_slowdown = self
             .foreign_cpus
             .map(|f| noise_slowdown(f, r.threads, run.host.cpus.len()));
@@ -176,26 +166,24 @@ pub fn net_figures(fleet: &FleetRun, rank: u32) -> Vec<Figure> {
             continue;
         };
         let at = |f: &&crate::model::fleet::Flow| f.size_bytes == size;
-        let outs: Vec<f64> = m
-            .flows
-            .iter()
-            .filter(at)
-            .filter(|f| f.src == rank)
-            .filter_map(|f| f.recv_gbps)
-            .collect();
-        let ins: Vec<f64> = m
-            .flows
-            .iter()
-            .filter(at)
-            .filter(|f| f.dst == rank)
-            .filter_map(|f| f.recv_gbps)
-            .collect();
+        let measured = |mine: &dyn Fn(&crate::model::fleet::Flow) -> bool| {
+            m.flows
+                .iter()
+                .filter(at)
+                .filter(|f| mine(f) && f.recv_gbps.is_some())
+                .collect::<Vec<_>>()
+        };
+        let outs = measured(&|f| f.src == rank);
+        let ins = measured(&|f| f.dst == rank);
         for (dir, v, what) in [
             ("out", outs, "sent to its peers"),
             ("in", ins, "received from its peers"),
         ] {
-            if let Some(med) = median(&v) {
-                out.push(figure(
+            let of = |g: fn(&crate::model::fleet::Flow) -> Option<f64>| {
+                median(&v.iter().filter_map(|f| g(f)).collect::<Vec<_>>())
+            };
+            if let Some(med) = of(|f| f.recv_gbps) {
+                let mut g = figure(
                     &format!("{}_{dir}_gbps", m.transport),
                     "GB/s",
                     true,
@@ -207,7 +195,11 @@ pub fn net_figures(fleet: &FleetRun, rank: u32) -> Vec<Figure> {
                         size,
                         m.schedule
                     ),
-                ));
+                );
+                // The typical load its flows ran under, as for the rate.
+                g.foreign_cpus = of(|f| f.foreign_cpus);
+                g.noise_slowdown = of(|f| f.noise_slowdown);
+                out.push(g);
             }
         }
     }

@@ -134,7 +134,7 @@ pub fn verdict_file(f: &FleetRun) -> String {
             );
         }
     }
-    for l in v.links.iter().filter(|l| l.explained_by.is_none()) {
+    for l in v.links.iter().filter(|l| l.is_path()) {
         let _ = writeln!(s, "# path {}", link_line(f, l));
     }
     s
@@ -143,13 +143,23 @@ pub fn verdict_file(f: &FleetRun) -> String {
 /// How many verdicts noise made uncertain, in words; None when none.
 pub fn noise_line(v: &crate::model::fleet::Verdicts) -> Option<String> {
     let n = v.uncertain_by_noise;
-    (n > 0).then(|| {
-        format!(
-            "noise made {n} verdict{} uncertain: a figure worse than the fleet was measured while other processes used {} CPUs or more (UNKNOWN, not FAIL; re-measure on quiet nodes)",
+    let flows = v.links.iter().filter(|l| l.noisy).count();
+    let mut parts = Vec::new();
+    if n > 0 {
+        parts.push(format!(
+            "noise made {n} verdict{} uncertain: a figure worse than the fleet was measured while other processes used {} CPUs or more, enough to explain it (UNKNOWN, not FAIL; re-measure on quiet nodes)",
             if n == 1 { "" } else { "s" },
             v.noisy_cpus
-        )
-    })
+        ));
+    }
+    if flows > 0 {
+        parts.push(format!(
+            "{flows} slow flow{} between healthy nodes ran under load that explains {} (no slow path claimed)",
+            if flows == 1 { "" } else { "s" },
+            if flows == 1 { "it" } else { "them" }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// `drain.txt`: the host names worth taking out of service.
@@ -251,7 +261,7 @@ pub fn summary(f: &FleetRun) -> String {
     if let Some(line) = noise_line(v) {
         let _ = writeln!(s, "{line} (~ marks those figures)");
     }
-    for l in v.links.iter().filter(|l| l.explained_by.is_none()) {
+    for l in v.links.iter().filter(|l| l.is_path()) {
         let _ = writeln!(s, "path {}", link_line(f, l));
     }
     let t = &f.timings;

@@ -162,7 +162,12 @@ impl Root<'_> {
                     continue;
                 }
                 let recv_gbps = parts.iter().find_map(|f| f.recv_gbps);
+                let most = |g: fn(&Flow) -> Option<f64>| {
+                    parts.iter().filter_map(|f| g(f)).reduce(f64::max)
+                };
                 flows.push(Flow {
+                    foreign_cpus: most(|f| f.foreign_cpus),
+                    noise_slowdown: most(|f| f.noise_slowdown),
                     send_gbps: parts.iter().find_map(|f| f.send_gbps),
                     recv_gbps,
                     bytes: parts.iter().find_map(|f| f.bytes),
