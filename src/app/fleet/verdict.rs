@@ -357,9 +357,14 @@ fn node_state(n: &FleetNode, checks: &[Check]) -> (bool, Option<String>, bool) {
 fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
     // How strongly `rank` explains a flow through `metric`: lost beats any
     // outlier, a larger robust z beats a smaller; None if it does not.
-    let blame = |rank: u32, metric: &str| -> Option<f64> {
+    // A slow node explains slow flows; a flow that could not be measured
+    // at all (unreachable, refused) is explained only by a lost end.
+    let blame = |rank: u32, metric: &str, measured: bool| -> Option<f64> {
         if f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost) {
             return Some(f64::INFINITY);
+        }
+        if !measured {
+            return None;
         }
         v.nodes
             .iter()
@@ -372,8 +377,9 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
     let mut out = Vec::new();
     for m in &f.network {
         let by = |x: &crate::model::fleet::Flow| {
-            let src = blame(x.src, &format!("{}_out_gbps", m.transport));
-            let dst = blame(x.dst, &format!("{}_in_gbps", m.transport));
+            let measured = x.recv_gbps.is_some();
+            let src = blame(x.src, &format!("{}_out_gbps", m.transport), measured);
+            let dst = blame(x.dst, &format!("{}_in_gbps", m.transport), measured);
             match (src, dst) {
                 (Some(a), Some(b)) if b > a => Some(f.label(x.dst)),
                 (Some(_), _) => Some(f.label(x.src)),

@@ -381,3 +381,27 @@ fn a_slow_flow_under_load_that_explains_it_is_no_path() {
     let l = v.links.iter().find(|l| (l.src, l.dst) == (1, 2)).unwrap();
     assert!(!l.noisy && l.is_path(), "{l:?}");
 }
+
+/// Node 0 sends at half the others' rate (an outlier), and its flow to
+/// node 3 was refused: the refusal is the path's, not node 0's slowness.
+#[test]
+fn a_slow_node_does_not_explain_a_flow_that_could_not_connect() {
+    let mut f = fleet();
+    for x in f.network[0].flows.iter_mut() {
+        if x.src == 0 && x.dst != 3 {
+            x.recv_gbps = x.recv_gbps.map(|g| g * 0.5);
+        }
+    }
+    let v = judge(&f, &settings());
+    assert!(v.nodes[0]
+        .checks
+        .iter()
+        .any(|c| c.metric == "tcp_out_gbps" && c.outlier));
+    let refused = v.links.iter().find(|l| (l.src, l.dst) == (0, 3)).unwrap();
+    assert_eq!(refused.explained_by, None, "{refused:?}");
+    assert_eq!(refused.reason.as_deref(), Some("refused"));
+    assert!(refused.is_path());
+    // Its slow flows are still put down to it.
+    let slow = v.links.iter().find(|l| (l.src, l.dst) == (0, 1)).unwrap();
+    assert_eq!(slow.explained_by.as_deref(), Some("n0"));
+}
