@@ -245,8 +245,10 @@ fn compare_fleets(a: &CompareArgs) -> anyhow::Result<Option<u8>> {
     if a.fail_if_slower.is_some() && !c.slower().is_empty() {
         let worst = c.slower()[0];
         eprintln!(
-            "error: {} figures got slower by more than {}% (worst: {} {} {:.1}% worse)",
+            "error: {} figures of {} of {} nodes got slower by more than {}% (worst: {} {} {:.1}% worse)",
             c.slower().len(),
+            c.slower_nodes().len(),
+            c.nodes().len(),
             c.threshold_pct,
             worst.node,
             worst.metric,
@@ -266,9 +268,6 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
             )
             .into());
         }
-    }
-    if let Some(code) = compare_fleets(a)? {
-        return Ok(code);
     }
     if let Some(code) = compare_fleets(a)? {
         return Ok(code);

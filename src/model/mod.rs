@@ -20,7 +20,9 @@ pub use host::{
 };
 pub use knees::{BandwidthKnee, CurvePoint, Knee, KneeProbe};
 pub use limit::{BoundBy, Limit, LimitCase};
-pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
+pub use record::{
+    noise_slowdown, MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status,
+};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};

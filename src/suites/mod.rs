@@ -186,7 +186,7 @@ pub struct Entry {
 pub const REGISTRY: &[Entry] = &[
     Entry {
         name: "cache",
-        what: "cache → DRAM sweep of the key kernels (read/write/copy at the widest ISA, NT write, rep movsb, libc memcpy), one size per octave",
+        what: "cache → DRAM sweep of the key kernels (read/write/copy at the widest ISA, NT write and copy, rep movsb, libc memcpy), one size per octave",
         quick: cache::quick,
     },
     Entry {

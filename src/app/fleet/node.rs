@@ -25,7 +25,7 @@ use crate::suites::{self, Flow, Sampling, Suite};
 /// The suites a fleet can run on each node, with what each measures.
 pub const SUITES: &[(&str, &str)] = &[
     ("info", "CPU, caches and topology, with the measured core clock (always recorded)"),
-    ("cache", "key kernels (read/write/copy at the widest ISA, NT write, rep movsb, memcpy) at half of each cache and at a DRAM-sized set"),
+    ("cache", "key kernels (read/write/copy at the widest ISA, NT write and copy, rep movsb, memcpy) at half of each cache and at a DRAM-sized set"),
     ("latency", "pointer-chase latency at the same points"),
     ("threads", "read bandwidth with 1 and all cores at a DRAM-sized set"),
     ("memtype", "the memory kinds available: first-use cost, copy and read bandwidth"),

@@ -201,19 +201,41 @@ pub(super) fn step(
     cx: &Ctx,
 ) -> (Vec<Flow>, f64) {
     let net = plan.network.as_ref().expect("a step needs a network plan");
-    if transport == "mpi" {
-        return comm
-            .mpi_step(tests, size, net.window, net.tcp.step_time_s)
-            .unwrap_or_default();
+    let before = crate::measure::noise::snapshot();
+    let (mut flows, secs) = if transport == "mpi" {
+        comm.mpi_step(tests, size, net.window, net.tcp.step_time_s)
+            .unwrap_or_default()
+    } else {
+        let addr = |r: u32| members.iter().find(|m| m.rank == r).and_then(|m| m.data);
+        network::run_step(
+            comm.rank(),
+            tests,
+            size,
+            &net.tcp,
+            &addr,
+            cx.token.as_deref(),
+            cx.stop,
+        )
+    };
+    // What else ran on this machine meanwhile: a flow that comes out slow
+    // under it is not evidence of a slow path (verdict::links).
+    if !flows.is_empty() {
+        if let Some(n) = crate::measure::noise::since(before) {
+            let streams = if transport == "mpi" {
+                1
+            } else {
+                net.tcp.streams
+            };
+            let k = crate::model::noise_slowdown(
+                n.foreign_cpus,
+                u32::from(streams),
+                cx.host.cpus.len(),
+            );
+            for f in &mut flows {
+                f.foreign_cpus = Some(n.foreign_cpus);
+                f.noise_slowdown = Some(k);
+            }
+        }
     }
-    let addr = |r: u32| members.iter().find(|m| m.rank == r).and_then(|m| m.data);
-    network::run_step(
-        comm.rank(),
-        tests,
-        size,
-        &net.tcp,
-        &addr,
-        cx.token.as_deref(),
-        cx.stop,
-    )
+    (flows, secs)
 }

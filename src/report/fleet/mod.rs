@@ -13,7 +13,7 @@ pub mod metrics;
 pub mod text;
 
 use crate::error::UserError;
-use crate::model::fleet::{FleetRun, FLEET_KIND, FLEET_SCHEMA_VERSION};
+use crate::model::fleet::{FleetRun, NodeStatus, FLEET_KIND, FLEET_SCHEMA_VERSION};
 use crate::model::Run;
 
 /// A saved run or a saved fleet.
@@ -61,17 +61,26 @@ pub fn node_run(f: &FleetRun, name: &str, path: &str) -> Result<Run, UserError> 
         )
     })?;
     n.run.clone().ok_or_else(|| {
+        let why = match (n.status, &n.reason) {
+            (NodeStatus::Ok, _) => "the fleet ran no per-node suites (--suites none): it has network figures only; compare the fleet files without --node".to_string(),
+            (s, Some(r)) => format!("{}: {r}", status_word(s)),
+            (s, None) => status_word(s).to_string(),
+        };
         UserError::flag(
             "--node",
-            format!(
-                "node '{name}' has no run in {path} ({:?}{})",
-                n.status,
-                n.reason
-                    .as_ref()
-                    .map_or(String::new(), |r| format!(": {r}"))
-            ),
+            format!("node '{name}' has no run in {path}: {why}"),
         )
     })
+}
+
+/// A node's status as the fleet file spells it.
+pub fn status_word(s: NodeStatus) -> &'static str {
+    match s {
+        NodeStatus::Ok => "ok",
+        NodeStatus::Lost => "lost",
+        NodeStatus::Interrupted => "interrupted",
+        NodeStatus::Error => "error",
+    }
 }
 
 /// A run for the ordinary exporters: the file's run, or with `node` one
@@ -96,4 +105,24 @@ pub fn to_json(f: &FleetRun) -> Vec<u8> {
     let mut v = serde_json::to_vec_pretty(f).unwrap_or_default();
     v.push(b'\n');
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_without_a_run_says_why_in_words() {
+        // `--suites none`: every node is ok and has network figures only.
+        let mut f = FleetRun::test_shift(3, |_, _| Some(1.0));
+        let e = node_run(&f, "n1", "f.json").unwrap_err().to_string();
+        assert!(e.contains("--suites none") && !e.contains("(Ok)"), "{e}");
+        f.nodes[2].status = NodeStatus::Lost;
+        f.nodes[2].reason = Some("connection closed".into());
+        let e = node_run(&f, "n2", "f.json").unwrap_err().to_string();
+        assert!(
+            e.ends_with("has no run in f.json: lost: connection closed"),
+            "{e}"
+        );
+    }
 }
