@@ -966,3 +966,8 @@ fn progress_shows_on_a_terminal_and_never_in_pipes_or_json() {
     let tty = on_a_terminal(&json).unwrap();
     assert!(!tty.contains("/6"), "{tty}");
 }
+
+// ---- 14. round 3 (issue 23): hijack, completeness, clobbering, secrets ----
+
+#[path = "robustness/round3.rs"]
+mod round3;

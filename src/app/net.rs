@@ -8,7 +8,7 @@ use crate::cli::NetServeArgs;
 use crate::error::{UserError, EXIT_OK};
 use crate::net::protocol::{self, DEFAULT_PORT};
 use crate::net::server::{Server, ServerConfig};
-use crate::suites::net::{read_token, secs};
+use crate::suites::net::secs;
 use crate::util::units::{self, format_bytes};
 
 /// The transponder's listening address from `--bind` and `--port`.
@@ -70,7 +70,11 @@ pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
     check_exposure(addr, a.token_file.is_some(), a.no_auth)?;
     let mut cfg = ServerConfig::new(addr);
     cfg.once = a.once;
-    cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
+    cfg.token = a
+        .token_file
+        .as_deref()
+        .map(crate::net::token::read)
+        .transpose()?;
     cfg.max_time = secs("--max-time", a.max_time, 0.1, 86_400.0)?;
     cfg.timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?;
     cfg.max_bytes = units::parse_size(&a.max_bytes)

@@ -27,21 +27,6 @@ use crate::net::protocol::{
 };
 use crate::util::units::{self, format_bytes};
 
-/// A token file's secret (trimmed); an empty or unreadable file is an
-/// error naming `--token-file`.
-pub fn read_token(path: &str) -> Result<Vec<u8>, UserError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| UserError::flag("--token-file", format!("cannot read {}: {}", path, e)))?;
-    let t = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
-    if t.is_empty() {
-        return Err(UserError::flag(
-            "--token-file",
-            format!("{} is empty: put a secret in it", path),
-        ));
-    }
-    Ok(t)
-}
-
 /// `v` seconds checked against `min..=max`, naming `flag`.
 pub fn secs(flag: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, UserError> {
     if !(v.is_finite() && v >= min && v <= max) {
@@ -186,7 +171,11 @@ pub fn plan(a: &NetOptions) -> Result<NetSuite, UserError> {
     }
     let timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?.as_secs_f64();
     let peer = resolve_peer(&a.host, a.port)?;
-    let token = a.token_file.as_deref().map(read_token).transpose()?;
+    let token = a
+        .token_file
+        .as_deref()
+        .map(crate::net::token::read)
+        .transpose()?;
     let plan = NetPlan {
         host: a.host.clone(),
         peer,

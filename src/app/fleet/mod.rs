@@ -74,6 +74,15 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         path: "bwscope fleet".into(),
         problem: m,
     })?;
+    // Files given by flag fail now, also in a dry run, not after the run.
+    let token = a
+        .token_file
+        .as_deref()
+        .map(crate::net::token::read)
+        .transpose()?;
+    if let Some(r) = &plan.reference {
+        reference::load(r)?;
+    }
     if a.dry_run {
         return dry_run(&plan, launch.as_ref(), a.nodes);
     }
@@ -87,15 +96,7 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let t0 = Instant::now();
     let started_at = crate::model::time::now_rfc3339();
     let stop = signals();
-    let token = a
-        .token_file
-        .as_deref()
-        .map(crate::suites::net::read_token)
-        .transpose()?;
     let outputs = if launch.rank == 0 {
-        if let Some(r) = &plan.reference {
-            reference::load(r)?; // a bad file fails now, not after the run
-        }
         Some(output::Outputs::prepare(a, out)?)
     } else {
         None

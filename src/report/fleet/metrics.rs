@@ -30,6 +30,29 @@ fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str
     }
 }
 
+/// Every metric a node can have: the names [`node_figures`] and
+/// [`net_figures`] give (a reference file's bounds must be among them).
+pub const METRICS: &[&str] = &[
+    "clock_ghz",
+    "l1_read_gbps",
+    "l2_read_gbps",
+    "l3_read_gbps",
+    "dram_read_gbps",
+    "dram_write_gbps",
+    "dram_memcpy_gbps",
+    "dram_read_all_gbps",
+    "dram_latency_ns",
+    "tcp_out_gbps",
+    "tcp_in_gbps",
+    "mpi_out_gbps",
+    "mpi_in_gbps",
+];
+
+/// Is `name` one of [`METRICS`]?
+pub fn is_metric(name: &str) -> bool {
+    METRICS.contains(&name)
+}
+
 /// The node figures of one run (those its records allow).
 pub fn node_figures(run: &Run) -> Vec<Figure> {
     let mut out = Vec::new();
@@ -193,6 +216,18 @@ pub fn definitions(figs: &[(u32, Vec<Figure>)]) -> Vec<Figure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_figure_is_a_listed_metric() {
+        let text = include_str!("../../../tests/fixtures/cache-quick.json");
+        let mut run: Run = serde_json::from_str(text).unwrap();
+        run.host.clock_hz = Some(3e9);
+        let figs = node_figures(&run);
+        assert!(figs.len() >= 3, "{figs:?}");
+        for g in figs {
+            assert!(is_metric(&g.metric), "{} is missing from METRICS", g.metric);
+        }
+    }
 
     #[test]
     fn medians() {

@@ -1,0 +1,144 @@
+//! Round 3 of the bad-input matrix (issue 23): a fleet that cannot be
+//! hijacked, no run called complete that is not, no file clobbered by its
+//! own reader, bounded secrets, flags that do nothing refused, checks that
+//! pass too early and misleading messages. One test per item, each named
+//! after what it guards; the hostile-hour cases found while writing them
+//! sit beside the item they belong to.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::{stderr_of, usage_error};
+use crate::common::bwscope;
+
+fn chmod(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+// ---- item 5: secrets with bounds ------------------------------------------
+
+#[test]
+fn token_files_are_bounded_regular_private_and_not_zero() {
+    let d = tempfile::tempdir().unwrap();
+    let tok = d.path().join("tok");
+    // (case, contents (None: a sparse gigabyte), mode, what the error says)
+    let cases: [(&str, Option<&[u8]>, u32, &str); 5] = [
+        ("sparse 1 GiB", None, 0o600, "larger than the 4096 bytes"),
+        ("all zero", Some(&[0u8; 32]), 0o600, "only zero bytes"),
+        ("empty", Some(b"\n\n"), 0o600, "is empty"),
+        ("mode 0644", Some(b"s3cret\n"), 0o644, "chmod 600"),
+        ("mode 0666", Some(b"s3cret\n"), 0o666, "chmod 600"),
+    ];
+    let t = tok.to_str().unwrap().to_string();
+    for (name, contents, mode, needle) in cases {
+        let _ = std::fs::remove_file(&tok);
+        match contents {
+            Some(b) => std::fs::write(&tok, b).unwrap(),
+            None => std::fs::File::create(&tok)
+                .unwrap()
+                .set_len(1 << 30)
+                .unwrap(),
+        }
+        chmod(&tok, mode);
+        for args in [
+            vec!["net", "run", "127.0.0.1:1", "--token-file", &t],
+            vec!["net", "serve", "--port", "0", "--token-file", &t],
+            vec!["fleet", "--dry-run", "--nodes", "2", "--token-file", &t],
+        ] {
+            let t0 = Instant::now();
+            let o = bwscope()
+                .args(&args)
+                .timeout(Duration::from_secs(20))
+                .output()
+                .unwrap();
+            usage_error(&o, needle);
+            assert!(
+                stderr_of(&o).contains("--token-file"),
+                "{name}: {}",
+                stderr_of(&o)
+            );
+            assert!(t0.elapsed() < Duration::from_secs(10), "{name}: {args:?}");
+        }
+    }
+    // Files that are not files: refused without waiting or reading on.
+    let fifo = d.path().join("fifo");
+    mkfifo(&fifo);
+    for f in [
+        "/dev/zero",
+        fifo.to_str().unwrap(),
+        d.path().to_str().unwrap(),
+    ] {
+        let t0 = Instant::now();
+        let o = bwscope()
+            .args(["net", "run", "127.0.0.1:1", "--token-file", f])
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        usage_error(&o, "--token-file");
+        assert!(t0.elapsed() < Duration::from_secs(10), "{f}");
+    }
+}
+
+// ---- item 6: flags that do nothing, silently ------------------------------
+
+#[test]
+fn a_misspelt_reference_metric_is_an_error_naming_it() {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path().join("ref.json");
+    let dry = |file: &Path| {
+        bwscope()
+            .args(["fleet", "--dry-run", "--nodes", "4", "--reference"])
+            .arg(file)
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap()
+    };
+    let body = |metric: &str| {
+        format!(r#"{{"bwscope_reference":1,"classes":[{{"cpu":"*","bounds":{{"{metric}":99}}}}]}}"#)
+    };
+    std::fs::write(&r, body("clock_gz")).unwrap();
+    usage_error(&dry(&r), "'clock_gz' is not a metric bwscope measures");
+    // With a byte-order mark and a known metric it is accepted.
+    std::fs::write(&r, format!("\u{feff}{}", body("clock_ghz"))).unwrap();
+    let o = dry(&r);
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    // A FIFO is refused without waiting for a writer.
+    let fifo = d.path().join("fifo");
+    mkfifo(&fifo);
+    usage_error(&dry(&fifo), "not a regular file");
+}
+
+// ---- item 8: messages that mislead ----------------------------------------
+
+#[test]
+fn a_byte_order_mark_is_accepted_and_only_a_cut_file_is_called_truncated() {
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read(crate::common::fixture_path()).unwrap();
+    let bom = d.path().join("bom.json");
+    let mut b = b"\xEF\xBB\xBF".to_vec();
+    b.extend(&text);
+    std::fs::write(&bom, &b).unwrap();
+    let o = bwscope()
+        .args(["report", "-f", "table"])
+        .arg(&bom)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    // A stray comma inside is a damaged file, not a truncated one.
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, b"{\"schema_version\": 1,, }").unwrap();
+    let o = bwscope().args(["report"]).arg(&bad).output().unwrap();
+    usage_error(&o, "not valid JSON");
+    assert!(!stderr_of(&o).contains("truncated"), "{}", stderr_of(&o));
+    let cut = d.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let o = bwscope().args(["report"]).arg(&cut).output().unwrap();
+    usage_error(&o, "is the file truncated?");
+}
