@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bwscope");
 
-fn hash(p: &Path) -> String {
+pub(crate) fn hash(p: &Path) -> String {
     let b = std::fs::read(p).unwrap();
     format!("{:x}", Sha256::digest(&b))
 }
@@ -36,7 +36,7 @@ fn stderr_of(o: &std::process::Output) -> String {
 }
 
 /// A tiny cache run: one kernel, one size, two short samples.
-const TINY: &[&str] = &[
+pub(crate) const TINY: &[&str] = &[
     "cache",
     "--kernel",
     "seq_read_64_scalar",

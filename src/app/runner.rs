@@ -41,7 +41,7 @@ impl Recorder {
         let mut run = Run::new(command, options, host, units(out.units));
         run.warnings = suites::host_warnings(&run.host);
         let sink = Sink::new(run, out.json.as_deref(), out.csv.as_deref())?
-            .with_openmetrics(out.openmetrics.as_deref());
+            .with_openmetrics(out.openmetrics.as_deref())?;
         let bar = crate::report::progress::bar(0, sink.stdout_taken());
         Ok(Recorder {
             sink,

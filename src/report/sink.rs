@@ -42,34 +42,54 @@ impl Target {
     }
 }
 
-/// Validate `--json`/`--csv` together before anything runs: not both on
-/// stdout, not both into one file, each writable (checked without creating
-/// or truncating anything).
-pub fn check_outputs(json: Option<&str>, csv: Option<&str>) -> Result<(), UserError> {
-    if json == Some("-") && csv == Some("-") {
+/// Validate `--json`/`--csv`/`--openmetrics` together before anything
+/// runs: not two on stdout, no two into one file (the last written would
+/// clobber the others), each writable (checked without creating or
+/// truncating anything), so a typo fails before a long run, not after it.
+pub fn check_outputs(
+    json: Option<&str>,
+    csv: Option<&str>,
+    openmetrics: Option<&str>,
+) -> Result<(), UserError> {
+    let named = [
+        ("--json", json),
+        ("--csv", csv),
+        ("--openmetrics", openmetrics),
+    ];
+    let stdout: Vec<&str> = named
+        .iter()
+        .filter(|(_, p)| *p == Some("-"))
+        .map(|(f, _)| *f)
+        .collect();
+    if let [first, second, ..] = stdout[..] {
         return Err(UserError::flag(
-            "--csv",
-            "--json - and --csv - would both write to stdout and neither would parse; send one of them to a file",
+            second,
+            format!("{first} - and {second} - would both write to stdout and neither would parse; send one of them to a file"),
         ));
     }
-    if let (Some(j), Some(c)) = (json, csv) {
-        if j != "-" && c != "-" && outfile::same_file(Path::new(j), Path::new(c)) {
+    let files: Vec<(&'static str, &str)> = named
+        .iter()
+        .filter_map(|&(f, p)| p.map(|p| (f, p)))
+        .collect();
+    for (i, &(flag, p)) in files.iter().enumerate() {
+        if p.is_empty() {
             return Err(UserError::flag(
-                "--csv",
-                format!("names the same file as --json ({c}); give them different paths"),
+                flag,
+                "the path is empty: give a file name, or '-' for stdout",
             ));
         }
-    }
-    for (flag, p) in [("--json", json), ("--csv", csv)] {
-        match p {
-            Some("") => {
+        for &(earlier, q) in &files[..i] {
+            if p != "-" && q != "-" && outfile::same_file(Path::new(q), Path::new(p)) {
                 return Err(UserError::flag(
                     flag,
-                    "the path is empty: give a file name, or '-' for stdout",
-                ))
+                    format!("names the same file as {earlier} ({p}); give them different paths"),
+                ));
             }
-            Some(p) if p != "-" => outfile::check_writable(Path::new(p))?,
-            _ => {}
+        }
+    }
+    for (_, p) in files {
+        if p != "-" {
+            outfile::check_writable(Path::new(p))?;
         }
     }
     Ok(())
@@ -97,8 +117,9 @@ pub struct Sink {
     stdout_gone: bool,
     /// Print warnings to stderr as they come (off in tests).
     pub echo_warnings: bool,
-    /// `--openmetrics FILE`: the headline figures, written at the end.
-    openmetrics: Option<PathBuf>,
+    /// `--openmetrics FILE` (or `-`): the headline figures, written at
+    /// the end.
+    openmetrics: Option<Target>,
 }
 
 fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
@@ -109,10 +130,11 @@ fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
 }
 
 impl Sink {
-    /// Check the outputs now (see [`check_outputs`]); files are created
-    /// with the first record.
+    /// Check the outputs now (see [`check_outputs`]; add `--openmetrics`
+    /// with [`Sink::with_openmetrics`]); files are created with the first
+    /// record.
     pub fn new(run: Run, json: Option<&str>, csv: Option<&str>) -> Result<Sink, UserError> {
-        check_outputs(json, csv)?;
+        check_outputs(json, csv, None)?;
         Ok(Sink {
             run,
             json: json.map(Target::parse),
@@ -126,15 +148,26 @@ impl Sink {
     }
 
     /// Also write the headline figures in OpenMetrics format to `path`
-    /// when the run finishes.
-    pub fn with_openmetrics(mut self, path: Option<&str>) -> Sink {
-        self.openmetrics = path.map(PathBuf::from);
-        self
+    /// when the run finishes; checked now with the other outputs.
+    pub fn with_openmetrics(mut self, path: Option<&str>) -> Result<Sink, UserError> {
+        if path.is_some() {
+            let name = |t: &Option<Target>| match t {
+                Some(Target::File(p)) => Some(p.to_string_lossy().into_owned()),
+                Some(Target::Stdout) => Some("-".to_string()),
+                None => None,
+            };
+            let (j, c) = (name(&self.json), name(&self.csv));
+            check_outputs(j.as_deref(), c.as_deref(), path)?;
+        }
+        self.openmetrics = path.map(Target::parse);
+        Ok(self)
     }
 
     /// True when JSON or CSV goes to stdout, so nothing else may.
     pub fn stdout_taken(&self) -> bool {
-        matches!(self.json, Some(Target::Stdout)) || matches!(self.csv, Some(Target::Stdout))
+        [&self.json, &self.csv, &self.openmetrics]
+            .iter()
+            .any(|t| matches!(t, Some(Target::Stdout)))
     }
 
     pub fn run(&self) -> &Run {
@@ -279,8 +312,15 @@ impl Sink {
             }
         } else {
             self.write_json()?;
-            if let Some(p) = &self.openmetrics {
-                write_atomic(p, super::openmetrics::run_text(&self.run).as_bytes())?;
+            match &self.openmetrics {
+                Some(Target::File(p)) => {
+                    write_atomic(p, super::openmetrics::run_text(&self.run).as_bytes())?
+                }
+                Some(Target::Stdout) => {
+                    let text = super::openmetrics::run_text(&self.run);
+                    self.write_stdout(text.as_bytes());
+                }
+                None => {}
             }
         }
         if let Some(Target::Stdout) = &self.json {

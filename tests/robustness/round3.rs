@@ -142,3 +142,124 @@ fn a_byte_order_mark_is_accepted_and_only_a_cut_file_is_called_truncated() {
     let o = bwscope().args(["report"]).arg(&cut).output().unwrap();
     usage_error(&o, "is the file truncated?");
 }
+
+// ---- item 4: no file clobbered by its own reader ---------------------------
+
+#[test]
+fn a_report_never_replaces_the_run_it_reads() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("RUN.json");
+    std::fs::copy(crate::common::fixture_path(), &run).unwrap();
+    let before = super::hash(&run);
+    std::fs::hard_link(&run, d.path().join("link.json")).unwrap();
+    std::os::unix::fs::symlink(&run, d.path().join("sym.md")).unwrap();
+    // A run saved under an .html name: the default output is beside it,
+    // with the same name.
+    std::fs::copy(&run, d.path().join("saved.html")).unwrap();
+    let html_before = super::hash(&d.path().join("saved.html"));
+    for args in [
+        vec!["report", "RUN.json", "-f", "md", "-o", "RUN.json"],
+        vec!["report", "RUN.json", "-f", "csv", "-o", "./RUN.json"],
+        vec!["report", "RUN.json", "-o", "link.json"],
+        vec!["report", "RUN.json", "-o", "sym.md"],
+        vec!["report", "saved.html"],
+    ] {
+        let o = bwscope()
+            .current_dir(d.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        usage_error(&o, "is the file being read");
+    }
+    assert_eq!(super::hash(&run), before);
+    assert_eq!(super::hash(&d.path().join("saved.html")), html_before);
+    // Output files of one run: no two the same, and --openmetrics is
+    // checked before measuring (it once failed after, losing the run).
+    for (extra, needle) in [
+        (
+            vec!["--openmetrics", "x", "--json", "x"],
+            "names the same file as --json",
+        ),
+        (
+            vec!["--openmetrics", "x", "--csv", "./x"],
+            "names the same file as --csv",
+        ),
+        (
+            vec!["--openmetrics", "-", "--json", "-"],
+            "both write to stdout",
+        ),
+        (
+            vec!["--openmetrics", "/nonexistent-dir/m.prom"],
+            "does not exist",
+        ),
+    ] {
+        let t0 = Instant::now();
+        let o = bwscope()
+            .current_dir(d.path())
+            .args(["cache", "--kernel", "seq_read_64_scalar", "--samples", "2"])
+            .args([
+                "--sizes",
+                "16KiB,32KiB,64KiB,128KiB",
+                "--min-sample-ms",
+                "2000",
+            ])
+            .args(&extra)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        usage_error(&o, needle);
+        // Refused before the 16 s or more of measuring.
+        assert!(t0.elapsed() < Duration::from_secs(10), "{extra:?}");
+    }
+    // `--openmetrics -` is stdout, as `-` is everywhere else (it used to
+    // write a file named '-').
+    let o = bwscope()
+        .current_dir(d.path())
+        .args(super::TINY)
+        .args(["--openmetrics", "-"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("# TYPE bwscope_"));
+    assert!(!d.path().join("-").exists());
+}
+
+// ---- item 6: fleet-only flags on a run of one machine ----------------------
+
+#[test]
+fn fleet_only_flags_on_a_plain_run_are_refused() {
+    let f = crate::common::fixture_path();
+    let q = f.to_str().unwrap();
+    for args in [
+        vec!["report", q, "--node", "x"],
+        vec!["report", q, "--scale-max", "5", "-f", "table"],
+        vec!["compare", q, q, "--node", "x"],
+        vec!["plot", q, "--node", "x", "--list"],
+    ] {
+        let o = bwscope().args(&args).output().unwrap();
+        usage_error(&o, "is a run of one machine, not a fleet file");
+    }
+}
+
+// ---- hostile hour: a shared results folder ---------------------------------
+
+#[test]
+fn the_fleet_write_probe_does_not_follow_a_planted_link() {
+    let d = tempfile::tempdir().unwrap();
+    chmod(d.path(), 0o1777);
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let out = d.path().join("shared");
+    std::fs::create_dir(&out).unwrap();
+    chmod(&out, 0o777);
+    std::os::unix::fs::symlink(&victim, out.join(".bwscope-write-test")).unwrap();
+    let o = std::process::Command::new(super::BIN)
+        .args(["fleet", "--suites", "none", "--schedule", "none", "--out"])
+        .arg(&out)
+        .env("PMI_RANK", "0")
+        .env("PMI_SIZE", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}

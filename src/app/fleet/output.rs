@@ -45,9 +45,32 @@ impl Outputs {
             .map(PathBuf::from)
             .unwrap_or_else(default_dir);
         std::fs::create_dir_all(&dir).map_err(|e| unwritable(&dir, format!("{e} (--out)")))?;
-        let probe = dir.join(".bwscope-write-test");
-        std::fs::write(&probe, b"").map_err(|e| unwritable(&dir, format!("{e} (--out)")))?;
+        // The probe is a fresh random name created O_EXCL|O_NOFOLLOW: a
+        // fixed one could be a link planted in a shared folder.
+        let (_, probe) =
+            crate::report::outfile::create_temp(&dir.join(".bwscope-write-test"), 0o600)
+                .map_err(|e| unwritable(&dir, format!("{e} (--out)")))?;
         let _ = std::fs::remove_file(probe);
+        for (flag, p) in [
+            ("--openmetrics", &out.openmetrics),
+            ("--write-reference", &a.write_reference),
+        ] {
+            if p.as_deref() == Some("-") {
+                return Err(UserError::flag(
+                    flag,
+                    "a fleet writes this to a file: give a path",
+                ));
+            }
+        }
+        // The files given by flag: writable, and no two the same file.
+        crate::report::sink::check_outputs(
+            out.json.as_deref(),
+            out.csv.as_deref(),
+            out.openmetrics.as_deref(),
+        )?;
+        if let Some(w) = a.write_reference.as_deref() {
+            crate::report::outfile::check_writable(Path::new(w))?;
+        }
         let json = match out.json.as_deref() {
             Some("-") => None,
             Some(p) => Some(PathBuf::from(p)),
