@@ -396,7 +396,7 @@ fn serve_defaults_to_loopback_and_says_where_and_whether_auth() {
 
 // ---- 5. signals, and readers that show a cut run ---------------------------
 
-fn csv_rows(p: &Path) -> usize {
+pub(crate) fn csv_rows(p: &Path) -> usize {
     std::fs::read_to_string(p)
         .map(|t| t.lines().count().saturating_sub(1))
         .unwrap_or(0)

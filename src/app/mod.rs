@@ -135,7 +135,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
 
 /// Write `bytes` to FILE, or to stdout for `-`.
 pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
-    if path == "-" {
+    if crate::report::outfile::is_stdout(path) {
         crate::util::out::write_bytes(bytes);
         Ok(())
     } else {

@@ -135,7 +135,7 @@ pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
             Format::Png => plot::png(c, a.width, a.height)?,
         };
         write_output(&path, &bytes)?;
-        if path != "-" {
+        if !crate::report::outfile::is_stdout(&path) {
             crate::util::out::print(&format!("wrote {} ({})\n", path, c.title));
         }
     }
@@ -210,7 +210,7 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
         }
     };
     write_output(&out, &bytes)?;
-    if out != "-" {
+    if !crate::report::outfile::is_stdout(&out) {
         crate::util::out::print(&format!("wrote {out}\n"));
     }
     Ok(EXIT_OK)

@@ -12,7 +12,6 @@
 //! untouched. The paths are still checked up front ([`check_outputs`]), so
 //! an unwritable one fails before anything is measured.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -33,8 +32,9 @@ enum Target {
 }
 
 impl Target {
+    /// `-`, and `/dev/stdout` or `/dev/fd/1`, which mean the same.
     fn parse(s: &str) -> Target {
-        if s == "-" {
+        if outfile::is_stdout(s) {
             Target::Stdout
         } else {
             Target::File(PathBuf::from(s))
@@ -51,6 +51,10 @@ pub fn check_outputs(
     csv: Option<&str>,
     openmetrics: Option<&str>,
 ) -> Result<(), UserError> {
+    fn alias(p: Option<&str>) -> Option<&str> {
+        p.map(|p| if outfile::is_stdout(p) { "-" } else { p })
+    }
+    let (json, csv, openmetrics) = (alias(json), alias(csv), alias(openmetrics));
     let named = [
         ("--json", json),
         ("--csv", csv),
@@ -101,8 +105,8 @@ enum CsvOut {
     Pending,
     /// A regular file, replaced (renamed into place) with the first row.
     File(Replacement),
-    /// A FIFO, /dev/null, a terminal: written in place.
-    Special(File),
+    /// A FIFO, /dev/null, a terminal, a descriptor: written in place.
+    Special(outfile::Special),
     Stdout,
 }
 
@@ -178,8 +182,14 @@ impl Sink {
         &mut self.run
     }
 
-    fn write_json(&self) -> Result<(), UserError> {
+    /// Write the JSON file as it stands. A special file (a FIFO, a
+    /// device, a descriptor) is written only at the end (`last`): each
+    /// write there is one more document to its reader, not a replacement.
+    fn write_json(&self, last: bool) -> Result<(), UserError> {
         if let Some(Target::File(p)) = &self.json {
+            if !last && outfile::is_special(p) {
+                return Ok(());
+            }
             let bytes = Json.serialize(&self.run).map_err(|e| unwritable(p, e))?;
             write_atomic(p, &bytes)?;
         }
@@ -213,8 +223,8 @@ impl Sink {
                 CsvOut::Stdout
             }
             Some(Target::File(p)) if outfile::is_special(p) => {
-                let mut f = outfile::open_special(p)?;
-                f.write_all(&header).map_err(|e| unwritable(p, e))?;
+                let mut f = outfile::Special::open(p)?;
+                f.write_all(&header)?;
                 CsvOut::Special(f)
             }
             Some(Target::File(p)) => {
@@ -242,7 +252,7 @@ impl Sink {
                     r.commit()?;
                 }
             }
-            CsvOut::Special(f) => f.write_all(row).map_err(|e| unwritable(&path, e))?,
+            CsvOut::Special(f) => f.write_all(row)?,
             CsvOut::Stdout => self.write_stdout(row),
             CsvOut::Pending => {}
         }
@@ -275,7 +285,7 @@ impl Sink {
             .last_json
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {
-            self.write_json()?;
+            self.write_json(false)?;
             self.last_json = Some(Instant::now());
         }
         Ok(())
@@ -311,7 +321,7 @@ impl Sink {
                 self.write_stdout(&header);
             }
         } else {
-            self.write_json()?;
+            self.write_json(true)?;
             match &self.openmetrics {
                 Some(Target::File(p)) => {
                     write_atomic(p, super::openmetrics::run_text(&self.run).as_bytes())?

@@ -263,3 +263,123 @@ fn the_fleet_write_probe_does_not_follow_a_planted_link() {
     assert!(o.status.success(), "{}", stderr_of(&o));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 }
+
+// ---- item 2: --json into a FIFO or /dev/stdout -----------------------------
+
+/// A short cache run of three sizes.
+const THREE: &[&str] = &[
+    "cache",
+    "--kernel",
+    "seq_read_64_scalar",
+    "--sizes",
+    "16KiB,32KiB,64KiB",
+    "--samples",
+    "2",
+    "--min-sample-ms",
+    "1",
+];
+
+#[test]
+fn a_fifo_gets_one_whole_run_and_never_holds_a_signal_up() {
+    use std::io::Read;
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("ff");
+    mkfifo(&fifo);
+    // A one-shot reader that opens before the run ends: one document,
+    // every record (it used to get a 1-record snapshot, and bwscope then
+    // blocked in open() for the next rewrite).
+    let child = std::process::Command::new(super::BIN)
+        .args(THREE)
+        .arg("--json")
+        .arg(&fifo)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut text = String::new();
+    std::fs::File::open(&fifo)
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let run: serde_json::Value = serde_json::from_str(&text).expect("one JSON document");
+    assert_eq!(run["records"].as_array().unwrap().len(), 3);
+    // Nobody reads: the wait is said, and SIGTERM ends it at once, while
+    // the CSV beside it keeps every record.
+    let csv = d.path().join("r.csv");
+    let mut child = std::process::Command::new(super::BIN)
+        .args(THREE)
+        .arg("--json")
+        .arg(&fifo)
+        .arg("--csv")
+        .arg(&csv)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while super::csv_rows(&csv) < 3 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no records came");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "it waits for a reader");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let t1 = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(t1.elapsed() < Duration::from_secs(3), "{:?}", t1.elapsed());
+    let e = stderr_of(&o);
+    assert!(e.contains("waiting for a reader of the FIFO"), "{e}");
+    assert!(e.contains("no reader opened the FIFO"), "{e}");
+    assert_eq!(super::csv_rows(&csv), 3);
+}
+
+#[test]
+fn dev_stdout_means_stdout_into_a_pipe_or_a_file() {
+    // Into a pipe (it was "a symlink whose target cannot be resolved").
+    let o = bwscope()
+        .args(THREE)
+        .args(["--json", "/dev/stdout"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let run: serde_json::Value = serde_json::from_slice(&o.stdout).expect("only the JSON");
+    assert_eq!(run["records"].as_array().unwrap().len(), 3);
+    // Into a file (it replaced the file after the first record, then
+    // failed on the deleted descriptor).
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("out.json");
+    let o = std::process::Command::new(super::BIN)
+        .args(THREE)
+        .args(["--json", "/dev/stdout"])
+        .stdout(std::fs::File::create(&f).unwrap())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+    assert_eq!(run["records"].as_array().unwrap().len(), 3);
+    // With --csv - it is two writers on stdout.
+    let o = bwscope()
+        .args(THREE)
+        .args(["--json", "/dev/stdout", "--csv", "-"])
+        .output()
+        .unwrap();
+    usage_error(&o, "both write to stdout");
+}
+
+// ---- item 7: checks that pass too early -------------------------------------
+
+#[test]
+fn a_folder_path_that_does_not_exist_fails_before_measuring() {
+    let d = tempfile::tempdir().unwrap();
+    let o = bwscope()
+        .current_dir(d.path())
+        .args(THREE)
+        .args(["--json", "results/"])
+        .output()
+        .unwrap();
+    usage_error(&o, "it ends in '/', so it names a directory");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
