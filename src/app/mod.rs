@@ -20,6 +20,7 @@ fn boxed<S: Suite + 'static>(s: S) -> Box<dyn Suite> {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    crate::util::signal::survive_file_size_limit();
     let top = cli.output.clone();
     if cli.command.is_some() {
         if cli.survey.out.is_some() {

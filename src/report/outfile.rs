@@ -450,6 +450,51 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
     r.commit()
 }
 
+/// A results folder (`--out DIR`): made and probed before anything is
+/// measured, so an unwritable path fails at once; removed again, with the
+/// parents made for it, when the run ends with nothing to put in it.
+pub struct Folder {
+    pub path: PathBuf,
+    /// The folders this run made, outermost first.
+    made: Vec<PathBuf>,
+}
+
+impl Folder {
+    /// Make `path` (and its parents), and create and remove one file in it;
+    /// `flag` names the option in errors.
+    pub fn prepare(path: &Path, flag: &str) -> Result<Folder, UserError> {
+        let made: Vec<PathBuf> = path
+            .ancestors()
+            .filter(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        std::fs::create_dir_all(path).map_err(|e| unwritable(path, format!("{e} ({flag})")))?;
+        // A fresh random name, created O_EXCL|O_NOFOLLOW: a fixed one
+        // could be a link planted in a shared folder, and writing it would
+        // truncate the link's target.
+        let (_, probe) = create_temp(&path.join(".bwscope-write-test"), 0o600)
+            .map_err(|e| unwritable(path, format!("{e} ({flag})")))?;
+        let _ = std::fs::remove_file(probe);
+        Ok(Folder {
+            path: path.to_path_buf(),
+            made,
+        })
+    }
+
+    /// Remove the folders this run made, innermost first, as long as they
+    /// are empty (a folder with anything in it stays).
+    pub fn remove_if_empty(&self) {
+        for d in self.made.iter().rev() {
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+        }
+    }
+}
+
 /// Do two output paths name the same file? Existing files compare by
 /// device and inode (a character device such as /dev/null may take both);
 /// new ones by their absolute path.

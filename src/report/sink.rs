@@ -99,6 +99,18 @@ pub fn check_outputs(
     Ok(())
 }
 
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum End {
+    /// Everything planned was measured (a point that failed is a record).
+    Complete,
+    /// A signal or a closed stdout stopped it between samples.
+    Stopped,
+    /// An error ended it early (a write error, a lost peer, memory): the
+    /// records so far are kept, and the run says why it is short.
+    Failed(String),
+}
+
 /// The CSV stream: opened with the first record.
 enum CsvOut {
     /// Not started: nothing written anywhere yet.
@@ -246,7 +258,18 @@ impl Sink {
         };
         match &mut self.csv_out {
             CsvOut::File(r) => {
-                r.file.write_all(row).map_err(|e| unwritable(&path, e))?;
+                use std::io::Seek;
+                let before = r.file.stream_position().ok();
+                if let Err(e) = r.file.write_all(row) {
+                    // A full disk cuts the row: take the part back, so the
+                    // file ends with the last whole record (which the JSON
+                    // holds too).
+                    if let Some(at) = before {
+                        let _ = r.file.set_len(at);
+                        let _ = r.file.seek(std::io::SeekFrom::Start(at));
+                    }
+                    return Err(unwritable(&path, e));
+                }
                 // The header and first row are in: the old file may go.
                 if !r.is_committed() {
                     r.commit()?;
@@ -291,13 +314,22 @@ impl Sink {
         Ok(())
     }
 
-    /// Close the run: stamp it, summarise warnings on stderr, write the
-    /// final JSON (to its file, or to stdout). A run without a single
-    /// record writes no file, so it cannot replace an earlier result.
-    pub fn finish(mut self, interrupted: bool) -> Result<Run, UserError> {
+    /// Close the run: stamp it (complete, or why not), summarise warnings
+    /// on stderr, write the final JSON (to its file, or to stdout). A run
+    /// without a single record writes no file, so it cannot replace an
+    /// earlier result.
+    pub fn finish(mut self, end: End) -> Result<Run, UserError> {
         self.run.finished_at = Some(crate::model::time::now_rfc3339());
-        self.run.interrupted = interrupted;
-        self.run.complete = !interrupted;
+        self.run.interrupted = matches!(end, End::Stopped);
+        self.run.complete = matches!(end, End::Complete);
+        self.run.incomplete_reason = match end {
+            End::Complete => None,
+            End::Stopped => Some(match crate::util::signal::received() {
+                Some(sig) => crate::util::signal::name(sig).to_string(),
+                None => "a stop request".to_string(),
+            }),
+            End::Failed(why) => Some(why),
+        };
         if self.echo_warnings {
             summarize_warnings(&self.run);
         }

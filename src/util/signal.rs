@@ -49,6 +49,18 @@ pub fn install() -> &'static AtomicBool {
     &STOP
 }
 
+/// A file that reaches `ulimit -f` makes the kernel send SIGXFSZ, whose
+/// default action kills the process mid-write (a CSV cut mid-row, the JSON
+/// stale). Ignored, the write fails with EFBIG instead, and the run ends
+/// as on a full disk: every finished record kept, the run marked
+/// incomplete with the reason.
+pub fn survive_file_size_limit() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 /// The flag without installing anything (tests, library use).
 pub fn flag() -> &'static AtomicBool {
     &STOP

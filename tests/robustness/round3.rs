@@ -383,3 +383,156 @@ fn a_folder_path_that_does_not_exist_fails_before_measuring() {
     usage_error(&o, "it ends in '/', so it names a directory");
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
+
+// ---- item 3: no run called complete that is not ---------------------------
+
+/// Run `bwscope args` in `dir` with `resource` (`ulimit -f`: FSIZE, `-v`:
+/// AS) limited to `bytes`.
+fn with_limit(
+    resource: libc::__rlimit_resource_t,
+    bytes: u64,
+    args: &[&str],
+    dir: &Path,
+) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut c = std::process::Command::new(super::BIN);
+    c.args(args).current_dir(dir);
+    // SAFETY: only setrlimit between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            libc::setrlimit(resource, &lim);
+            Ok(())
+        });
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn a_run_cut_by_a_write_error_says_so_and_keeps_whole_rows() {
+    // `ulimit -f` stands for a full disk: the CSV stops growing mid-run.
+    // It used to kill the process (SIGXFSZ) with a row cut in half; on a
+    // full disk the run ended with the JSON beside it saying complete.
+    let d = tempfile::tempdir().unwrap();
+    let o = with_limit(
+        libc::RLIMIT_FSIZE,
+        16 << 10,
+        &[
+            "cache",
+            "--kernel",
+            "seq_read_64_scalar",
+            "--sizes",
+            "1KiB..400KiB:+1KiB",
+            "--samples",
+            "2",
+            "--min-sample-ms",
+            "1",
+            "--csv",
+            "r.csv",
+            "--json",
+            "-",
+        ],
+        d.path(),
+    );
+    let e = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("File too large"), "{e}");
+    let run: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the JSON on stdout");
+    assert_eq!(run["complete"], false);
+    assert_eq!(run["interrupted"], false);
+    let why = run["incomplete_reason"].as_str().unwrap();
+    assert!(
+        why.contains("r.csv") && why.contains("File too large"),
+        "{why}"
+    );
+    let n = run["records"].as_array().unwrap().len();
+    assert!((1..400).contains(&n), "{n}");
+    let csv = std::fs::read_to_string(d.path().join("r.csv")).unwrap();
+    assert!(csv.ends_with('\n'), "the last row is whole");
+    assert_eq!(super::csv_rows(&d.path().join("r.csv")), n, "CSV = JSON");
+    // And the readers mark it, with the reason.
+    let f = d.path().join("r.json");
+    std::fs::write(&f, &o.stdout).unwrap();
+    let o = bwscope()
+        .args(["report", "-f", "table"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("incomplete run: it ended early (cannot write")
+    );
+}
+
+#[test]
+fn a_net_run_that_loses_its_server_is_not_complete() {
+    let d = tempfile::tempdir().unwrap();
+    let mut srv = std::process::Command::new(super::BIN)
+        .args(["net", "serve", "--port", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(srv.stderr.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let port = line
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+        .unwrap()
+        .to_string();
+    let json = d.path().join("net.json");
+    let leader = std::process::Command::new(super::BIN)
+        .args(["net", "run", &format!("127.0.0.1:{port}"), "-m", "stream"])
+        .args([
+            "-t",
+            "1",
+            "-O",
+            "0.1",
+            "-s",
+            "64KiB,128KiB,256KiB",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first point done, the server goes away.
+    let t0 = Instant::now();
+    while !json.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "no first point");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    srv.kill().unwrap();
+    srv.wait().unwrap();
+    let o = leader.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(run["complete"], false, "{run}");
+    assert!(run["incomplete_reason"]
+        .as_str()
+        .unwrap()
+        .contains("127.0.0.1"));
+    assert!(run["records"].as_array().unwrap().len() < 3);
+}
+
+#[test]
+fn the_survey_under_an_address_space_limit_says_which_and_leaves_no_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let o = with_limit(libc::RLIMIT_AS, 64 << 20, &[], d.path());
+    // The survey's knee probe and DRAM sizes need at least 64 MiB at once.
+    usage_error(&o, "`ulimit -v`");
+    let e = stderr_of(&o);
+    assert!(e.contains("survey") && !e.contains("fewer threads"), "{e}");
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "no empty results folder"
+    );
+}

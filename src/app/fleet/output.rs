@@ -30,13 +30,6 @@ pub fn default_dir() -> PathBuf {
     Path::new("bwscope-fleet").join(crate::model::time::now_rfc3339().replace(':', "-"))
 }
 
-fn unwritable(p: &Path, e: impl std::fmt::Display) -> UserError {
-    UserError::Unwritable {
-        path: p.display().to_string(),
-        detail: e.to_string(),
-    }
-}
-
 impl Outputs {
     pub fn prepare(a: &FleetArgs, out: &OutputArgs) -> Result<Outputs, UserError> {
         let dir = a
@@ -44,13 +37,7 @@ impl Outputs {
             .as_ref()
             .map(PathBuf::from)
             .unwrap_or_else(default_dir);
-        std::fs::create_dir_all(&dir).map_err(|e| unwritable(&dir, format!("{e} (--out)")))?;
-        // The probe is a fresh random name created O_EXCL|O_NOFOLLOW: a
-        // fixed one could be a link planted in a shared folder.
-        let (_, probe) =
-            crate::report::outfile::create_temp(&dir.join(".bwscope-write-test"), 0o600)
-                .map_err(|e| unwritable(&dir, format!("{e} (--out)")))?;
-        let _ = std::fs::remove_file(probe);
+        crate::report::outfile::Folder::prepare(&dir, "--out")?;
         for (flag, p) in [
             ("--openmetrics", &out.openmetrics),
             ("--write-reference", &a.write_reference),
