@@ -536,3 +536,74 @@ fn the_survey_under_an_address_space_limit_says_which_and_leaves_no_folder() {
         "no empty results folder"
     );
 }
+
+// ---- fleets -----------------------------------------------------------------
+
+static JOBS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// A job name no other test uses.
+fn job() -> String {
+    format!(
+        "r3-{}-{}",
+        std::process::id(),
+        JOBS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+/// Rank `r` of `n` as Open MPI's `mpirun` would start it in job `job`.
+fn rank(r: u32, n: u32, job: &str, dir: &Path, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(super::BIN);
+    c.arg("fleet")
+        .args(args)
+        .args(["--control", "tcp", "--timeout", "20"])
+        .current_dir(dir)
+        .env("OMPI_COMM_WORLD_RANK", r.to_string())
+        .env("OMPI_COMM_WORLD_SIZE", n.to_string())
+        .env("OMPI_MCA_ess_base_jobid", job)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+#[test]
+fn ranks_started_with_other_flags_are_refused_naming_them() {
+    let d = tempfile::tempdir().unwrap();
+    let j = job();
+    let quiet = [
+        "--schedule",
+        "none",
+        "--samples",
+        "2",
+        "--min-sample-ms",
+        "1",
+    ];
+    let r0 = rank(0, 2, &j, d.path(), &quiet)
+        .args(["--suites", "none", "--out", "res"])
+        .spawn()
+        .unwrap();
+    let r1 = rank(1, 2, &j, d.path(), &quiet)
+        .args(["--suites", "cache"])
+        .spawn()
+        .unwrap();
+    let (o0, o1) = (
+        r0.wait_with_output().unwrap(),
+        r1.wait_with_output().unwrap(),
+    );
+    let e0 = stderr_of(&o0);
+    assert_eq!(o0.status.code(), Some(2), "{e0}");
+    assert!(
+        e0.contains("other flags than rank 0") && e0.contains("node.suites"),
+        "{e0}"
+    );
+    assert_eq!(o1.status.code(), Some(2), "{}", stderr_of(&o1));
+    assert!(stderr_of(&o1).contains("node.suites"));
+}
+
+#[test]
+fn a_dry_run_for_zero_nodes_says_so() {
+    let o = bwscope()
+        .args(["fleet", "--dry-run", "--nodes", "0"])
+        .output()
+        .unwrap();
+    usage_error(&o, "--nodes: 0 nodes is no fleet");
+}

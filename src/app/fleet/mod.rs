@@ -53,7 +53,10 @@ fn dry_run(
     nodes: Option<u32>,
 ) -> anyhow::Result<u8> {
     let (n, rank) = match (l, nodes) {
-        (_, Some(n)) if n > 0 => (n, l.map_or(0, |l| l.rank)),
+        (_, Some(0)) => {
+            return Err(UserError::flag("--nodes", "0 nodes is no fleet: give 1 or more").into())
+        }
+        (_, Some(n)) => (n, l.map_or(0, |l| l.rank)),
         (Some(l), None) => (l.size, l.rank),
         _ => return Err(UserError::flag(
             "--nodes",
