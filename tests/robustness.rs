@@ -48,7 +48,7 @@ pub(crate) const TINY: &[&str] = &[
     "1",
 ];
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: no preconditions.
     unsafe { libc::geteuid() == 0 }
 }

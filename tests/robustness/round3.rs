@@ -607,3 +607,256 @@ fn a_dry_run_for_zero_nodes_says_so() {
         .unwrap();
     usage_error(&o, "--nodes: 0 nodes is no fleet");
 }
+
+// ---- item 1: a fleet that cannot be hijacked ---------------------------------
+
+/// Wait for `p` to exist.
+fn wait_for_file(p: &Path, within: Duration) {
+    let t0 = Instant::now();
+    while !p.exists() {
+        assert!(t0.elapsed() < within, "{} never appeared", p.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The rendezvous note of job `j` in `dir`.
+fn note(dir: &Path, j: &str) -> std::path::PathBuf {
+    bwscope::cluster::rendezvous::path(dir, Some(j))
+}
+
+#[test]
+fn a_rank_refuses_a_rendezvous_file_it_cannot_trust() {
+    let d = tempfile::tempdir().unwrap();
+    let shared = d.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    chmod(&shared, 0o1777);
+    let j = job();
+    let quick = ["--suites", "none", "--schedule", "none"];
+    // What a victim's rank 1 says when it finds `planted` at its note's name.
+    let victim = |why: &str| {
+        let t0 = Instant::now();
+        let o = rank(1, 2, &j, d.path(), &quick)
+            .args(["--rendezvous", shared.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let e = stderr_of(&o);
+        assert_eq!(o.status.code(), Some(2), "{why}: {e}");
+        assert!(
+            e.contains(note(&shared, &j).to_str().unwrap()),
+            "{why}: {e}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(10), "{why}: not at once");
+        e
+    };
+    // A real rank 0 of the same job name elsewhere (an attacker's), whose
+    // note is copied into the shared folder.
+    let att = d.path().join("att");
+    std::fs::create_dir(&att).unwrap();
+    let mut attacker = rank(0, 2, &j, d.path(), &quick)
+        .args(["--rendezvous", att.to_str().unwrap(), "--out", "att-res"])
+        .spawn()
+        .unwrap();
+    wait_for_file(&note(&att, &j), Duration::from_secs(30));
+    std::fs::copy(note(&att, &j), note(&shared, &j)).unwrap();
+    chmod(&note(&shared, &j), 0o644);
+    assert!(victim("mode 0644").contains("has mode 0644"));
+    chmod(&note(&shared, &j), 0o600);
+    if super::is_root() {
+        // Another user's file: the hijack of issue 23.
+        let c = std::ffi::CString::new(note(&shared, &j).to_str().unwrap()).unwrap();
+        // SAFETY: a valid path.
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 1000, 1000) }, 0);
+        assert!(victim("another user's").contains("belongs to uid 1000"));
+    }
+    let _ = attacker.kill();
+    let _ = attacker.wait();
+    // A link, and a FIFO (which used to hang the reader).
+    std::fs::remove_file(note(&shared, &j)).unwrap();
+    std::os::unix::fs::symlink(note(&att, &j), note(&shared, &j)).unwrap();
+    assert!(victim("a link").contains("symbolic link"));
+    std::fs::remove_file(note(&shared, &j)).unwrap();
+    mkfifo(&note(&shared, &j));
+    assert!(victim("a FIFO").contains("not a regular file"));
+}
+
+/// A listener on a free loopback port, and the port.
+fn listener() -> (std::net::TcpListener, u16) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let p = l.local_addr().unwrap().port();
+    (l, p)
+}
+
+#[test]
+fn a_rank_with_a_token_joins_only_a_rank_0_that_proves_it_holds_it() {
+    let d = tempfile::tempdir().unwrap();
+    let (mine, theirs) = (d.path().join("mine"), d.path().join("theirs"));
+    std::fs::write(&mine, "the fleet's secret\n").unwrap();
+    std::fs::write(&theirs, "another secret\n").unwrap();
+    chmod(&mine, 0o600);
+    chmod(&theirs, 0o600);
+    let quick = ["--suites", "none", "--schedule", "none"];
+    // An impostor rank 0 squats the coordinator port with another token.
+    let (l, port) = listener();
+    drop(l);
+    let coord = format!("127.0.0.1:{port}");
+    let j = job();
+    let mut impostor = rank(0, 2, &j, d.path(), &quick)
+        .args(["--coordinator", &coord, "--out", "imp-res", "--token-file"])
+        .arg(&theirs)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // Rank 1 of the victim's fleet, with its token, at `coord`: refused.
+    let victim = |coord: &str, needle: &str| {
+        let o = rank(1, 2, &j, d.path(), &quick)
+            .args(["--coordinator", coord, "--token-file"])
+            .arg(&mine)
+            .output()
+            .unwrap();
+        let e = stderr_of(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(needle), "{e}");
+    };
+    victim(&coord, "could not prove it holds the token");
+    let _ = impostor.kill();
+    let _ = impostor.wait();
+    // One that asks for no token at all (a downgrade): refused too.
+    let (l, port) = listener();
+    let coord = format!("127.0.0.1:{port}");
+    let fake = std::thread::spawn(move || {
+        use bwscope::cluster::wire::{read_msg, write_msg, Wire};
+        let (mut s, _) = l.accept().unwrap();
+        while let Ok(m) = read_msg(&mut s, 1 << 16, Some(Duration::from_secs(10))) {
+            if matches!(m, Wire::Join { .. }) {
+                let _ = write_msg(&mut s, &Wire::Challenge { nonce: None });
+                let _ = write_msg(&mut s, &Wire::Accepted);
+            }
+        }
+    });
+    victim(&coord, "asks for no token while this rank has one");
+    fake.join().unwrap();
+}
+
+#[test]
+fn a_coordinator_without_a_token_says_it_is_unauthenticated() {
+    let d = tempfile::tempdir().unwrap();
+    let (l, port) = listener();
+    drop(l);
+    let o = rank(
+        0,
+        1,
+        &job(),
+        d.path(),
+        &["--suites", "none", "--schedule", "none"],
+    )
+    .args([
+        "--coordinator",
+        &format!("127.0.0.1:{port}"),
+        "--out",
+        "res",
+    ])
+    .output()
+    .unwrap();
+    let e = stderr_of(&o);
+    assert!(o.status.success(), "{e}");
+    assert!(
+        e.contains("--coordinator without --token-file") && e.contains("not authenticated"),
+        "{e}"
+    );
+}
+
+/// Rank `r` of `n` as MPICH's Hydra would start it, without its process
+/// manager: `PMI_RANK`/`PMI_SIZE` and no job name.
+fn bare_rank(r: u32, n: u32, dir: &Path, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(super::BIN);
+    c.arg("fleet")
+        .args(args)
+        .args(["--control", "tcp", "--timeout", "20"])
+        .current_dir(dir)
+        .env("PMI_RANK", r.to_string())
+        .env("PMI_SIZE", n.to_string())
+        .env_remove("PMI_FD")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+#[test]
+fn a_second_job_without_a_job_name_is_refused_not_mixed_in() {
+    let d = tempfile::tempdir().unwrap();
+    let quick = ["--suites", "none", "--schedule", "none"];
+    let first = bare_rank(0, 2, d.path(), &quick)
+        .args(["--out", "a"])
+        .spawn()
+        .unwrap();
+    wait_for_file(
+        &bwscope::cluster::rendezvous::path(d.path(), None),
+        Duration::from_secs(30),
+    );
+    let o = bare_rank(0, 2, d.path(), &quick)
+        .args(["--out", "b"])
+        .output()
+        .unwrap();
+    usage_error(
+        &o,
+        "another fleet is starting with the same rendezvous file",
+    );
+    // The first job is untouched: its rank 1 joins it.
+    let r1 = bare_rank(1, 2, d.path(), &quick).output().unwrap();
+    assert!(r1.status.success(), "{}", stderr_of(&r1));
+    let o = first.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+}
+
+#[test]
+fn hydra_jobs_started_at_once_in_one_folder_keep_their_own_ranks() {
+    let hydra = ["mpiexec.hydra", "mpiexec.mpich"].into_iter().find(|m| {
+        std::process::Command::new(m)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(hydra) = hydra else {
+        eprintln!("skipping: no MPICH Hydra (mpiexec.hydra) here");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    for trial in 0..2 {
+        let jobs: Vec<std::process::Child> = (0..2)
+            .map(|i| {
+                std::process::Command::new(hydra)
+                    .args(["-np", "2", super::BIN, "fleet", "--control", "tcp"])
+                    .args(["--suites", "none", "--schedule", "none", "--timeout", "30"])
+                    .args(["--out", &format!("res{trial}-{i}")])
+                    .current_dir(d.path())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut names = Vec::new();
+        for (i, j) in jobs.into_iter().enumerate() {
+            let o = j.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "trial {trial} job {i}: {}",
+                stderr_of(&o)
+            );
+            let f: serde_json::Value = serde_json::from_slice(
+                &std::fs::read(d.path().join(format!("res{trial}-{i}/fleet.json"))).unwrap(),
+            )
+            .unwrap();
+            assert!(f["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|n| n["status"] == "ok"));
+            names.push(f["launch"]["job"].as_str().unwrap().to_string());
+        }
+        assert!(
+            names[0].starts_with("kvs_") && names[0] != names[1],
+            "{names:?}"
+        );
+    }
+}

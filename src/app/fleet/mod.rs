@@ -89,13 +89,19 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     if a.dry_run {
         return dry_run(&plan, launch.as_ref(), a.nodes);
     }
-    let Some(launch) = launch else {
+    let Some(mut launch) = launch else {
         return Err(UserError::BadInput {
             path: "bwscope fleet".into(),
             problem: format!("no launcher found: {}", launch::HOW_TO_LAUNCH),
         }
         .into());
     };
+    if launch.job.is_none() && plan.control != "mpi" && a.coordinator.is_none() {
+        // Hydra names no job in the environment: ask its process manager
+        // (MPI asks it itself under --control mpi), so each job meets
+        // through a rendezvous file of its own.
+        launch.job = launch::pmi_kvsname();
+    }
     let t0 = Instant::now();
     let started_at = crate::model::time::now_rfc3339();
     let stop = signals();
