@@ -216,7 +216,7 @@ fn foreign_symlink_in_a_sticky_directory_is_not_followed() {
 
 /// A TCP connection to `dst` from the loopback address `src` (127.0.0.0/8
 /// is all loopback on Linux), so one test can be two hosts.
-fn connect_from(src: Ipv4Addr, dst: SocketAddr) -> std::io::Result<TcpStream> {
+pub(crate) fn connect_from(src: Ipv4Addr, dst: SocketAddr) -> std::io::Result<TcpStream> {
     let SocketAddr::V4(dst) = dst else {
         unreachable!("IPv4 loopback only")
     };

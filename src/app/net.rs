@@ -81,10 +81,18 @@ pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
         .map_err(|e| UserError::flag("--max-bytes", e.to_string()))?;
     let log: crate::net::server::Log =
         Arc::new(|line: &str| eprintln!("{} {}", crate::model::time::now_rfc3339(), line));
+    crate::util::fds::raise_limit();
     let server = Server::bind(cfg.clone(), log).map_err(|e| bind_error(addr, &e))?;
     let local = server.local_addr()?;
+    // How many streams a test may have here, said now rather than found
+    // as connections that never join.
+    let most = u64::from(protocol::MAX_STREAMS);
+    let room = match crate::net::server::stream_room() {
+        Some((n, limit)) if n < most => format!(", room for {n} streams (ulimit -n {limit})"),
+        _ => format!(", room for {most} streams"),
+    };
     eprintln!(
-        "bwscope net serve: listening on {}{} (protocol v{}, auth {}, limits {:.0} s and {} per test{}); Ctrl-C stops",
+        "bwscope net serve: listening on {}{} (protocol v{}, auth {}, limits {:.0} s and {} per test{}{room}); Ctrl-C stops",
         local,
         if local.ip().is_unspecified() { " (all interfaces)" } else { "" },
         protocol::VERSION,

@@ -104,22 +104,11 @@ fn spawn_reader(
         .expect("spawn a reader thread");
 }
 
-/// Rank 0 holds a connection per rank: lift the soft limit on open files
-/// (often 1024) to the hard one, so a fleet of a thousand nodes fits.
-fn raise_open_files() {
-    // SAFETY: plain data in and out of getrlimit/setrlimit.
-    unsafe {
-        let mut r: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-        }
-    }
-}
-
 fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Option<Vec<u8>>)> {
     let size = s.launch.size;
-    raise_open_files();
+    // Rank 0 holds a connection per rank: a fleet of a thousand nodes
+    // needs more than the usual soft limit of 1024.
+    crate::util::fds::raise_limit();
     let port = match &s.coordinator {
         Some(c) => coordinator_port(c)?,
         None => 0,

@@ -377,7 +377,33 @@ fn base(o: &Outcome, flow: &str, peer: &str) -> Record {
     }
 }
 
-fn finish(r: &mut Record, samples: Vec<Sample>, sender: u64, receiver: u64, rate: Option<f64>) {
+/// Why a flow with bytes has no sample after the omit window.
+fn why_no_sample(o: &Outcome, flow: &str) -> String {
+    let s = &o.setup;
+    let asked = (s.time_ms as f64 + s.omit_ms as f64) / 1000.0;
+    let server_s = o.server.active_nanos as f64 / 1e9;
+    // The server sends (the leader's recv flow) and stopped well before
+    // the time asked: one of its per-test limits cut the test short, and
+    // more --time would change nothing.
+    if flow == "recv" && s.bytes == 0 && server_s < asked * 0.9 {
+        return format!(
+            "the server stopped sending after {} in {server_s:.2} s of the {asked:.2} s asked, before the omit window ended: its --max-bytes (or --max-time) limit cut the test (its first log line gives them); ask for --bytes within the limit, or raise it on the server",
+            format_bytes(o.server.sent_bytes)
+        );
+    }
+    NO_SAMPLE.into()
+}
+
+const NO_SAMPLE: &str =
+    "no complete sample after the omit window: lengthen --time or shorten --omit";
+
+fn finish(
+    r: &mut Record,
+    samples: Vec<Sample>,
+    (sender, receiver): (u64, u64),
+    rate: Option<f64>,
+    why_empty: impl FnOnce() -> String,
+) {
     let rates: Vec<f64> = samples
         .iter()
         .filter(|x| x.seconds > 0.0)
@@ -400,10 +426,7 @@ fn finish(r: &mut Record, samples: Vec<Sample>, sender: u64, receiver: u64, rate
         }
         _ => {
             r.status = Status::Error;
-            r.reason = Some(
-                "no complete sample after the omit window: lengthen --time or shorten --omit"
-                    .into(),
-            );
+            r.reason = Some(why_empty());
         }
     }
 }
@@ -424,7 +447,13 @@ fn flow_record(
             bytes: i.bytes,
         })
         .collect();
-    finish(&mut r, samples, sender, receiver, interval_rate(iv));
+    finish(
+        &mut r,
+        samples,
+        (sender, receiver),
+        interval_rate(iv),
+        || why_no_sample(o, flow),
+    );
     r
 }
 
@@ -474,7 +503,9 @@ fn rr_record(o: &Outcome, peer: &str) -> Record {
             o.server.received_bytes + o.received,
         ),
     };
-    finish(&mut r, samples, sender, receiver, rate);
+    finish(&mut r, samples, (sender, receiver), rate, || {
+        NO_SAMPLE.into()
+    });
     r
 }
 

@@ -3,6 +3,7 @@
 //! without waiting or growing.
 
 pub mod cpulist;
+pub mod fds;
 pub mod input;
 pub mod out;
 pub mod rng;
