@@ -919,7 +919,7 @@ fn compare_footer_states_the_rule_the_code_applies() {
 /// Run `args` with stderr on a pseudo-terminal (util-linux `script`), stdout
 /// to a pipe; returns what the terminal saw. None where `script` is
 /// missing.
-fn on_a_terminal(args: &[&str]) -> Option<String> {
+pub(crate) fn on_a_terminal(args: &[&str]) -> Option<String> {
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("skipped: util-linux `script` is not installed");
         return None;

@@ -994,3 +994,39 @@ fn a_test_cut_by_the_servers_max_bytes_says_so() {
         "{why}"
     );
 }
+
+// ---- item 9: the transfer progress bar's total --------------------------------
+
+#[test]
+fn the_transfer_progress_bar_counts_to_its_total() {
+    let args = [
+        "transfer",
+        "--backend",
+        "opencl",
+        "--sizes",
+        "64KiB,256KiB",
+        "--samples",
+        "2",
+        "--min-sample-ms",
+        "5",
+    ];
+    if !bwscope().args(args).output().unwrap().status.success() {
+        eprintln!("skipping: no OpenCL device (PoCL) here");
+        return;
+    }
+    let Some(tty) = super::on_a_terminal(&args) else {
+        return;
+    };
+    // Every "N/T" the bar drew: T is the plan's, never 0 (it read 24/0,
+    // 132/0, full from the start), and N never passes it.
+    let positions: Vec<(u64, u64)> = tty
+        .split(|c: char| !(c.is_ascii_digit() || c == '/'))
+        .filter_map(|w| w.split_once('/'))
+        .filter_map(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        .filter(|&(n, _)| n > 0)
+        .collect();
+    assert!(!positions.is_empty(), "{tty}");
+    for (n, t) in positions {
+        assert!(t > 0 && n <= t, "{n}/{t} in {tty}");
+    }
+}
