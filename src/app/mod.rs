@@ -20,6 +20,7 @@ fn boxed<S: Suite + 'static>(s: S) -> Box<dyn Suite> {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    crate::util::signal::survive_file_size_limit();
     let top = cli.output.clone();
     if let Some(rate) = &cli.dram_peak {
         let gbps =
@@ -140,7 +141,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
 
 /// Write `bytes` to FILE, or to stdout for `-`.
 pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
-    if path == "-" {
+    if crate::report::outfile::is_stdout(path) {
         crate::util::out::write_bytes(bytes);
         Ok(())
     } else {

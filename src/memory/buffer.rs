@@ -92,9 +92,18 @@ impl Buffer {
                     ),
                 ));
             }
+            let detail = match crate::platform::env::address_space_left() {
+                Some((left, limit)) => format!(
+                    "{err}; this process may map only {} more under its limit ({}, `ulimit -v`/`ulimit -d`)",
+                    crate::util::units::format_bytes(left),
+                    crate::util::units::format_bytes(limit)
+                ),
+                None => err.to_string(),
+            };
             return Err(UserError::OutOfMemory {
                 bytes: len as u64,
-                detail: err.to_string(),
+                detail,
+                hint: crate::error::LESS_MEMORY,
             });
         }
         let map_ptr = p as *mut u8;

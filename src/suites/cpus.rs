@@ -96,6 +96,20 @@ pub fn resolve_cpus(
 /// 10 % for the rest of the system), so the OOM killer never gets a say.
 /// `hint` says what to change, naming only the command's own flags.
 pub fn check_memory(need: u64, flag: &'static str, hint: &'static str) -> Result<(), UserError> {
+    // The address-space limit, less a margin for code, stacks and the
+    // allocator, binds first where one is set.
+    if let Some((left, limit)) = crate::platform::env::address_space_left() {
+        let usable = left.saturating_sub(left / 16 + (16 << 20));
+        if need > usable {
+            return Err(UserError::AddressSpace {
+                flag,
+                need: crate::util::units::format_bytes(need),
+                left: crate::util::units::format_bytes(usable),
+                limit: crate::util::units::format_bytes(limit),
+                hint,
+            });
+        }
+    }
     let avail = crate::platform::env::meminfo("MemAvailable");
     if let Some(a) = avail {
         let limit = a / 10 * 9;

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::runner::Recorder;
 use crate::error::UserError;
 use crate::model::{Curve, Host, Run, Units};
-use crate::report::sink::Sink;
+use crate::report::sink::{End, Sink};
 use crate::suites::cache::{CacheOptions, CachePlan};
 use crate::suites::latency::{LatencyOptions, LatencyPlan, View};
 use crate::suites::memtype::{MemtypeOptions, MemtypePlan};
@@ -258,7 +258,11 @@ pub fn measure_node(
             }
         }
     }
-    Ok(rec.finish(interrupted)?)
+    let end = match interrupted {
+        true => End::Stopped,
+        false => End::Complete,
+    };
+    Ok(rec.finish(end)?)
 }
 
 #[cfg(test)]

@@ -54,6 +54,29 @@ impl Figure {
     }
 }
 
+/// Every metric a node can have: the names [`node_figures`] and
+/// [`net_figures`] give (a reference file's bounds must be among them).
+pub const METRICS: &[&str] = &[
+    "clock_ghz",
+    "l1_read_gbps",
+    "l2_read_gbps",
+    "l3_read_gbps",
+    "dram_read_gbps",
+    "dram_write_gbps",
+    "dram_memcpy_gbps",
+    "dram_read_all_gbps",
+    "dram_latency_ns",
+    "tcp_out_gbps",
+    "tcp_in_gbps",
+    "mpi_out_gbps",
+    "mpi_in_gbps",
+];
+
+/// Is `name` one of [`METRICS`]?
+pub fn is_metric(name: &str) -> bool {
+    METRICS.contains(&name)
+}
+
 /// The node figures of one run (those its records allow).
 pub fn node_figures(run: &Run) -> Vec<Figure> {
     let mut out = Vec::new();
@@ -244,6 +267,18 @@ mod tests {
         // Quiet: no slowdown; all cpus ours: every foreign cycle is theirs.
         assert_eq!(noise_slowdown(0.0, 2, 2), 1.0);
         assert_eq!(noise_slowdown(1.0, 2, 2), 1.5 * 1.5);
+    }
+
+    #[test]
+    fn every_figure_is_a_listed_metric() {
+        let text = include_str!("../../../tests/fixtures/cache-quick.json");
+        let mut run: Run = serde_json::from_str(text).unwrap();
+        run.host.clock_hz = Some(3e9);
+        let figs = node_figures(&run);
+        assert!(figs.len() >= 3, "{figs:?}");
+        for g in figs {
+            assert!(is_metric(&g.metric), "{} is missing from METRICS", g.metric);
+        }
     }
 
     #[test]

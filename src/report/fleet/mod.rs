@@ -48,6 +48,15 @@ pub fn load(path: &str) -> Result<Doc, UserError> {
     Ok(Doc::Fleet(Box::new(f)))
 }
 
+/// A fleet-only flag given with a run of one machine: refused rather than
+/// ignored.
+pub fn not_a_fleet(flag: &'static str, path: &str) -> UserError {
+    UserError::flag(
+        flag,
+        format!("{path} is a run of one machine, not a fleet file; {flag} applies to `bwscope fleet` results only"),
+    )
+}
+
 /// One node's run out of a fleet, by label or host name.
 pub fn node_run(f: &FleetRun, name: &str, path: &str) -> Result<Run, UserError> {
     let n = f.find(name).ok_or_else(|| {
@@ -87,7 +96,8 @@ pub fn status_word(s: NodeStatus) -> &'static str {
 /// node of a fleet. A fleet without `node` is refused with the hint.
 pub fn load_run(path: &str, node: Option<&str>) -> Result<Run, UserError> {
     match (load(path)?, node) {
-        (Doc::Run(r), _) => Ok(*r),
+        (Doc::Run(_), Some(_)) => Err(not_a_fleet("--node", path)),
+        (Doc::Run(r), None) => Ok(*r),
         (Doc::Fleet(f), Some(n)) => node_run(&f, n, path),
         (Doc::Fleet(f), None) => Err(UserError::flag(
             "--node",
