@@ -3,6 +3,7 @@
 //! so). A [`Run`] is the environment ([`Host`]) plus every [`Record`]; this
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
+mod arm;
 pub mod fleet;
 mod host;
 mod knees;
@@ -12,7 +13,10 @@ pub mod time;
 mod uarch;
 mod warning;
 
-pub use host::{Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Environment, Features, Host, Node};
+pub use arm::{ArmHost, CoreKind, Midr};
+pub use host::{
+    Cache, Ceiling, ClockProbe, Cpu, CpuIdent, CrossCheck, Environment, Features, Host, Node,
+};
 pub use knees::{CurvePoint, Knee, KneeProbe};
 pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};

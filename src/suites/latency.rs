@@ -410,7 +410,7 @@ pub fn measure_case(
         size_bytes: Some(ws),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: Some(host.regime(ws, 1)),
+        regime: host.regime_of(ws, 1),
         bytes_read_per_pass: Some(nodes * 8),
         bytes_written_per_pass: Some(0),
         reps_per_sample: Some(m.reps),

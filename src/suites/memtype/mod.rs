@@ -367,7 +367,7 @@ fn record(
         size_bytes: Some(2 * n),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: Some(host.regime(2 * n, 1)),
+        regime: host.regime_of(2 * n, 1),
         bytes_read_per_pass: Some(n),
         bytes_written_per_pass: Some(n),
         payload_bytes_per_pass: Some(n),
