@@ -233,7 +233,7 @@ macro_rules! rand {
         plain!($name, $isa, $block, a, rand_loop, "",
             concat!("add x9, {src}, \\q\nadd x11, {dst}, \\q\n", each!($n, $ld, $st)), "",
             [src = in(reg) a.src, dst = in(reg) a.dst, out("x9") _, out("x10") _,
-             out("x11") _,], [options(nostack)]);
+             out("x11") _, out("x12") _,], [options(nostack)]);
     };
 }
 

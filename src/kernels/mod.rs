@@ -160,14 +160,25 @@ impl Isa {
         }
     }
 
-    /// Why a CPU without it cannot run it, naming the feature.
+    /// Why a CPU without it cannot run it, naming the feature, and for
+    /// AArch64's whether `BWSCOPE_DISABLE_ISA` hid it or the core lacks it.
     pub fn missing(self) -> String {
-        match self {
-            Isa::Neon => "needs neon (asimd): this core lacks it or BWSCOPE_DISABLE_ISA hides it".into(),
-            Isa::Sve => "needs sve: this core has no SVE or BWSCOPE_DISABLE_ISA hides it".into(),
-            Isa::DcZva => "needs dc_zva: DCZID_EL0.DZP prohibits `dc zva` here or BWSCOPE_DISABLE_ISA hides it".into(),
-            _ => format!("needs {}", self.name()),
-        }
+        let hidden = |names: &[&str]| {
+            std::env::var("BWSCOPE_DISABLE_ISA")
+                .is_ok_and(|l| l.split(',').any(|n| names.contains(&n.trim())))
+        };
+        let (names, lacks): (&[&str], &str) = match self {
+            Isa::Neon => (&["asimd", "neon"], "this core has no Advanced SIMD"),
+            Isa::Sve => (&["sve"], "this core has no SVE"),
+            Isa::DcZva => (&["dc_zva"], "DCZID_EL0.DZP prohibits `dc zva` here"),
+            _ => return format!("needs {}", self.name()),
+        };
+        let why = if hidden(names) {
+            "BWSCOPE_DISABLE_ISA hides it"
+        } else {
+            lacks
+        };
+        format!("needs {}: {why}", self.name())
     }
 }
 

@@ -427,6 +427,7 @@ pub fn measure_case(
         memory: Some(memory),
         ..Record::default()
     };
+    super::record::label(&mut r, k, host);
     let e = &mut r.extra;
     e.insert("case_view".into(), json!(case.view.name()));
     e.insert("case_pages".into(), json!(case.pages));

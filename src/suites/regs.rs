@@ -122,6 +122,7 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
         noise: m.noise,
         ..Record::default()
     };
+    super::record::label(&mut r, k, host);
     let e = &mut r.extra;
     e.insert("bytes_per_instruction".into(), json!(per_instr));
     e.insert("instructions_per_iteration".into(), json!(instrs));

@@ -378,6 +378,7 @@ fn record(
         memory: Some(t.info.clone()),
         ..Record::default()
     };
+    super::record::label(&mut r, k, host);
     r.warnings = super::record::bandwidth_warnings(&r, k, host);
     let e = &mut r.extra;
     let j = |v: f64| serde_json::json!(v);
