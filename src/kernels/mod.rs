@@ -489,6 +489,18 @@ mod tests {
     }
 
     #[test]
+    fn missing_features_are_named() {
+        // (BWSCOPE_DISABLE_ISA is not set in the test environment.)
+        if std::env::var_os("BWSCOPE_DISABLE_ISA").is_none() {
+            assert_eq!(Isa::Sve.missing(), "needs sve: this core has no SVE");
+            assert!(Isa::DcZva.missing().contains("DCZID_EL0.DZP"));
+        }
+        assert_eq!(Isa::Avx2.missing(), "needs avx2");
+        let none = Features::default();
+        assert!(!Isa::Neon.supported(&none) && Isa::Scalar.supported(&none));
+    }
+
+    #[test]
     fn copy_counts_half_read_half_written() {
         let k = registry()
             .iter()

@@ -344,6 +344,47 @@ mod tests {
     }
 
     #[test]
+    fn arm_kinds_chains_and_emulation_are_named() {
+        use crate::model::{ArmHost, CoreKind, CrossCheck};
+        let mut h = host(None, "MIDR 0x412fd050: implementer 0x41 (Arm), part 0xd05");
+        h.arm = Some(ArmHost {
+            sve_vector_bits: Some(256),
+            dc_zva_block_bytes: Some(64),
+            dcache_line_bytes: 64,
+            icache_line_bytes: 64,
+            core_kinds: vec![
+                CoreKind::for_test("cortex-a55", vec![0, 1], None),
+                CoreKind::for_test("cortex-a76", vec![2, 3], None),
+            ],
+            midr_source: "sysfs".into(),
+            foreign_files: None,
+        });
+        if let Some(c) = h.clock.as_mut() {
+            c.second_chain = Some(CrossCheck::Eor);
+        }
+        let s = render(&h);
+        assert!(s.contains("implementer 0x00 part 0x000"), "{s}");
+        assert!(
+            s.contains("arm        SVE 256-bit, dc zva 64 B blocks, smallest D-line 64 B"),
+            "{s}"
+        );
+        assert!(s.contains("core kind  cortex-a55 on cpus 0-1"), "{s}");
+        assert!(s.contains("core kind  cortex-a76 on cpus 2-3"), "{s}");
+        assert!(s.contains("add x,x chain 3.400 GHz, eor x,x chain"), "{s}");
+        assert!(!s.contains("emulated"), "{s}");
+        // Under an emulator: no clock, and why.
+        if let Some(a) = h.arm.as_mut() {
+            a.foreign_files = Some("/proc/cpuinfo describes another architecture".into());
+        }
+        if let Some(c) = h.clock.as_mut() {
+            c.hz = None;
+        }
+        let s = render(&h);
+        assert!(s.contains("core clock none under an emulator"), "{s}");
+        assert!(s.contains("emulated   /proc/cpuinfo describes"), "{s}");
+    }
+
+    #[test]
     fn unknown_core_has_no_ceiling_numbers() {
         let s = render(&host(
             None,
