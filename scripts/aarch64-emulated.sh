@@ -48,7 +48,11 @@ if [ "${1:-}" != "--no-clippy" ] && [ -x /usr/bin/clippy-driver ]; then
   export RUSTC_WORKSPACE_WRAPPER=/usr/bin/clippy-driver
   export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-D warnings"
 fi
-cargo test --target "$T" --target-dir "$DIR" "${TESTS[@]}" --no-run
+# Build cost, not test strength: dependencies unoptimised and line tables
+# only (bwscope itself keeps the dev profile's opt-level 2, so the harness
+# around the kernels is what it is natively).
+BUILD=(--config 'profile.dev.debug="line-tables-only"' --config 'profile.dev.package."*".opt-level=0')
+cargo test "${BUILD[@]}" --target "$T" --target-dir "$DIR" "${TESTS[@]}" --no-run
 t1=$(date +%s)
 
 # -cpu max: SVE (and SVE2, SME) at the vector length given in bytes, MIDR
@@ -57,7 +61,7 @@ t1=$(date +%s)
 for cpu in max,sve-default-vector-length=16 max,sve-default-vector-length=64 a64fx cortex-a72; do
   echo "== qemu-aarch64-static -cpu $cpu"
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64-static -cpu $cpu" \
-    cargo test --target "$T" --target-dir "$DIR" "${TESTS[@]}"
+    cargo test "${BUILD[@]}" --target "$T" --target-dir "$DIR" "${TESTS[@]}"
 done
 t2=$(date +%s)
 echo "aarch64-emulated: build $((t1 - t0)) s, emulated tests $((t2 - t1)) s"

@@ -235,7 +235,7 @@ mod tests {
     fn a_small_thp_buffer_sits_in_a_huge_page() {
         if crate::platform::skip_emulated(
             "a_small_thp_buffer_sits_in_a_huge_page",
-            "madvise(MADV_HUGEPAGE) for its guest",
+            "transparent huge pages (MADV_HUGEPAGE has no effect there)",
         ) {
             return;
         }
