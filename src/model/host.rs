@@ -469,58 +469,6 @@ impl Host {
             .map(|bpc| bpc * hz / 1e9)
     }
 
-    /// [`Host::ceiling_at`] for code that ran on `cpus`: on a machine with
-    /// several kinds of core the row is that of their kind, and there is
-    /// no bound when they are of several kinds or of one without a row.
-    pub fn ceiling_on(
-        &self,
-        op: &str,
-        width_bits: Option<u32>,
-        hz: f64,
-        cpus: &[u32],
-    ) -> Option<f64> {
-        let Some(arm) = self.arm.as_ref().filter(|a| a.heterogeneous()) else {
-            return self.ceiling_at(op, width_bits, hz);
-        };
-        let first = arm.kind_of(*cpus.first()?)?;
-        if cpus.iter().any(|c| arm.kind_of(*c) != Some(first)) {
-            return None;
-        }
-        let row = first.uarch.row.as_ref()?;
-        let bpc = match width_bits {
-            Some(w) => row.bytes_per_cycle(op, w),
-            None => row.widest_bytes_per_cycle(op),
-        };
-        bpc.map(|b| b * hz / 1e9)
-    }
-
-    /// The kind of core `cpus` are (`host.arm.core_kinds[].id`), or
-    /// `mixed: a×2+b×1` when they are of several; None off ARM or where a
-    /// cpu's kind is unknown.
-    pub fn core_kind_label(&self, cpus: &[u32]) -> Option<String> {
-        let arm = self.arm.as_ref()?;
-        let mut counts: Vec<(&str, usize)> = Vec::new();
-        for &c in cpus {
-            let id = arm.kind_of(c)?.id.as_str();
-            match counts.iter_mut().find(|(k, _)| *k == id) {
-                Some((_, n)) => *n += 1,
-                None => counts.push((id, 1)),
-            }
-        }
-        match counts[..] {
-            [] => None,
-            [(id, _)] => Some(id.to_string()),
-            _ => Some(format!(
-                "mixed: {}",
-                counts
-                    .iter()
-                    .map(|(k, n)| format!("{k}×{n}"))
-                    .collect::<Vec<_>>()
-                    .join("+")
-            )),
-        }
-    }
-
     /// The NUMA node of `cpu`, if known.
     pub fn node_of(&self, cpu: u32) -> Option<u32> {
         self.cpus.iter().find(|c| c.id == cpu).map(|c| c.node)
@@ -546,55 +494,6 @@ mod tests {
         assert_eq!(h.regime(20 << 20, 2), "DRAM");
         assert_eq!(h.regime(1 << 30, 1), "DRAM");
         assert_eq!(h.llc_size(), Some(32 << 20));
-    }
-
-    #[test]
-    fn kinds_label_records_and_pick_their_rows() {
-        use crate::model::{CoreKind, L1Rate, Uarch};
-        let kind = |id: &str, cpus: Vec<u32>, loads: Option<f64>| {
-            let row = loads.map(|l| Uarch {
-                id: id.into(),
-                name: id.into(),
-                l1: vec![L1Rate {
-                    width_bits: 128,
-                    loads_per_cycle: l,
-                    stores_per_cycle: 1.0,
-                }],
-                l2_to_l1_bytes_per_cycle: None,
-                source: "test".into(),
-            });
-            CoreKind::for_test(id, cpus, row)
-        };
-        // One kind: labelled, and bounded by the run's row as before.
-        let mut h = Host {
-            arm: Some(super::ArmHost {
-                core_kinds: vec![kind("big", vec![0, 1], Some(2.0))],
-                ..Default::default()
-            }),
-            ..Host::default()
-        };
-        assert_eq!(h.core_kind_label(&[1]).as_deref(), Some("big"));
-        assert_eq!(h.core_kind_label(&[7]), None);
-        // Two kinds: each record's own row; none for a mix or a kind
-        // without a row.
-        h.arm = Some(super::ArmHost {
-            core_kinds: vec![
-                kind("little", vec![0, 1], Some(1.0)),
-                kind("big", vec![2, 3], Some(2.0)),
-                kind("odd", vec![4], None),
-            ],
-            ..Default::default()
-        });
-        assert_eq!(h.ceiling_on("read", Some(128), 1e9, &[0, 1]), Some(16.0));
-        assert_eq!(h.ceiling_on("read", Some(128), 1e9, &[2]), Some(32.0));
-        assert_eq!(h.ceiling_on("read", Some(128), 1e9, &[1, 2]), None);
-        assert_eq!(h.ceiling_on("read", Some(128), 1e9, &[4]), None);
-        assert_eq!(
-            h.core_kind_label(&[0, 2, 3]).as_deref(),
-            Some("mixed: little×1+big×2")
-        );
-        // Off ARM: no label.
-        assert_eq!(Host::default().core_kind_label(&[0]), None);
     }
 
     #[test]
