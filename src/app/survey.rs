@@ -177,6 +177,17 @@ fn survey_memory(e: anyhow::Error) -> anyhow::Error {
 /// and put it on the run's host so every later suite labels regimes (and
 /// sizes its sweep) by it. False when a stop request ended it.
 fn knees(rec: &mut Recorder, host: &mut Host) -> anyhow::Result<bool> {
+    if crate::platform::emulation().is_some() {
+        // Under qemu-user the curve is the emulator host's caches: nothing
+        // to store for this core (the run's warnings say it is emulated).
+        if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
+            m.insert(
+                "knees".into(),
+                serde_json::json!({"skipped": "under an emulator"}),
+            );
+        }
+        return Ok(true);
+    }
     let plan = crate::suites::knees::plan(host)?;
     // Its largest buffer is the survey's: refused before allocating when
     // it cannot fit (memory, or `ulimit -v`), rather than at the first

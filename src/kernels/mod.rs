@@ -14,6 +14,18 @@ mod decl;
 #[macro_use]
 mod shapes;
 
+#[cfg(target_arch = "aarch64")]
+#[macro_use]
+mod arm_shapes;
+
+#[cfg(target_arch = "aarch64")]
+mod arm;
+#[cfg(target_arch = "aarch64")]
+mod arm_chase;
+#[cfg(target_arch = "aarch64")]
+mod arm_rand;
+#[cfg(target_arch = "aarch64")]
+mod arm_regs;
 mod libc_k;
 pub mod perm;
 #[cfg(target_arch = "x86_64")]
@@ -108,6 +120,13 @@ pub enum Isa {
     Avx512f,
     /// A libc function: whatever the C library picks at run time.
     Libc,
+    /// AArch64 Advanced SIMD (`asimd` in the hwcaps).
+    Neon,
+    /// AArch64 SVE, at whatever vector length the core has.
+    Sve,
+    /// AArch64 `dc zva`, where `DCZID_EL0` permits it.
+    #[serde(rename = "dc_zva")]
+    DcZva,
 }
 
 impl Isa {
@@ -119,17 +138,47 @@ impl Isa {
             Isa::Avx2 => "avx2",
             Isa::Avx512f => "avx512f",
             Isa::Libc => "libc",
+            Isa::Neon => "neon",
+            Isa::Sve => "sve",
+            Isa::DcZva => "dc_zva",
         }
     }
 
+    /// Whether the CPU described by `f` runs it. `Scalar` is the baseline
+    /// of the architecture the binary is built for (only its kernels are in
+    /// the registry).
     pub fn supported(self, f: &Features) -> bool {
         match self {
-            Isa::Scalar | Isa::Libc => cfg!(target_arch = "x86_64") || self == Isa::Libc,
+            Isa::Scalar | Isa::Libc => true,
             Isa::Sse2 => f.sse2,
             Isa::Sse41 => f.sse4_1,
             Isa::Avx2 => f.avx2,
             Isa::Avx512f => f.avx512f,
+            Isa::Neon => f.asimd,
+            Isa::Sve => f.sve,
+            Isa::DcZva => f.dc_zva,
         }
+    }
+
+    /// Why a CPU without it cannot run it, naming the feature, and for
+    /// AArch64's whether `BWSCOPE_DISABLE_ISA` hid it or the core lacks it.
+    pub fn missing(self) -> String {
+        let hidden = |names: &[&str]| {
+            std::env::var("BWSCOPE_DISABLE_ISA")
+                .is_ok_and(|l| l.split(',').any(|n| names.contains(&n.trim())))
+        };
+        let (names, lacks): (&[&str], &str) = match self {
+            Isa::Neon => (&["asimd", "neon"], "this core has no Advanced SIMD"),
+            Isa::Sve => (&["sve"], "this core has no SVE"),
+            Isa::DcZva => (&["dc_zva"], "DCZID_EL0.DZP prohibits `dc zva` here"),
+            _ => return format!("needs {}", self.name()),
+        };
+        let why = if hidden(names) {
+            "BWSCOPE_DISABLE_ISA hides it"
+        } else {
+            lacks
+        };
+        format!("needs {}: {why}", self.name())
     }
 }
 
@@ -173,7 +222,9 @@ impl Pattern {
 pub struct Kernel {
     pub name: &'static str,
     pub op: Op,
-    /// Bits moved per instruction; 0 where not applicable (libc).
+    /// Bits moved per instruction (AArch64: per access, so a pair of q
+    /// registers is 256 and each register of an `ld1 {…}` 128); 0 where
+    /// not fixed (libc, SVE: the vector length, `dc zva`: the block).
     pub width_bits: u32,
     pub isa: Isa,
     pub nontemporal: bool,
@@ -320,7 +371,7 @@ impl Kernel {
 
     /// Why it cannot run here, if it cannot.
     pub fn skip_reason(&self, f: &Features) -> Option<String> {
-        (!self.supported(f)).then(|| format!("needs {}", self.isa.name()))
+        (!self.supported(f)).then(|| self.isa.missing())
     }
 }
 
@@ -342,8 +393,26 @@ static PARTS: &[&[Kernel]] = &[
     x86_regs::KERNELS,
 ];
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(target_arch = "aarch64")]
+static PARTS: &[&[Kernel]] = &[
+    arm::KERNELS,
+    libc_k::KERNELS,
+    arm_rand::KERNELS,
+    arm_chase::KERNELS,
+    arm_regs::KERNELS,
+];
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 static PARTS: &[&[Kernel]] = &[libc_k::KERNELS];
+
+/// The SVE vector length this thread's SVE kernels run with, bits (`rdvl`
+/// × 8); None without SVE and off AArch64.
+pub fn sve_vector_bits() -> Option<u32> {
+    #[cfg(target_arch = "aarch64")]
+    return arm::sve_vector_bits();
+    #[cfg(not(target_arch = "aarch64"))]
+    None
+}
 
 /// Select kernels by comma-separated names or prefixes. An entry matches a
 /// kernel whose name equals it or starts with it; `all` matches everything.
@@ -403,15 +472,32 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), n, "duplicate kernel names");
         for k in registry().iter().filter(|k| k.name.starts_with("seq_")) {
+            // Vector-length agnostic kernels (SVE) have no fixed width.
+            let width = match k.width_bits {
+                0 => String::new(),
+                w => format!("_{w}"),
+            };
             let expect = format!(
-                "seq_{}_{}{}_{}",
+                "seq_{}{}{}_{}",
                 k.op.name(),
-                k.width_bits,
+                width,
                 if k.nontemporal { "_nt" } else { "" },
                 k.isa.name()
             );
             assert_eq!(k.name, expect);
         }
+    }
+
+    #[test]
+    fn missing_features_are_named() {
+        // (BWSCOPE_DISABLE_ISA is not set in the test environment.)
+        if std::env::var_os("BWSCOPE_DISABLE_ISA").is_none() {
+            assert_eq!(Isa::Sve.missing(), "needs sve: this core has no SVE");
+            assert!(Isa::DcZva.missing().contains("DCZID_EL0.DZP"));
+        }
+        assert_eq!(Isa::Avx2.missing(), "needs avx2");
+        let none = Features::default();
+        assert!(!Isa::Neon.supported(&none) && Isa::Scalar.supported(&none));
     }
 
     #[test]
@@ -434,7 +520,7 @@ mod tests {
         assert!(select("nope")
             .unwrap_err()
             .contains("unknown kernel 'nope'"));
-        assert_eq!(select("rep_movsb,rep_movsb").unwrap().len(), 1);
+        assert_eq!(select("libc_memcpy,libc_memcpy").unwrap().len(), 1);
     }
 }
 

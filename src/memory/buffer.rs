@@ -242,6 +242,12 @@ mod tests {
     /// covers the whole 2 MiB page, not just the bytes asked for.
     #[test]
     fn a_small_thp_buffer_sits_in_a_huge_page() {
+        if crate::platform::skip_emulated(
+            "a_small_thp_buffer_sits_in_a_huge_page",
+            "transparent huge pages (MADV_HUGEPAGE has no effect there)",
+        ) {
+            return;
+        }
         let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .unwrap_or_default();
         if mode.is_empty() || mode.contains("[never]") {

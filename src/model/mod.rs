@@ -3,6 +3,7 @@
 //! so). A [`Run`] is the environment ([`Host`]) plus every [`Record`]; this
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
+mod arm;
 mod dram;
 pub mod fleet;
 mod host;
@@ -14,9 +15,10 @@ pub mod time;
 mod uarch;
 mod warning;
 
+pub use arm::{ArmHost, CoreKind, Midr};
 pub use dram::{Dram, DramDevice};
 pub use host::{
-    Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Curve, Environment, Features, Host, Node,
+    Cache, Ceiling, ClockProbe, Cpu, CpuIdent, CrossCheck, Curve, Environment, Features, Host, Node,
 };
 pub use knees::{BandwidthKnee, CurvePoint, Knee, KneeProbe};
 pub use limit::{BoundBy, Limit, LimitCase};

@@ -180,6 +180,16 @@ pub struct Record {
     pub noise: Option<Noise>,
     pub memory: Option<MemoryInfo>,
     pub placement: Option<Placement>,
+    /// The kind of core the record ran on, where cores differ in kind
+    /// (ARM: `host.arm.core_kinds[].id`, e.g. `cortex-a76`); `mixed:
+    /// a76×2+a55×2` when its cpus are of several kinds (then it also
+    /// carries a warning); absent on x86 and where the kind is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_kind: Option<String>,
+    /// The SVE vector length the kernel ran with, bits (`rdvl` × 8): only
+    /// on records of SVE kernels, whose width is the vector length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sve_vector_bits: Option<u32>,
     /// Suite-specific fields (latency figures, network mode, transfer
     /// backend...), documented per suite in `docs/schema.md`.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]

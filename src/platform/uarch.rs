@@ -10,7 +10,8 @@
 //! plus AMX-FP16 or a 64 KiB L1I → Redwood Cove; AVX-512 with VBMI2 →
 //! Sunny Cove; AVX-512 alone → Skylake-SP; on AMD, AVX-512 → Zen 4, with
 //! AVX-VNNI or MOVDIR64B → Zen 5. A core no rule reaches has no row: its
-//! ceilings are unknown, never guessed. Research and sources:
+//! ceilings are unknown, never guessed. AArch64 cores are identified by
+//! MIDR instead (`uarch/arm.rs`, [`identify_arm`]). Research and sources:
 //! /work/shared/research/uarch-limits.md (§2 table, §3 rules).
 
 use crate::model::{Basis, Cache, Features, L1Rate, Uarch, UarchBasis, UarchMatch};
@@ -27,7 +28,8 @@ struct Row {
     l2_to_l1: Option<f64>,
     source: &'static str,
     vendor: &'static str,
-    /// (family, first model, last model) ranges.
+    /// (family, first model, last model) ranges; on ARM rows
+    /// (implementer, first part, last part) MIDR ranges (`uarch/arm.rs`).
     models: &'static [(u32, u32, u32)],
     /// A feature no core of this row has, if the CPU shows one: then the
     /// family/model is not what the core is (a masked model).
@@ -451,6 +453,9 @@ pub fn identify(f: &Facts) -> UarchMatch {
         )),
     }
 }
+
+mod arm;
+pub use arm::identify_arm;
 
 #[cfg(test)]
 mod tests;

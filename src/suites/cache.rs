@@ -153,7 +153,8 @@ pub fn key_kernels(host: &Host) -> Vec<&'static Kernel> {
 }
 
 /// The full sweep's default: every sequential kernel at every width, cached
-/// and non-temporal, plus `rep movsb`/`rep stosb` and libc. The other string
+/// and non-temporal, plus `rep movsb`/`rep stosb` (x86-64) or `dc zva`
+/// (AArch64) and libc. The other string
 /// instructions (`lods*`, `stos*`, `movs*` with and without `rep`) run when
 /// named (`--kernel lods,stos,movs,rep_`): 22 more kernels would double the
 /// sweep's two minutes for curves that mostly repeat `rep movsb`.
@@ -165,6 +166,7 @@ pub fn default_kernels() -> Vec<&'static Kernel> {
                 || k.name.starts_with("libc_")
                 || k.name == "rep_movsb"
                 || k.name == "rep_stosb"
+                || k.name == "dc_zva"
         })
         .collect()
 }

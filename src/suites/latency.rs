@@ -415,7 +415,7 @@ pub fn measure_case(
         size_bytes: Some(ws),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: Some(host.regime(ws, 1, Curve::Latency)),
+        regime: host.regime_of(ws, 1, Curve::Latency),
         bytes_read_per_pass: Some(nodes * 8),
         bytes_written_per_pass: Some(0),
         reps_per_sample: Some(m.reps),
@@ -432,6 +432,7 @@ pub fn measure_case(
         memory: Some(memory),
         ..Record::default()
     };
+    super::record::label(&mut r, k, host);
     let e = &mut r.extra;
     e.insert("case_view".into(), json!(case.view.name()));
     e.insert("case_pages".into(), json!(case.pages));
@@ -451,7 +452,8 @@ pub fn measure_case(
     e.insert("chain_nodes".into(), json!(nodes));
     e.insert("node_bytes".into(), json!(node));
     e.insert("page_bytes".into(), json!(page));
-    r.warnings = super::record::spread_warnings(lat.as_ref(), false);
+    r.warnings
+        .extend(super::record::spread_warnings(lat.as_ref(), false));
     r.warnings.extend(super::record::noise_warnings(&r));
     if m.cut_short {
         r.warnings.push(super::record::cut_short(&m));

@@ -122,6 +122,7 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
         noise: m.noise,
         ..Record::default()
     };
+    super::record::label(&mut r, k, host);
     let e = &mut r.extra;
     e.insert("bytes_per_instruction".into(), json!(per_instr));
     e.insert("instructions_per_iteration".into(), json!(instrs));
@@ -137,7 +138,8 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
             json!(bpc / per_instr as f64),
         );
     }
-    r.warnings = super::record::spread_warnings(r.gbps.as_ref(), true);
+    r.warnings
+        .extend(super::record::spread_warnings(r.gbps.as_ref(), true));
     r.warnings.extend(super::record::noise_warnings(&r));
     if m.cut_short {
         r.warnings.push(super::record::cut_short(m));
