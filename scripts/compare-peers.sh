@@ -5,12 +5,16 @@
 # and on what else it is doing, so every cell alternates the two tools
 # ROUNDS times and compares the best of each.
 #
-# Works on any x86 CPU: it reads the machine from `bwscope info --json`
-# (CPU model, the matched microarchitecture row, cache sizes: the measured
-# `effective_size_bytes` where the host has it, else CPUID's), picks the
-# likwid-bench tests this CPU can run (sse, avx, avx512 and their `_mem`
-# non-temporal variants, as `likwid-bench -a` lists them and bwscope can
-# run the matching kernel), and sizes the cells from the caches. The output
+# Works on any x86 CPU and on aarch64: it reads the machine from `bwscope
+# info --json` (CPU model, the matched microarchitecture row, cache sizes:
+# the measured `effective_size_bytes` where the host has it, else CPUID's
+# or sysfs's), picks the likwid-bench tests this CPU can run (x86: sse,
+# avx, avx512 and their `_mem` non-temporal variants; aarch64: load/store/
+# copy scalar, `_neon`, `_sve<VL>`, `copy_pair`, `copy_nt`; as
+# `likwid-bench -a` lists them and bwscope can run the matching kernel),
+# and sizes the cells from the caches. On aarch64 the `arm` section adds
+# tinymembench's NEON tests and STREAM where installed
+# (scripts/compare-peers-arm.sh). The output
 # is Markdown; a full run is kept per microarchitecture in
 # docs/peers/<row id>.md so the next person on another CPU sees where the
 # numbers came from.
@@ -34,22 +38,35 @@
 # a partial one; OUT=- prints only).
 #
 # Needs the Debian packages of the peers: likwid, iperf3, clpeak (+ an
-# OpenCL ICD such as pocl-opencl-icd), mbw; python3, jq. Builds bwscope
-# --release.
+# OpenCL ICD such as pocl-opencl-icd), mbw; python3, jq; on aarch64 also
+# tinymembench and STREAM if you have them (not packaged: build them, put
+# them on PATH or set TINYMEMBENCH= / STREAM=). Builds bwscope --release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
-ALL_SECTIONS="machine clock ceilings cache threads times latency memtype net transfer reports"
-SECTIONS=${SECTIONS:-$ALL_SECTIONS}
-ALL_CELLS="load_sse load_avx load_avx512 store_sse store_avx store_avx512 copy_sse copy_avx copy_avx512
+ARCH=$(uname -m)
+if [ "$ARCH" = aarch64 ]; then
+  ALL_SECTIONS="machine clock ceilings cache threads times arm latency memtype net transfer reports"
+  ALL_CELLS="load load_neon load_sve128 load_sve256 load_sve512 store store_neon store_sve128
+    store_sve256 store_sve512 copy copy_pair copy_nt copy_sve512"
+else
+  ALL_SECTIONS="machine clock ceilings cache threads times latency memtype net transfer reports"
+  ALL_CELLS="load_sse load_avx load_avx512 store_sse store_avx store_avx512 copy_sse copy_avx copy_avx512
   store_mem_sse store_mem_avx store_mem_avx512 copy_mem_sse copy_mem_avx copy_mem_avx512"
+fi
+SECTIONS=${SECTIONS:-$ALL_SECTIONS}
 CELLS=${CELLS:-$ALL_CELLS}
 cargo build --release -q
 BW=target/release/bwscope
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-command -v likwid-bench >/dev/null || { echo "needs likwid-bench: apt-get install likwid" >&2; exit 2; }
+if ! command -v likwid-bench >/dev/null; then
+  # aarch64: likwid is optional (the arm section's peers may be all there is).
+  [ "$ARCH" = aarch64 ] || { echo "needs likwid-bench: apt-get install likwid" >&2; exit 2; }
+  echo "likwid-bench not installed: its cells are left out" >&2
+  likwid-bench() { return 1; }
+fi
 # Captured once: `cmd | grep -q` under pipefail fails when grep stops
 # reading early (SIGPIPE), which would silently drop cells.
 KERNELS_HERE=$("$BW" kernels)
@@ -84,6 +101,7 @@ print({
     "l2": cache(2),
     "l3": cache(llc) if llc >= 3 else "",
     "last_cpu": str(h["allowed_cpus"][-1]),
+    "sve_bits": str((h.get("arm") or {}).get("sve_vector_bits") or ""),
 }[key])
 EOF
 }
@@ -108,8 +126,29 @@ EOF
 }
 SIZES=${SIZES:-$(cell_sizes)}
 
+# The bwscope kernel for an aarch64 likwid test (bench/armv8/*.ptt): load,
+# store, copy = ldr/str of x registers; _neon = ldr/str q; _sve<VL> = SVE at
+# that vector length (only when it is this core's); copy_pair = ldp/stp x;
+# copy_nt = ldnp/stnp x (bwscope's NT copy loads with ldp).
+kernel_for_arm() {
+  case $1 in
+    load) echo seq_read_64_scalar ;;
+    load_neon) echo seq_read_128_neon ;;
+    store) echo seq_write_64_scalar ;;
+    store_neon) echo seq_write_128_neon ;;
+    copy) echo seq_copy_64_scalar ;;
+    copy_pair) echo seq_copy_128_scalar ;;
+    copy_nt) echo seq_copy_128_nt_scalar ;;
+    load_sve* | store_sve* | copy_sve*)
+      [ "${1##*_sve}" = "$(info sve_bits)" ] || return 1
+      case $1 in load*) echo seq_read_sve ;; store*) echo seq_write_sve ;; *) echo seq_copy_sve ;; esac ;;
+    *) return 1 ;;
+  esac
+}
+
 # The bwscope kernel for a likwid test: <op>[_mem]_<isa>.
 kernel_for() {
+  [ "$ARCH" = aarch64 ] && { kernel_for_arm "$1"; return; }
   local t=$1 nt="" op isa w
   case $t in *_mem_*) nt="_nt" ;; esac
   op=${t%%_*}
@@ -161,9 +200,11 @@ section_machine() {
 }
 
 section_clock() {
-  echo "## Clock: dependent add r64,r64 chain vs imul r64,r64 chain (target: within 3 %)"
+  local second="imul r64,r64"
+  [ "$ARCH" = aarch64 ] && second="eor x,x"
+  echo "## Clock: dependent add chain vs $second chain (target: within 3 %)"
   echo
-  echo "| round | add chain GHz | imul chain GHz | apart | used GHz |"
+  echo "| round | add chain GHz | $second chain GHz | apart | used GHz |"
   echo "|---|---|---|---|---|"
   for i in $(seq "$ROUNDS"); do
     "$BW" info --json "$WORK/clock.json" >/dev/null
@@ -185,9 +226,11 @@ section_ceilings() {
   echo "(\`extra.ceiling_gbps\`, \`extra.clock_hz\`). Targets: read >= 90 % of the load ceiling, write and copy"
   echo ">= 90 % of the store ceiling."
   echo
-  local ks=""
-  for k in seq_read_128_sse2 seq_read_256_avx2 seq_read_512_avx512f seq_write_128_sse2 seq_write_256_avx2 \
-    seq_write_512_avx512f seq_copy_128_sse2 seq_copy_256_avx2 seq_copy_512_avx512f; do
+  local ks="" cand="seq_read_128_sse2 seq_read_256_avx2 seq_read_512_avx512f seq_write_128_sse2 seq_write_256_avx2
+    seq_write_512_avx512f seq_copy_128_sse2 seq_copy_256_avx2 seq_copy_512_avx512f"
+  [ "$ARCH" = aarch64 ] && cand="seq_read_128_scalar seq_read_128_neon seq_read_256_neon seq_read_sve
+    seq_write_128_neon seq_write_256_neon seq_write_sve seq_copy_128_neon seq_copy_256_neon seq_copy_sve"
+  for k in $cand; do
     runs_here "$k" && ks="$ks,$k"
   done
   for i in $(seq "$ROUNDS"); do
@@ -262,9 +305,15 @@ section_threads() {
   echo
   echo "| likwid test | bwscope kernel | bwscope GB/s | likwid GB/s | ratio |"
   echo "|---|---|---|---|---|"
-  local isa=avx
-  runs_here seq_read_512_avx512f && likwid_has load_avx512 && isa=avx512
-  for t in "load_$isa" "store_$isa" "copy_$isa"; do
+  local tests
+  if [ "$ARCH" = aarch64 ]; then
+    tests="load_neon store_neon copy_pair"
+  else
+    local isa=avx
+    runs_here seq_read_512_avx512f && likwid_has load_avx512 && isa=avx512
+    tests="load_$isa store_$isa copy_$isa"
+  fi
+  for t in $tests; do
     local k; k=$(kernel_for "$t")
     runs_here "$k" && likwid_has "$t" || continue
     local bb=() lk=()
@@ -308,6 +357,7 @@ section_memtype() { fenced "Memory types" env BWSCOPE=$BW scripts/compare-peers-
 section_net() { fenced "Network vs iperf3" env BWSCOPE=$BW scripts/compare-peers-net.sh; }
 section_transfer() { fenced "Host-device transfers vs clpeak" env BWSCOPE=$BW scripts/compare-peers-transfer.sh; }
 section_reports() { fenced "Reports, memcpy vs mbw" scripts/compare-peers-reports.sh "$BW"; }
+section_arm() { fenced "tinymembench (NEON) and STREAM" env BWSCOPE=$BW CPU=$CPU scripts/compare-peers-arm.sh; }
 
 main() {
   echo "# bwscope vs peers on $(info model) ($(info row))"

@@ -147,9 +147,9 @@ check "serve on all interfaces without a token" 2 "no-auth" -- net serve --bind 
 check "--no-auth with --token-file" 2 "cannot be used with" -- net serve --no-auth --token-file x
 line=$(timeout 2 "$BW" net serve --port 0 2>&1 | head -1)
 custom "serve defaults to loopback and says so" "bwscope net serve --port 0" "127.0.0.1, auth off" "$(cut -c1-90 <<<"$line")" $(grep -q "listening on 127.0.0.1:.*auth off" <<<"$line" && echo 1 || echo 0)
-echo right > tok; echo wrong > bad
+echo right > tok; echo wrong > bad; chmod 600 tok bad
 "$BW" net serve --port 0 --token-file tok 2>serve.err & spid=$!
-for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' serve.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' serve.err 2>/dev/null | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
 err=$(timeout 20 "$BW" net run "127.0.0.1:$port" --token-file bad -s 1KiB 2>&1 >/dev/null); rc=$?
 custom "wrong token" "bwscope net run … --token-file bad" "exit 2, said once" "exit $rc: $(head -c 110 <<<"$err")" $([ $rc = 2 ] && [ "$(grep -o 'authentication failed' <<<"$err" | wc -l)" = 1 ] && echo 1 || echo 0)
 kill $spid 2>/dev/null; wait $spid 2>/dev/null
@@ -179,6 +179,145 @@ check "--fail-if-slower -1" 2 "fail-if-slower" -- compare run.json run.json --fa
 check "plot --width 0" 2 "--width" -- plot run.json -o x.svg --width 0
 check "report into a missing directory" 2 "does not exist" -- report run.json -o /nonexistent-dir/r.html
 check "survey into an unwritable folder" 2 "cannot write" -- --out /proc/bwscope-x
+
+# ---- round 3 (issue 23): hijack, completeness, clobbering, secrets ----
+TWO=(cache --kernel seq_read_64_scalar --sizes 16KiB,32KiB --samples 2 --min-sample-ms 1)
+mkdir r3 && cd r3
+# item 5: secrets with bounds
+truncate -s 1G tok; chmod 600 tok
+check "token file: a sparse 1 GiB" 2 "larger than the 4096 bytes" -- net run 127.0.0.1:1 --token-file tok
+check "token file: /dev/zero" 2 "not a regular file" -- net run 127.0.0.1:1 --token-file /dev/zero
+head -c 32 /dev/zero > tok
+check "token file: only zero bytes" 2 "only zero bytes" -- net serve --port 0 --token-file tok
+echo s3cret > tok; chmod 644 tok
+check "token file: mode 0644" 2 "chmod 600" -- fleet --dry-run --nodes 2 --token-file tok
+# item 6: flags that do nothing
+echo '{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{"clock_gz":99}}]}' > ref.json
+check "reference: a misspelt metric" 2 "'clock_gz' is not a metric" -- fleet --dry-run --nodes 4 --reference ref.json
+printf '\xef\xbb\xbf{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{"clock_ghz":1}}]}' > ref.json
+check "reference: a UTF-8 BOM is accepted" 0 "" -- fleet --dry-run --nodes 4 --reference ref.json
+cp ../run.json q.json
+check "report of a plain run --node x" 2 "run of one machine" -- report q.json --node x
+check "report of a plain run --scale-max" 2 "run of one machine" -- report q.json --scale-max 5 -f table
+check "compare plain runs --node x" 2 "run of one machine" -- compare q.json q.json --node x
+check "plot of a plain run --node x" 2 "run of one machine" -- plot q.json --node x --list
+check "fleet --dry-run --nodes 0" 2 "0 nodes is no fleet" -- fleet --dry-run --nodes 0
+# item 4: no file clobbered by its own reader
+h=$(sha q.json)
+check "report RUN.json -f md -o RUN.json" 2 "is the file being read" -- report q.json -f md -o q.json
+check "report RUN.json -f csv -o ./RUN.json" 2 "is the file being read" -- report q.json -f csv -o ./q.json
+ln q.json hard.json
+check "report RUN.json -o a hard link of it" 2 "is the file being read" -- report q.json -o hard.json
+custom "…the run is unchanged" "sha256sum q.json" "unchanged" "$([ "$(sha q.json)" = "$h" ] && echo unchanged || echo CHANGED)" $([ "$(sha q.json)" = "$h" ] && echo 1 || echo 0)
+check "--openmetrics F --json F" 2 "same file as --json" -- "${TINY[@]}" --openmetrics x --json x
+check "--openmetrics into a missing folder, before measuring" 2 "does not exist" -- cache --kernel seq_read_64_scalar --sizes 16KiB..1MiB:x2 --min-sample-ms 2000 --openmetrics /nonexistent-dir/m.prom
+out=$("$BW" "${TINY[@]}" --openmetrics - 2>/dev/null)
+custom "--openmetrics - is stdout" "bwscope cache … --openmetrics -" "metrics on stdout, no file '-'" "$(grep -c '^# TYPE' <<<"$out") TYPE lines, $( [ -e ./- ] && echo "a file '-'" || echo "no file '-'")" $(test "$(grep -c '^# TYPE' <<<"$out")" -gt 0 -a ! -e ./- && echo 1 || echo 0)
+# item 7: checks that pass too early
+check "--json results/ (no such folder)" 2 "ends in '/'" -- "${TINY[@]}" --json results/
+custom "…leaves nothing" "ls results" "absent" "$( [ -e results ] && echo present || echo absent)" $([ ! -e results ] && echo 1 || echo 0)
+mkdir sv && err=$( cd sv && ulimit -v 65536 && timeout 60 "$BW" 2>&1 >/dev/null ); rc=$?
+custom "survey under ulimit -v 65536" "bwscope (survey)" "exit 2, names ulimit -v, no empty folder" "exit $rc: $(grep -m1 ^error <<<"$err" | cut -c1-100), $(ls -A sv | wc -l) entries" $([ $rc = 2 ] && grep -q 'ulimit -v' <<<"$err" && ! grep -q 'fewer threads' <<<"$err" && [ -z "$(ls -A sv)" ] && echo 1 || echo 0)
+# item 2: --json into a FIFO or /dev/stdout
+n=$("$BW" "${TWO[@]}" --json /dev/stdout 2>/dev/null | jq '.records|length')
+custom "--json /dev/stdout into a pipe" "bwscope cache … --json /dev/stdout | jq" "2 records" "${n:-none} records" $([ "$n" = 2 ] && echo 1 || echo 0)
+"$BW" "${TWO[@]}" --json /dev/stdout > so.json 2>/dev/null; rc=$?
+custom "--json /dev/stdout into a file" "bwscope cache … --json /dev/stdout > f" "exit 0, 2 records" "exit $rc, $(jq '.records|length' so.json 2>/dev/null) records" $([ $rc = 0 ] && [ "$(jq '.records|length' so.json)" = 2 ] && echo 1 || echo 0)
+mkfifo ff
+"$BW" "${TWO[@]}" --json ff >/dev/null 2>&1 & pid=$!
+docs=$(timeout 60 cat ff | jq -s length); wait $pid; rc=$?
+custom "--json into a FIFO, one reader" "bwscope cache … --json ff & cat ff" "exit 0, one document" "exit $rc, ${docs:-0} document(s)" $([ $rc = 0 ] && [ "$docs" = 1 ] && echo 1 || echo 0)
+"$BW" "${TINY[@]}" --json ff --csv ff.csv >/dev/null 2>ff.err & pid=$!
+for _ in $(seq 300); do [ "$(cat ff.csv 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.1; done; sleep 0.5
+t0=$(date +%s%N); kill -TERM $pid; wait $pid; rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+custom "--json into a FIFO nobody reads, then SIGTERM" "kill -TERM <bwscope … --json ff>" "ends at once, says why" "exit $rc after $ms ms: $(grep -m1 -o 'no reader opened the FIFO' ff.err)" $([ $ms -lt 3000 ] && grep -q 'no reader opened the FIFO' ff.err && echo 1 || echo 0)
+# item 3: no run called complete that is not
+( ulimit -f 16; exec "$BW" cache --kernel seq_read_64_scalar --sizes 1KiB..400KiB:+1KiB --samples 2 --min-sample-ms 1 --csv full.csv --json - 2>full.err ) | cat > full.json; rc=${PIPESTATUS[0]}
+c=$(jq -r '.complete' full.json 2>/dev/null); n=$(jq '.records|length' full.json 2>/dev/null); rows=$(( $(wc -l < full.csv) - 1 ))
+custom "a file that hits ulimit -f (a full disk) mid-run" "ulimit -f 16; bwscope cache … --csv full.csv --json -" "exit 2, complete false + reason, CSV = JSON" "exit $rc, complete $c, $n JSON / $rows CSV, reason: $(jq -r '.incomplete_reason' full.json 2>/dev/null | cut -c1-50)" $([ $rc = 2 ] && [ "$c" = false ] && [ "$n" = "$rows" ] && jq -e '.incomplete_reason|test("File too large")' full.json >/dev/null && echo 1 || echo 0)
+"$BW" net serve --port 0 2>srv.err & spid=$!
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' srv.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+"$BW" net run "127.0.0.1:$port" -m stream -t 1 -O 0.1 -s 64KiB,128KiB,256KiB --json lost.json >/dev/null 2>&1 & lpid=$!
+for _ in $(seq 300); do [ -s lost.json ] && break; sleep 0.1; done; kill $spid; wait $spid 2>/dev/null; wait $lpid; rc=$?
+custom "net run whose server is killed mid-sweep" "kill <net serve> during bwscope net run …" "exit 2, complete false, a reason" "exit $rc, complete $(jq .complete lost.json), $(jq '.records|length' lost.json) records" $([ $rc = 2 ] && [ "$(jq .complete lost.json)" = false ] && jq -e '.incomplete_reason != null' lost.json >/dev/null && echo 1 || echo 0)
+out=$("$BW" report full.json -f table 2>/dev/null | head -1)
+custom "report shows why a run is short" "bwscope report full.json -f table" "marked, with the reason" "$(cut -c1-70 <<<"$out")" $(grep -q "ended early (cannot write full.csv" <<<"$out" && echo 1 || echo 0)
+# item 8: messages that mislead
+{ printf '\xef\xbb\xbf'; cat q.json; } > bom.json
+check "a run file with a UTF-8 BOM" 0 "" -- report bom.json -f table
+echo '{"schema_version": 1,, }' > comma.json
+err=$("$BW" report comma.json 2>&1); rc=$?
+custom "a stray comma is not called truncated" "bwscope report comma.json" "exit 2, no 'truncated'" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && ! grep -q truncated <<<"$err" && echo 1 || echo 0)
+"$BW" net serve --port 0 --max-bytes 1MiB 2>mb.err & spid=$!
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' mb.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+"$BW" net run "127.0.0.1:$port" -m stream -d recv -t 2 -O 0.5 -s 64KiB --json mb.json >/dev/null 2>&1; kill $spid; wait $spid 2>/dev/null
+why=$(jq -r '.records[0].reason' mb.json 2>/dev/null)
+custom "a receive test cut by the server's --max-bytes" "bwscope net run … -d recv (server --max-bytes 1MiB)" "names --max-bytes" "$(cut -c1-90 <<<"$why")" $(grep -q -- '--max-bytes' <<<"$why" && echo 1 || echo 0)
+( ulimit -n 20; exec "$BW" net serve --port 0 --timeout 3 ) 2>nf.err & spid=$!
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' nf.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+custom "net serve under ulimit -n 20 says its room" "ulimit -n 20; bwscope net serve" "room for N streams (ulimit -n 20)" "$(grep -o 'room for [^)]*)' nf.err | head -1)" $(grep -q 'room for [0-9]* streams (ulimit -n 20)' nf.err && echo 1 || echo 0)
+check "…a 16-stream leader is told the limit" 2 "ulimit -n 20" -- net run "127.0.0.1:$port" -m stream -P 16 -t 0.5 -O 0.1 -s 64KiB
+python3 - "$port" <<'PY' 2>/dev/null
+import socket, sys, time
+ss = []
+for i in range(40):
+    try:
+        s = socket.socket(); s.bind(("127.0.1.%d" % (2 + i // 4), 0)); s.connect(("127.0.0.1", int(sys.argv[1]))); ss.append(s)
+    except OSError:
+        pass
+time.sleep(3)
+PY
+kill $spid; wait $spid 2>/dev/null
+n=$(grep -c 'accept failed' nf.err)
+custom "…out of descriptors: the log says so, once a second" "40 idle connections from 10 addresses for 3 s" "1 to 8 lines naming the limit" "$n lines: $(grep -m1 -o 'out of open files[^:]*' nf.err)" $([ "$n" -ge 1 ] && [ "$n" -le 8 ] && grep -q 'ulimit -n' nf.err && echo 1 || echo 0)
+# item 1: a fleet that cannot be hijacked (ranks as Open MPI starts them)
+rk() { local r=$1 n=$2 j=$3; shift 3; OMPI_COMM_WORLD_RANK=$r OMPI_COMM_WORLD_SIZE=$n OMPI_MCA_ess_base_jobid=$j timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 20 "$@"; }
+mkdir -m 1777 shared att
+rk 0 2 j1 --rendezvous att --out att-res >/dev/null 2>&1 & apid=$!
+for _ in $(seq 100); do [ -e att/.bwscope-fleet-j1.json ] && break; sleep 0.1; done
+cp att/.bwscope-fleet-j1.json shared/
+if [ "$(id -u)" = 0 ]; then
+  chown 1000:1000 shared/.bwscope-fleet-j1.json
+  err=$(rk 1 2 j1 --rendezvous shared 2>&1 >/dev/null); rc=$?
+  custom "a rank finds another user's rendezvous file" "PMI rank 1 … --rendezvous shared (file of uid 1000)" "exit 2, names the file and uid" "exit $rc: $(cut -c1-100 <<<"$err")" $([ $rc = 2 ] && grep -q 'belongs to uid 1000' <<<"$err" && echo 1 || echo 0)
+  chown 0:0 shared/.bwscope-fleet-j1.json
+fi
+chmod 644 shared/.bwscope-fleet-j1.json
+err=$(rk 1 2 j1 --rendezvous shared 2>&1 >/dev/null); rc=$?
+custom "a rendezvous file of mode 0644" "bwscope fleet (rank 1) --rendezvous shared" "exit 2, names the mode" "exit $rc: $(cut -c1-100 <<<"$err")" $([ $rc = 2 ] && grep -q 'has mode 0644' <<<"$err" && echo 1 || echo 0)
+rm shared/.bwscope-fleet-j1.json; mkfifo shared/.bwscope-fleet-j1.json
+err=$(rk 1 2 j1 --rendezvous shared 2>&1 >/dev/null); rc=$?
+custom "a FIFO at the rendezvous file (no hang)" "bwscope fleet (rank 1) --rendezvous shared" "exit 2 at once" "exit $rc: $(cut -c1-100 <<<"$err")" $([ $rc = 2 ] && grep -q 'not a regular file' <<<"$err" && echo 1 || echo 0)
+rm shared/.bwscope-fleet-j1.json; ln -s "$PWD/att/.bwscope-fleet-j1.json" shared/.bwscope-fleet-j1.json
+err=$(rk 1 2 j1 --rendezvous shared 2>&1 >/dev/null); rc=$?
+custom "a symlink at the rendezvous file" "bwscope fleet (rank 1) --rendezvous shared" "exit 2" "exit $rc: $(cut -c1-100 <<<"$err")" $([ $rc = 2 ] && grep -q 'symbolic link' <<<"$err" && echo 1 || echo 0)
+kill $apid 2>/dev/null; wait $apid 2>/dev/null
+echo 'the fleet secret' > mine; echo 'another secret' > theirs; chmod 600 mine theirs
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+rk 0 2 j2 --coordinator "127.0.0.1:$port" --token-file theirs --out imp >/dev/null 2>&1 & ipid=$!; sleep 1
+err=$(rk 1 2 j2 --coordinator "127.0.0.1:$port" --token-file mine 2>&1 >/dev/null); rc=$?
+kill $ipid 2>/dev/null; wait $ipid 2>/dev/null
+custom "an impostor rank 0 on the --coordinator port" "bwscope fleet (rank 1) --coordinator … --token-file mine" "exit 2, not joined" "exit $rc: $(cut -c1-100 <<<"$err")" $([ $rc = 2 ] && grep -q 'could not prove it holds the token' <<<"$err" && echo 1 || echo 0)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+err=$(rk 0 1 j3 --coordinator "127.0.0.1:$port" --out c 2>&1 >/dev/null); rc=$?
+custom "--coordinator without --token-file" "bwscope fleet --coordinator …" "says it is unauthenticated" "exit $rc: $(grep -m1 -o 'warning: --coordinator[^:]*' <<<"$err")" $([ $rc = 0 ] && grep -q 'not authenticated' <<<"$err" && echo 1 || echo 0)
+PMI_RANK=0 PMI_SIZE=2 timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 20 --out p1 >/dev/null 2>&1 & p1=$!
+for _ in $(seq 100); do [ -e .bwscope-fleet-default.json ] && break; sleep 0.1; done
+err=$(PMI_RANK=0 PMI_SIZE=2 timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 20 --out p2 2>&1 >/dev/null); rc=$?
+PMI_RANK=1 PMI_SIZE=2 timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 20 >/dev/null 2>&1; wait $p1; rc1=$?
+custom "a second rank 0 without a job name, same folder" "PMI_RANK=0 … bwscope fleet (twice)" "the second refused, the first completes" "exit $rc / first $rc1: $(cut -c1-80 <<<"$err")" $([ $rc = 2 ] && [ $rc1 = 0 ] && grep -q 'another fleet is starting' <<<"$err" && echo 1 || echo 0)
+if command -v mpiexec.hydra >/dev/null; then
+  for i in 1 2; do timeout 120 mpiexec.hydra -np 2 "$BW" fleet --control tcp --suites none --schedule none --timeout 30 --out hy$i >/dev/null 2>&1 & done; wait
+  jobs=$(jq -r '.launch.job' hy1/fleet.json hy2/fleet.json 2>/dev/null | sort -u | wc -l)
+  custom "two MPICH (Hydra) jobs at once in one folder" "mpiexec.hydra -np 2 bwscope fleet … (×2 at once)" "two fleets, two job names" "$jobs job names, $(jq -r '[.nodes[].status]|join(",")' hy1/fleet.json hy2/fleet.json 2>/dev/null | tr '\n' ' ')" $([ "$jobs" = 2 ] && [ "$(jq -r '.nodes[].status' hy1/fleet.json hy2/fleet.json | sort -u)" = ok ] && echo 1 || echo 0)
+fi
+OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=j4 timeout 60 "$BW" fleet --control tcp --schedule none --suites cache --timeout 20 >/dev/null 2>&1 &
+err=$(rk 0 2 j4 --out j4 2>&1 >/dev/null); rc=$?; wait
+custom "ranks started with other flags" "rank 0 --suites none, rank 1 --suites cache" "exit 2, names node.suites" "exit $rc: $(cut -c1-100 <<<"$err")" $([ $rc = 2 ] && grep -q 'node.suites' <<<"$err" && echo 1 || echo 0)
+mkdir -m 777 out-shared; echo precious > victim; ln -s "$PWD/victim" out-shared/.bwscope-write-test
+PMI_RANK=0 PMI_SIZE=1 timeout 60 "$BW" fleet --suites none --schedule none --out out-shared >/dev/null 2>&1
+custom "a link planted as the fleet's write probe" "bwscope fleet --out shared-folder" "the link's target untouched" "$(cat victim)" $([ "$(cat victim)" = precious ] && echo 1 || echo 0)
+cd ..
 
 if [ "${CARGO_TESTS:-0}" = 1 ]; then
   (cd "$ROOT" && cargo test -q --test robustness --test fuzz >"$T/cargo.log" 2>&1); rc=$?

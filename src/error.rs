@@ -23,8 +23,26 @@ pub enum UserError {
     #[error("{flag}: {message}")]
     BadFlag { flag: &'static str, message: String },
 
-    #[error("cannot allocate {bytes} bytes: {detail}; ask for less memory (smaller sizes or fewer threads)")]
-    OutOfMemory { bytes: u64, detail: String },
+    /// `detail` carries the address-space limit when one is set, `hint`
+    /// what to change (the survey's differs from a suite's).
+    #[error("cannot allocate {bytes} bytes: {detail}; {hint}")]
+    OutOfMemory {
+        bytes: u64,
+        detail: String,
+        hint: &'static str,
+    },
+
+    /// The address-space rule: a run needing more than the process may
+    /// still map under `ulimit -v`/`-d` is refused before it allocates
+    /// (it used to fail at the first large buffer).
+    #[error("{flag}: the run needs {need} of address space, more than the {left} this process may still map under its limit ({limit}, `ulimit -v`/`ulimit -d`); {hint}, or raise the limit")]
+    AddressSpace {
+        flag: &'static str,
+        need: String,
+        left: String,
+        limit: String,
+        hint: &'static str,
+    },
 
     /// The rule: a run may use at most 90 % of MemAvailable, so the rest of
     /// the system keeps room and the OOM killer never gets a say.
@@ -45,7 +63,45 @@ pub enum UserError {
     BadInput { path: String, problem: String },
 }
 
+/// What to change when memory runs out, for a command with sizes and
+/// threads.
+pub const LESS_MEMORY: &str = "ask for less memory (smaller sizes or fewer threads)";
+
 impl UserError {
+    /// The same memory refusal with another hint and flag (the survey has
+    /// neither --sizes nor --threads); other errors unchanged.
+    pub fn with_memory_hint(self, flag: &'static str, hint: &'static str) -> UserError {
+        match self {
+            UserError::OutOfMemory { bytes, detail, .. } => UserError::OutOfMemory {
+                bytes,
+                detail,
+                hint,
+            },
+            UserError::NotEnoughMemory {
+                need,
+                limit,
+                available,
+                ..
+            } => UserError::NotEnoughMemory {
+                flag,
+                need,
+                limit,
+                available,
+                hint,
+            },
+            UserError::AddressSpace {
+                need, left, limit, ..
+            } => UserError::AddressSpace {
+                flag,
+                need,
+                left,
+                limit,
+                hint,
+            },
+            other => other,
+        }
+    }
+
     pub fn flag(flag: &'static str, message: impl Into<String>) -> UserError {
         UserError::BadFlag {
             flag,

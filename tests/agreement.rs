@@ -16,10 +16,21 @@
 //! CI run once caught `cache` in the slow stretch all three times. A
 //! round takes about a second; the test stops at the first round that
 //! agrees. The bound itself is never widened.
+//!
+//! The second test runs the four streaming suites beside a busy loop on
+//! another cpu (what a shared CI machine looks like): the process team
+//! once read 16-22 % low there, because its parent woke every 50 µs beside
+//! its child (see `measure::procs::wait_done`).
 
 mod common;
 
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The tests share the measuring cpu: they take turns.
+static CPU_IN_USE: Mutex<()> = Mutex::new(());
 
 /// Working set per thread: 256 KiB is inside L2 on every x86 core bwscope
 /// meets (Zen 3: 512 KiB, Zen 4: 1 MiB, Intel since Skylake-SP: ≥ 1 MiB)
@@ -96,6 +107,7 @@ fn spread(values: &[(&str, f64)]) -> f64 {
 
 #[test]
 fn every_suite_measures_the_same_bandwidth_and_latency() {
+    let _turn = CPU_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
     let k = widest_read();
     let cpu = cpu();
     let cases: Vec<(&str, Vec<&str>)> = vec![
@@ -174,6 +186,120 @@ fn every_suite_measures_the_same_bandwidth_and_latency() {
         );
         eprintln!("{verdict}");
         if spread(&bw) <= BOUND && spread(&best_latency) <= BOUND {
+            return;
+        }
+    }
+    panic!(
+        "suites disagree by more than {} %: {verdict}",
+        BOUND * 100.0
+    );
+}
+
+/// A loop spinning on `cpu` until dropped, and never longer than `limit`
+/// (a test that panics or hangs cannot leave it running).
+struct BusyLoop {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BusyLoop {
+    fn start(cpu: u32, limit: Duration) -> BusyLoop {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            bwscope::measure::team::pin_current(cpu).expect("pin the busy loop");
+            let end = Instant::now() + limit;
+            let mut x = 0u64;
+            while !flag.load(Ordering::Relaxed) && Instant::now() < end {
+                for _ in 0..10_000 {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+        });
+        BusyLoop {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for BusyLoop {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// `ok` records of `suite` with `kernel`: size → median GB/s.
+fn medians_by_size(run: &Value, suite: &str, kernel: &str) -> Vec<(u64, f64)> {
+    run["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["suite"] == suite && r["status"] == "ok" && r["kernel"] == kernel)
+        .map(|r| {
+            assert_eq!(r["threads"], 1, "{r}");
+            (r["size_bytes"].as_u64().unwrap(), median(r, "gbps"))
+        })
+        .collect()
+}
+
+#[test]
+fn streaming_suites_agree_beside_a_busy_cpu() {
+    let allowed = bwscope::platform::topology::allowed_cpus();
+    if allowed.len() < 2 {
+        eprintln!(
+            "SKIP streaming_suites_agree_beside_a_busy_cpu: one allowed cpu, no other to load"
+        );
+        return;
+    }
+    let _turn = CPU_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+    let k = widest_read();
+    let cpu = cpu();
+    // The busy loop outlives no test: ten rounds of four short runs take
+    // well under a minute each; five minutes bounds a stuck test.
+    let busy_cpu = *allowed.iter().find(|c| c.to_string() != cpu).unwrap();
+    let _busy = BusyLoop::start(busy_cpu, Duration::from_secs(300));
+    // 16 KiB is in L1 and 256 KiB in L2 on every x86 core (see WS).
+    let sizes = "16KiB,256KiB";
+    let modes: [(&str, &[&str]); 4] = [
+        ("cache", &["cache"]),
+        ("threads private", &["threads"]),
+        ("threads shared", &["threads", "--shared"]),
+        ("threads process", &["threads", "--processes"]),
+    ];
+    let mut best = [[0.0f64; 2]; 4];
+    let mut verdict = String::new();
+    for round in 0..ROUNDS {
+        for (i, (_, cmd)) in modes.iter().enumerate() {
+            let mut args: Vec<&str> = cmd.to_vec();
+            args.extend(["--kernel", &k, "--sizes", sizes, "--cpus", &cpu]);
+            let run = json_of(&args);
+            let got = medians_by_size(&run, cmd[0], &k);
+            assert_eq!(
+                got.iter().map(|g| g.0).collect::<Vec<_>>(),
+                [16 << 10, 256 << 10],
+                "{args:?}: {run}"
+            );
+            for (j, (_, gbps)) in got.iter().enumerate() {
+                best[i][j] = best[i][j].max(*gbps);
+            }
+        }
+        let per_size: Vec<Vec<(&str, f64)>> = (0..2)
+            .map(|j| modes.iter().zip(&best).map(|(m, b)| (m.0, b[j])).collect())
+            .collect();
+        verdict = format!(
+            "round {} with cpu {busy_cpu} busy: 16 KiB {:?} spread {:.1} %; 256 KiB {:?} spread {:.1} %",
+            round + 1,
+            per_size[0],
+            spread(&per_size[0]) * 100.0,
+            per_size[1],
+            spread(&per_size[1]) * 100.0
+        );
+        eprintln!("{verdict}");
+        if per_size.iter().all(|v| spread(v) <= BOUND) {
             return;
         }
     }

@@ -27,6 +27,13 @@ fn open_mpi() -> bool {
 
 /// `mpirun -np n bwscope fleet QUICK extra…` in `dir`.
 fn mpirun(n: u32, extra: &[&str]) -> Command {
+    let mut c = mpirun_fleet(n);
+    c.args(QUICK).args(extra);
+    c
+}
+
+/// `mpirun -np n bwscope fleet` over TCP on loopback, as root where CI runs.
+fn mpirun_fleet(n: u32) -> Command {
     let np = n.to_string();
     let mut c = Command::new("mpirun");
     c.args([
@@ -47,8 +54,6 @@ fn mpirun(n: u32, extra: &[&str]) -> Command {
         exe(),
         "fleet",
     ])
-    .args(QUICK)
-    .args(extra)
     .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
     .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     c
@@ -94,6 +99,83 @@ fn mpich_hydra_through_pmi() {
     let f = launched(&mut c, d.path(), 2);
     assert_eq!(f["launch"]["launcher"], "pmi");
     assert!(flows(&f, 0, 1)[0]["recv_gbps"].as_f64().unwrap() > 0.0);
+}
+
+/// Ctrl-C to the launcher while rank 0 measures its second round: the
+/// ranks stop, every file is written with `interrupted: true`, and the
+/// launcher exits as docs/fleet.md says: 130 from MPICH's Hydra, 1 from
+/// Open MPI's `mpirun` (which aborts a job it is asked to stop with its
+/// own code, whatever the ranks return).
+fn interrupted_by_the_launcher(mut c: Command, expected: i32) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let d = tempfile::tempdir().unwrap();
+    let mut child = c
+        .args(common::fleet::INTERRUPTIBLE)
+        .args(["--out", "res", "--timeout", "60"])
+        .current_dir(d.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the launcher");
+    let err = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(err).lines().map_while(Result::ok);
+    let mut seen = Vec::new();
+    for l in lines.by_ref() {
+        eprintln!("launcher: {l}");
+        let go = l.contains("round 2 of");
+        seen.push(l);
+        if go {
+            break;
+        }
+    }
+    assert!(
+        seen.iter().any(|l| l.contains("round 2 of")),
+        "the fleet never reached its second round: {seen:?}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    for l in lines {
+        eprintln!("launcher: {l}");
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(expected), "{status:?}");
+    let f = common::fleet::load(&d.path().join("res/fleet.json"));
+    assert_eq!(
+        (f["interrupted"].as_bool(), f["complete"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert!(d.path().join("res/verdicts.txt").exists());
+}
+
+#[test]
+fn ctrl_c_to_open_mpi_mpirun_is_its_abort_code_1() {
+    if !open_mpi() {
+        eprintln!("SKIP ctrl_c_to_open_mpi_mpirun_is_its_abort_code_1: no Open MPI mpirun (apt-get install openmpi-bin)");
+        return;
+    }
+    let mut c = mpirun_fleet(3);
+    c.args(["--control", "tcp"]);
+    interrupted_by_the_launcher(c, 1);
+}
+
+#[test]
+fn ctrl_c_to_mpich_hydra_is_130() {
+    if !found("mpiexec.hydra") {
+        eprintln!("SKIP ctrl_c_to_mpich_hydra_is_130: no mpiexec.hydra (apt-get install mpich)");
+        return;
+    }
+    if cfg!(feature = "mpi") && open_mpi() {
+        eprintln!(
+            "SKIP ctrl_c_to_mpich_hydra_is_130: this build links Open MPI, Hydra cannot start it"
+        );
+        return;
+    }
+    let mut c = Command::new("mpiexec.hydra");
+    c.args(["-n", "2", exe(), "fleet"]);
+    interrupted_by_the_launcher(c, 130);
 }
 
 /// The MPI build: MPI carries the control, and measures pairs with MPI

@@ -1,8 +1,9 @@
 //! Fuzz targets run by `cargo test` (proptest, so CI runs them without a
-//! nightly toolchain): the size-list parser and the run-file reader get
-//! large generated inputs and must answer with a value or an error, never
-//! a panic, and within bounded memory (the parser never yields more than
-//! `MAX_POINTS` sizes; the reader is capped before it parses).
+//! nightly toolchain): the size-list parser, the run-file reader, the
+//! fleet's reference-file reader and the token-file reader get large
+//! generated inputs and must answer with a value or an error, never a
+//! panic, and within bounded memory (the parser never yields more than
+//! `MAX_POINTS` sizes; the readers are capped before they parse).
 
 mod common;
 
@@ -131,4 +132,136 @@ fn run_reader_handles_a_large_generated_run() {
     // overflow.
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     assert!(json::parse("deep", deep.as_bytes()).is_err());
+}
+
+/// Pieces of a reference file (`--reference`), so generated inputs reach
+/// the checks past the JSON parser: known and misspelt metrics, odd
+/// numbers, unknown fields, a byte-order mark.
+fn reference_piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(r#"{"bwscope_reference":1,"classes":["#.to_string()),
+        Just(r#"{"cpu":"*","bounds":{"#.into()),
+        Just(r#"{"name":"n","cpu":"AMD*","cores":8,"memory_gib":16,"bounds":{"#.into()),
+        Just(r#""dram_read_gbps":"#.into()),
+        Just(r#""clock_gz":"#.into()),
+        Just(r#""tcp_in_gbps":"#.into()),
+        Just(r#""extra":"#.into()),
+        Just("1e308".into()),
+        Just("-1".into()),
+        Just("0".into()),
+        Just("null".into()),
+        Just("\"x\"".into()),
+        Just("}".into()),
+        Just("]".into()),
+        Just(",".into()),
+        Just("\u{feff}".into()),
+        "[0-9]{1,6}(\\.[0-9]{1,4})?",
+        "[ -~]{0,4}",
+    ]
+}
+
+/// A whole reference document from parts that are mostly right: the
+/// shapes a user edits by hand (known and misspelt metrics, odd bounds,
+/// optional fields present or not, a stray field), so the checks after
+/// parsing are reached as often as the parser's.
+fn reference_doc() -> impl Strategy<Value = Vec<u8>> {
+    let metric = prop_oneof![
+        Just("dram_read_gbps"),
+        Just("clock_ghz"),
+        Just("tcp_out_gbps"),
+        Just("dram_latency_ns"),
+        Just("clock_gz"),
+        Just("DRAM_READ_GBPS"),
+        Just(""),
+    ];
+    let bound = prop_oneof![
+        Just(serde_json::json!(5)),
+        Just(serde_json::json!(0)),
+        Just(serde_json::json!(-1)),
+        Just(serde_json::json!(1e308)),
+        Just(serde_json::json!(null)),
+        Just(serde_json::json!("5")),
+        (0.0f64..1e4).prop_map(|x| serde_json::json!(x)),
+    ];
+    let class = (
+        prop::collection::vec((metric, bound), 0..4),
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![
+            Just(serde_json::json!(16)),
+            Just(serde_json::json!(-2)),
+            Just(serde_json::json!(0))
+        ],
+    )
+        .prop_map(|(bounds, cores, stray, mem)| {
+            let b: serde_json::Map<String, serde_json::Value> = bounds
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            let mut c = serde_json::json!({"cpu": "*", "bounds": b, "memory_gib": mem});
+            if cores {
+                c["cores"] = serde_json::json!(8);
+            }
+            if stray {
+                c["core"] = serde_json::json!(8);
+            }
+            c
+        });
+    (prop::collection::vec(class, 0..3), 0u32..3, any::<bool>()).prop_map(|(classes, v, bom)| {
+        let doc = serde_json::json!({"bwscope_reference": v, "classes": classes});
+        let mut out = if bom {
+            "\u{feff}".as_bytes().to_vec()
+        } else {
+            Vec::new()
+        };
+        out.extend(serde_json::to_vec(&doc).unwrap());
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    /// The reference-file reader: an answer or an error naming
+    /// `--reference`, never a panic; what it accepts has only known
+    /// metrics with finite bounds of 0 or more.
+    #[test]
+    fn reference_reader_never_panics_and_accepts_only_sound_files(parts in prop::collection::vec(reference_piece(), 0..24), bytes in prop::collection::vec(any::<u8>(), 0..512), doc in reference_doc()) {
+        use bwscope::report::fleet::reference;
+        use bwscope::report::fleet::metrics::is_metric;
+        for input in [parts.concat().into_bytes(), bytes, doc] {
+            match reference::parse("fuzz", &input) {
+                Ok(r) => {
+                    prop_assert!(!r.classes.is_empty());
+                    for c in &r.classes {
+                        prop_assert!(!c.bounds.is_empty());
+                        for (m, b) in &c.bounds {
+                            prop_assert!(is_metric(m), "{m}");
+                            prop_assert!(b.is_finite() && *b >= 0.0);
+                        }
+                    }
+                }
+                Err(e) => prop_assert!(e.to_string().starts_with("--reference: fuzz: "), "{e}"),
+            }
+        }
+    }
+
+    /// The token-file reader: a secret that is never empty, never all
+    /// zero, never longer than the cap and without surrounding
+    /// whitespace, or an error; never a panic.
+    #[test]
+    fn token_reader_never_panics_and_keeps_only_real_secrets(bytes in prop::collection::vec(prop_oneof![Just(0u8), Just(b' '), Just(b'\n'), any::<u8>()], 0..5000)) {
+        use bwscope::net::token::{parse, MAX_TOKEN_FILE};
+        match parse(&bytes) {
+            Ok(t) => {
+                prop_assert!(!t.is_empty());
+                prop_assert!(t.iter().any(|&b| b != 0));
+                prop_assert!(t.len() as u64 <= MAX_TOKEN_FILE);
+                prop_assert!(!t[0].is_ascii_whitespace() && !t[t.len() - 1].is_ascii_whitespace());
+                // The secret is the bytes themselves, not a re-encoding.
+                prop_assert!(bytes.windows(t.len()).any(|w| w == t.as_slice()));
+            }
+            Err(e) => prop_assert!(!e.is_empty()),
+        }
+    }
 }

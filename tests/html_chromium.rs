@@ -84,3 +84,79 @@ fn report_renders_in_chromium() {
         std::fs::copy(&shot, keep).unwrap();
     }
 }
+
+/// A fleet of five nodes with every figure (the synthetic run's suites on
+/// each node, TCP and MPI matrices), long host names and a long note.
+fn wide_fleet() -> serde_json::Value {
+    use serde_json::json;
+    let run = synthetic_run();
+    let n = 5u32;
+    let mut flows = Vec::new();
+    for d in 1..n {
+        for r in 0..n {
+            flows.push(json!({"src": r, "dst": (r + d) % n, "size_bytes": 1 << 20, "step": d - 1,
+                "concurrent": n, "send_gbps": 1.2, "recv_gbps": 1.1 + 0.01 * r as f64, "bytes": 1000, "reason": null}));
+        }
+    }
+    let matrix = |t: &str| {
+        json!({"transport": t, "schedule": "shift", "sizes": [1 << 20], "steps": n - 1,
+        "parameters": {}, "seconds": 1.0, "flows": flows})
+    };
+    let nodes: Vec<serde_json::Value> = (0..n)
+        .map(|r| {
+            json!({"rank": r, "label": format!("compute-node-{r:04}.cluster.example.org"),
+                "hostname": format!("compute-node-{r:04}.cluster.example.org"), "machine": format!("m{r}"),
+                "local_rank": 0, "address": format!("10.0.0.{}:4000", r + 1),
+                "status": if r == 4 { "interrupted" } else { "ok" }, "lost_in": null,
+                "reason": if r == 4 { Some("interrupted while measuring: the per-node phase was stopped by Ctrl-C on rank 0 before its last suite finished") } else { None },
+                "node_seconds": 3.0, "run": run})
+        })
+        .collect();
+    json!({"kind": "bwscope-fleet", "fleet_schema_version": 1, "schema_version": run["schema_version"],
+        "tool": run["tool"], "command_line": ["bwscope", "fleet"], "options": {},
+        "launch": {"launcher": "openmpi", "control": "tcp", "ranks": n, "machines": n, "job": null},
+        "started_at": "2026-11-21T12:00:00Z", "finished_at": "2026-11-21T12:01:00Z", "complete": true,
+        "interrupted": false, "nodes": nodes, "network": [matrix("tcp"), matrix("mpi")], "verdicts": null,
+        "timings": {"total_seconds": 60.0, "startup_seconds": 1.0, "node_phase_seconds": 30.0,
+            "node_measure_seconds": 29.0, "network_seconds": 20.0, "network_measure_seconds": 19.0,
+            "overhead_fraction": 0.2},
+        "warnings": []})
+}
+
+#[test]
+fn the_fleet_node_table_fits_a_1400_px_window() {
+    let Some(bin) = chromium() else {
+        eprintln!("SKIP the_fleet_node_table_fits_a_1400_px_window: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = write(dir.path(), "fleet.json", &wide_fleet());
+    let html = dir.path().join("fleet.html");
+    bwscope()
+        .args(["report", &fleet, "-o", html.to_str().unwrap()])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&html).unwrap();
+    let columns = text.matches("<th class=metric").count();
+    assert!(columns >= 10, "every figure has a column: {columns}");
+    let (dom, log) = headless(
+        &bin,
+        &dir.path().join("profile"),
+        &[
+            "--dump-dom".into(),
+            "--virtual-time-budget=3000".into(),
+            "--window-size=1400,1000".into(),
+        ],
+        &format!("file://{}", html.display()),
+    );
+    let fit = attr(&dom, "<body", "data-nodes-fit")
+        .unwrap_or_else(|| panic!("no data-nodes-fit; chromium said:\n{log}"));
+    eprintln!("node table and container widths: {fit}");
+    let (table, wrap) = fit.split_once(' ').unwrap();
+    let (table, wrap): (f64, f64) = (table.parse().unwrap(), wrap.parse().unwrap());
+    assert!(wrap > 800.0, "the container is the page's width: {wrap}");
+    assert!(
+        table <= wrap,
+        "the node table ({table} px) is wider than its container ({wrap} px) at 1400 px"
+    );
+}

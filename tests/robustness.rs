@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bwscope");
 
-fn hash(p: &Path) -> String {
+pub(crate) fn hash(p: &Path) -> String {
     let b = std::fs::read(p).unwrap();
     format!("{:x}", Sha256::digest(&b))
 }
@@ -36,7 +36,7 @@ fn stderr_of(o: &std::process::Output) -> String {
 }
 
 /// A tiny cache run: one kernel, one size, two short samples.
-const TINY: &[&str] = &[
+pub(crate) const TINY: &[&str] = &[
     "cache",
     "--kernel",
     "seq_read_64_scalar",
@@ -48,7 +48,7 @@ const TINY: &[&str] = &[
     "1",
 ];
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     // SAFETY: no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
@@ -218,7 +218,7 @@ fn foreign_symlink_in_a_sticky_directory_is_not_followed() {
 
 /// A TCP connection to `dst` from the loopback address `src` (127.0.0.0/8
 /// is all loopback on Linux), so one test can be two hosts.
-fn connect_from(src: Ipv4Addr, dst: SocketAddr) -> std::io::Result<TcpStream> {
+pub(crate) fn connect_from(src: Ipv4Addr, dst: SocketAddr) -> std::io::Result<TcpStream> {
     let SocketAddr::V4(dst) = dst else {
         unreachable!("IPv4 loopback only")
     };
@@ -398,7 +398,7 @@ fn serve_defaults_to_loopback_and_says_where_and_whether_auth() {
 
 // ---- 5. signals, and readers that show a cut run ---------------------------
 
-fn csv_rows(p: &Path) -> usize {
+pub(crate) fn csv_rows(p: &Path) -> usize {
     std::fs::read_to_string(p)
         .map(|t| t.lines().count().saturating_sub(1))
         .unwrap_or(0)
@@ -921,7 +921,7 @@ fn compare_footer_states_the_rule_the_code_applies() {
 /// Run `args` with stderr on a pseudo-terminal (util-linux `script`), stdout
 /// to a pipe; returns what the terminal saw. None where `script` is
 /// missing.
-fn on_a_terminal(args: &[&str]) -> Option<String> {
+pub(crate) fn on_a_terminal(args: &[&str]) -> Option<String> {
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("skipped: util-linux `script` is not installed");
         return None;
@@ -968,3 +968,8 @@ fn progress_shows_on_a_terminal_and_never_in_pipes_or_json() {
     let tty = on_a_terminal(&json).unwrap();
     assert!(!tty.contains("/6"), "{tty}");
 }
+
+// ---- 14. round 3 (issue 23): hijack, completeness, clobbering, secrets ----
+
+#[path = "robustness/round3.rs"]
+mod round3;

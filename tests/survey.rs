@@ -23,8 +23,17 @@ fn survey_saves_json_and_report() {
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("core clock"), "info step printed");
-    assert!(stdout.contains("summary   L1 read "), "{stdout}");
-    assert!(stdout.contains("DRAM read "), "{stdout}");
+    // Under an emulator (the aarch64 tests in CI run under qemu-user) no
+    // cache size is known and no knee is probed: the files describe the
+    // emulator's host, so nothing gets a regime; the run says why.
+    let emulated = bwscope::platform::emulation().is_some();
+    if !emulated {
+        assert!(stdout.contains("summary   L1 read "), "{stdout}");
+        assert!(stdout.contains("DRAM read "), "{stdout}");
+    } else {
+        assert!(stdout.contains("summary"), "{stdout}");
+        assert!(stdout.contains("running under an emulator"), "{stdout}");
+    }
     assert!(
         stdout.contains(&format!("saved     {}/", out_dir.display())),
         "{stdout}"
@@ -35,13 +44,30 @@ fn survey_saves_json_and_report() {
     assert_eq!(run["complete"], true);
     assert_eq!(run["options"]["steps"][1]["name"], "knees");
     assert_eq!(run["options"]["steps"][2]["name"], "cache");
+    let recs = run["records"].as_array().unwrap();
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("chart-cache-size"));
+    if emulated {
+        assert!(run["host"]["knees"].is_null());
+        assert!(!dir.path().join("xdg/bwscope").exists(), "nothing stored");
+        // Every suite ran and its kernels proved themselves (reads verified).
+        for suite in ["cache", "latency", "threads", "memtype"] {
+            assert!(
+                recs.iter()
+                    .any(|r| r["suite"] == suite && r["status"] == "ok" && r["regime"].is_null()),
+                "{suite}"
+            );
+        }
+        assert!(recs
+            .iter()
+            .any(|r| r["op"] == "read" && r["extra"]["verified"] == true));
+        return;
+    }
     // The knee probe ran, went on the host and into the store.
     assert_eq!(run["host"]["knees"]["source"], "this run");
     assert!(dir.path().join("xdg/bwscope").read_dir().unwrap().count() == 1);
-    let recs = run["records"].as_array().unwrap();
     assert!(recs
         .iter()
         .any(|r| r["suite"] == "cache" && r["regime"] == "DRAM" && r["status"] == "ok"));
-    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
-    assert!(html.contains("chart-cache-size") && html.contains("L1 read "));
+    assert!(html.contains("L1 read "));
 }

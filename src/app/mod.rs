@@ -16,6 +16,7 @@ use crate::model::{Host, SuiteId};
 use crate::suites::{self, Suite};
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    crate::util::signal::survive_file_size_limit();
     let top = cli.output.clone();
     if let Some(rate) = &cli.dram_peak {
         let gbps =
@@ -148,7 +149,7 @@ fn measure<O, S: Suite + 'static>(
 
 /// Write `bytes` to FILE, or to stdout for `-`.
 pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
-    if path == "-" {
+    if crate::report::outfile::is_stdout(path) {
         crate::util::out::write_bytes(bytes);
         Ok(())
     } else {

@@ -8,7 +8,7 @@ use crate::cli::NetServeArgs;
 use crate::error::{UserError, EXIT_OK};
 use crate::net::protocol::{self, DEFAULT_PORT};
 use crate::net::server::{Server, ServerConfig};
-use crate::suites::net::{read_token, secs};
+use crate::suites::net::secs;
 use crate::util::units::{self, format_bytes};
 
 /// The transponder's listening address from `--bind` and `--port`.
@@ -70,17 +70,29 @@ pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
     check_exposure(addr, a.token_file.is_some(), a.no_auth)?;
     let mut cfg = ServerConfig::new(addr);
     cfg.once = a.once;
-    cfg.token = a.token_file.as_deref().map(read_token).transpose()?;
+    cfg.token = a
+        .token_file
+        .as_deref()
+        .map(crate::net::token::read)
+        .transpose()?;
     cfg.max_time = secs("--max-time", a.max_time, 0.1, 86_400.0)?;
     cfg.timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?;
     cfg.max_bytes = units::parse_size(&a.max_bytes)
         .map_err(|e| UserError::flag("--max-bytes", e.to_string()))?;
     let log: crate::net::server::Log =
         Arc::new(|line: &str| eprintln!("{} {}", crate::model::time::now_rfc3339(), line));
+    crate::util::fds::raise_limit();
     let server = Server::bind(cfg.clone(), log).map_err(|e| bind_error(addr, &e))?;
     let local = server.local_addr()?;
+    // How many streams a test may have here, said now rather than found
+    // as connections that never join.
+    let most = u64::from(protocol::MAX_STREAMS);
+    let room = match crate::net::server::stream_room() {
+        Some((n, limit)) if n < most => format!(", room for {n} streams (ulimit -n {limit})"),
+        _ => format!(", room for {most} streams"),
+    };
     eprintln!(
-        "bwscope net serve: listening on {}{} (protocol v{}, auth {}, limits {:.0} s and {} per test{}); Ctrl-C stops",
+        "bwscope net serve: listening on {}{} (protocol v{}, auth {}, limits {:.0} s and {} per test{}{room}); Ctrl-C stops",
         local,
         if local.ip().is_unspecified() { " (all interfaces)" } else { "" },
         protocol::VERSION,

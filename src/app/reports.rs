@@ -38,6 +38,22 @@ fn check_side(flag: &'static str, v: u32) -> Result<(), UserError> {
     Ok(())
 }
 
+/// Refuse an output that is the same file as the input (device and inode,
+/// so `./RUN.json`, a hard link or a symlink count too): the report would
+/// replace the run it was made from.
+fn not_the_input(out: &str, input: &str) -> Result<(), UserError> {
+    if out != "-"
+        && input != "-"
+        && crate::report::outfile::same_file(Path::new(out), Path::new(input))
+    {
+        return Err(UserError::flag(
+            "--output",
+            format!("{out} is the file being read ({input}); writing it would replace the run: give another path, or '-' for stdout"),
+        ));
+    }
+    Ok(())
+}
+
 /// `out.svg` + chart id → `out-<id>.svg`.
 fn sibling(path: &str, id: &str) -> String {
     let p = Path::new(path);
@@ -104,18 +120,22 @@ pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
         }
         None => charts.iter().collect(),
     };
-    for (i, c) in chosen.iter().enumerate() {
-        let path = if i == 0 {
-            output.to_string()
-        } else {
-            sibling(output, &c.id)
-        };
+    let paths: Vec<String> = (0..chosen.len())
+        .map(|i| match i {
+            0 => output.to_string(),
+            _ => sibling(output, &chosen[i].id),
+        })
+        .collect();
+    for p in &paths {
+        not_the_input(p, &a.run)?;
+    }
+    for (c, path) in chosen.iter().zip(paths) {
         let bytes = match format {
             Format::Svg => plot::svg(c, a.width, a.height)?.into_bytes(),
             Format::Png => plot::png(c, a.width, a.height)?,
         };
         write_output(&path, &bytes)?;
-        if path != "-" {
+        if !crate::report::outfile::is_stdout(&path) {
             crate::util::out::print(&format!("wrote {} ({})\n", path, c.title));
         }
     }
@@ -145,8 +165,19 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
     use crate::report::fleet::{self as view, Doc};
     let doc = match (view::load(&a.run)?, &a.node) {
         (Doc::Fleet(f), Some(n)) => Doc::Run(Box::new(view::node_run(&f, n, &a.run)?)),
+        (Doc::Run(_), Some(_)) => return Err(view::not_a_fleet("--node", &a.run).into()),
         (d, _) => d,
     };
+    if matches!(doc, Doc::Run(_)) && a.scale_max.is_some() {
+        return Err(match a.node {
+            Some(_) => UserError::flag(
+                "--scale-max",
+                "scales the fleet's network heatmap; one node's report (--node) has none",
+            ),
+            None => view::not_a_fleet("--scale-max", &a.run),
+        }
+        .into());
+    }
     if let Doc::Run(run) = &doc {
         if let Some(state) = crate::report::run_state(run) {
             eprintln!("note: {}: {state}", a.run);
@@ -163,6 +194,7 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
         (None, ReportFormat::Html) => default_html_path(&a.run),
         (None, _) => "-".into(),
     };
+    not_the_input(&out, &a.run)?;
     let bytes = match doc {
         Doc::Fleet(f) => fleet_report(&f, format, a.scale_max)?,
         Doc::Run(run) => {
@@ -178,7 +210,7 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
         }
     };
     write_output(&out, &bytes)?;
-    if out != "-" {
+    if !crate::report::outfile::is_stdout(&out) {
         crate::util::out::print(&format!("wrote {out}\n"));
     }
     Ok(EXIT_OK)
@@ -245,8 +277,10 @@ fn compare_fleets(a: &CompareArgs) -> anyhow::Result<Option<u8>> {
     if a.fail_if_slower.is_some() && !c.slower().is_empty() {
         let worst = c.slower()[0];
         eprintln!(
-            "error: {} figures got slower by more than {}% (worst: {} {} {:.1}% worse)",
+            "error: {} figures of {} of {} nodes got slower by more than {}% (worst: {} {} {:.1}% worse)",
             c.slower().len(),
+            c.slower_nodes().len(),
+            c.nodes().len(),
             c.threshold_pct,
             worst.node,
             worst.metric,
@@ -266,9 +300,6 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
             )
             .into());
         }
-    }
-    if let Some(code) = compare_fleets(a)? {
-        return Ok(code);
     }
     if let Some(code) = compare_fleets(a)? {
         return Ok(code);

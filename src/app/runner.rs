@@ -8,7 +8,7 @@ use indicatif::ProgressBar;
 use crate::cli::{OutputArgs, UnitsArg};
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::model::{Host, Record, Run, SuiteId, Units, Warning};
-use crate::report::sink::Sink;
+use crate::report::sink::{End, Sink};
 use crate::suites::{self, Ctx, Flow, Out, Suite};
 
 pub fn units(u: UnitsArg) -> Units {
@@ -41,7 +41,7 @@ impl Recorder {
         let mut run = Run::new(command, options, host, units(out.units));
         run.warnings = suites::host_warnings(&run.host);
         let sink = Sink::new(run, out.json.as_deref(), out.csv.as_deref())?
-            .with_openmetrics(out.openmetrics.as_deref());
+            .with_openmetrics(out.openmetrics.as_deref())?;
         let bar = crate::report::progress::bar(0, sink.stdout_taken());
         Ok(Recorder {
             sink,
@@ -87,9 +87,34 @@ impl Recorder {
         }
     }
 
-    /// Close the files; `stopped` when a stop request ended measuring.
-    pub fn finish(self, stopped: bool) -> Result<Run, UserError> {
-        self.sink.finish(stopped)
+    /// Close the files, saying how the run ended.
+    pub fn finish(self, end: End) -> Result<Run, UserError> {
+        self.sink.finish(end)
+    }
+
+    /// Close the files after `flow` ended measuring: the run as written
+    /// (None when the final write failed) and how to end. An error that
+    /// ended the run marks it incomplete with the reason and is handed back
+    /// after the records are written; when the final write fails too (the
+    /// same full disk), both are said, the first cause last.
+    pub fn finish_after(self, flow: anyhow::Result<Flow>) -> (Option<Run>, anyhow::Result<Flow>) {
+        let end = match &flow {
+            Ok(Flow::Done) => End::Complete,
+            Ok(Flow::Stopped) => End::Stopped,
+            Err(e) => End::Failed(format!("{e:#}")),
+        };
+        match (self.finish(end), flow) {
+            (Ok(run), flow) => (Some(run), flow),
+            (Err(w), Ok(_)) => (None, Err(w.into())),
+            (Err(w), Err(e)) => {
+                // The same failure twice (the JSON that failed mid-run
+                // fails again at the end) is said once.
+                if w.to_string() != format!("{e:#}") {
+                    eprintln!("error: {w}");
+                }
+                (None, Err(e))
+            }
+        }
     }
 }
 
@@ -139,7 +164,6 @@ pub fn command(
     let mut rec = Recorder::start(name, suite.options(), out, host.clone())?;
     let taken = rec.sink.stdout_taken();
     let flow = rec.measure(&host, suite.as_ref());
-    let stopped = matches!(flow, Ok(Flow::Stopped));
     // Every finished record is written whatever happened; an error that
     // ended the run is reported after its records.
     let nothing = rec.sink.run().records.is_empty();
@@ -147,14 +171,16 @@ pub fn command(
         // Nothing measured: the error is the only line worth printing.
         rec.sink.echo_warnings = false;
     }
-    let run = rec.finish(stopped)?;
-    let quiet_error = flow.is_err() && nothing;
-    if !taken && !quiet_error {
-        crate::util::out::print(&crate::report::views::render(&run));
+    let failed = flow.is_err();
+    let (run, flow) = rec.finish_after(flow);
+    if let Some(run) = &run {
+        if !(taken || (failed && nothing)) {
+            crate::util::out::print(&crate::report::views::render(run));
+        }
     }
-    flow?;
-    if stopped {
-        eprintln!("interrupted: {} records kept", run.records.len());
+    if flow? == Flow::Stopped {
+        let kept = run.map_or(0, |r| r.records.len());
+        eprintln!("interrupted: {kept} records kept");
         return Ok(EXIT_INTERRUPTED);
     }
     Ok(EXIT_OK)

@@ -18,6 +18,7 @@ use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::model::{Host, Run};
 use crate::report::html::Html;
 use crate::report::json::Json;
+use crate::report::outfile::Folder;
 use crate::report::sink;
 use crate::report::Exporter;
 use crate::suites::{self, Flow};
@@ -31,7 +32,7 @@ fn default_dir() -> PathBuf {
 
 /// Create the results folder before anything is measured, so an
 /// unwritable path fails at once.
-fn prepare_dir(args: &SurveyArgs) -> Result<Option<PathBuf>, UserError> {
+fn prepare_dir(args: &SurveyArgs) -> Result<Option<Folder>, UserError> {
     if args.no_save {
         return Ok(None);
     }
@@ -40,17 +41,7 @@ fn prepare_dir(args: &SurveyArgs) -> Result<Option<PathBuf>, UserError> {
         .as_ref()
         .map(PathBuf::from)
         .unwrap_or_else(default_dir);
-    let unwritable = |e: std::io::Error| UserError::Unwritable {
-        path: dir.display().to_string(),
-        detail: format!("{e} (--out)"),
-    };
-    std::fs::create_dir_all(&dir).map_err(unwritable)?;
-    // Probe: a directory we cannot create files in fails here, not after
-    // a minute of measuring.
-    let probe = dir.join(".bwscope-write-test");
-    std::fs::write(&probe, b"").map_err(unwritable)?;
-    let _ = std::fs::remove_file(probe);
-    Ok(Some(dir))
+    Folder::prepare(&dir, "--out").map(Some)
 }
 
 pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
@@ -60,7 +51,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     if out.json.is_none() {
         out.json = dir
             .as_ref()
-            .map(|d| d.join("run.json").display().to_string());
+            .map(|d| d.path.join("run.json").display().to_string());
     }
     let mut host = crate::platform::detect_host(true);
     let mut steps = vec![
@@ -87,33 +78,70 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     if tty {
         eprintln!("[1/{steps}] knees: where each cache level ends");
     }
-    let mut stopped = !knees(&mut rec, &mut host)?;
+    // A suite that fails ends the survey; what was measured is still
+    // written, marked incomplete with the reason.
+    let mut flow = knees(&mut rec, &mut host).map(|done| match done {
+        true => Flow::Done,
+        false => Flow::Stopped,
+    });
     for (i, (d, quick)) in suites::survey().enumerate() {
-        if stopped {
+        if !matches!(flow, Ok(Flow::Done)) {
             break;
         }
         if tty {
             eprintln!("[{}/{steps}] {}: {}", i + 2, d.id, d.about);
         }
-        let suite = quick(&host)?;
-        if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
-            m.insert(d.id.name().to_string(), suite.options());
-        }
-        if rec.measure(&host, suite.as_ref())? == Flow::Stopped {
-            stopped = true;
-            break;
-        }
+        let suite = match quick(&host) {
+            // A suite whose buffers do not fit (memory, `ulimit -v`) is
+            // left out with a warning saying why; the others still run.
+            Err(UserError::NotEnoughMemory {
+                need, limit: left, ..
+            })
+            | Err(UserError::AddressSpace { need, left, .. }) => {
+                rec.sink
+                    .run_mut()
+                    .warnings
+                    .push(crate::model::Warning::Other {
+                        message: format!(
+                            "{} not measured: it needs {need} of memory and {left} may be used",
+                            d.id
+                        ),
+                        hint: "free memory (or raise `ulimit -v`) and run the survey again".into(),
+                    });
+                continue;
+            }
+            other => other,
+        };
+        flow = suite.map_err(anyhow::Error::from).and_then(|suite| {
+            if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
+                m.insert(d.id.name().to_string(), suite.options());
+            }
+            rec.measure(&host, suite.as_ref())
+        });
     }
     // The summary below says the same as the per-kind warning lines, more
     // briefly; critical warnings were already printed as they happened.
     rec.sink.echo_warnings = false;
-    let run = rec.finish(stopped)?;
-    // Nothing measured (stopped at once): nothing to save, nothing
-    // clobbered.
-    let saved = match &dir {
-        Some(d) if !run.records.is_empty() => Some(save(d, &run, out.json.as_deref())?),
+    let (run, flow) = rec.finish_after(flow.map_err(survey_memory));
+    // Nothing measured (stopped at once, or failed at once): nothing to
+    // save, nothing clobbered, and no empty folder left behind.
+    let saved = match (&dir, &run) {
+        (Some(d), Some(run)) if !run.records.is_empty() => {
+            Some(save(&d.path, run, out.json.as_deref())?)
+        }
         _ => None,
     };
+    if let (None, Some(d)) = (&saved, &dir) {
+        d.remove_if_empty();
+    }
+    let Some(run) = run else {
+        return flow.map(|_| EXIT_OK);
+    };
+    if run.records.is_empty() && flow.is_err() {
+        // Nothing measured: the error is the only line worth printing.
+        return flow.map(|_| EXIT_OK);
+    }
+    let stopped = matches!(flow, Ok(Flow::Stopped));
     let summary =
         crate::report::views::survey::render_summary(&run, saved.as_deref(), t0.elapsed());
     if quiet {
@@ -126,14 +154,50 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
             summary
         ));
     }
+    // An error that ended the survey early comes after what it measured.
+    flow?;
     Ok(if stopped { EXIT_INTERRUPTED } else { EXIT_OK })
+}
+
+/// What to do when the survey's buffers do not fit: it has no --sizes or
+/// --threads to shrink them.
+const SURVEY_MEMORY: &str = "the survey sizes its sweeps past the last cache level to reach DRAM; free memory, or measure smaller sizes with a single command, e.g. `bwscope cache --sizes 16KiB..64MiB:x2`";
+
+/// A memory refusal inside the survey, with the survey's hint.
+fn survey_memory(e: anyhow::Error) -> anyhow::Error {
+    match e.downcast::<UserError>() {
+        Ok(u) => u.with_memory_hint("survey", SURVEY_MEMORY).into(),
+        Err(e) => e,
+    }
 }
 
 /// The knee probe: measure where each level ends, store it for this host,
 /// and put it on the run's host so every later suite labels regimes (and
 /// sizes its sweep) by it. False when a stop request ended it.
 fn knees(rec: &mut Recorder, host: &mut Host) -> anyhow::Result<bool> {
+    if crate::platform::emulation().is_some() {
+        // Under qemu-user the curve is the emulator host's caches: nothing
+        // to store for this core (the run's warnings say it is emulated).
+        if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
+            m.insert(
+                "knees".into(),
+                serde_json::json!({"skipped": "under an emulator"}),
+            );
+        }
+        return Ok(true);
+    }
     let plan = crate::suites::knees::plan(host)?;
+    // Its largest buffer is the survey's: refused before allocating when
+    // it cannot fit (memory, or `ulimit -v`), rather than at the first
+    // mmap with a hint about flags the survey does not have.
+    let top = plan
+        .sizes
+        .iter()
+        .chain(&plan.read_sizes)
+        .max()
+        .copied()
+        .unwrap_or(0);
+    crate::suites::check_memory(top + top / 16 + (4 << 20), "survey", SURVEY_MEMORY)?;
     let stop = crate::util::signal::install();
     let before = host.cache_warnings();
     let Some(warnings) = crate::suites::knees::probe_and_store(&plan, host, stop)? else {

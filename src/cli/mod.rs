@@ -296,7 +296,8 @@ pub struct CacheArgs {
     /// Pinned threads, each on its own first-touched buffer (default 1)
     #[arg(long, short = 't', value_name = "N")]
     pub threads: Option<usize>,
-    /// Explicit cpus for the threads, e.g. 0,2,4-7 (sets --threads to their count)
+    /// Explicit cpus for the threads, e.g. 0,2,4-7 (sets --threads to their count), or kind:ID
+    /// for the cpus of one kind of core (ARM; the first --threads of them if given)
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// A fast sweep: key kernels, one size per octave, short samples (≈10 s)
@@ -434,7 +435,8 @@ pub struct ThreadsArgs {
     /// Thread counts to measure, e.g. 1,2,4 (default: every count 1..N up to 16, then doublings)
     #[arg(long, value_name = "LIST")]
     pub counts: Option<String>,
-    /// Explicit cpus in the order threads are added, e.g. 0,2,4-7 (overrides --placement)
+    /// Explicit cpus in the order threads are added, e.g. 0,2,4-7, or kind:ID for one kind of
+    /// core (ARM; ids in `bwscope info`) (overrides --placement)
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// Order in which cores receive threads
@@ -492,7 +494,8 @@ pub struct NumaArgs {
     /// Threads per cell (default: one per physical core of the cpu node)
     #[arg(long, short = 't', value_name = "N")]
     pub threads: Option<usize>,
-    /// Explicit cpus for the threads of a cell, e.g. 0,2 (all must be on the cpu node)
+    /// Explicit cpus for the threads of a cell, e.g. 0,2, or kind:ID for one kind of core (ARM)
+    /// (all must be on the cpu node)
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
     /// Working set per thread (default: 4× the last-level cache (at least 256 MiB) split over the

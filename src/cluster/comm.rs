@@ -68,7 +68,7 @@ pub fn hostname() -> String {
         .nodename
         .iter()
         .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
+        .map(|&c| c.to_ne_bytes()[0]) // c_char is i8 on x86-64, u8 on AArch64
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }

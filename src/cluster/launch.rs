@@ -98,6 +98,63 @@ pub fn detect(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Launch>, St
     Ok(None)
 }
 
+/// How long each step of the PMI conversation may take.
+const PMI_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The job's PMI key-space name, asked of the process manager over the
+/// socket in `PMI_FD` (PMI-1 wire protocol: `init`, `get_my_kvsname`,
+/// `finalize`). MPICH's Hydra and Intel MPI set no job name in the
+/// environment, so two jobs started at once in one folder shared the
+/// rendezvous file `default` and swapped ranks; the key space is the job's
+/// own (`kvs_<pid>_<n>_<random>_<host>`), the same for every rank of it.
+///
+/// Only for the TCP control (MPI itself speaks PMI when it starts); the
+/// conversation always ends with `finalize`, without which Hydra kills the
+/// job when this process exits.
+pub fn pmi_kvsname() -> Option<String> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::os::fd::FromRawFd;
+    let fd: i32 = std::env::var("PMI_FD").ok()?.trim().parse().ok()?;
+    // SAFETY: fstat into plain data; any number is safe to ask about.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if fd < 0
+        || unsafe { libc::fstat(fd, &mut st) } != 0
+        || st.st_mode & libc::S_IFMT != libc::S_IFSOCK
+    {
+        return None; // not a process manager's socket
+    }
+    // A copy of the descriptor, so PMI_FD itself stays open as the process
+    // manager expects until this process ends.
+    // SAFETY: dup of a descriptor checked to be open.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if dup < 0 {
+        return None;
+    }
+    // SAFETY: `dup` is a fresh descriptor nobody else owns.
+    let sock = unsafe { std::os::unix::net::UnixStream::from_raw_fd(dup) };
+    sock.set_read_timeout(Some(PMI_WAIT)).ok()?;
+    sock.set_write_timeout(Some(PMI_WAIT)).ok()?;
+    let mut w = sock.try_clone().ok()?;
+    let mut r = BufReader::new(sock);
+    let mut ask = |cmd: &str| -> Option<String> {
+        w.write_all(cmd.as_bytes()).ok()?;
+        let mut line = String::new();
+        (&mut r).take(4096).read_line(&mut line).ok()?;
+        Some(line)
+    };
+    let init = ask("cmd=init pmi_version=1 pmi_subversion=1\n")?;
+    if !init.contains("cmd=response_to_init") || !init.contains("rc=0") {
+        return None;
+    }
+    let name = ask("cmd=get_my_kvsname\n").and_then(|l| {
+        l.split_whitespace()
+            .find_map(|f| f.strip_prefix("kvsname="))
+            .map(str::to_string)
+    });
+    let _ = ask("cmd=finalize\n");
+    name.filter(|n| !n.is_empty())
+}
+
 /// [`detect`] on this process's environment.
 pub fn from_env() -> Result<Option<Launch>, String> {
     detect(&|k| std::env::var(k).ok().filter(|v| !v.is_empty()))

@@ -39,6 +39,21 @@ impl TcpParams {
         self.step_time_s + self.omit_s
     }
 
+    /// The bound on every single wait of a leader for its peer.
+    pub fn peer_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_s.clamp(1.0, 30.0))
+    }
+
+    /// The longest a leader's test can take when its peer stops answering
+    /// (a stopped or hung rank): the test itself, one peer timeout for the
+    /// data phase to give up (`net::client`'s idle bound), one more for the
+    /// transponder's report. Rank 0 waits at least this long for a
+    /// leader's flows, or a healthy leader paired with a hung peer would be
+    /// marked lost with it.
+    pub fn leader_bound_s(&self) -> f64 {
+        self.test_seconds() + 2.0 * self.peer_timeout().as_secs_f64()
+    }
+
     fn setup(&self, size: u64, bidir: bool) -> Setup {
         Setup {
             mode: Mode::Stream,
@@ -105,11 +120,20 @@ impl Drop for Transponder {
     }
 }
 
-/// The flows of one finished test.
-fn flows_of(t: &Test, size: u64, o: &Outcome) -> Vec<Flow> {
+/// Why a flow of a test that ran to its end has no figure.
+pub const NO_SAMPLE: &str =
+    "no complete sample after the omit window: raise --step-time or lower --omit";
+
+/// Why a flow has no figure when Ctrl-C (or SIGTERM) cut its test short.
+pub const INTERRUPTED: &str = "interrupted (Ctrl-C or SIGTERM) before a complete sample";
+
+/// The flows of one finished test; `cut` when a stop signal ended it
+/// early (then a missing figure is the interruption's doing, not the
+/// step's length).
+fn flows_of(t: &Test, size: u64, o: &Outcome, cut: bool) -> Vec<Flow> {
     let rate = |bytes: u64, secs: f64| (secs > 0.0).then(|| bytes as f64 / secs / 1e9);
     let received = |iv: &[crate::net::protocol::Interval]| iv.iter().map(|i| i.bytes).sum::<u64>();
-    let no_sample = "no complete sample after the omit window: raise --step-time or lower --omit";
+    let no_sample = if cut { INTERRUPTED } else { NO_SAMPLE };
     let mut out = vec![Flow {
         src: t.src,
         dst: t.dst,
@@ -176,11 +200,14 @@ pub fn run_step(
         let peer = Peer {
             addr: a,
             token: token.map(<[u8]>::to_vec),
-            timeout: Duration::from_secs_f64(p.timeout_s.clamp(1.0, 30.0)),
+            timeout: p.peer_timeout(),
         };
         let t0 = Instant::now();
-        match client::run_test(&peer, &p.setup(size, t.bidir), stop) {
-            Ok(o) => flows.extend(flows_of(t, size, &o)),
+        let outcome = client::run_test(&peer, &p.setup(size, t.bidir), stop);
+        let cut = stop.load(std::sync::atomic::Ordering::Relaxed);
+        match outcome {
+            Ok(o) => flows.extend(flows_of(t, size, &o, cut)),
+            Err(_) if cut => flows.extend(failed(t, size, INTERRUPTED)),
             Err(e) => flows.extend(failed(t, size, &format!("{a}: {e}"))),
         }
         longest = longest.max(t0.elapsed().as_secs_f64());
@@ -269,5 +296,46 @@ mod tests {
             flows[0].reason.as_deref().unwrap().contains("refused"),
             "{flows:?}"
         );
+    }
+
+    #[test]
+    fn a_test_cut_by_ctrl_c_says_so() {
+        let p = TcpParams {
+            step_time_s: 1.0,
+            omit_s: 0.8,
+            ..params()
+        };
+        let tr = Transponder::start(0, None, &p).unwrap();
+        let port = tr.port;
+        let addr = move |_: u32| Some(SocketAddr::from(([127, 0, 0, 1], port)));
+        // One way: the leader's sending is what Ctrl-C stops.
+        let t = [Test {
+            src: 0,
+            dst: 1,
+            bidir: false,
+        }];
+        let stop = AtomicBool::new(false);
+        let (flows, _) = std::thread::scope(|sc| {
+            sc.spawn(|| {
+                std::thread::sleep(Duration::from_millis(300));
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            run_step(0, &t, 64 << 10, &p, &addr, None, &stop)
+        });
+        assert_eq!(flows.len(), 1);
+        assert_eq!(flows[0].recv_gbps, None, "{flows:?}");
+        assert_eq!(flows[0].reason.as_deref(), Some(INTERRUPTED), "{flows:?}");
+    }
+
+    #[test]
+    fn the_leader_bound_covers_every_wait_for_a_hung_peer() {
+        let p = params();
+        // Data phase idle bound and the report wait, each one peer timeout.
+        assert_eq!(p.leader_bound_s(), p.test_seconds() + 2.0 * 5.0);
+        let long = TcpParams {
+            timeout_s: 600.0,
+            ..p
+        };
+        assert_eq!(long.peer_timeout(), Duration::from_secs(30));
     }
 }

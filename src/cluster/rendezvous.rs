@@ -7,13 +7,25 @@
 //!
 //! The file is mode 0600, so only the user running the job can read the
 //! token; it is deleted once every rank has joined.
+//!
+//! The folder may be shared (`/tmp`, a scratch file system), so a rank
+//! trusts a note only when it is a regular file (not a link, FIFO or
+//! device), owned by the rank's own user or root, readable and writable by
+//! nobody else, and written for this job; anything else is refused with one
+//! line naming the file ([`read_checked`]). Otherwise another user could
+//! copy their own rank 0's note there and collect this fleet's results.
+//! Rank 0 refuses to replace the note of another fleet still starting
+//! with the same name (two jobs without a job name from the launcher).
 
 use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+/// Largest note read (a few addresses and a token).
+const MAX_NOTE: u64 = 64 << 10;
 
 /// What rank 0 publishes.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -25,6 +37,69 @@ pub struct Note {
     pub addrs: Vec<SocketAddr>,
     /// Hex; null when the ranks share `--token-file` instead.
     pub token: Option<String>,
+    /// Who wrote it, so a second rank 0 can tell a fleet still starting
+    /// from a note a crashed one left: the kernel (boot id), the pid and
+    /// its start time, and when the wait for ranks ends (Unix seconds).
+    #[serde(default)]
+    pub writer: Option<Writer>,
+}
+
+/// The rank 0 that wrote a note.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Writer {
+    pub machine: String,
+    pub host: String,
+    pub pid: u32,
+    /// `/proc/PID/stat` field 22: start time in clock ticks since boot.
+    pub pid_start: Option<u64>,
+    pub until_unix: u64,
+}
+
+/// A process's start time (ticks since boot), if it runs.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after
+    // the last ')'; starttime is field 22, the 20th after it.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
+}
+
+fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Writer {
+    /// This process, waiting for its ranks for `wait_s` seconds.
+    pub fn this(wait_s: f64) -> Writer {
+        let pid = std::process::id();
+        Writer {
+            machine: super::comm::machine_id(),
+            host: super::comm::hostname(),
+            pid,
+            pid_start: start_time(pid),
+            until_unix: now_unix() + wait_s.ceil() as u64 + 1,
+        }
+    }
+
+    /// Is that rank 0 still waiting for its ranks? On this machine its
+    /// process must still run (same pid, same start time); elsewhere only
+    /// its deadline tells.
+    pub fn still_starting(&self) -> bool {
+        if now_unix() > self.until_unix {
+            return false;
+        }
+        if self.machine == super::comm::machine_id() {
+            return self.pid != std::process::id()
+                && start_time(self.pid).is_some_and(|t| Some(t) == self.pid_start);
+        }
+        true
+    }
 }
 
 /// `DIR/.bwscope-fleet-<job>.json`, the job name made safe for a file name.
@@ -44,26 +119,109 @@ pub fn path(dir: &Path, job: Option<&str>) -> PathBuf {
     dir.join(format!(".bwscope-fleet-{key}.json"))
 }
 
-/// Publish the note: written to a private temp file, then renamed, so a
-/// rank never reads half of it.
-pub fn publish(file: &Path, note: &Note) -> std::io::Result<()> {
+/// Publish the note: written to a private temp file with a random name
+/// (created exclusively, never through a link), then renamed, so a rank
+/// never reads half of it. A note another fleet still starting left at
+/// this name is not replaced: its rank 0 is named in the error.
+pub fn publish(file: &Path, note: &Note) -> Result<(), String> {
+    let old = read_checked(file, note.job.as_deref());
+    if let (Err(e), Ok(m)) = (&old, std::fs::symlink_metadata(file)) {
+        // SAFETY: geteuid has no preconditions.
+        if m.uid() != unsafe { libc::geteuid() } {
+            return Err(e.clone());
+        }
+    }
+    if let Ok(Some(old)) = old {
+        if let Some(w) = old.writer.filter(Writer::still_starting) {
+            return Err(format!(
+                "another fleet is starting with the same rendezvous file {} (rank 0 is pid {} on {}); two jobs without a job name from the launcher cannot share a rendezvous folder: give each its own --rendezvous DIR, or --coordinator HOST:PORT",
+                file.display(),
+                w.pid,
+                w.host
+            ));
+        }
+    }
     let mut tmp = file.as_os_str().to_owned();
-    tmp.push(format!(".{}.partial", std::process::id()));
+    let salt = to_hex(&crate::net::protocol::random_bytes::<8>());
+    tmp.push(format!(".{salt}.partial"));
     let tmp = PathBuf::from(tmp);
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(&serde_json::to_vec(note)?)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, file)
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)?;
+        f.write_all(&serde_json::to_vec(note)?)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, file)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!(
+            "cannot write {}: {e}; give a directory every rank can read (--rendezvous DIR) or --coordinator HOST:PORT",
+            file.display()
+        )
+    })
 }
 
-/// The note, if the file is there and whole.
+/// The note, if the file is there and whole (no checks: tests and tools).
 pub fn read(file: &Path) -> Option<Note> {
     serde_json::from_slice(&std::fs::read(file).ok()?).ok()
+}
+
+/// The note a rank may trust (see the module comment): `Ok(None)` while
+/// there is none, `Err` naming the file and what is wrong with it.
+pub fn read_checked(file: &Path, job: Option<&str>) -> Result<Option<Note>, String> {
+    use crate::util::input::{read_regular, InputError, Rules};
+    let rules = Rules {
+        max: MAX_NOTE,
+        follow: false,
+    };
+    let name = file.display();
+    let (bytes, m) = match read_regular(file, rules) {
+        Ok(x) => x,
+        Err(InputError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(InputError::Io(e)) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(format!(
+                "the rendezvous file {name} is a symbolic link, which rank 0 never writes: someone else put it there; give a folder only you can write (--rendezvous DIR)"
+            ))
+        }
+        Err(InputError::Io(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            let owner = std::fs::symlink_metadata(file).map_or(String::new(), |m| {
+                format!(" (it belongs to uid {})", m.uid())
+            });
+            return Err(format!(
+                "the rendezvous file {name} cannot be read{owner}: another user's fleet may be using this folder; give a folder only you can write (--rendezvous DIR)"
+            ));
+        }
+        Err(e) => return Err(format!("the rendezvous file {name} {e}")),
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if m.uid() != me && m.uid() != 0 {
+        return Err(format!(
+            "the rendezvous file {name} belongs to uid {}, not to you (uid {me}): another user's fleet could be posing as this one's rank 0; give a folder only you can write (--rendezvous DIR)",
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o077 != 0 {
+        return Err(format!(
+            "the rendezvous file {name} has mode {:04o}, and rank 0 writes it 0600: others could read its token or change it; give a folder only you can write (--rendezvous DIR)",
+            m.mode() & 0o7777
+        ));
+    }
+    let note: Note = serde_json::from_slice(&bytes).map_err(|e| {
+        format!("the rendezvous file {name} is not one bwscope wrote ({e}); remove it, or give another --rendezvous DIR")
+    })?;
+    if note.job.as_deref() != job {
+        return Err(format!(
+            "the rendezvous file {name} belongs to job {}, not to this one ({}); give each job its own --rendezvous DIR",
+            note.job.as_deref().unwrap_or("(none)"),
+            job.unwrap_or("(none)")
+        ));
+    }
+    Ok(Some(note))
 }
 
 /// This machine's IPv4 addresses on interfaces that are up: others first,
@@ -169,13 +327,61 @@ mod tests {
             size: 2,
             addrs: vec!["127.0.0.1:9".parse().unwrap()],
             token: Some("00".into()),
+            writer: Some(Writer::this(10.0)),
         };
+        // This process's own note is replaced (the same rank 0 again).
         publish(&f, &n).unwrap();
         publish(&f, &n).unwrap();
-        assert_eq!(read(&f), Some(n));
+        assert_eq!(read(&f), Some(n.clone()));
+        assert_eq!(read_checked(&f, None), Ok(Some(n.clone())));
+        assert!(read_checked(&f, Some("other"))
+            .unwrap_err()
+            .contains("belongs to job"));
         use std::os::unix::fs::PermissionsExt as _;
         let mode = std::fs::metadata(&f).unwrap().permissions().mode();
         assert_eq!(mode & 0o077, 0, "{mode:o}");
+    }
+
+    #[test]
+    fn notes_of_others_are_refused() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let d = tempfile::tempdir().unwrap();
+        let f = path(d.path(), None);
+        assert_eq!(read_checked(&f, None), Ok(None));
+        std::fs::write(&f, "{}").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(read_checked(&f, None).unwrap_err().contains("mode 0644"));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(read_checked(&f, None)
+            .unwrap_err()
+            .contains("not one bwscope wrote"));
+        std::fs::remove_file(&f).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", &f).unwrap();
+        assert!(read_checked(&f, None)
+            .unwrap_err()
+            .contains("symbolic link"));
+    }
+
+    #[test]
+    fn a_live_writer_is_told_from_a_dead_one() {
+        // Our parent runs: a note it wrote is a fleet still starting.
+        // SAFETY: getppid has no preconditions.
+        let ppid = unsafe { libc::getppid() } as u32;
+        let mut w = Writer::this(30.0);
+        w.pid = ppid;
+        w.pid_start = start_time(ppid);
+        assert!(w.still_starting());
+        // The same pid with another start time is a recycled pid.
+        w.pid_start = w.pid_start.map(|t| t + 1);
+        assert!(!w.still_starting());
+        // Past its deadline, nothing is starting.
+        let mut w = Writer::this(30.0);
+        w.pid = ppid;
+        w.pid_start = start_time(ppid);
+        w.until_unix = 1;
+        assert!(!w.still_starting());
+        // Our own note is ours to replace.
+        assert!(!Writer::this(30.0).still_starting());
     }
 
     #[test]

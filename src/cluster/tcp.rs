@@ -104,22 +104,11 @@ fn spawn_reader(
         .expect("spawn a reader thread");
 }
 
-/// Rank 0 holds a connection per rank: lift the soft limit on open files
-/// (often 1024) to the hard one, so a fleet of a thousand nodes fits.
-fn raise_open_files() {
-    // SAFETY: plain data in and out of getrlimit/setrlimit.
-    unsafe {
-        let mut r: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-        }
-    }
-}
-
 fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Option<Vec<u8>>)> {
     let size = s.launch.size;
-    raise_open_files();
+    // Rank 0 holds a connection per rank: a fleet of a thousand nodes
+    // needs more than the usual soft limit of 1024.
+    crate::util::fds::raise_limit();
     let port = match &s.coordinator {
         Some(c) => coordinator_port(c)?,
         None => 0,
@@ -138,9 +127,15 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
         (None, None) => Some(random_bytes::<32>().to_vec()),
         (None, Some(_)) => None,
     };
+    if token.is_none() {
+        // As `net serve` says its auth state: nobody should learn it later.
+        eprintln!(
+            "bwscope fleet: warning: --coordinator without --token-file: the ranks and the pair tests are not authenticated, so anyone who reaches port {port} can join as a rank; give every rank the same --token-file FILE"
+        );
+    }
     let note_path = rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref());
+    let writer = rendezvous::Writer::this(s.startup.as_secs_f64());
     if s.coordinator.is_none() {
-        let _ = std::fs::remove_file(&note_path);
         let note = Note {
             version: env!("CARGO_PKG_VERSION").into(),
             protocol: super::comm::PROTOCOL,
@@ -154,16 +149,9 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
                 .as_ref()
                 .filter(|_| s.token.is_none())
                 .map(|t| rendezvous::to_hex(t)),
+            writer: Some(writer.clone()),
         };
-        rendezvous::publish(&note_path, &note).map_err(|e| {
-            UserError::flag(
-                "--rendezvous",
-                format!(
-                    "cannot write {}: {e}; give a directory every rank can read (--rendezvous DIR) or --coordinator HOST:PORT",
-                    note_path.display()
-                ),
-            )
-        })?;
+        rendezvous::publish(&note_path, &note).map_err(|e| UserError::flag("--rendezvous", e))?;
     }
     let (jtx, jrx) = mpsc::channel();
     let deadline = Instant::now() + s.startup;
@@ -208,7 +196,10 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
             }
         }
     }
-    if s.coordinator.is_none() {
+    // Remove the note, unless another rank 0 has replaced it meanwhile.
+    if s.coordinator.is_none()
+        && rendezvous::read(&note_path).is_some_and(|n| n.writer.as_ref() == Some(&writer))
+    {
         let _ = std::fs::remove_file(&note_path);
     }
     let (tx, rx) = mpsc::channel();
@@ -287,23 +278,38 @@ fn most_common(ips: &[IpAddr]) -> Option<IpAddr> {
 /// Rank 0's addresses and the token to answer its challenge with.
 type Target = (Vec<SocketAddr>, Option<Vec<u8>>);
 
-fn target(s: &Settings) -> Result<Option<Target>, UserError> {
+/// Where rank 0 is: `Ok(Ok(target))`, `Ok(Err(why not yet))` to wait on,
+/// `Err` for a rendezvous file this rank must not trust.
+fn target(s: &Settings) -> Result<Result<Target, String>, UserError> {
     if let Some(c) = &s.coordinator {
         coordinator_port(c)?;
         let addrs: Vec<SocketAddr> = c.to_socket_addrs().map(|a| a.collect()).unwrap_or_default();
-        return Ok((!addrs.is_empty()).then(|| (addrs, s.token.clone())));
+        if addrs.is_empty() {
+            return Ok(Err(format!("{c} does not resolve")));
+        }
+        return Ok(Ok((addrs, s.token.clone())));
     }
     let path = rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref());
-    Ok(rendezvous::read(&path)
-        .filter(|n| n.size == s.launch.size && n.job == s.launch.job)
-        .map(|n| {
-            let token = match (&s.token, &n.token) {
-                (Some(t), _) => Some(t.clone()),
-                (None, Some(h)) => rendezvous::from_hex(h),
-                (None, None) => None,
-            };
-            (n.addrs, token)
-        }))
+    let note = rendezvous::read_checked(&path, s.launch.job.as_deref())
+        .map_err(|e| UserError::flag("--rendezvous", e))?;
+    let Some(n) = note else {
+        return Ok(Err("rank 0 has not published its address yet".into()));
+    };
+    if n.size != s.launch.size {
+        // A note an earlier run of another size left: rank 0 replaces it.
+        return Ok(Err(format!(
+            "{} is for a fleet of {}, this one has {} ranks (left by an earlier run?)",
+            path.display(),
+            n.size,
+            s.launch.size
+        )));
+    }
+    let token = match (&s.token, &n.token) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(h)) => rendezvous::from_hex(h),
+        (None, None) => None,
+    };
+    Ok(Ok((n.addrs, token)))
 }
 
 fn leaf(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Option<Vec<u8>>)> {
@@ -314,7 +320,11 @@ fn leaf(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
         if stop.load(Ordering::Relaxed) {
             anyhow::bail!("interrupted while waiting for rank 0");
         }
-        if let Some((addrs, token)) = target(s)? {
+        let found = target(s)?;
+        if let Err(why) = &found {
+            last.clone_from(why);
+        }
+        if let Ok((addrs, token)) = found {
             for a in addrs {
                 match join(a, &id, token.as_deref()) {
                     Ok(c) => {

@@ -5,6 +5,13 @@
 //! Joining: `Join{identity}` → `Challenge{nonce}` → `Auth{HMAC(token,
 //! nonce)}` (the same challenge as `bwscope net`; the token never crosses
 //! the wire) → `Accepted`, or `Refused{reason}` at any point.
+//!
+//! A rank that holds a token asks rank 0 to prove it holds it too before
+//! it answers: `Prove{nonce}` ahead of `Join`, answered by `Proof{HMAC}`
+//! (another domain label) right after the challenge. Without it, anyone
+//! who got a rank to connect (a squatted `--coordinator` port, a planted
+//! rendezvous note) would receive that rank's results; a rank 0 that asks
+//! for no token, or cannot prove it, is refused by the rank.
 
 use std::io::{self, Write as _};
 use std::net::{SocketAddr, TcpStream};
@@ -15,7 +22,9 @@ use serde_json::Value;
 
 use super::comm::Identity;
 use super::rendezvous;
-use crate::net::protocol::{auth_mac, auth_ok, random_bytes, NONCE_LEN};
+use crate::net::protocol::{
+    auth_mac, auth_mac_as, auth_ok, auth_ok_as, random_bytes, NONCE_LEN, SERVER_LABEL,
+};
 
 pub const MAGIC: &str = "bwscope-fleet";
 /// Largest frame before a rank is accepted.
@@ -52,6 +61,19 @@ pub enum Wire {
     },
     /// Rank 0 was interrupted: stop measuring and deliver what you have.
     Stop,
+    /// A rank with a token, before `Join`: prove you hold it too.
+    Prove {
+        nonce: String,
+    },
+    /// Rank 0's answer to `Prove`, after `Challenge`.
+    Proof {
+        mac: String,
+    },
+}
+
+/// 32 bytes from hex, if that is what `text` is.
+fn nonce_of(text: &str) -> Option<[u8; NONCE_LEN]> {
+    rendezvous::from_hex(text).and_then(|v| <[u8; NONCE_LEN]>::try_from(v).ok())
 }
 
 pub fn write_msg(s: &mut TcpStream, m: &Wire) -> io::Result<()> {
@@ -92,7 +114,13 @@ pub(super) fn admit(
     size: u32,
 ) -> Result<(TcpStream, Identity), String> {
     let _ = s.set_nodelay(true);
-    let id = match read_msg(&mut s, PRE_AUTH_MAX, Some(HANDSHAKE))? {
+    let mut first = read_msg(&mut s, PRE_AUTH_MAX, Some(HANDSHAKE))?;
+    let mut asked = None;
+    if let Wire::Prove { nonce } = &first {
+        asked = Some(nonce_of(nonce).ok_or("a bad proof request")?);
+        first = read_msg(&mut s, PRE_AUTH_MAX, Some(HANDSHAKE))?;
+    }
+    let id = match first {
         Wire::Join { magic, id } if magic == MAGIC => id,
         _ => return Err("not a bwscope fleet rank".into()),
     };
@@ -122,6 +150,16 @@ pub(super) fn admit(
         },
     )
     .map_err(|e| e.to_string())?;
+    if let (Some(token), Some(theirs)) = (token, asked) {
+        let mac = auth_mac_as(SERVER_LABEL, token, &theirs);
+        write_msg(
+            &mut s,
+            &Wire::Proof {
+                mac: rendezvous::to_hex(&mac),
+            },
+        )
+        .map_err(|e| e.to_string())?;
+    }
     if let (Some(token), Some(nonce)) = (token, nonce) {
         let good = match read_msg(&mut s, PRE_AUTH_MAX, Some(HANDSHAKE))? {
             Wire::Auth { mac } => rendezvous::from_hex(&mac)
@@ -152,6 +190,16 @@ pub(super) fn join(
         .map_err(|e| Err(e.to_string()))?;
     let _ = c.set_nodelay(true);
     let talk = |e: String| Err(e);
+    let mine = token.map(|_| random_bytes::<NONCE_LEN>());
+    if let Some(n) = mine {
+        write_msg(
+            &mut c,
+            &Wire::Prove {
+                nonce: rendezvous::to_hex(&n),
+            },
+        )
+        .map_err(|e| talk(e.to_string()))?;
+    }
     write_msg(
         &mut c,
         &Wire::Join {
@@ -161,16 +209,32 @@ pub(super) fn join(
     )
     .map_err(|e| talk(e.to_string()))?;
     match read_msg(&mut c, PRE_AUTH_MAX, Some(HANDSHAKE)).map_err(talk)? {
+        Wire::Challenge { nonce: None } if token.is_some() => {
+            return Err(Ok(format!(
+                "the rank 0 at {addr} asks for no token while this rank has one: it is not your fleet's rank 0, or the ranks were given different --token-file"
+            )));
+        }
         Wire::Challenge { nonce: None } => {}
         Wire::Challenge { nonce: Some(n) } => {
-            let nonce = rendezvous::from_hex(&n)
-                .and_then(|v| <[u8; NONCE_LEN]>::try_from(v).ok())
-                .ok_or_else(|| talk("a bad challenge".into()))?;
+            let nonce = nonce_of(&n).ok_or_else(|| talk("a bad challenge".into()))?;
             let Some(token) = token else {
                 return Err(Ok(
                     "rank 0 requires a token: give every rank the same --token-file".into(),
                 ));
             };
+            // Rank 0 proves it holds the token before this rank answers.
+            let proven = match read_msg(&mut c, PRE_AUTH_MAX, Some(HANDSHAKE)).map_err(talk)? {
+                Wire::Proof { mac } => nonce_of(&mac).is_some_and(|m| {
+                    mine.is_some_and(|mine| auth_ok_as(SERVER_LABEL, token, &mine, &m))
+                }),
+                Wire::Refused { reason } => return Err(Ok(reason)),
+                _ => false,
+            };
+            if !proven {
+                return Err(Ok(format!(
+                    "the rank 0 at {addr} could not prove it holds the token: another process is posing as rank 0, or the ranks were given different --token-file"
+                )));
+            }
             write_msg(
                 &mut c,
                 &Wire::Auth {

@@ -11,6 +11,67 @@
 //! `CHECKSUM` (its verification variant, if any); the registry points at
 //! them, so nothing restates a kernel's name, width or block.
 
+// Repetition is the assembler's: `each!` wraps an access in `.irp i, 0,
+// 1, …` so `\i` counts the accesses of a block, and a kernel states one
+// access instead of sixteen (GNU as and LLVM's integrated assembler both
+// implement `.irp`, for x86-64 and AArch64 alike).
+
+/// The access indices of a block: `idx!(8)` is `"0, 1, …, 7"`.
+macro_rules! idx {
+    (1) => {
+        "0"
+    };
+    (2) => {
+        "0, 1"
+    };
+    (4) => {
+        "0, 1, 2, 3"
+    };
+    (8) => {
+        "0, 1, 2, 3, 4, 5, 6, 7"
+    };
+    (16) => {
+        "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15"
+    };
+    // The scratch registers r8–r11, by number.
+    (r8) => {
+        "8, 9, 10, 11"
+    };
+}
+
+/// `$n` copies of the lines, `\i` = 0..n-1 in each (one asm template piece).
+macro_rules! each {
+    ($n:tt, $($line:expr),+ $(,)?) => {
+        concat!(".irp i, ", idx!($n), "\n", $($line, "\n",)+ ".endr")
+    };
+}
+
+/// `$g` groups of `$n` loads then the same `$n` stores, with the
+/// assembler symbol `.Lg` = the group's index (set before each group, not
+/// a nested `.irp`: an outer `.irp` would eat the `\()` in `r\i\()d`).
+#[allow(unused_macros)] // x86-64's copies only
+macro_rules! groups {
+    (1, $n:tt, $ld:expr, $st:expr) => {
+        concat!(".set .Lg, 0\n", each!($n, $ld), "\n", each!($n, $st))
+    };
+    (2, $n:tt, $ld:expr, $st:expr) => {
+        concat!(
+            groups!(1, $n, $ld, $st),
+            "\n.set .Lg, 1\n",
+            each!($n, $ld),
+            "\n",
+            each!($n, $st)
+        )
+    };
+}
+
+/// `$n` copies of the lines, `\j` = 0..n-1 in each.
+macro_rules! rept {
+    ($n:tt, $($line:expr),+ $(,)?) => {
+        concat!(".irp j, ", idx!($n), "\n", $($line, "\n",)+ ".endr")
+    };
+}
+
 macro_rules! is_nt {
     (nt) => {
         true
@@ -21,7 +82,8 @@ macro_rules! is_nt {
 }
 
 /// A kernel's [`Form`] from its shape: string instructions with or without
-/// `rep`, a Rust call, else a loop of the declared instructions.
+/// `rep`, a Rust call, `dc zva` block zeroing, else a loop of the declared
+/// instructions.
 ///
 /// [`Form`]: super::Form
 macro_rules! form {
@@ -39,6 +101,9 @@ macro_rules! form {
     };
     (rust $($t:tt)*) => {
         $crate::kernels::Form::Call
+    };
+    (zva $($t:tt)*) => {
+        $crate::kernels::Form::Block
     };
     ($shape:ident $($t:tt)*) => {
         $crate::kernels::Form::Loop
@@ -85,6 +150,25 @@ macro_rules! kernels {
     };
 }
 
+/// A kernel with no verification variant: `timed` runs the skeleton
+/// `$loop` once with the given pieces and returns 0 (writes and copies
+/// are checked by reading back their destination). `with_isa!` is the
+/// architecture's (`shapes.rs`, `arm_shapes.rs`).
+macro_rules! plain {
+    ($name:ident, $isa:ident, $block:literal, $a:ident, $loop:ident, $($args:tt)*) => {
+        mod $name {
+            use $crate::kernels::{KernelArgs, KernelFn};
+            with_isa! { $isa
+                pub(super) unsafe fn timed($a: &KernelArgs) -> u64 {
+                    $loop!($isa, $a, $block, $($args)*);
+                    0
+                }
+            }
+            pub(super) const CHECKSUM: Option<KernelFn> = None;
+        }
+    };
+}
+
 /// A kernel written in Rust (the libc calls): `|a| { body }`.
 macro_rules! rust {
     ($name:ident, $isa:ident, $store:ident, $block:literal; |$a:ident| $body:block) => {
@@ -95,4 +179,36 @@ macro_rules! rust {
             pub(super) const CHECKSUM: Option<KernelFn> = None;
         }
     };
+}
+
+/// Whether `a` is a call the loop can run: at least one pass over at least
+/// one whole block (a function, so that block = 1 is no `% 1` lint).
+pub(super) fn runs(a: &super::KernelArgs, block: usize) -> bool {
+    a.len > 0 && a.reps > 0 && a.len % block == 0
+}
+
+/// Blocks per stream.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the x86 string kernels
+pub(super) fn blocks(a: &super::KernelArgs, block: usize) -> usize {
+    a.len / block
+}
+
+/// The end of a random pass's line index. Panics unless `a` describes a
+/// valid random pass: the kernels trust the indices, so a harness bug must
+/// stop here rather than read out of bounds or report a pass that did not
+/// happen.
+pub(super) fn random_end(a: &super::KernelArgs) -> *const u32 {
+    let lines = a.len / super::perm::LINE;
+    assert!(
+        !a.index.is_null()
+            && lines > 0
+            && lines % 4 == 0
+            && a.len % super::perm::LINE == 0
+            && a.index_len >= lines + super::perm::READ_AHEAD
+            && a.reps > 0,
+        "random kernel called without a matching line index (len {}, index_len {})",
+        a.len,
+        a.index_len
+    );
+    a.index.wrapping_add(lines)
 }

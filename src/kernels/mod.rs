@@ -14,6 +14,18 @@ mod decl;
 #[macro_use]
 mod shapes;
 
+#[cfg(target_arch = "aarch64")]
+#[macro_use]
+mod arm_shapes;
+
+#[cfg(target_arch = "aarch64")]
+mod arm;
+#[cfg(target_arch = "aarch64")]
+mod arm_chase;
+#[cfg(target_arch = "aarch64")]
+mod arm_rand;
+#[cfg(target_arch = "aarch64")]
+mod arm_regs;
 mod libc_k;
 pub mod perm;
 #[cfg(target_arch = "x86_64")]
@@ -108,6 +120,13 @@ pub enum Isa {
     Avx512f,
     /// A libc function: whatever the C library picks at run time.
     Libc,
+    /// AArch64 Advanced SIMD (`asimd` in the hwcaps).
+    Neon,
+    /// AArch64 SVE, at whatever vector length the core has.
+    Sve,
+    /// AArch64 `dc zva`, where `DCZID_EL0` permits it.
+    #[serde(rename = "dc_zva")]
+    DcZva,
 }
 
 impl Isa {
@@ -119,17 +138,47 @@ impl Isa {
             Isa::Avx2 => "avx2",
             Isa::Avx512f => "avx512f",
             Isa::Libc => "libc",
+            Isa::Neon => "neon",
+            Isa::Sve => "sve",
+            Isa::DcZva => "dc_zva",
         }
     }
 
+    /// Whether the CPU described by `f` runs it. `Scalar` is the baseline
+    /// of the architecture the binary is built for (only its kernels are in
+    /// the registry).
     pub fn supported(self, f: &Features) -> bool {
         match self {
-            Isa::Scalar | Isa::Libc => cfg!(target_arch = "x86_64") || self == Isa::Libc,
+            Isa::Scalar | Isa::Libc => true,
             Isa::Sse2 => f.sse2,
             Isa::Sse41 => f.sse4_1,
             Isa::Avx2 => f.avx2,
             Isa::Avx512f => f.avx512f,
+            Isa::Neon => f.asimd,
+            Isa::Sve => f.sve,
+            Isa::DcZva => f.dc_zva,
         }
+    }
+
+    /// Why a CPU without it cannot run it, naming the feature, and for
+    /// AArch64's whether `BWSCOPE_DISABLE_ISA` hid it or the core lacks it.
+    pub fn missing(self) -> String {
+        let hidden = |names: &[&str]| {
+            std::env::var("BWSCOPE_DISABLE_ISA")
+                .is_ok_and(|l| l.split(',').any(|n| names.contains(&n.trim())))
+        };
+        let (names, lacks): (&[&str], &str) = match self {
+            Isa::Neon => (&["asimd", "neon"], "this core has no Advanced SIMD"),
+            Isa::Sve => (&["sve"], "this core has no SVE"),
+            Isa::DcZva => (&["dc_zva"], "DCZID_EL0.DZP prohibits `dc zva` here"),
+            _ => return format!("needs {}", self.name()),
+        };
+        let why = if hidden(names) {
+            "BWSCOPE_DISABLE_ISA hides it"
+        } else {
+            lacks
+        };
+        format!("needs {}: {why}", self.name())
     }
 }
 
@@ -184,6 +233,10 @@ pub enum Form {
     RepString,
     /// A call into a library (libc's `memcpy`, `memset`): the library picks.
     Call,
+    /// A cache-block instruction (AArch64's `dc zva`): each one writes a
+    /// whole block whose size the core states (`DCZID_EL0`), so no access
+    /// width of the kernel's own bounds it.
+    Block,
 }
 
 /// A kernel's descriptor: the single source of truth for its bytes.
@@ -191,7 +244,9 @@ pub enum Form {
 pub struct Kernel {
     pub name: &'static str,
     pub op: Op,
-    /// Bits moved per instruction; 0 where not applicable (libc).
+    /// Bits moved per instruction (AArch64: per access, so a pair of q
+    /// registers is 256 and each register of an `ld1 {…}` 128); 0 where
+    /// not fixed (libc, SVE: the vector length, `dc zva`: the block).
     pub width_bits: u32,
     pub isa: Isa,
     pub nontemporal: bool,
@@ -339,7 +394,7 @@ impl Kernel {
 
     /// Why it cannot run here, if it cannot.
     pub fn skip_reason(&self, f: &Features) -> Option<String> {
-        (!self.supported(f)).then(|| format!("needs {}", self.isa.name()))
+        (!self.supported(f)).then(|| self.isa.missing())
     }
 }
 
@@ -361,7 +416,16 @@ static PARTS: &[&[Kernel]] = &[
     x86_regs::KERNELS,
 ];
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(target_arch = "aarch64")]
+static PARTS: &[&[Kernel]] = &[
+    arm::KERNELS,
+    libc_k::KERNELS,
+    arm_rand::KERNELS,
+    arm_chase::KERNELS,
+    arm_regs::KERNELS,
+];
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 static PARTS: &[&[Kernel]] = &[libc_k::KERNELS];
 
 /// The loop kernels ([`Form::Loop`]) of `op` in `pattern` that run on a
@@ -391,6 +455,15 @@ pub fn widest_nt(op: Op, pattern: Pattern, f: &Features) -> Option<&'static Kern
 /// The kernel called `name`.
 pub fn named(name: &str) -> Option<&'static Kernel> {
     registry().iter().find(|k| k.name == name)
+}
+
+/// The SVE vector length this thread's SVE kernels run with, bits (`rdvl`
+/// × 8); None without SVE and off AArch64.
+pub fn sve_vector_bits() -> Option<u32> {
+    #[cfg(target_arch = "aarch64")]
+    return arm::sve_vector_bits();
+    #[cfg(not(target_arch = "aarch64"))]
+    None
 }
 
 /// Select kernels by comma-separated names or prefixes. An entry matches a
@@ -451,10 +524,15 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), n, "duplicate kernel names");
         for k in registry().iter().filter(|k| k.name.starts_with("seq_")) {
+            // Vector-length agnostic kernels (SVE) have no fixed width.
+            let width = match k.width_bits {
+                0 => String::new(),
+                w => format!("_{w}"),
+            };
             let expect = format!(
-                "seq_{}_{}{}_{}",
+                "seq_{}{}{}_{}",
                 k.op.name(),
-                k.width_bits,
+                width,
                 if k.nontemporal { "_nt" } else { "" },
                 k.isa.name()
             );
@@ -514,6 +592,60 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_arch = "aarch64")]
+    fn arm_forms_follow_the_shapes_and_queries_read_them() {
+        let form = |n: &str| named(n).unwrap().form;
+        assert_eq!(form("dc_zva"), Form::Block);
+        assert_eq!(form("libc_memcpy"), Form::Call);
+        assert_eq!(form("seq_read_sve"), Form::Loop);
+        // The sequential loops are exactly the `seq_` kernels.
+        for k in registry().iter().filter(|k| k.pattern == Pattern::Seq) {
+            assert_eq!(
+                k.form == Form::Loop,
+                k.name.starts_with("seq_"),
+                "{}",
+                k.name
+            );
+        }
+        let neon = Features {
+            asimd: true,
+            dc_zva: true,
+            ..Features::default()
+        };
+        let w = |op, f: &Features| widest(op, Pattern::Seq, f).map(|k| k.name);
+        assert_eq!(w(Op::Read, &neon), Some("seq_read_256_neon"));
+        assert_eq!(w(Op::Copy, &neon), Some("seq_copy_256_neon"));
+        assert_eq!(
+            widest_nt(Op::Write, Pattern::Seq, &neon).map(|k| k.name),
+            Some("seq_write_256_nt_neon")
+        );
+        // SVE kernels have no fixed width: the widest stays a NEON one,
+        // and `dc zva` is no loop of its own width.
+        let sve = Features {
+            sve: true,
+            ..neon.clone()
+        };
+        assert_eq!(w(Op::Write, &sve), Some("seq_write_256_neon"));
+        assert!(loops(Op::Write, Pattern::Seq, &sve).all(|k| k.name != "dc_zva"));
+        assert_eq!(
+            w(Op::Read, &Features::default()),
+            Some("seq_read_128_scalar")
+        );
+    }
+
+    #[test]
+    fn missing_features_are_named() {
+        // (BWSCOPE_DISABLE_ISA is not set in the test environment.)
+        if std::env::var_os("BWSCOPE_DISABLE_ISA").is_none() {
+            assert_eq!(Isa::Sve.missing(), "needs sve: this core has no SVE");
+            assert!(Isa::DcZva.missing().contains("DCZID_EL0.DZP"));
+        }
+        assert_eq!(Isa::Avx2.missing(), "needs avx2");
+        let none = Features::default();
+        assert!(!Isa::Neon.supported(&none) && Isa::Scalar.supported(&none));
+    }
+
+    #[test]
     fn copy_counts_half_read_half_written() {
         let k = registry()
             .iter()
@@ -533,7 +665,7 @@ mod tests {
         assert!(select("nope")
             .unwrap_err()
             .contains("unknown kernel 'nope'"));
-        assert_eq!(select("rep_movsb,rep_movsb").unwrap().len(), 1);
+        assert_eq!(select("libc_memcpy,libc_memcpy").unwrap().len(), 1);
     }
 }
 

@@ -3,71 +3,14 @@
 //! block; the kernel's instructions)` and emits `mod name { timed,
 //! CHECKSUM }`.
 //!
-//! Repetition is the assembler's: `each!` wraps an access in `.irp i, 0,
-//! 1, …` so `\i` counts the accesses of a block, and a kernel states one
-//! access instead of sixteen (GNU as and LLVM's integrated assembler both
-//! implement `.irp`).
+//! Repetition is the assembler's (`each!`, `rept!`, `groups!` in
+//! `decl.rs`).
 //!
 //! Operands a kernel's instructions may use: `{s}`/`{d}` (sequential) or
 //! `{src} + \q`/`{dst} + \q` (random: the line's byte offset) for the read
 //! and write streams, `{pat}` for the value writes store, `{r}` for the
 //! checksum, and `r8` as scratch for general-purpose loads and copies;
 //! vector registers 0–15 are free (see `asm_for!`).
-
-/// The access indices of a block: `idx!(8)` is `"0, 1, …, 7"`.
-macro_rules! idx {
-    (1) => {
-        "0"
-    };
-    (2) => {
-        "0, 1"
-    };
-    (4) => {
-        "0, 1, 2, 3"
-    };
-    (8) => {
-        "0, 1, 2, 3, 4, 5, 6, 7"
-    };
-    (16) => {
-        "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15"
-    };
-    // The scratch registers r8–r11, by number.
-    (r8) => {
-        "8, 9, 10, 11"
-    };
-}
-
-/// `$n` copies of the lines, `\i` = 0..n-1 in each (one asm template piece).
-macro_rules! each {
-    ($n:tt, $($line:expr),+ $(,)?) => {
-        concat!(".irp i, ", idx!($n), "\n", $($line, "\n",)+ ".endr")
-    };
-}
-
-/// `$g` groups of `$n` loads then the same `$n` stores, with the
-/// assembler symbol `.Lg` = the group's index (set before each group, not
-/// a nested `.irp`: an outer `.irp` would eat the `\()` in `r\i\()d`).
-macro_rules! groups {
-    (1, $n:tt, $ld:expr, $st:expr) => {
-        concat!(".set .Lg, 0\n", each!($n, $ld), "\n", each!($n, $st))
-    };
-    (2, $n:tt, $ld:expr, $st:expr) => {
-        concat!(
-            groups!(1, $n, $ld, $st),
-            "\n.set .Lg, 1\n",
-            each!($n, $ld),
-            "\n",
-            each!($n, $st)
-        )
-    };
-}
-
-/// `$n` copies of the lines, `\j` = 0..n-1 in each.
-macro_rules! rept {
-    ($n:tt, $($line:expr),+ $(,)?) => {
-        concat!(".irp j, ", idx!($n), "\n", $($line, "\n",)+ ".endr")
-    };
-}
 
 /// The function item with the `#[target_feature]` of its ISA (baseline
 /// kernels enable SSE2, which every x86-64 has).
@@ -149,17 +92,6 @@ macro_rules! fence {
     };
 }
 
-/// Whether `a` is a call the loop can run: at least one pass over at least
-/// one whole block (a function, so that block = 1 is no `% 1` lint).
-pub(super) fn runs(a: &super::KernelArgs, block: usize) -> bool {
-    a.len > 0 && a.reps > 0 && a.len % block == 0
-}
-
-/// Blocks per stream.
-pub(super) fn blocks(a: &super::KernelArgs, block: usize) -> usize {
-    a.len / block
-}
-
 /// The checksum accumulator of a read's verification variant: `gpr` adds
 /// into `{r}` itself; `xmm`/`ymm`/`zmm` add into register 0 of the class
 /// and fold its 64-bit lanes into `{r}` after the loop.
@@ -229,24 +161,6 @@ macro_rules! read_pair {
     };
 }
 
-/// A kernel with no verification variant: `timed` runs `$loop` once with
-/// the given pieces and returns 0 (writes and copies are checked by
-/// reading back their destination).
-macro_rules! plain {
-    ($name:ident, $isa:ident, $block:literal, $a:ident, $loop:ident, $($args:tt)*) => {
-        mod $name {
-            use $crate::kernels::{KernelArgs, KernelFn};
-            with_isa! { $isa
-                pub(super) unsafe fn timed($a: &KernelArgs) -> u64 {
-                    $loop!($isa, $a, $block, $($args)*);
-                    0
-                }
-            }
-            pub(super) const CHECKSUM: Option<KernelFn> = None;
-        }
-    };
-}
-
 /// Sequential kernels: an outer loop over `reps` passes, an inner loop
 /// over the stream in blocks of `block` bytes — `{s}` walks the read
 /// stream, `{d}` the write stream, with `add`/`sub`/`jnz` as the only
@@ -280,7 +194,7 @@ macro_rules! seq {
 macro_rules! seq_loop {
     ($isa:ident, $a:ident, $block:literal, [$($p:ident = $base:ident),+],
      $init:expr, $body:expr, $fini:expr, [$($ops:tt)*], [$($opts:tt)*]) => {
-        if $crate::kernels::shapes::runs($a, $block) {
+        if $crate::kernels::decl::runs($a, $block) {
             asm_for!($isa;
                 $init,
                 "2:",
@@ -351,7 +265,7 @@ macro_rules! rand {
 macro_rules! rand_loop {
     ($isa:ident, $a:ident, $block:literal, $init:expr, $line:expr, $fini:expr,
      [$($ops:tt)*], [$($opts:tt)*]) => {
-        let end = $crate::kernels::shapes::random_end($a);
+        let end = $crate::kernels::decl::random_end($a);
         asm_for!($isa;
             $init,
             "2:",
@@ -389,26 +303,6 @@ macro_rules! rand_loop {
             $($opts)*,
         );
     };
-}
-
-/// The end of a random pass's line index. Panics unless `a` describes a
-/// valid random pass: the kernels trust the indices, so a harness bug must
-/// stop here rather than read out of bounds or report a pass that did not
-/// happen.
-pub(super) fn random_end(a: &super::KernelArgs) -> *const u32 {
-    let lines = a.len / super::perm::LINE;
-    assert!(
-        !a.index.is_null()
-            && lines > 0
-            && lines % 4 == 0
-            && a.len % super::perm::LINE == 0
-            && a.index_len >= lines + super::perm::READ_AHEAD
-            && a.reps > 0,
-        "random kernel called without a matching line index (len {}, index_len {})",
-        a.len,
-        a.index_len
-    );
-    a.index.wrapping_add(lines)
 }
 
 /// Register kernels: `setup`, then `body` per iteration, then `fini`
@@ -471,7 +365,7 @@ macro_rules! regs_asm {
 macro_rules! string {
     ($name:ident, $isa:ident, $store:ident, $block:literal; $kind:ident $ins:literal) => {
         mod $name {
-            use $crate::kernels::shapes::{blocks, runs};
+            use $crate::kernels::decl::{blocks, runs};
             use $crate::kernels::{KernelArgs, KernelFn};
             with_isa! { $isa
                 pub(super) unsafe fn timed(a: &KernelArgs) -> u64 {

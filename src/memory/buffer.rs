@@ -92,9 +92,18 @@ impl Buffer {
                     ),
                 ));
             }
+            let detail = match crate::platform::env::address_space_left() {
+                Some((left, limit)) => format!(
+                    "{err}; this process may map only {} more under its limit ({}, `ulimit -v`/`ulimit -d`)",
+                    crate::util::units::format_bytes(left),
+                    crate::util::units::format_bytes(limit)
+                ),
+                None => err.to_string(),
+            };
             return Err(UserError::OutOfMemory {
                 bytes: len as u64,
-                detail: err.to_string(),
+                detail,
+                hint: crate::error::LESS_MEMORY,
             });
         }
         let map_ptr = p as *mut u8;
@@ -233,6 +242,12 @@ mod tests {
     /// covers the whole 2 MiB page, not just the bytes asked for.
     #[test]
     fn a_small_thp_buffer_sits_in_a_huge_page() {
+        if crate::platform::skip_emulated(
+            "a_small_thp_buffer_sits_in_a_huge_page",
+            "transparent huge pages (MADV_HUGEPAGE has no effect there)",
+        ) {
+            return;
+        }
         let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .unwrap_or_default();
         if mode.is_empty() || mode.contains("[never]") {

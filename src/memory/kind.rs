@@ -257,6 +257,12 @@ mod tests {
 
     #[test]
     fn hugetlb_buffer_has_huge_pages_when_reserved() {
+        if crate::platform::skip_emulated(
+            "hugetlb_buffer_has_huge_pages_when_reserved",
+            "mmap(MAP_HUGETLB)",
+        ) {
+            return;
+        }
         if check_available(PageKind::Hugetlb2M, 4 << 20, 1).is_err() {
             eprintln!(
                 "skipping: no free 2 MiB huge pages (sysctl -w vm.nr_hugepages=64 to run this)"

@@ -248,6 +248,9 @@ mod tests {
 
     #[test]
     fn census_sees_every_page_on_some_node() {
+        if crate::platform::skip_emulated("census_sees_every_page_on_some_node", "move_pages") {
+            return;
+        }
         let b = Buffer::new(8 << 20, PageKind::Regular, 3).unwrap();
         let c = census(b.as_ptr(), b.len()).unwrap();
         assert_eq!(c.pages, (8 << 20) / 4096);
@@ -258,6 +261,9 @@ mod tests {
 
     #[test]
     fn bind_to_the_first_node_places_every_page() {
+        if crate::platform::skip_emulated("bind_to_the_first_node_places_every_page", "mbind") {
+            return;
+        }
         let node = crate::platform::topology::nodes()[0].id;
         let mut b = Buffer::new(4 << 20, PageKind::Thp, 3).unwrap();
         // SAFETY: the buffer's own page-aligned range.
@@ -288,6 +294,9 @@ mod tests {
 
     #[test]
     fn thread_policy_round_trips() {
+        if crate::platform::skip_emulated("thread_policy_round_trips", "set_mempolicy") {
+            return;
+        }
         let node = crate::platform::topology::nodes()[0].id;
         std::thread::spawn(move || {
             set_thread_policy(Some(node)).unwrap();

@@ -124,7 +124,8 @@ pub struct Flow {
     pub dst: u32,
     pub size_bytes: u64,
     pub step: u32,
-    /// Flows running at the same time in that step (load on the fabric).
+    /// Flows that ran at the same time in that step (load on the fabric;
+    /// flows a lost rank left out are not counted).
     pub concurrent: u32,
     /// GB/s (10^9 B/s) as the sender saw it.
     pub send_gbps: Option<f64>,
@@ -134,6 +135,15 @@ pub struct Flow {
     pub bytes: Option<u64>,
     /// Why a figure is null (peer lost, unreachable, refused, ...).
     pub reason: Option<String>,
+    /// Other processes' load on the measuring rank's machine while the
+    /// test ran, CPUs (the noise reading around it: the leader's over TCP,
+    /// each end's over MPI, the larger kept); absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_cpus: Option<f64>,
+    /// The most that load can slow the flow (`model::noise_slowdown` with
+    /// the test's streams on that machine's cpus).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_slowdown: Option<f64>,
 }
 
 /// Where rank 0's wall time went, seconds.
@@ -163,6 +173,16 @@ pub struct Verdicts {
     pub pct_worse: f64,
     /// Fewest nodes with a figure for a metric to be judged against the fleet.
     pub min_nodes: u32,
+    /// Foreign load (CPUs' worth of other processes, as read) from which a
+    /// bad figure measured under it may be too noisy to fail a node on
+    /// (absent in files written before it existed).
+    #[serde(default)]
+    pub noisy_cpus: f64,
+    /// Nodes whose verdict noise made uncertain: a figure worse than the
+    /// fleet or its bound was measured under at least `noisy_cpus` of
+    /// foreign load, so the node is UNKNOWN instead of failing.
+    #[serde(default)]
+    pub uncertain_by_noise: u32,
     /// The reference file given with `--reference`, if any.
     pub reference: Option<String>,
     pub metrics: Vec<MetricSummary>,
@@ -229,6 +249,39 @@ pub struct Check {
     /// The value a healthy node should reach (the tighter of the fleet
     /// threshold and the reference), for the verdict file.
     pub expected: Option<f64>,
+    /// Foreign load while the figure was measured: CPUs' worth of other
+    /// processes (the record's `noise.foreign_cpus`; for network figures
+    /// the median over the node's flows); null without a noise reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_cpus: Option<f64>,
+    /// The most that load can slow the figure: (1 + the load beyond the
+    /// cpus the measurement left free, per thread) × (1 + the load per
+    /// thread), a share of the cpus times a share of the memory system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_slowdown: Option<f64>,
+    /// The figure is an outlier or worse than its bound but was measured
+    /// under at least `Verdicts::noisy_cpus` of foreign load, which can
+    /// slow it that far (`noise_slowdown`): uncertain, so it does not fail
+    /// the node.
+    #[serde(default)]
+    pub noisy: bool,
+}
+
+impl Check {
+    /// Worse than the fleet or the class bound (noisy or not).
+    pub fn bad(&self) -> bool {
+        self.outlier || self.below_reference
+    }
+
+    /// A failure the node is judged on: bad and not noisy.
+    pub fn fails(&self) -> bool {
+        self.bad() && !self.noisy
+    }
+
+    /// Judged at all: against the fleet or a class bound.
+    pub fn judged(&self) -> bool {
+        self.robust_z.is_some() || self.reference.is_some()
+    }
 }
 
 /// A flow that is slow or could not be measured.
@@ -240,7 +293,8 @@ pub struct LinkVerdict {
     pub size_bytes: u64,
     /// What arrived, GB/s; null when the flow failed (`reason`).
     pub gbps: Option<f64>,
-    /// Median over all flows of that transport and size.
+    /// Median over the healthy flows of that transport and size that ran
+    /// under the same load (`Flow::concurrent`).
     pub median_gbps: Option<f64>,
     pub robust_z: Option<f64>,
     pub pct_worse: Option<f64>,
@@ -249,6 +303,18 @@ pub struct LinkVerdict {
     /// outlier, or it was lost), or null for a slow path between two
     /// healthy nodes.
     pub explained_by: Option<String>,
+    /// Slower than its peers, but measured under foreign load that can
+    /// explain it (`Flow::noise_slowdown`): no slow path is claimed.
+    #[serde(default)]
+    pub noisy: bool,
+}
+
+impl LinkVerdict {
+    /// A finding about the path itself: slow or failed between two nodes
+    /// that do not explain it, and not put down to noise.
+    pub fn is_path(&self) -> bool {
+        self.explained_by.is_none() && !self.noisy
+    }
 }
 
 impl FleetRun {
@@ -267,5 +333,64 @@ impl FleetRun {
     pub fn label(&self, rank: u32) -> String {
         self.node(rank)
             .map_or_else(|| format!("rank{rank}"), |n| n.label.clone())
+    }
+}
+
+#[cfg(test)]
+impl FleetRun {
+    /// A fleet for tests: nodes `n0` … `n{n-1}` without runs and one TCP
+    /// shift matrix at 1 MiB whose flow `src → dst` arrived at
+    /// `gbps(src, dst)` GB/s (None: not measured, "refused").
+    pub(crate) fn test_shift(n: u32, gbps: impl Fn(u32, u32) -> Option<f64>) -> FleetRun {
+        let mut flows = Vec::new();
+        for d in 1..n {
+            for src in 0..n {
+                let dst = (src + d) % n;
+                let g = gbps(src, dst);
+                flows.push(Flow {
+                    src,
+                    dst,
+                    size_bytes: 1 << 20,
+                    step: d - 1,
+                    concurrent: n,
+                    recv_gbps: g,
+                    send_gbps: g,
+                    reason: g.is_none().then(|| "refused".into()),
+                    ..Flow::default()
+                });
+            }
+        }
+        FleetRun {
+            kind: FLEET_KIND.into(),
+            fleet_schema_version: FLEET_SCHEMA_VERSION,
+            schema_version: super::SCHEMA_VERSION,
+            tool: Tool::this(),
+            command_line: Vec::new(),
+            options: serde_json::Value::Null,
+            launch: Launch::default(),
+            started_at: String::new(),
+            finished_at: None,
+            complete: true,
+            interrupted: false,
+            nodes: (0..n)
+                .map(|r| FleetNode {
+                    rank: r,
+                    label: format!("n{r}"),
+                    hostname: format!("n{r}"),
+                    ..FleetNode::default()
+                })
+                .collect(),
+            network: vec![NetMatrix {
+                transport: "tcp".into(),
+                schedule: "shift".into(),
+                sizes: vec![1 << 20],
+                steps: n - 1,
+                flows,
+                ..NetMatrix::default()
+            }],
+            verdicts: None,
+            timings: Timings::default(),
+            warnings: Vec::new(),
+        }
     }
 }

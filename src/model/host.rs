@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::arm::ArmHost;
 use super::uarch::UarchMatch;
 use super::{limits, KneeProbe, Warning};
 
@@ -43,6 +44,10 @@ pub struct Host {
     /// peak stated with `--dram-peak`); null in runs from before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram: Option<super::Dram>,
+    /// AArch64 facts (core kinds by MIDR, SVE vector length, `dc zva`
+    /// block, cache line from `CTR_EL0`); absent on x86.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<ArmHost>,
 }
 
 /// The core clock from two timed dependent chains of register-register
@@ -60,6 +65,21 @@ pub struct ClockProbe {
     pub hz: Option<f64>,
     /// Samples per chain.
     pub samples: usize,
+    /// The cross-check chain when it is not `imul r64, r64`: on AArch64
+    /// `eor` (`eor x, x, x`, 1 cycle), whose rate `imul_hz` then holds.
+    /// Absent on x86-64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_chain: Option<CrossCheck>,
+}
+
+/// The clock probe's cross-check chain.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CrossCheck {
+    /// `imul r64, r64`, 3 cycles (x86-64).
+    Imul,
+    /// `eor x, x, x`, 1 cycle (AArch64).
+    Eor,
 }
 
 impl ClockProbe {
@@ -70,6 +90,7 @@ impl ClockProbe {
             imul_hz,
             hz: None,
             samples,
+            second_chain: None,
         };
         let hz = if p.disagreement() > limits::CLOCK_DISAGREE {
             add_hz.min(imul_hz)
@@ -154,6 +175,25 @@ pub struct Features {
     pub avx_vnni: bool,
     /// Hybrid part (leaf 7.0 EDX[15]): P- and E-cores differ.
     pub hybrid: bool,
+    // The AArch64 features are left out when false, so x86-64 runs (and
+    // runs from before them) read and write back unchanged.
+    /// AArch64 Advanced SIMD (NEON), `AT_HWCAP` ASIMD.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub asimd: bool,
+    /// AArch64 SVE (`AT_HWCAP` SVE); the vector length is
+    /// `host.arm.sve_vector_bits`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sve: bool,
+    /// AArch64 SVE2 (`AT_HWCAP2` SVE2).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sve2: bool,
+    /// AArch64 SME (`AT_HWCAP2` SME).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sme: bool,
+    /// AArch64 `dc zva` permitted at EL0 (`DCZID_EL0.DZP` clear); the
+    /// block size is `host.arm.dc_zva_block_bytes`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dc_zva: bool,
 }
 
 impl Features {
@@ -179,6 +219,11 @@ impl Features {
             ("amx_fp16", self.amx_fp16),
             ("avx_vnni", self.avx_vnni),
             ("hybrid", self.hybrid),
+            ("asimd", self.asimd),
+            ("sve", self.sve),
+            ("sve2", self.sve2),
+            ("sme", self.sme),
+            ("dc_zva", self.dc_zva),
         ];
         all.iter().filter(|(_, b)| *b).map(|(n, _)| *n).collect()
     }
@@ -394,6 +439,16 @@ impl Host {
             }
         }
         "DRAM".into()
+    }
+
+    /// [`Host::regime`] where the caches are known; None where no cache is
+    /// (an ARM machine whose firmware gives sysfs no sizes, or an emulator
+    /// whose files describe its host): then no size can be placed.
+    pub fn regime_of(&self, bytes: u64, threads: u32, curve: Curve) -> Option<String> {
+        self.data_caches()
+            .next()
+            .is_some()
+            .then(|| self.regime(bytes, threads, curve))
     }
 
     /// Whether a single-thread working set of `bytes` labelled `regime` by

@@ -3,6 +3,7 @@
 //! so). A [`Run`] is the environment ([`Host`]) plus every [`Record`]; this
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
+mod arm;
 pub mod detail;
 mod dram;
 pub mod fleet;
@@ -15,14 +16,17 @@ pub mod time;
 mod uarch;
 mod warning;
 
+pub use arm::{ArmHost, CoreKind, Midr};
 pub use detail::{CasePart, Detail, Headline, Nullable, OfSuite, SuiteDetail, SuiteId};
 pub use dram::{Dram, DramDevice};
 pub use host::{
-    Cache, Ceiling, ClockProbe, Cpu, CpuIdent, Curve, Environment, Features, Host, Node,
+    Cache, Ceiling, ClockProbe, Cpu, CpuIdent, CrossCheck, Curve, Environment, Features, Host, Node,
 };
 pub use knees::{BandwidthKnee, CurvePoint, Knee, KneeProbe};
 pub use limit::{BoundBy, Limit, LimitCase};
-pub use record::{MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status};
+pub use record::{
+    noise_slowdown, MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status,
+};
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};

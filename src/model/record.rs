@@ -72,6 +72,21 @@ pub struct Noise {
     pub method: Option<NoiseMethod>,
 }
 
+/// The most `foreign` CPUs of other work can slow a measurement on
+/// `threads` of `online` cpus: the part of the load that does not fit on
+/// the cpus the measurement left free time-shares its cpus (each thread's
+/// share of a cpu falls to 1 / (1 + excess per thread)), and all of it
+/// shares the caches, the memory system and the kernel with the
+/// measurement's threads (their share falls to threads / (threads +
+/// foreign)). A figure may drop by the product, no further.
+pub fn noise_slowdown(foreign: f64, threads: u32, online: usize) -> f64 {
+    let t = threads.max(1) as f64;
+    let free = (online as f64 - t).max(0.0);
+    let f = foreign.max(0.0);
+    let excess = (f - free).max(0.0);
+    (1.0 + excess / t) * (1.0 + f / t)
+}
+
 impl Noise {
     /// Foreign load that stands out of the figure's own uncertainty.
     pub fn foreign_beyond_resolution(&self) -> f64 {
@@ -167,6 +182,16 @@ pub struct Record {
     pub noise: Option<Noise>,
     pub memory: Option<MemoryInfo>,
     pub placement: Option<Placement>,
+    /// The kind of core the record ran on, where cores differ in kind
+    /// (ARM: `host.arm.core_kinds[].id`, e.g. `cortex-a76`); `mixed:
+    /// a76×2+a55×2` when its cpus are of several kinds (then it also
+    /// carries a warning); absent on x86 and where the kind is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_kind: Option<String>,
+    /// The SVE vector length the kernel ran with, bits (`rdvl` × 8): only
+    /// on records of SVE kernels, whose width is the vector length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sve_vector_bits: Option<u32>,
 }
 
 impl Record {
@@ -201,6 +226,8 @@ impl Record {
             noise: None,
             memory: None,
             placement: None,
+            core_kind: None,
+            sve_vector_bits: None,
         }
     }
 

@@ -74,10 +74,17 @@ pub struct Run {
     /// RFC 3339 UTC.
     pub started_at: String,
     pub finished_at: Option<String>,
-    /// False while the run is in progress or when it was interrupted.
+    /// False while the run is in progress, and when it ended before its
+    /// plan did (a signal, an error, a lost peer, a full disk).
     pub complete: bool,
     /// True when SIGINT stopped the run early; records are still valid.
     pub interrupted: bool,
+    /// Why a run that finished writing is not complete: the signal or the
+    /// error that ended it early. Null when it is complete, and when it
+    /// never finished (killed: nothing was left to say why). Written only
+    /// when set, so runs and fixtures of complete runs are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete_reason: Option<String>,
     /// Bandwidth figures are always stored in GB/s (10^9 B/s) in the JSON;
     /// `display_units` is what the user asked to see in tables.
     pub display_units: Units,
@@ -101,6 +108,7 @@ impl Run {
             finished_at: None,
             complete: false,
             interrupted: false,
+            incomplete_reason: None,
             display_units: units,
             byte_convention: BYTE_CONVENTION.into(),
             host,

@@ -20,7 +20,8 @@ pub struct UarchMatch {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Uarch {
     /// Stable identifier: `skylake`, `sunny-cove`, `golden-cove`,
-    /// `redwood-cove`, `lion-cove`, `zen2`, `zen3`, `zen4`, `zen5`.
+    /// `redwood-cove`, `lion-cove`, `zen2`, `zen3`, `zen4`, `zen5`; on
+    /// AArch64 `cortex-a53` … `neoverse-v2`, `apple-firestorm`, `a64fx`.
     pub id: String,
     /// The core and the products it covers.
     pub name: String,

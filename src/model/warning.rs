@@ -165,13 +165,13 @@ impl fmt::Display for Warning {
             },
             Warning::ClockDisagree { add_hz, imul_hz } => write!(
                 f,
-                "core clock probes disagree: add chain {:.3} GHz, imul chain {:.3} GHz",
+                "core clock probes disagree: add chain {:.3} GHz, cross-check chain (imul; eor on ARM) {:.3} GHz",
                 add_hz / 1e9,
                 imul_hz / 1e9
             ),
             Warning::ClockImplausible { hz } => write!(
                 f,
-                "measured core clock {:.3} GHz is implausible for an x86 core",
+                "measured core clock {:.3} GHz is implausible (outside 0.2–6.5 GHz)",
                 hz / 1e9
             ),
             Warning::ForeignLoad { cpus } => {

@@ -7,6 +7,7 @@
 //! - [`server`]: the transponder: one test at a time, limits, one log line
 //!   per test.
 //! - [`client`]: the leader's side of one test.
+//! - [`token`]: `--token-file`, bounded and private.
 //! - [`args`]: the command-line arguments of `net serve` / `net run`.
 //!
 //! Framing and timeouts live here so that every read of a control frame has
@@ -16,6 +17,7 @@ pub mod client;
 pub mod flow;
 pub mod protocol;
 pub mod server;
+pub mod token;
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;

@@ -1,12 +1,14 @@
-//! CPU identity, ISA features and caches from CPUID.
+//! CPU identity, ISA features and caches: from CPUID on x86-64, from the
+//! auxiliary vector and MIDR on AArch64 (`platform::arm`).
 
+#[cfg(target_arch = "x86_64")]
 use raw_cpuid::{CacheType, CpuId};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{CpuIdent, Features};
 
 /// Detect, then hide the features named in `BWSCOPE_DISABLE_ISA`
-/// (comma-separated, e.g. `avx512f,avx2`). That lets a user compare
+/// (comma-separated, e.g. `avx512f,avx2`; on AArch64 `sve,asimd`). That lets a user compare
 /// narrower code paths and lets tests exercise the `skipped` path on a
 /// CPU that has everything. Identifying the core reads [`detect_raw`]:
 /// hiding a feature from the kernels does not make it another core.
@@ -27,6 +29,11 @@ pub fn detect_features() -> Features {
                 "avx_vnni" => f.avx_vnni = false,
                 "erms" => f.erms = false,
                 "fsrm" => f.fsrm = false,
+                "asimd" | "neon" => f.asimd = false,
+                "sve" => f.sve = false,
+                "sve2" => f.sve2 = false,
+                "sme" => f.sme = false,
+                "dc_zva" => f.dc_zva = false,
                 _ => {}
             }
         }
@@ -91,12 +98,52 @@ pub fn detect_raw() -> Features {
             amx_tile: l7.edx & (1 << 24) != 0,
             avx_vnni: l7s1 & (1 << 4) != 0,
             amx_fp16: l7s1 & (1 << 21) != 0,
+            ..Features::default()
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        super::arm::detected().1.clone()
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     Features::default()
 }
 
+/// AArch64: the implementer's name as vendor, the kinds of core as the
+/// model name (`Arm Cortex-A76 ×4 + Arm Cortex-A55 ×4`), implementer and
+/// part of the first kind as family and model, its revision as stepping.
+#[cfg(target_arch = "aarch64")]
+pub fn ident() -> CpuIdent {
+    let arm = &super::arm::detected().0;
+    let first = arm.core_kinds.first();
+    let model_name = arm
+        .core_kinds
+        .iter()
+        .map(|k| format!("{} ×{}", k.name, k.cpus.len()))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let midr = first
+        .and_then(|k| u32::from_str_radix(k.midr.trim_start_matches("0x"), 16).ok())
+        .map(crate::model::Midr);
+    CpuIdent {
+        vendor: first
+            .and_then(|k| super::arm::midr::implementer_name(k.implementer))
+            .unwrap_or("unknown")
+            .into(),
+        model_name,
+        family: first.map_or(0, |k| k.implementer as u32),
+        model: first.map_or(0, |k| k.part as u32),
+        stepping: midr.map_or(0, |m| m.revision() as u32),
+        hypervisor: None,
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub fn ident() -> CpuIdent {
+    CpuIdent::default()
+}
+
+#[cfg(target_arch = "x86_64")]
 pub fn ident() -> CpuIdent {
     let c = CpuId::new();
     let vendor = c
@@ -149,6 +196,15 @@ pub struct CpuidCache {
     pub max_sharing: u32,
 }
 
+/// Caches as CPUID describes them; none off x86-64 (AArch64 has no
+/// EL0-readable cache geometry beyond `CTR_EL0`'s line sizes: sysfs
+/// describes the caches there).
+#[cfg(not(target_arch = "x86_64"))]
+pub fn cpuid_caches() -> Vec<CpuidCache> {
+    Vec::new()
+}
+
+#[cfg(target_arch = "x86_64")]
 pub fn cpuid_caches() -> Vec<CpuidCache> {
     let c = CpuId::new();
     let Some(params) = c.get_cache_parameters() else {

@@ -17,14 +17,46 @@ pub fn selected(s: &str) -> Option<String> {
     Some(s[a + 1..b].to_string())
 }
 
-/// A `Key: N kB` line of /proc/meminfo, in bytes.
-pub fn meminfo(key: &str) -> Option<u64> {
-    let text = read("/proc/meminfo")?;
+/// A `Key: N kB` line of a /proc file, in bytes.
+fn kb_line(file: &str, key: &str) -> Option<u64> {
+    let text = read(file)?;
     text.lines()
         .find(|l| l.starts_with(key) && l[key.len()..].starts_with(':'))
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse::<u64>().ok())
         .map(|kb| kb * 1024)
+}
+
+/// A `Key: N kB` line of /proc/meminfo, in bytes.
+pub fn meminfo(key: &str) -> Option<u64> {
+    kb_line("/proc/meminfo", key)
+}
+
+/// The address space this process may still map when a limit is set
+/// (`ulimit -v`, RLIMIT_AS, against VmSize; `ulimit -d`, RLIMIT_DATA,
+/// against VmData, which private writable mappings count towards):
+/// `(left, limit)` for the tighter one, None without a limit.
+pub fn address_space_left() -> Option<(u64, u64)> {
+    let soft = |res| {
+        // SAFETY: plain data filled by getrlimit.
+        let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid rlimit to fill.
+        (unsafe { libc::getrlimit(res, &mut r) } == 0 && r.rlim_cur != libc::RLIM_INFINITY)
+            .then_some(r.rlim_cur)
+    };
+    [
+        (soft(libc::RLIMIT_AS), "VmSize"),
+        (soft(libc::RLIMIT_DATA), "VmData"),
+    ]
+    .into_iter()
+    .filter_map(|(lim, used)| {
+        let lim = lim?;
+        Some((
+            lim.saturating_sub(kb_line("/proc/self/status", used).unwrap_or(0)),
+            lim,
+        ))
+    })
+    .min()
 }
 
 /// Read the environment from /proc and /sys.
@@ -75,6 +107,13 @@ pub fn detect() -> Environment {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn address_space_is_unlimited_or_sensible() {
+        if let Some((left, limit)) = super::address_space_left() {
+            assert!(left <= limit, "{left} {limit}");
+        }
+    }
+
     #[test]
     fn selector() {
         assert_eq!(

@@ -1,6 +1,7 @@
 //! What machine this is: CPU, ISA features, caches, topology, environment,
 //! measured clock, and the per-core ceilings those imply.
 
+pub mod arm;
 pub mod clock;
 pub mod cpu;
 pub mod dram;
@@ -11,7 +12,7 @@ pub mod smbios;
 pub mod topology;
 pub mod uarch;
 
-use crate::model::{Ceiling, Host};
+use crate::model::{Cache, Ceiling, Host, UarchMatch};
 
 /// Detect the machine, with the measured cache sizes of this host's stored
 /// knee probe where there is one. Measuring the clock takes ~0.15 s.
@@ -22,18 +23,18 @@ pub fn detect_host(measure_clock: bool) -> Host {
     let cpus = topology::cpus(&nodes);
     let allowed = topology::allowed_cpus();
     let first = allowed.first().copied().unwrap_or(0);
-    let caches = topology::merge_caches(&cpu::cpuid_caches(), &topology::sysfs_caches(first));
+    let caches = caches(first);
     let mut cores: Vec<(u32, u32)> = cpus.iter().map(|c| (c.package, c.core)).collect();
     cores.sort_unstable();
     cores.dedup();
-    let uarch = uarch::identify(&uarch::Facts {
-        vendor: &ident.vendor,
-        family: ident.family,
-        model: ident.model,
-        features: &cpu::detect_raw(),
-        caches: &caches,
+    let (arm, uarch) = identify(&ident, &caches, first);
+    let clock = measure_clock.then(clock::measure).map(|mut c| {
+        if emulation().is_some() {
+            // An emulator's instructions per second are not a clock.
+            c.hz = None;
+        }
+        c
     });
-    let clock = measure_clock.then(clock::measure);
     let mut host = Host {
         cpu: ident,
         features,
@@ -52,6 +53,7 @@ pub fn detect_host(measure_clock: bool) -> Host {
             Some(g) => smbios::detect().with_stated(g),
             None => smbios::detect(),
         }),
+        arm,
     };
     host.ceilings = ceilings(&host);
     // What an earlier knee probe measured here (`bwscope info
@@ -60,22 +62,143 @@ pub fn detect_host(measure_clock: bool) -> Host {
     host
 }
 
+/// Why times measured by this process say nothing about the hardware it
+/// names, if they do not: it runs under an emulator (qemu-user), whose
+/// `/proc` and `/sys` describe the emulator's host. Timing tests skip on
+/// it; correctness tests do not.
+pub fn emulation() -> Option<&'static str> {
+    arm::foreign_files()
+}
+
+/// For tests that time things: print one line and return true when the
+/// times would be an emulator's ([`emulation`]).
+pub fn skip_timing_test(test: &str) -> bool {
+    match emulation() {
+        Some(why) => {
+            eprintln!("skipping {test}: timings under emulation mean nothing ({why})");
+            true
+        }
+        None => false,
+    }
+}
+
+/// For tests of what the emulator (qemu-user) does not implement (NUMA
+/// policy syscalls, huge pages): print one line naming it and return true
+/// under emulation. Native runs always test it.
+pub fn skip_emulated(test: &str, lacking: &str) -> bool {
+    match emulation() {
+        Some(_) => {
+            eprintln!("skipping {test}: the emulator does not implement {lacking}");
+            true
+        }
+        None => false,
+    }
+}
+
+/// The caches of `cpu`: CPUID's merged with sysfs on x86-64; on AArch64
+/// sysfs alone, and only where its files describe this machine (levels
+/// whose size firmware left out are dropped, never guessed).
+fn caches(cpu: u32) -> Vec<Cache> {
+    #[cfg(target_arch = "aarch64")]
+    {
+        if emulation().is_some() {
+            return Vec::new();
+        }
+        let line = arm::detected().0.dcache_line_bytes;
+        topology::sysfs_caches(cpu)
+            .into_iter()
+            .filter(|c| c.size_bytes > 0)
+            .map(|mut c| {
+                if c.line_bytes == 0 {
+                    c.line_bytes = line;
+                }
+                c
+            })
+            .collect()
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    topology::merge_caches(&cpu::cpuid_caches(), &topology::sysfs_caches(cpu))
+}
+
+/// The row of the microarchitecture table for the cpu this process starts
+/// on, and on AArch64 the machine's ARM facts (each kind of core carries
+/// its own row).
+#[cfg(target_arch = "aarch64")]
+fn identify(
+    _ident: &crate::model::CpuIdent,
+    _caches: &[Cache],
+    first: u32,
+) -> (Option<crate::model::ArmHost>, UarchMatch) {
+    let a = arm::detected().0.clone();
+    let mut m = a
+        .kind_of(first)
+        .or(a.core_kinds.first())
+        .map(|k| k.uarch.clone())
+        .unwrap_or_else(|| UarchMatch {
+            row: None,
+            reason: "no MIDR read".into(),
+        });
+    if a.heterogeneous() {
+        m.reason.push_str(&format!(
+            "; {} kinds of core: this is cpu {first}'s, each record is bounded by its own kind's row",
+            a.core_kinds.len()
+        ));
+    }
+    (Some(a), m)
+}
+
+#[cfg(not(target_arch = "aarch64"))]
+fn identify(
+    ident: &crate::model::CpuIdent,
+    caches: &[Cache],
+    _first: u32,
+) -> (Option<crate::model::ArmHost>, UarchMatch) {
+    let m = uarch::identify(&uarch::Facts {
+        vendor: &ident.vendor,
+        family: ident.family,
+        model: ident.model,
+        features: &cpu::detect_raw(),
+        caches,
+    });
+    (None, m)
+}
+
+/// The access widths this CPU's kernels use (after `BWSCOPE_DISABLE_ISA`):
+/// x86-64 32/64 and each vector width; AArch64 64, 128 (x pairs, q), 256
+/// (q pairs) with NEON, and the SVE vector length.
+fn widths(host: &Host) -> Vec<u32> {
+    let f = &host.features;
+    if let Some(arm) = &host.arm {
+        let mut widths = vec![64u32, 128];
+        if f.asimd {
+            widths.push(256);
+        }
+        if let Some(vl) = arm.sve_vector_bits.filter(|_| f.sve) {
+            widths.push(vl);
+        }
+        widths.sort_unstable();
+        widths.dedup();
+        return widths;
+    }
+    let mut widths = vec![32u32, 64];
+    if f.sse2 {
+        widths.push(128);
+    }
+    if f.avx {
+        widths.push(256);
+    }
+    if f.avx512f {
+        widths.push(512);
+    }
+    widths
+}
+
 /// Per-core L1 ceilings for every op at every width this CPU has (after
 /// `BWSCOPE_DISABLE_ISA`), from the matched row at the run's clock; the
 /// numbers are null when the core or the clock is unknown.
 fn ceilings(host: &Host) -> Vec<Ceiling> {
-    let mut widths = vec![32u32, 64];
-    if host.features.sse2 {
-        widths.push(128);
-    }
-    if host.features.avx {
-        widths.push(256);
-    }
-    if host.features.avx512f {
-        widths.push(512);
-    }
     let mut out = Vec::new();
-    for w in widths {
+    for w in widths(host) {
         for op in ["read", "write", "copy"] {
             let bpc = host.l1_bytes_per_cycle(op, Some(w));
             out.push(Ceiling {

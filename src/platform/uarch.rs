@@ -10,9 +10,10 @@
 //! plus AMX-FP16 or a 64 KiB L1I → Redwood Cove; AVX-512 with VBMI2 →
 //! Sunny Cove; AVX-512 alone → Skylake-SP; on AMD, AVX-512 → Zen 4, with
 //! AVX-VNNI or MOVDIR64B → Zen 5. A core no rule reaches has no row: its
-//! ceilings are unknown, never guessed. Each row names its sources;
-//! `docs/uarch.md` explains the table and the rules, with the public
-//! sources.
+//! ceilings are unknown, never guessed. AArch64 cores are identified by
+//! MIDR instead (`uarch/arm.rs`, [`identify_arm`]). Each row names its
+//! sources; `docs/uarch.md` explains the table and the rules, with the
+//! public sources.
 
 use crate::model::{Basis, Cache, Features, L1Rate, Uarch, UarchBasis, UarchMatch};
 
@@ -28,7 +29,8 @@ struct Row {
     l2_to_l1: Option<f64>,
     source: &'static str,
     vendor: &'static str,
-    /// (family, first model, last model) ranges.
+    /// (family, first model, last model) ranges; on ARM rows
+    /// (implementer, first part, last part) MIDR ranges (`uarch/arm.rs`).
     models: &'static [(u32, u32, u32)],
     /// A feature no core of this row has, if the CPU shows one: then the
     /// family/model is not what the core is (a masked model).
@@ -452,6 +454,9 @@ pub fn identify(f: &Facts) -> UarchMatch {
         )),
     }
 }
+
+mod arm;
+pub use arm::identify_arm;
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,8 @@
 //! JSON: the run as documented in `docs/schema.md`; reading it back checks
 //! that the file is a bwscope run of a schema this version understands.
 
+use std::path::Path;
+
 use super::Exporter;
 use crate::error::UserError;
 use crate::model::{Run, SCHEMA_VERSION};
@@ -58,29 +60,27 @@ fn too_large(path: &str) -> UserError {
 }
 
 /// The bytes of a run file: `-` is stdin; otherwise only a regular file
-/// (a device such as /dev/zero, a FIFO or a directory is refused before it
-/// is opened, so nothing can make the reader wait or grow without end).
+/// (a device such as /dev/zero, a FIFO or a directory is refused on the
+/// open descriptor, without waiting, so nothing can make the reader wait or
+/// grow without end, nor swap the file between the check and the read).
 pub fn read_input(path: &str) -> Result<Vec<u8>, UserError> {
+    use crate::util::input::{read_regular, InputError, Rules};
     if path == "-" {
         return read_capped("stdin", std::io::stdin().lock());
     }
-    let m = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
-    if !m.is_file() {
-        let what = if m.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file (a device, FIFO or socket)"
-        };
-        return Err(bad(
+    let rules = Rules {
+        max: MAX_RUN_BYTES,
+        follow: true,
+    };
+    match read_regular(Path::new(path), rules) {
+        Ok((bytes, _)) => Ok(bytes),
+        Err(InputError::TooLarge { .. }) => Err(too_large(path)),
+        Err(e @ (InputError::Directory | InputError::NotRegular)) => Err(bad(
             path,
-            format!("is {what}; give a saved run, or '-' to read one from stdin"),
-        ));
+            format!("{e}; give a saved run, or '-' to read one from stdin"),
+        )),
+        Err(e) => Err(bad(path, e.to_string())),
     }
-    if m.len() > MAX_RUN_BYTES {
-        return Err(too_large(path));
-    }
-    let f = std::fs::File::open(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
-    read_capped(path, f)
 }
 
 /// Parse and check a run; `path` names it in errors.
@@ -95,11 +95,16 @@ pub fn read_value(path: &str) -> Result<serde_json::Value, UserError> {
 }
 
 fn value_of(path: &str, bytes: &[u8]) -> Result<serde_json::Value, UserError> {
-    serde_json::from_slice(bytes).map_err(|e| {
-        bad(
-            path,
-            format!("not valid JSON ({e}); is the file truncated?"),
-        )
+    // A byte-order mark (some Windows editors write one) is not an error.
+    serde_json::from_slice(crate::util::input::strip_bom(bytes)).map_err(|e| {
+        // Only a file that ends too soon is likely cut; anything else is
+        // a mistake inside it (or not a run at all).
+        let hint = if e.is_eof() {
+            "is the file truncated?"
+        } else {
+            "is it a bwscope run, edited or damaged?"
+        };
+        bad(path, format!("not valid JSON ({e}); {hint}"))
     })
 }
 

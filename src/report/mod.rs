@@ -33,9 +33,15 @@ pub trait Exporter {
 /// was killed (SIGKILL, a crash, the OOM killer) or is still running.
 pub fn run_state(run: &Run) -> Option<String> {
     let n = run.records.len();
+    let why = run.incomplete_reason.as_deref();
     if run.interrupted {
         Some(format!(
-            "interrupted run: stopped early by a signal, so it holds only the {n} records finished before"
+            "interrupted run: stopped early by {}, so it holds only the {n} records finished before",
+            why.unwrap_or("a signal")
+        ))
+    } else if let (false, Some(why)) = (run.complete, why) {
+        Some(format!(
+            "incomplete run: it ended early ({why}), so it holds only the {n} records finished before"
         ))
     } else if !run.complete {
         Some(format!(

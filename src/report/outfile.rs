@@ -9,7 +9,13 @@
 //! - Special files (`/dev/null`, a FIFO, a terminal) are written in place:
 //!   renaming over one would swap the device node for a plain file
 //!   (`bwscope report run.json -o /dev/null` once turned a machine's
-//!   /dev/null into one).
+//!   /dev/null into one). A run's JSON goes there once, at the end (each
+//!   write is one more document to a FIFO's reader), and neither opening a
+//!   FIFO nor writing into a full one holds a stop signal up ([`Special`]).
+//! - `/dev/stdout` and `/dev/fd/1` mean stdout, as `-` does; `/dev/fd/N`
+//!   (a shell's `>(…)`) is that descriptor, written in place.
+//! - A path ending in `/` names a directory: refused before the run when
+//!   there is none (it used to fail after the first record).
 //! - A symlink at the target is followed (its target is replaced, the link
 //!   kept) unless it sits in a sticky world-writable directory such as /tmp
 //!   and belongs to someone else: the rule of the kernel's
@@ -52,11 +58,51 @@ fn dir_of(path: &Path) -> PathBuf {
     }
 }
 
+/// The descriptor a path names, for `/dev/stdout`, `/dev/stderr`,
+/// `/dev/fd/N` and `/proc/self/fd/N` (a shell's `>(...)` gives the last
+/// two). Such a path is the descriptor already open, not a file to
+/// replace: resolving it would find `pipe:[…]`, or replace the file the
+/// shell redirected to with a new one the descriptor no longer reaches.
+pub fn descriptor(path: &Path) -> Option<libc::c_int> {
+    let p = path.to_str()?;
+    match p {
+        "/dev/stdout" => return Some(1),
+        "/dev/stderr" => return Some(2),
+        _ => {}
+    }
+    let n = p
+        .strip_prefix("/dev/fd/")
+        .or_else(|| p.strip_prefix("/proc/self/fd/"))?;
+    n.parse().ok()
+}
+
+/// Is `path` another name for stdout (`/dev/stdout`, `/dev/fd/1`)? Those
+/// mean what `-` means.
+pub fn is_stdout(path: &str) -> bool {
+    path == "-" || descriptor(Path::new(path)) == Some(1)
+}
+
+/// Is descriptor `fd` open for writing?
+fn fd_writable(fd: libc::c_int) -> bool {
+    // SAFETY: F_GETFL on any number only reads the descriptor table.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    fl >= 0 && matches!(fl & libc::O_ACCMODE, libc::O_WRONLY | libc::O_RDWR)
+}
+
 /// Where writing `path` really goes: itself, or the file a trusted symlink
 /// points to.
 fn resolve(path: &Path) -> Result<PathBuf, UserError> {
     if path.as_os_str().is_empty() {
         return Err(unwritable(path, "the path is empty"));
+    }
+    if descriptor(path).is_some() {
+        return Ok(path.to_path_buf());
+    }
+    if path.as_os_str().as_bytes().ends_with(b"/") && !path.is_dir() {
+        return Err(unwritable(
+            path,
+            "it ends in '/', so it names a directory, and there is none: give a file name (e.g. results/run.json), after creating the directory",
+        ));
     }
     let Ok(m) = std::fs::symlink_metadata(path) else {
         return Ok(path.to_path_buf());
@@ -114,6 +160,16 @@ fn check_regular(path: &Path, m: &Metadata) -> Result<(), UserError> {
 /// anything, so a typo fails before a long run instead of after it.
 pub fn check_writable(path: &Path) -> Result<(), UserError> {
     let target = resolve(path)?;
+    if let Some(fd) = descriptor(path) {
+        return if fd_writable(fd) {
+            Ok(())
+        } else {
+            Err(unwritable(
+                path,
+                format!("descriptor {fd} is not open for writing"),
+            ))
+        };
+    }
     match std::fs::metadata(&target) {
         Ok(m) if m.is_dir() => Err(unwritable(path, "it is a directory")),
         Ok(m) if m.is_file() => check_regular(&target, &m),
@@ -265,21 +321,121 @@ impl Drop for Replacement {
 }
 
 /// Is `path` (after a trusted link) something other than a regular file or
-/// a missing one, i.e. to be written in place?
+/// a missing one (a FIFO, a device, a descriptor), i.e. to be written in
+/// place, and once?
 pub fn is_special(path: &Path) -> bool {
-    resolve(path)
-        .ok()
-        .and_then(|t| std::fs::metadata(t).ok())
-        .is_some_and(|m| !m.is_file() && !m.is_dir())
+    descriptor(path).is_some()
+        || resolve(path)
+            .ok()
+            .and_then(|t| std::fs::metadata(t).ok())
+            .is_some_and(|m| !m.is_file() && !m.is_dir())
 }
 
-/// Open a special file for writing in place (no create, no truncate).
-pub fn open_special(path: &Path) -> Result<File, UserError> {
-    let target = resolve(path)?;
-    OpenOptions::new()
-        .write(true)
-        .open(&target)
-        .map_err(|e| unwritable(path, e))
+/// A special file open for writing in place (no create, no truncate).
+/// Neither the open nor a write ever holds a stop signal up: a FIFO is
+/// opened without waiting and waited on in steps, and every wait ends when
+/// a signal (Ctrl-C, SIGTERM) arrives after it began.
+pub struct Special {
+    file: File,
+    path: PathBuf,
+}
+
+/// How long one step of a wait on a FIFO is.
+const STEP_MS: i32 = 100;
+
+impl Special {
+    /// Open `path` (see [`is_special`]). A FIFO without a reader is waited
+    /// for, saying so once on stderr.
+    pub fn open(path: &Path) -> Result<Special, UserError> {
+        use std::os::fd::FromRawFd;
+        if let Some(fd) = descriptor(path) {
+            check_writable(path)?;
+            // SAFETY: dup of a descriptor checked to be open; the copy is
+            // ours to own and close.
+            let d = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+            if d < 0 {
+                return Err(unwritable(path, std::io::Error::last_os_error()));
+            }
+            return Ok(Special {
+                // SAFETY: `d` is a fresh descriptor nobody else owns.
+                file: unsafe { File::from_raw_fd(d) },
+                path: path.to_path_buf(),
+            });
+        }
+        let target = resolve(path)?;
+        let signals = crate::util::signal::count();
+        let mut said = false;
+        loop {
+            match OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+                .open(&target)
+            {
+                Ok(file) => {
+                    return Ok(Special {
+                        file,
+                        path: path.to_path_buf(),
+                    })
+                }
+                // A FIFO nobody reads yet.
+                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                    if !said {
+                        eprintln!(
+                            "note: waiting for a reader of the FIFO {} (Ctrl-C gives up on it)",
+                            path.display()
+                        );
+                        said = true;
+                    }
+                    if crate::util::signal::count() != signals {
+                        return Err(unwritable(
+                            path,
+                            "no reader opened the FIFO before the stop signal; nothing was written there",
+                        ));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(STEP_MS as u64));
+                }
+                Err(e) => return Err(unwritable(path, e)),
+            }
+        }
+    }
+
+    /// Write all of `bytes`, waiting in steps while a pipe is full.
+    pub fn write_all(&mut self, mut bytes: &[u8]) -> Result<(), UserError> {
+        use std::os::fd::AsRawFd;
+        let signals = crate::util::signal::count();
+        let fd = self.file.as_raw_fd();
+        while !bytes.is_empty() {
+            // SAFETY: writes at most bytes.len() bytes from a live slice.
+            let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+            if n > 0 {
+                bytes = &bytes[n as usize..];
+                continue;
+            }
+            if n == 0 {
+                return Err(unwritable(&self.path, "the write took no bytes"));
+            }
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::EINTR) => {
+                    if crate::util::signal::count() != signals {
+                        return Err(unwritable(
+                            &self.path,
+                            "its reader stopped reading, and a stop signal came while waiting; the rest was not written",
+                        ));
+                    }
+                    let mut p = libc::pollfd {
+                        fd,
+                        events: libc::POLLOUT,
+                        revents: 0,
+                    };
+                    // SAFETY: one valid pollfd for the duration of the call.
+                    unsafe { libc::poll(&mut p, 1, STEP_MS) };
+                }
+                _ => return Err(unwritable(&self.path, e)),
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Write `bytes` to `path` atomically; see the module comment.
@@ -287,12 +443,56 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
     // The same answers as before a run (a missing directory is named).
     check_writable(path)?;
     if is_special(path) {
-        let mut f = open_special(path)?;
-        return f.write_all(bytes).map_err(|e| unwritable(path, e));
+        return Special::open(path)?.write_all(bytes);
     }
     let mut r = Replacement::start(path)?;
     r.file.write_all(bytes).map_err(|e| unwritable(path, e))?;
     r.commit()
+}
+
+/// A results folder (`--out DIR`): made and probed before anything is
+/// measured, so an unwritable path fails at once; removed again, with the
+/// parents made for it, when the run ends with nothing to put in it.
+pub struct Folder {
+    pub path: PathBuf,
+    /// The folders this run made, outermost first.
+    made: Vec<PathBuf>,
+}
+
+impl Folder {
+    /// Make `path` (and its parents), and create and remove one file in it;
+    /// `flag` names the option in errors.
+    pub fn prepare(path: &Path, flag: &str) -> Result<Folder, UserError> {
+        let made: Vec<PathBuf> = path
+            .ancestors()
+            .filter(|a| !a.as_os_str().is_empty() && !a.exists())
+            .map(Path::to_path_buf)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        std::fs::create_dir_all(path).map_err(|e| unwritable(path, format!("{e} ({flag})")))?;
+        // A fresh random name, created O_EXCL|O_NOFOLLOW: a fixed one
+        // could be a link planted in a shared folder, and writing it would
+        // truncate the link's target.
+        let (_, probe) = create_temp(&path.join(".bwscope-write-test"), 0o600)
+            .map_err(|e| unwritable(path, format!("{e} ({flag})")))?;
+        let _ = std::fs::remove_file(probe);
+        Ok(Folder {
+            path: path.to_path_buf(),
+            made,
+        })
+    }
+
+    /// Remove the folders this run made, innermost first, as long as they
+    /// are empty (a folder with anything in it stays).
+    pub fn remove_if_empty(&self) {
+        for d in self.made.iter().rev() {
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+        }
+    }
 }
 
 /// Do two output paths name the same file? Existing files compare by

@@ -12,7 +12,6 @@
 //! untouched. The paths are still checked up front ([`check_outputs`]), so
 //! an unwritable one fails before anything is measured.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -33,8 +32,9 @@ enum Target {
 }
 
 impl Target {
+    /// `-`, and `/dev/stdout` or `/dev/fd/1`, which mean the same.
     fn parse(s: &str) -> Target {
-        if s == "-" {
+        if outfile::is_stdout(s) {
             Target::Stdout
         } else {
             Target::File(PathBuf::from(s))
@@ -42,37 +42,73 @@ impl Target {
     }
 }
 
-/// Validate `--json`/`--csv` together before anything runs: not both on
-/// stdout, not both into one file, each writable (checked without creating
-/// or truncating anything).
-pub fn check_outputs(json: Option<&str>, csv: Option<&str>) -> Result<(), UserError> {
-    if json == Some("-") && csv == Some("-") {
+/// Validate `--json`/`--csv`/`--openmetrics` together before anything
+/// runs: not two on stdout, no two into one file (the last written would
+/// clobber the others), each writable (checked without creating or
+/// truncating anything), so a typo fails before a long run, not after it.
+pub fn check_outputs(
+    json: Option<&str>,
+    csv: Option<&str>,
+    openmetrics: Option<&str>,
+) -> Result<(), UserError> {
+    fn alias(p: Option<&str>) -> Option<&str> {
+        p.map(|p| if outfile::is_stdout(p) { "-" } else { p })
+    }
+    let (json, csv, openmetrics) = (alias(json), alias(csv), alias(openmetrics));
+    let named = [
+        ("--json", json),
+        ("--csv", csv),
+        ("--openmetrics", openmetrics),
+    ];
+    let stdout: Vec<&str> = named
+        .iter()
+        .filter(|(_, p)| *p == Some("-"))
+        .map(|(f, _)| *f)
+        .collect();
+    if let [first, second, ..] = stdout[..] {
         return Err(UserError::flag(
-            "--csv",
-            "--json - and --csv - would both write to stdout and neither would parse; send one of them to a file",
+            second,
+            format!("{first} - and {second} - would both write to stdout and neither would parse; send one of them to a file"),
         ));
     }
-    if let (Some(j), Some(c)) = (json, csv) {
-        if j != "-" && c != "-" && outfile::same_file(Path::new(j), Path::new(c)) {
+    let files: Vec<(&'static str, &str)> = named
+        .iter()
+        .filter_map(|&(f, p)| p.map(|p| (f, p)))
+        .collect();
+    for (i, &(flag, p)) in files.iter().enumerate() {
+        if p.is_empty() {
             return Err(UserError::flag(
-                "--csv",
-                format!("names the same file as --json ({c}); give them different paths"),
+                flag,
+                "the path is empty: give a file name, or '-' for stdout",
             ));
         }
-    }
-    for (flag, p) in [("--json", json), ("--csv", csv)] {
-        match p {
-            Some("") => {
+        for &(earlier, q) in &files[..i] {
+            if p != "-" && q != "-" && outfile::same_file(Path::new(q), Path::new(p)) {
                 return Err(UserError::flag(
                     flag,
-                    "the path is empty: give a file name, or '-' for stdout",
-                ))
+                    format!("names the same file as {earlier} ({p}); give them different paths"),
+                ));
             }
-            Some(p) if p != "-" => outfile::check_writable(Path::new(p))?,
-            _ => {}
+        }
+    }
+    for (_, p) in files {
+        if p != "-" {
+            outfile::check_writable(Path::new(p))?;
         }
     }
     Ok(())
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum End {
+    /// Everything planned was measured (a point that failed is a record).
+    Complete,
+    /// A signal or a closed stdout stopped it between samples.
+    Stopped,
+    /// An error ended it early (a write error, a lost peer, memory): the
+    /// records so far are kept, and the run says why it is short.
+    Failed(String),
 }
 
 /// The CSV stream: opened with the first record.
@@ -81,8 +117,8 @@ enum CsvOut {
     Pending,
     /// A regular file, replaced (renamed into place) with the first row.
     File(Replacement),
-    /// A FIFO, /dev/null, a terminal: written in place.
-    Special(File),
+    /// A FIFO, /dev/null, a terminal, a descriptor: written in place.
+    Special(outfile::Special),
     Stdout,
 }
 
@@ -97,8 +133,9 @@ pub struct Sink {
     stdout_gone: bool,
     /// Print warnings to stderr as they come (off in tests).
     pub echo_warnings: bool,
-    /// `--openmetrics FILE`: the headline figures, written at the end.
-    openmetrics: Option<PathBuf>,
+    /// `--openmetrics FILE` (or `-`): the headline figures, written at
+    /// the end.
+    openmetrics: Option<Target>,
 }
 
 fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
@@ -109,10 +146,11 @@ fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
 }
 
 impl Sink {
-    /// Check the outputs now (see [`check_outputs`]); files are created
-    /// with the first record.
+    /// Check the outputs now (see [`check_outputs`]; add `--openmetrics`
+    /// with [`Sink::with_openmetrics`]); files are created with the first
+    /// record.
     pub fn new(run: Run, json: Option<&str>, csv: Option<&str>) -> Result<Sink, UserError> {
-        check_outputs(json, csv)?;
+        check_outputs(json, csv, None)?;
         Ok(Sink {
             run,
             json: json.map(Target::parse),
@@ -126,15 +164,26 @@ impl Sink {
     }
 
     /// Also write the headline figures in OpenMetrics format to `path`
-    /// when the run finishes.
-    pub fn with_openmetrics(mut self, path: Option<&str>) -> Sink {
-        self.openmetrics = path.map(PathBuf::from);
-        self
+    /// when the run finishes; checked now with the other outputs.
+    pub fn with_openmetrics(mut self, path: Option<&str>) -> Result<Sink, UserError> {
+        if path.is_some() {
+            let name = |t: &Option<Target>| match t {
+                Some(Target::File(p)) => Some(p.to_string_lossy().into_owned()),
+                Some(Target::Stdout) => Some("-".to_string()),
+                None => None,
+            };
+            let (j, c) = (name(&self.json), name(&self.csv));
+            check_outputs(j.as_deref(), c.as_deref(), path)?;
+        }
+        self.openmetrics = path.map(Target::parse);
+        Ok(self)
     }
 
     /// True when JSON or CSV goes to stdout, so nothing else may.
     pub fn stdout_taken(&self) -> bool {
-        matches!(self.json, Some(Target::Stdout)) || matches!(self.csv, Some(Target::Stdout))
+        [&self.json, &self.csv, &self.openmetrics]
+            .iter()
+            .any(|t| matches!(t, Some(Target::Stdout)))
     }
 
     pub fn run(&self) -> &Run {
@@ -145,8 +194,14 @@ impl Sink {
         &mut self.run
     }
 
-    fn write_json(&self) -> Result<(), UserError> {
+    /// Write the JSON file as it stands. A special file (a FIFO, a
+    /// device, a descriptor) is written only at the end (`last`): each
+    /// write there is one more document to its reader, not a replacement.
+    fn write_json(&self, last: bool) -> Result<(), UserError> {
         if let Some(Target::File(p)) = &self.json {
+            if !last && outfile::is_special(p) {
+                return Ok(());
+            }
             let bytes = Json.serialize(&self.run).map_err(|e| unwritable(p, e))?;
             write_atomic(p, &bytes)?;
         }
@@ -180,8 +235,8 @@ impl Sink {
                 CsvOut::Stdout
             }
             Some(Target::File(p)) if outfile::is_special(p) => {
-                let mut f = outfile::open_special(p)?;
-                f.write_all(&header).map_err(|e| unwritable(p, e))?;
+                let mut f = outfile::Special::open(p)?;
+                f.write_all(&header)?;
                 CsvOut::Special(f)
             }
             Some(Target::File(p)) => {
@@ -203,13 +258,24 @@ impl Sink {
         };
         match &mut self.csv_out {
             CsvOut::File(r) => {
-                r.file.write_all(row).map_err(|e| unwritable(&path, e))?;
+                use std::io::Seek;
+                let before = r.file.stream_position().ok();
+                if let Err(e) = r.file.write_all(row) {
+                    // A full disk cuts the row: take the part back, so the
+                    // file ends with the last whole record (which the JSON
+                    // holds too).
+                    if let Some(at) = before {
+                        let _ = r.file.set_len(at);
+                        let _ = r.file.seek(std::io::SeekFrom::Start(at));
+                    }
+                    return Err(unwritable(&path, e));
+                }
                 // The header and first row are in: the old file may go.
                 if !r.is_committed() {
                     r.commit()?;
                 }
             }
-            CsvOut::Special(f) => f.write_all(row).map_err(|e| unwritable(&path, e))?,
+            CsvOut::Special(f) => f.write_all(row)?,
             CsvOut::Stdout => self.write_stdout(row),
             CsvOut::Pending => {}
         }
@@ -242,19 +308,28 @@ impl Sink {
             .last_json
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {
-            self.write_json()?;
+            self.write_json(false)?;
             self.last_json = Some(Instant::now());
         }
         Ok(())
     }
 
-    /// Close the run: stamp it, summarise warnings on stderr, write the
-    /// final JSON (to its file, or to stdout). A run without a single
-    /// record writes no file, so it cannot replace an earlier result.
-    pub fn finish(mut self, interrupted: bool) -> Result<Run, UserError> {
+    /// Close the run: stamp it (complete, or why not), summarise warnings
+    /// on stderr, write the final JSON (to its file, or to stdout). A run
+    /// without a single record writes no file, so it cannot replace an
+    /// earlier result.
+    pub fn finish(mut self, end: End) -> Result<Run, UserError> {
         self.run.finished_at = Some(crate::model::time::now_rfc3339());
-        self.run.interrupted = interrupted;
-        self.run.complete = !interrupted;
+        self.run.interrupted = matches!(end, End::Stopped);
+        self.run.complete = matches!(end, End::Complete);
+        self.run.incomplete_reason = match end {
+            End::Complete => None,
+            End::Stopped => Some(match crate::util::signal::received() {
+                Some(sig) => crate::util::signal::name(sig).to_string(),
+                None => "a stop request".to_string(),
+            }),
+            End::Failed(why) => Some(why),
+        };
         if self.echo_warnings {
             summarize_warnings(&self.run);
         }
@@ -278,9 +353,16 @@ impl Sink {
                 self.write_stdout(&header);
             }
         } else {
-            self.write_json()?;
-            if let Some(p) = &self.openmetrics {
-                write_atomic(p, super::openmetrics::run_text(&self.run).as_bytes())?;
+            self.write_json(true)?;
+            match &self.openmetrics {
+                Some(Target::File(p)) => {
+                    write_atomic(p, super::openmetrics::run_text(&self.run).as_bytes())?
+                }
+                Some(Target::Stdout) => {
+                    let text = super::openmetrics::run_text(&self.run);
+                    self.write_stdout(text.as_bytes());
+                }
+                None => {}
             }
         }
         if let Some(Target::Stdout) = &self.json {

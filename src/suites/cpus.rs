@@ -30,12 +30,79 @@ pub fn default_cpu_order(host: &Host) -> Vec<u32> {
     primary
 }
 
-/// The cpus a team runs on, from `--threads` and `--cpus`.
+/// `kind:ID` in a `--cpus` flag: the allowed cpus of that kind of core
+/// (`host.arm.core_kinds[].id`, listed by `bwscope info`), in order; None
+/// when `spec` is a plain cpu list.
+pub fn kind_cpus(
+    host: &Host,
+    spec: &str,
+    flag: &'static str,
+) -> Option<Result<Vec<u32>, UserError>> {
+    let id = spec.trim().strip_prefix("kind:")?.trim();
+    let kinds = host.arm.as_ref().map(|a| &a.core_kinds[..]).unwrap_or(&[]);
+    let ids = || {
+        kinds
+            .iter()
+            .map(|k| format!("kind:{}", k.id))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(kind) = kinds.iter().find(|k| k.id.eq_ignore_ascii_case(id)) else {
+        let msg = if kinds.is_empty() {
+            format!("'{spec}': no kinds of core are known on this machine (they come from ARM MIDRs); give cpu numbers, e.g. 0,2,4-7")
+        } else {
+            format!(
+                "'{spec}' names no kind of core here; this machine has {}",
+                ids()
+            )
+        };
+        return Some(Err(UserError::flag(flag, msg)));
+    };
+    let cpus: Vec<u32> = kind
+        .cpus
+        .iter()
+        .copied()
+        .filter(|c| host.allowed_cpus.contains(c))
+        .collect();
+    if cpus.is_empty() {
+        return Some(Err(UserError::flag(
+            flag,
+            format!(
+                "no cpu of kind {} ({}) is allowed for this process (allowed: {})",
+                kind.id,
+                format_cpu_list(&kind.cpus),
+                format_cpu_list(&host.allowed_cpus)
+            ),
+        )));
+    }
+    Some(Ok(cpus))
+}
+
+/// The cpus a team runs on, from `--threads` and `--cpus` (a list, or
+/// `kind:ID`: that kind's cpus, the first `--threads` of them if given).
 pub fn resolve_cpus(
     host: &Host,
     threads: Option<usize>,
     cpus: Option<&str>,
 ) -> Result<Vec<u32>, UserError> {
+    if let Some(all) = cpus.and_then(|spec| kind_cpus(host, spec, "--cpus")) {
+        let all = all?;
+        return match threads {
+            None => Ok(all),
+            Some(0) => Err(UserError::flag("--threads", "must be at least 1")),
+            Some(t) if t <= all.len() => Ok(all[..t].to_vec()),
+            Some(t) => Err(UserError::flag(
+                "--threads",
+                format!(
+                    "{t} threads but --cpus {} names {} cpus ({}); use at most {}",
+                    cpus.unwrap_or_default(),
+                    all.len(),
+                    format_cpu_list(&all),
+                    all.len()
+                ),
+            )),
+        };
+    }
     if let Some(list) = cpus {
         let parsed = parse_cpu_list(list).ok_or_else(|| {
             UserError::flag(
@@ -96,6 +163,20 @@ pub fn resolve_cpus(
 /// 10 % for the rest of the system), so the OOM killer never gets a say.
 /// `hint` says what to change, naming only the command's own flags.
 pub fn check_memory(need: u64, flag: &'static str, hint: &'static str) -> Result<(), UserError> {
+    // The address-space limit, less a margin for code, stacks and the
+    // allocator, binds first where one is set.
+    if let Some((left, limit)) = crate::platform::env::address_space_left() {
+        let usable = left.saturating_sub(left / 16 + (16 << 20));
+        if need > usable {
+            return Err(UserError::AddressSpace {
+                flag,
+                need: crate::util::units::format_bytes(need),
+                left: crate::util::units::format_bytes(usable),
+                limit: crate::util::units::format_bytes(limit),
+                hint,
+            });
+        }
+    }
     let avail = crate::platform::env::meminfo("MemAvailable");
     if let Some(a) = avail {
         let limit = a / 10 * 9;
@@ -201,6 +282,9 @@ fn round_robin(cpus: &[&crate::model::Cpu]) -> Vec<u32> {
 
 /// An explicit cpu list, validated against the cpus this process may use.
 pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32>, UserError> {
+    if let Some(kind) = kind_cpus(host, list, flag) {
+        return kind;
+    }
     // Keep the order given (threads are added in it); ranges expand in place.
     let mut parsed: Vec<u32> = Vec::new();
     for part in list.split(',').filter(|p| !p.trim().is_empty()) {
@@ -236,6 +320,47 @@ pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32
 mod tests {
     use super::*;
     use crate::model::Cpu;
+
+    #[test]
+    fn cpus_by_kind_of_core() {
+        use crate::model::{ArmHost, CoreKind};
+        let kind = |id: &str, cpus| CoreKind::for_test(id, cpus, None);
+        let mut h = host(&[(0, 0, 0), (1, 1, 0), (2, 2, 0), (3, 3, 0), (4, 4, 0)]);
+        h.allowed_cpus = vec![0, 1, 2, 3];
+        h.arm = Some(ArmHost {
+            core_kinds: vec![
+                kind("cortex-a55", vec![0, 1]),
+                kind("cortex-a76", vec![2, 3, 4]),
+            ],
+            ..Default::default()
+        });
+        assert_eq!(
+            resolve_cpus(&h, None, Some("kind:cortex-a76")).unwrap(),
+            vec![2, 3]
+        );
+        assert_eq!(
+            resolve_cpus(&h, Some(1), Some("kind:Cortex-A55")).unwrap(),
+            vec![0]
+        );
+        assert_eq!(
+            parse_cpus(&h, "kind:cortex-a55", "--cpus").unwrap(),
+            vec![0, 1]
+        );
+        let e = resolve_cpus(&h, Some(3), Some("kind:cortex-a55"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--threads") && e.contains("at most 2"), "{e}");
+        let e = resolve_cpus(&h, None, Some("kind:x1"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("kind:cortex-a55, kind:cortex-a76"), "{e}");
+        // No kinds off ARM: the error says what to give instead.
+        h.arm = None;
+        let e = parse_cpus(&h, "kind:big", "--cpus")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("give cpu numbers"), "{e}");
+    }
 
     fn host(spec: &[(u32, u32, u32)]) -> Host {
         // (id, core, node); package = node

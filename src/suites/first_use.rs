@@ -149,7 +149,7 @@ fn record(
         size_bytes: Some(bytes),
         threads: 1,
         cpus: vec![cpu],
-        regime: Some(host.regime(bytes, 1, Curve::Bandwidth)),
+        regime: host.regime_of(bytes, 1, Curve::Bandwidth),
         bytes_read_per_pass: Some(0),
         bytes_written_per_pass: Some(bytes),
         payload_bytes_per_pass: Some(bytes),

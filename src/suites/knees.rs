@@ -92,6 +92,12 @@ pub fn read_sizes(top: u64) -> Vec<u64> {
 }
 
 pub fn plan(host: &Host) -> Result<KneePlan, crate::error::UserError> {
+    if let Some(why) = crate::platform::emulation() {
+        return Err(crate::error::UserError::flag(
+            "--probe-knees",
+            format!("not under an emulator: its latency curve would show the caches of the machine running the emulator, not this core's ({why})"),
+        ));
+    }
     let cpu = super::cpus::resolve_cpu(host, None)?;
     let top = top(host);
     let read = kernels::widest(Op::Read, Pattern::Seq, &host.features);

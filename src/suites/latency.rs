@@ -408,7 +408,7 @@ pub fn measure_case(
         size_bytes: Some(ws),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: Some(host.regime(ws, 1, Curve::Latency)),
+        regime: host.regime_of(ws, 1, Curve::Latency),
         bytes_read_per_pass: Some(nodes * 8),
         bytes_written_per_pass: Some(0),
         reps_per_sample: Some(m.reps),
@@ -425,7 +425,9 @@ pub fn measure_case(
         memory: Some(memory),
         ..Record::new(detail)
     };
-    r.warnings = super::record::spread_warnings(lat.as_ref(), false);
+    super::record::label(&mut r, k, host);
+    r.warnings
+        .extend(super::record::spread_warnings(lat.as_ref(), false));
     r.warnings.extend(super::record::noise_warnings(&r));
     if m.cut_short {
         r.warnings.push(super::record::cut_short(&m));

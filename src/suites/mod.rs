@@ -300,8 +300,32 @@ pub fn host_warnings(host: &Host) -> Vec<Warning> {
             hypervisor: h.clone(),
         });
     }
-    if let Some(c) = &host.clock {
-        w.extend(c.warnings());
+    match crate::platform::emulation() {
+        Some(why) => w.push(Warning::Other {
+            message: format!(
+                "running under an emulator: every time in this run is the emulator's and says nothing about the hardware ({why})"
+            ),
+            hint: "results here prove the kernels correct, not fast: run on the hardware itself to measure".into(),
+        }),
+        None => {
+            if let Some(c) = &host.clock {
+                w.extend(c.warnings());
+            }
+        }
+    }
+    if let Some(arm) = host.arm.as_ref().filter(|a| a.heterogeneous()) {
+        w.push(Warning::Other {
+            message: format!(
+                "this CPU has {} kinds of core ({}): a record is labelled with the kind it ran on (`core_kind`)",
+                arm.core_kinds.len(),
+                arm.core_kinds
+                    .iter()
+                    .map(|k| format!("{} on cpus {}", k.id, crate::util::cpulist::format_cpu_list(&k.cpus)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            hint: "pick one kind with `--cpus kind:ID` (ids in `bwscope info`)".into(),
+        });
     }
     w.extend(host.cache_warnings());
     w

@@ -26,21 +26,6 @@ use crate::net::protocol::{
 use crate::stats;
 use crate::util::units::{self, format_bytes};
 
-/// A token file's secret (trimmed); an empty or unreadable file is an
-/// error naming `--token-file`.
-pub fn read_token(path: &str) -> Result<Vec<u8>, UserError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| UserError::flag("--token-file", format!("cannot read {}: {}", path, e)))?;
-    let t = String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec();
-    if t.is_empty() {
-        return Err(UserError::flag(
-            "--token-file",
-            format!("{} is empty: put a secret in it", path),
-        ));
-    }
-    Ok(t)
-}
-
 /// `v` seconds checked against `min..=max`, naming `flag`.
 pub fn secs(flag: &'static str, v: f64, min: f64, max: f64) -> Result<Duration, UserError> {
     if !(v.is_finite() && v >= min && v <= max) {
@@ -185,7 +170,11 @@ pub fn plan(a: &NetOptions) -> Result<NetSuite, UserError> {
     }
     let timeout = secs("--timeout", a.timeout, 0.1, 3_600.0)?.as_secs_f64();
     let peer = resolve_peer(&a.host, a.port)?;
-    let token = a.token_file.as_deref().map(read_token).transpose()?;
+    let token = a
+        .token_file
+        .as_deref()
+        .map(crate::net::token::read)
+        .transpose()?;
     let plan = NetPlan {
         host: a.host.clone(),
         peer,
@@ -394,7 +383,33 @@ fn base(o: &Outcome, flow: &str, peer: &str) -> Record {
     }
 }
 
-fn finish(r: &mut Record, samples: Vec<Sample>, sender: u64, receiver: u64, rate: Option<f64>) {
+/// Why a flow with bytes has no sample after the omit window.
+fn why_no_sample(o: &Outcome, flow: &str) -> String {
+    let s = &o.setup;
+    let asked = (s.time_ms as f64 + s.omit_ms as f64) / 1000.0;
+    let server_s = o.server.active_nanos as f64 / 1e9;
+    // The server sends (the leader's recv flow) and stopped well before
+    // the time asked: one of its per-test limits cut the test short, and
+    // more --time would change nothing.
+    if flow == "recv" && s.bytes == 0 && server_s < asked * 0.9 {
+        return format!(
+            "the server stopped sending after {} in {server_s:.2} s of the {asked:.2} s asked, before the omit window ended: its --max-bytes (or --max-time) limit cut the test (its first log line gives them); ask for --bytes within the limit, or raise it on the server",
+            format_bytes(o.server.sent_bytes)
+        );
+    }
+    NO_SAMPLE.into()
+}
+
+const NO_SAMPLE: &str =
+    "no complete sample after the omit window: lengthen --time or shorten --omit";
+
+fn finish(
+    r: &mut Record,
+    samples: Vec<Sample>,
+    (sender, receiver): (u64, u64),
+    rate: Option<f64>,
+    why_empty: impl FnOnce() -> String,
+) {
     let rates: Vec<f64> = samples
         .iter()
         .filter(|x| x.seconds > 0.0)
@@ -416,10 +431,7 @@ fn finish(r: &mut Record, samples: Vec<Sample>, sender: u64, receiver: u64, rate
         }
         _ => {
             r.status = Status::Error;
-            r.reason = Some(
-                "no complete sample after the omit window: lengthen --time or shorten --omit"
-                    .into(),
-            );
+            r.reason = Some(why_empty());
         }
     }
 }
@@ -440,7 +452,13 @@ fn flow_record(
             bytes: i.bytes,
         })
         .collect();
-    finish(&mut r, samples, sender, receiver, interval_rate(iv));
+    finish(
+        &mut r,
+        samples,
+        (sender, receiver),
+        interval_rate(iv),
+        || why_no_sample(o, flow),
+    );
     r
 }
 
@@ -487,7 +505,9 @@ fn rr_record(o: &Outcome, peer: &str) -> Record {
             o.server.received_bytes + o.received,
         ),
     };
-    finish(&mut r, samples, sender, receiver, rate);
+    finish(&mut r, samples, (sender, receiver), rate, || {
+        NO_SAMPLE.into()
+    });
     r
 }
 

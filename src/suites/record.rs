@@ -26,7 +26,7 @@ pub fn bandwidth(
     let payload_ratio = pass.payload as f64 / (pass.read + pass.written) as f64;
     let payload: Vec<f64> = rates.iter().map(|g| g * payload_ratio).collect();
     let per_worker_bytes = (pass.read + pass.written) * m.reps;
-    let ceiling = kernel_ceiling(k, host, m.clock_hz.or(host.clock_hz));
+    let ceiling = kernel_ceiling(k, host, m.clock_hz.or(host.clock_hz), cpus);
     let facts = Bandwidth {
         clock_hz: m.clock_hz,
         // A read timed as pure loads: its checksum variant proved, after
@@ -43,7 +43,7 @@ pub fn bandwidth(
         size_bytes: Some(ws),
         threads,
         cpus: cpus.to_vec(),
-        regime: Some(host.regime(ws, threads, Curve::Bandwidth)),
+        regime: host.regime_of(ws, threads, Curve::Bandwidth),
         bytes_read_per_pass: Some(pass.read),
         bytes_written_per_pass: Some(pass.written),
         payload_bytes_per_pass: Some(pass.payload),
@@ -63,12 +63,33 @@ pub fn bandwidth(
         }),
         ..Record::new(into_detail(facts))
     };
+    label(&mut r, k, host);
     r.set_limit(limit(&r, k, host));
-    r.warnings = bandwidth_warnings(&r, k, host);
+    // Extend: `label` may have warned already.
+    r.warnings.extend(bandwidth_warnings(&r, k, host));
     if m.cut_short {
         r.warnings.push(cut_short(m));
     }
     r
+}
+
+/// What a record of kernel `k` on `r.cpus` states about where it ran: the
+/// kind of core (ARM; `mixed: …` plus a warning when its cpus differ in
+/// kind) and, for SVE kernels, the vector length they ran with (also
+/// their `width_bits`).
+pub fn label(r: &mut Record, k: &Kernel, host: &Host) {
+    r.core_kind = host.core_kind_label(&r.cpus);
+    if let Some(kind) = r.core_kind.as_deref().filter(|k| k.starts_with("mixed")) {
+        r.warnings.push(Warning::Other {
+            message: format!("this record's threads ran on several kinds of core ({kind})"),
+            hint: "its figure sums cores of unequal speed; pick one kind with `--cpus kind:ID`"
+                .into(),
+        });
+    }
+    if k.isa == crate::kernels::Isa::Sve {
+        r.sve_vector_bits = crate::kernels::sve_vector_bits();
+        r.width_bits = r.sve_vector_bits;
+    }
 }
 
 /// Each worker's best GB/s over its own intervals, given the bytes worker
@@ -106,10 +127,23 @@ pub fn limit(r: &Record, k: &Kernel, host: &Host) -> Limit {
     } else {
         host.cores_of(&r.cpus)
     };
-    let regime = r.regime.as_deref().unwrap_or("L1");
+    let unknown = Limit {
+        gbps: None,
+        bound_by: crate::model::BoundBy::Unknown,
+    };
+    // No regime: the caches are unknown (an emulator), so is the limit.
+    let Some(regime) = r.regime.as_deref() else {
+        return unknown;
+    };
+    // The row of the kind of core the record ran on (ARM big.LITTLE);
+    // threads on several kinds have no one row.
+    let Some(host) = host.for_cpus(&r.cpus) else {
+        return unknown;
+    };
+    let host = &*host;
     let case = |regime| LimitCase {
         op: k.op.name(),
-        width_bits: kernel_width(k),
+        width_bits: kernel_width(k, host),
         regime,
         cores,
         hz: hz.or(host.clock_hz),
@@ -136,10 +170,7 @@ pub fn limit(r: &Record, k: &Kernel, host: &Host) -> Limit {
             match (own.gbps, lower.gbps) {
                 (Some(o), Some(l)) if l > o => lower,
                 (Some(_), Some(_)) => own,
-                _ => Limit {
-                    gbps: None,
-                    bound_by: crate::model::BoundBy::Unknown,
-                },
+                _ => unknown,
             }
         }
         None => own,
@@ -169,14 +200,21 @@ pub fn bandwidth_warnings(r: &Record, k: &Kernel, host: &Host) -> Vec<Warning> {
 /// libc pick their own access width (`rep stosd` stores whole lines from
 /// microcode; glibc uses AVX-512 even when BWSCOPE_DISABLE_ISA hides it),
 /// so they are bounded by the core's widest vector path, not by their
-/// element width; unrolled string instructions are one access each.
-fn kernel_ceiling(k: &Kernel, host: &Host, hz: Option<f64>) -> Option<f64> {
-    host.ceiling_at(k.op.name(), kernel_width(k), hz?)
+/// element width, and so is `dc zva` (a block per instruction);
+/// unrolled string instructions are one access each. SVE kernels are
+/// bounded at the vector length; on a machine with several kinds of core
+/// the row is that of `cpus`' kind (none when they mix kinds).
+fn kernel_ceiling(k: &Kernel, host: &Host, hz: Option<f64>, cpus: &[u32]) -> Option<f64> {
+    host.ceiling_on(k.op.name(), kernel_width(k, host), hz?, cpus)
 }
 
-/// The access width that bounds `k`; None for code that picks its own.
-fn kernel_width(k: &Kernel) -> Option<u32> {
-    let own_width = matches!(k.form, Form::RepString | Form::Call);
+/// The access width that bounds `k`: the vector length for SVE, None for
+/// code that picks its own (`rep` strings, library calls, `dc zva`'s block).
+fn kernel_width(k: &Kernel, host: &Host) -> Option<u32> {
+    if k.isa == crate::kernels::Isa::Sve {
+        return host.arm.as_ref()?.sve_vector_bits;
+    }
+    let own_width = matches!(k.form, Form::RepString | Form::Call | Form::Block);
     (k.width_bits > 0 && !own_width).then_some(k.width_bits)
 }
 
@@ -209,6 +247,7 @@ pub fn noise_warnings(r: &Record) -> Vec<Warning> {
 mod tests {
     use super::*;
     use crate::model::Features;
+    #[cfg(target_arch = "x86_64")]
     use crate::platform::uarch;
 
     fn kernel(name: &str) -> &'static Kernel {
@@ -220,6 +259,7 @@ mod tests {
 
     /// A Golden Cove host (3 × 32 B / 2 × 64 B loads, 64 B of stores per
     /// cycle) at 2 GHz, with `features` visible to the kernels.
+    #[cfg(target_arch = "x86_64")]
     fn glc(features: Features, vendor: &str) -> Host {
         let raw = Features {
             amx_tile: true,
@@ -240,6 +280,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_arch = "x86_64")]
     fn string_and_libc_kernels_are_bound_by_the_widest_path() {
         let avx2_only = Features {
             avx2: true,
@@ -249,40 +290,44 @@ mod tests {
         // rep stosd stores whole lines from microcode: not 2 × 4 B/cycle
         // but the core's widest store path, 64 B/cycle = 128 GB/s.
         assert_eq!(
-            kernel_ceiling(kernel("rep_stosd"), &h, h.clock_hz),
+            kernel_ceiling(kernel("rep_stosd"), &h, h.clock_hz, &[]),
             Some(128.0)
         );
         assert_eq!(
-            kernel_ceiling(kernel("libc_memset"), &h, h.clock_hz),
+            kernel_ceiling(kernel("libc_memset"), &h, h.clock_hz, &[]),
             Some(128.0)
         );
         // Copies: 64 B loaded + 64 B stored per cycle, whichever width
         // libc or microcode picks (avx512f is hidden here).
         assert_eq!(
-            kernel_ceiling(kernel("rep_movsb"), &h, h.clock_hz),
+            kernel_ceiling(kernel("rep_movsb"), &h, h.clock_hz, &[]),
             Some(256.0)
         );
         // Unrolled string instructions are one access each: 2 × 4 B.
-        assert_eq!(kernel_ceiling(kernel("stosd"), &h, h.clock_hz), Some(16.0));
+        assert_eq!(
+            kernel_ceiling(kernel("stosd"), &h, h.clock_hz, &[]),
+            Some(16.0)
+        );
         // Vector kernels: their own width; 3 × 32 B loads.
         assert_eq!(
-            kernel_ceiling(kernel("seq_read_256_avx2"), &h, Some(2e9)),
+            kernel_ceiling(kernel("seq_read_256_avx2"), &h, Some(2e9), &[]),
             Some(192.0)
         );
         // The record's clock, not the run's.
         assert_eq!(
-            kernel_ceiling(kernel("seq_read_256_avx2"), &h, Some(3e9)),
+            kernel_ceiling(kernel("seq_read_256_avx2"), &h, Some(3e9), &[]),
             Some(288.0)
         );
         // An unknown core: no bound.
         let u = glc(Features::default(), "CentaurHauls");
         assert_eq!(
-            kernel_ceiling(kernel("seq_read_256_avx2"), &u, Some(3e9)),
+            kernel_ceiling(kernel("seq_read_256_avx2"), &u, Some(3e9), &[]),
             None
         );
     }
 
     #[test]
+    #[cfg(target_arch = "x86_64")]
     fn ceiling_check_uses_the_clock_measured_next_to_the_record() {
         let h = glc(Features::default(), "GenuineIntel");
         let k = kernel("seq_read_256_avx2");
@@ -304,6 +349,7 @@ mod tests {
         let mut r = Record {
             gbps: Some(g),
             threads: 1,
+            regime: Some("L1".into()),
             ..Record::new(crate::model::SuiteId::Cache)
         };
         assert!(above(&r));
@@ -317,6 +363,75 @@ mod tests {
         }
         .into();
         assert!(!above(&r));
+    }
+
+    /// An AArch64 host at 2 GHz with the given cpus' MIDRs and SVE length.
+    #[cfg(target_arch = "aarch64")]
+    fn arm_host(midrs: &[(u32, u32)], vl: Option<u32>) -> Host {
+        let midrs: Vec<(u32, crate::model::Midr)> = midrs
+            .iter()
+            .map(|&(c, m)| (c, crate::model::Midr(m)))
+            .collect();
+        let arm = crate::model::ArmHost {
+            sve_vector_bits: vl,
+            core_kinds: crate::platform::arm::core_kinds(&midrs),
+            ..Default::default()
+        };
+        Host {
+            features: Features {
+                asimd: true,
+                sve: vl.is_some(),
+                dc_zva: true,
+                ..Features::default()
+            },
+            clock_hz: Some(2e9),
+            uarch: arm.core_kinds.first().map(|k| k.uarch.clone()),
+            arm: Some(arm),
+            ..Host::default()
+        }
+    }
+
+    #[test]
+    #[cfg(target_arch = "aarch64")]
+    fn arm_ceilings_follow_the_kind_and_the_vector_length() {
+        // Neoverse V1, SVE 256 bit: two 256-bit loads per cycle = 64 B.
+        let v1 = arm_host(&[(0, 0x411f_d401)], Some(256));
+        let at = |k: &str, h: &Host, cpus: &[u32]| kernel_ceiling(kernel(k), h, Some(2e9), cpus);
+        assert_eq!(at("seq_read_sve", &v1, &[0]), Some(128.0));
+        // NEON: three 128-bit loads per cycle.
+        assert_eq!(at("seq_read_128_neon", &v1, &[0]), Some(96.0));
+        // dc zva picks no width: the widest store path, 32 B/cycle.
+        assert_eq!(at("dc_zva", &v1, &[0]), Some(64.0));
+        // big.LITTLE: Cortex-A55 on cpus 0-1, Cortex-A76 on 2-3.
+        let (a55, a76) = (0x412f_d050, 0x414f_d0b1);
+        let bl = arm_host(&[(0, a55), (1, a55), (2, a76), (3, a76)], None);
+        // The A55 reads 8 B/cycle at any width; the A76 32 B/cycle.
+        assert_eq!(at("seq_read_256_neon", &bl, &[1]), Some(16.0));
+        assert_eq!(at("seq_read_256_neon", &bl, &[2, 3]), Some(64.0));
+        // Threads on both kinds: no single row bounds them.
+        assert_eq!(at("seq_read_256_neon", &bl, &[1, 2]), None);
+        let mut r = Record {
+            cpus: vec![1, 2],
+            ..Record::new(crate::model::SuiteId::Cache)
+        };
+        label(&mut r, kernel("seq_read_256_neon"), &bl);
+        assert_eq!(
+            r.core_kind.as_deref(),
+            Some("mixed: cortex-a55×1+cortex-a76×1")
+        );
+        assert!(r
+            .warnings
+            .iter()
+            .any(|w| w.to_string().contains("several kinds")));
+        // An SVE record states the vector length it ran with.
+        let mut r = Record {
+            cpus: vec![0],
+            ..Record::new(crate::model::SuiteId::Cache)
+        };
+        label(&mut r, kernel("seq_read_sve"), &v1);
+        assert_eq!(r.core_kind.as_deref(), Some("neoverse-v1"));
+        assert_eq!(r.sve_vector_bits, crate::kernels::sve_vector_bits());
+        assert_eq!(r.width_bits, r.sve_vector_bits);
     }
 
     #[test]

@@ -134,7 +134,9 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
         noise: m.noise,
         ..Record::new(detail)
     };
-    r.warnings = super::record::spread_warnings(r.gbps.as_ref(), true);
+    super::record::label(&mut r, k, host);
+    r.warnings
+        .extend(super::record::spread_warnings(r.gbps.as_ref(), true));
     r.warnings.extend(super::record::noise_warnings(&r));
     if m.cut_short {
         r.warnings.push(super::record::cut_short(m));

@@ -8,11 +8,15 @@
 //! A reader that closes our stdout (`| head`) stops a streaming run the same
 //! way, as SIGPIPE ([`request_stop`]).
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 /// The first signal that asked to stop (0 = none yet).
 static WHICH: AtomicI32 = AtomicI32::new(0);
+/// How many stop requests came, so a wait that began after the first one
+/// (writing the results of a stopped run into a FIFO) can still end on
+/// the next.
+static COUNT: AtomicU32 = AtomicU32::new(0);
 
 /// The signals that stop a run gracefully.
 pub const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -21,6 +25,12 @@ extern "C" fn on_signal(sig: libc::c_int) {
     // Only atomics: async-signal-safe.
     let _ = WHICH.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
     STOP.store(true, Ordering::SeqCst);
+    COUNT.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Stop requests so far (signals and [`request_stop`]).
+pub fn count() -> u32 {
+    COUNT.load(Ordering::SeqCst)
 }
 
 /// Install the handlers; returns the flag suites poll between samples.
@@ -37,6 +47,18 @@ pub fn install() -> &'static AtomicBool {
         }
     }
     &STOP
+}
+
+/// A file that reaches `ulimit -f` makes the kernel send SIGXFSZ, whose
+/// default action kills the process mid-write (a CSV cut mid-row, the JSON
+/// stale). Ignored, the write fails with EFBIG instead, and the run ends
+/// as on a full disk: every finished record kept, the run marked
+/// incomplete with the reason.
+pub fn survive_file_size_limit() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }
 
 /// The flag without installing anything (tests, library use).

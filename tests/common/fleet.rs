@@ -2,6 +2,7 @@
 //! environment variables), watch rank 0's progress lines, check a fleet
 //! file.
 
+use std::cell::RefCell;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -28,17 +29,55 @@ pub const QUICK: &[&str] = &[
     "0.1",
 ];
 
+/// How much slower than rank 0's own estimate a fleet may run before a
+/// test gives up on it. Generous: CI machines and a developer's 2-vCPU
+/// guest run other builds and tests beside these ranks (a load of 5 on two
+/// cpus is common), and the estimate assumes a quiet machine.
+pub const SLOWER_THAN_PLANNED: f64 = 10.0;
+
+/// What every wait gets on top: starting the ranks, joining, detecting
+/// the host, writing the outputs (none of it is in the estimate).
+pub const STARTUP: Duration = Duration::from_secs(90);
+
+/// A per-node phase long enough to interrupt in its second round (a few
+/// seconds per rank).
+pub const INTERRUPTIBLE: &[&str] = &[
+    "--suites",
+    "cache,latency",
+    "--samples",
+    "5",
+    "--min-sample-ms",
+    "20",
+];
+
 /// Ranks started as `mpirun` would start them, without `mpirun`: the same
 /// binary with `OMPI_COMM_WORLD_*` set. Killed when dropped.
 pub struct Ranks {
     pub children: Vec<Child>,
     /// Rank 0's stderr, line by line.
-    pub lines: Receiver<String>,
+    lines: Receiver<String>,
+    /// Every line of rank 0 read so far.
+    seen: RefCell<Vec<String>>,
     /// The job name every rank was given (it keys the rendezvous file).
     pub job: String,
+    started: Instant,
 }
 
 static JOBS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// `expect about 4 s: …` (rank 0's estimate of the whole run) in seconds.
+pub fn expected_seconds(line: &str) -> Option<f64> {
+    let rest = line.split("expect about ").nth(1)?;
+    let mut words = rest.split(|c: char| c == ':' || c.is_whitespace());
+    let n: f64 = words.next()?.parse().ok()?;
+    let unit = match words.next()? {
+        "s" => 1.0,
+        "min" => 60.0,
+        "h" => 3600.0,
+        _ => return None,
+    };
+    Some(n * unit)
+}
 
 impl Ranks {
     /// All `n` ranks of a fleet, started in `dir`.
@@ -85,22 +124,115 @@ impl Ranks {
         Ranks {
             children,
             lines,
+            seen: RefCell::new(Vec::new()),
             job,
+            started: Instant::now(),
         }
     }
 
-    /// Wait for a line of rank 0 containing `text`.
-    pub fn wait_for(&self, text: &str, within: Duration) -> String {
-        let t0 = Instant::now();
-        while t0.elapsed() < within {
-            match self.lines.recv_timeout(Duration::from_millis(200)) {
-                Ok(l) if l.contains(text) => return l,
-                Ok(_) => {}
+    /// The next line of rank 0 before `deadline`; None at the deadline or
+    /// when rank 0's stderr closed.
+    fn next_line(&self, deadline: Instant) -> Option<String> {
+        loop {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            match self
+                .lines
+                .recv_timeout(left.min(Duration::from_millis(200)))
+            {
+                Ok(l) => {
+                    self.seen.borrow_mut().push(l.clone());
+                    return Some(l);
+                }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                Err(_) => break,
+                Err(_) => return None,
             }
         }
-        panic!("rank 0 never said '{text}' within {within:?}");
+    }
+
+    /// Rank 0's last lines, for a message on giving up.
+    fn tail(&self) -> String {
+        let seen = self.seen.borrow();
+        let from = seen.len().saturating_sub(8);
+        if seen.is_empty() {
+            "(rank 0 said nothing)".into()
+        } else {
+            seen[from..].join("\n  ")
+        }
+    }
+
+    /// Wait for a line of rank 0 containing `text`, at most `within`
+    /// (startup waits: nothing of the plan is known yet).
+    pub fn wait_for(&self, text: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        while let Some(l) = self.next_line(deadline) {
+            if l.contains(text) {
+                return l;
+            }
+        }
+        panic!(
+            "gave up waiting {within:?} for rank 0 to say '{text}'; its last lines:\n  {}",
+            self.tail()
+        );
+    }
+
+    /// Rank 0's estimate of the whole run ("expect about …"), waiting for
+    /// it at most [`STARTUP`] after the ranks started.
+    pub fn estimate(&self) -> (Duration, String) {
+        let known = self
+            .seen
+            .borrow()
+            .iter()
+            .find(|l| expected_seconds(l).is_some())
+            .cloned();
+        let line = known.unwrap_or_else(|| {
+            let left = STARTUP.saturating_sub(self.started.elapsed());
+            self.wait_for("expect about", left)
+        });
+        let s = expected_seconds(&line).unwrap_or_else(|| panic!("cannot read '{line}'"));
+        (Duration::from_secs_f64(s), line)
+    }
+
+    /// How long the whole run may take: [`STARTUP`] plus
+    /// [`SLOWER_THAN_PLANNED`] × rank 0's estimate plus `known_waits` (a
+    /// `--timeout` the test makes the fleet sit out), counted from start.
+    pub fn limit(&self, known_waits: Duration) -> (Duration, String) {
+        let (est, line) = self.estimate();
+        let limit = STARTUP + est.mul_f64(SLOWER_THAN_PLANNED) + known_waits;
+        let why = format!(
+            "{STARTUP:?} to start + {SLOWER_THAN_PLANNED} × rank 0's estimate ('{}') + {known_waits:?} of known waits",
+            line.trim()
+        );
+        (limit, why)
+    }
+
+    /// Exit codes of every rank, waiting as long as [`Ranks::limit`]
+    /// allows; a rank still running then is a failure that says what it
+    /// waited for.
+    pub fn wait_all(&mut self, known_waits: Duration) -> Vec<i32> {
+        let (limit, why) = self.limit(known_waits);
+        let codes = self.wait(limit.saturating_sub(self.started.elapsed()));
+        if codes.iter().any(Option::is_none) {
+            let running: Vec<usize> = (0..codes.len()).filter(|&i| codes[i].is_none()).collect();
+            panic!(
+                "gave up after {:?} ({why}) waiting for every rank to exit: ranks {running:?} still run (exit codes {codes:?}); rank 0's last lines:\n  {}",
+                self.started.elapsed(),
+                self.tail()
+            );
+        }
+        codes.into_iter().map(Option::unwrap).collect()
+    }
+
+    /// Exit code of rank `i`, waiting as [`Ranks::wait_all`] does.
+    pub fn wait_rank(&mut self, i: usize, known_waits: Duration) -> i32 {
+        let (limit, why) = self.limit(known_waits);
+        let left = limit.saturating_sub(self.started.elapsed());
+        self.wait_one(i, left).unwrap_or_else(|| {
+            panic!(
+                "gave up after {:?} ({why}) waiting for rank {i} to exit; rank 0's last lines:\n  {}",
+                self.started.elapsed(),
+                self.tail()
+            )
+        })
     }
 
     /// Exit codes of every rank, waiting at most `within`.

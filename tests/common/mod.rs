@@ -21,8 +21,10 @@ pub fn fixture() -> Value {
     serde_json::from_str(&std::fs::read_to_string(fixture_path()).unwrap()).unwrap()
 }
 
+/// The binary under test, through `CARGO_TARGET_<triple>_RUNNER` where one
+/// is set (qemu-user for the emulated aarch64 tests), else run directly.
 pub fn bwscope() -> assert_cmd::Command {
-    assert_cmd::Command::new(env!("CARGO_BIN_EXE_bwscope"))
+    assert_cmd::Command::cargo_bin("bwscope").expect("the bwscope binary")
 }
 
 pub fn write(dir: &Path, name: &str, v: &Value) -> String {

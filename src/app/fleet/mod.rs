@@ -51,7 +51,10 @@ fn dry_run(
     nodes: Option<u32>,
 ) -> anyhow::Result<u8> {
     let (n, rank) = match (l, nodes) {
-        (_, Some(n)) if n > 0 => (n, l.map_or(0, |l| l.rank)),
+        (_, Some(0)) => {
+            return Err(UserError::flag("--nodes", "0 nodes is no fleet: give 1 or more").into())
+        }
+        (_, Some(n)) => (n, l.map_or(0, |l| l.rank)),
         (Some(l), None) => (l.size, l.rank),
         _ => return Err(UserError::flag(
             "--nodes",
@@ -72,28 +75,35 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         path: "bwscope fleet".into(),
         problem: m,
     })?;
+    // Files given by flag fail now, also in a dry run, not after the run.
+    let token = a
+        .token_file
+        .as_deref()
+        .map(crate::net::token::read)
+        .transpose()?;
+    if let Some(r) = &plan.reference {
+        crate::report::fleet::reference::load(r)?;
+    }
     if a.dry_run {
         return dry_run(&plan, launch.as_ref(), a.nodes);
     }
-    let Some(launch) = launch else {
+    let Some(mut launch) = launch else {
         return Err(UserError::BadInput {
             path: "bwscope fleet".into(),
             problem: format!("no launcher found: {}", launch::HOW_TO_LAUNCH),
         }
         .into());
     };
+    if launch.job.is_none() && plan.control != "mpi" && a.coordinator.is_none() {
+        // Hydra names no job in the environment: ask its process manager
+        // (MPI asks it itself under --control mpi), so each job meets
+        // through a rendezvous file of its own.
+        launch.job = launch::pmi_kvsname();
+    }
     let t0 = Instant::now();
     let started_at = crate::model::time::now_rfc3339();
     let stop = signals();
-    let token = a
-        .token_file
-        .as_deref()
-        .map(crate::suites::net::read_token)
-        .transpose()?;
     let outputs = if launch.rank == 0 {
-        if let Some(r) = &plan.reference {
-            crate::report::fleet::reference::load(r)?; // a bad file fails now, not after the run
-        }
         Some(output::Outputs::prepare(a, out)?)
     } else {
         None

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::app::runner::Recorder;
 use crate::error::UserError;
 use crate::model::{Host, Run, Units};
-use crate::report::sink::Sink;
+use crate::report::sink::{End, Sink};
 use crate::suites::{self, Flow, Sampling, Suite};
 
 /// `--suites info`: the host facts every run carries.
@@ -141,7 +141,11 @@ impl NodePlan {
                 break;
             }
         }
-        Ok(rec.finish(interrupted)?)
+        let end = match interrupted {
+            true => End::Stopped,
+            false => End::Complete,
+        };
+        Ok(rec.finish(end)?)
     }
 }
 

@@ -30,13 +30,6 @@ pub fn default_dir() -> PathBuf {
     Path::new("bwscope-fleet").join(crate::model::time::now_rfc3339().replace(':', "-"))
 }
 
-fn unwritable(p: &Path, e: impl std::fmt::Display) -> UserError {
-    UserError::Unwritable {
-        path: p.display().to_string(),
-        detail: e.to_string(),
-    }
-}
-
 impl Outputs {
     pub fn prepare(a: &FleetArgs, out: &OutputArgs) -> Result<Outputs, UserError> {
         let dir = a
@@ -44,10 +37,27 @@ impl Outputs {
             .as_ref()
             .map(PathBuf::from)
             .unwrap_or_else(default_dir);
-        std::fs::create_dir_all(&dir).map_err(|e| unwritable(&dir, format!("{e} (--out)")))?;
-        let probe = dir.join(".bwscope-write-test");
-        std::fs::write(&probe, b"").map_err(|e| unwritable(&dir, format!("{e} (--out)")))?;
-        let _ = std::fs::remove_file(probe);
+        crate::report::outfile::Folder::prepare(&dir, "--out")?;
+        for (flag, p) in [
+            ("--openmetrics", &out.openmetrics),
+            ("--write-reference", &a.write_reference),
+        ] {
+            if p.as_deref() == Some("-") {
+                return Err(UserError::flag(
+                    flag,
+                    "a fleet writes this to a file: give a path",
+                ));
+            }
+        }
+        // The files given by flag: writable, and no two the same file.
+        crate::report::sink::check_outputs(
+            out.json.as_deref(),
+            out.csv.as_deref(),
+            out.openmetrics.as_deref(),
+        )?;
+        if let Some(w) = a.write_reference.as_deref() {
+            crate::report::outfile::check_writable(Path::new(w))?;
+        }
         let json = match out.json.as_deref() {
             Some("-") => None,
             Some(p) => Some(PathBuf::from(p)),

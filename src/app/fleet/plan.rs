@@ -44,6 +44,11 @@ pub struct FleetPlan {
 /// broadcast, gather): an allowance for the estimate, not a measurement.
 const STEP_OVERHEAD_S: f64 = 0.05;
 
+/// What rank 0 allows a leader beyond its own bound: the leader starts its
+/// test after receiving the step's broadcast and may wait for a cpu on a
+/// loaded machine.
+const LEADER_GRACE_S: f64 = 2.0;
+
 fn range(flag: &'static str, v: f64, lo: f64, hi: f64, unit: &str) -> Result<f64, UserError> {
     if v.is_finite() && v >= lo && v <= hi {
         Ok(v)
@@ -217,6 +222,20 @@ impl NetPlan {
             0.0
         };
         self.tcp.step_time_s + omit + STEP_OVERHEAD_S
+    }
+
+    /// How long rank 0 waits for a step's flows on `transport` before a
+    /// silent rank is lost: the step plus `--timeout`, and over TCP never
+    /// less than a leader's own bound with a hung peer plus a grace for
+    /// scheduling (see `TcpParams::leader_bound_s`), so only the hung rank
+    /// is lost, not the healthy rank testing against it.
+    pub fn step_patience(&self, transport: &str) -> f64 {
+        let plain = self.step_seconds(transport) + self.tcp.timeout_s;
+        if transport == "tcp" {
+            plain.max(self.tcp.leader_bound_s() + STEP_OVERHEAD_S + LEADER_GRACE_S)
+        } else {
+            plain
+        }
     }
 
     /// (steps, flows, seconds) of the whole network phase for `n` ranks.

@@ -38,6 +38,11 @@ pub(super) struct Hello {
     pub(super) estimate_s: Option<f64>,
     /// Why this rank cannot run the per-node phase (flags vs its machine).
     pub(super) error: Option<String>,
+    /// The plan this rank's own flags make: rank 0 refuses a fleet whose
+    /// ranks were started with other flags than its own (they would run
+    /// rank 0's plan while their records and estimates said otherwise).
+    #[serde(default)]
+    pub(super) plan: Option<Box<FleetPlan>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -66,6 +71,10 @@ pub(super) enum Cmd {
     },
     Done {
         code: u8,
+    },
+    /// Rank 0 refused the fleet before anything was measured.
+    Refused {
+        reason: String,
     },
 }
 
@@ -122,6 +131,7 @@ pub fn run(comm: &mut dyn Comm, plan: &FleetPlan, cx: Ctx) -> anyhow::Result<u8>
         port: transponder.as_ref().map(|t| t.port),
         estimate_s: node_plan.as_ref().ok().map(node::NodePlan::estimate_s),
         error: node_plan.as_ref().err().map(|e| e.to_string()),
+        plan: Some(Box::new(plan.clone())),
     };
     let hellos = comm.gather(
         to_value(&hello),
@@ -129,6 +139,12 @@ pub fn run(comm: &mut dyn Comm, plan: &FleetPlan, cx: Ctx) -> anyhow::Result<u8>
         Duration::from_secs_f64(plan.timeout_s),
     )?;
     let code = if comm.rank() == 0 {
+        if let Some(reason) = other_flags(plan, &hellos) {
+            comm.bcast(Some(to_value(&Cmd::Refused {
+                reason: reason.clone(),
+            })))?;
+            return Err(refusal(reason));
+        }
         super::root::Root::new(comm, plan, cx, hellos, node_plan.ok()).drive()?
     } else {
         follow(comm, cx, node_plan.ok())?
@@ -176,8 +192,75 @@ fn follow(comm: &mut dyn Comm, cx: Ctx, node_plan: Option<node::NodePlan>) -> an
                 )?;
             }
             Cmd::Done { code } => return Ok(code),
+            Cmd::Refused { reason } => return Err(refusal(reason)),
         }
     }
+}
+
+fn refusal(reason: String) -> anyhow::Error {
+    crate::error::UserError::BadInput {
+        path: "bwscope fleet".into(),
+        problem: reason,
+    }
+    .into()
+}
+
+/// The leaves where two JSON values differ, as `a.b.c` paths.
+fn differences(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            for k in keys {
+                let path = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                differences(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    &path,
+                    out,
+                );
+            }
+        }
+        _ if a != b => out.push(format!("{at}: {b} there, {a} on rank 0")),
+        _ => {}
+    }
+}
+
+/// Why the fleet cannot run as one: ranks whose own flags make another
+/// plan than rank 0's (an MPMD launch, a wrapper that changes the
+/// command line), named with what differs.
+pub(super) fn other_flags(plan: &FleetPlan, hellos: &[Option<Value>]) -> Option<String> {
+    let mine = to_value(plan);
+    let mut odd: Vec<String> = Vec::new();
+    for (r, h) in hellos.iter().enumerate().skip(1) {
+        let Some(theirs) = h
+            .as_ref()
+            .and_then(|h| serde_json::from_value::<Hello>(h.clone()).ok())
+            .and_then(|h| h.plan)
+        else {
+            continue;
+        };
+        let mut diff = Vec::new();
+        differences(&mine, &to_value(&theirs), "", &mut diff);
+        if !diff.is_empty() {
+            diff.truncate(3);
+            odd.push(format!("rank {r} ({})", diff.join("; ")));
+        }
+    }
+    if odd.is_empty() {
+        return None;
+    }
+    let n = odd.len();
+    odd.truncate(4);
+    Some(format!(
+        "{n} rank(s) were started with other flags than rank 0, nothing was measured: {}; give every rank the same `bwscope fleet` command line",
+        odd.join(", ")
+    ))
 }
 
 /// Measure this node with `planned` (planned again only when rank 0's
@@ -214,19 +297,41 @@ pub(super) fn step(
     cx: &Ctx,
 ) -> (Vec<Flow>, f64) {
     let net = plan.network.as_ref().expect("a step needs a network plan");
-    if transport == "mpi" {
-        return comm
-            .mpi_step(tests, size, net.window, net.tcp.step_time_s)
-            .unwrap_or_default();
+    let before = crate::measure::noise::snapshot();
+    let (mut flows, secs) = if transport == "mpi" {
+        comm.mpi_step(tests, size, net.window, net.tcp.step_time_s)
+            .unwrap_or_default()
+    } else {
+        let addr = |r: u32| members.iter().find(|m| m.rank == r).and_then(|m| m.data);
+        network::run_step(
+            comm.rank(),
+            tests,
+            size,
+            &net.tcp,
+            &addr,
+            cx.token.as_deref(),
+            cx.stop,
+        )
+    };
+    // What else ran on this machine meanwhile: a flow that comes out slow
+    // under it is not evidence of a slow path (verdict::links).
+    if !flows.is_empty() {
+        if let Some(n) = crate::measure::noise::since(before) {
+            let streams = if transport == "mpi" {
+                1
+            } else {
+                net.tcp.streams
+            };
+            let k = crate::model::noise_slowdown(
+                n.foreign_cpus,
+                u32::from(streams),
+                cx.host.cpus.len(),
+            );
+            for f in &mut flows {
+                f.foreign_cpus = Some(n.foreign_cpus);
+                f.noise_slowdown = Some(k);
+            }
+        }
     }
-    let addr = |r: u32| members.iter().find(|m| m.rank == r).and_then(|m| m.data);
-    network::run_step(
-        comm.rank(),
-        tests,
-        size,
-        &net.tcp,
-        &addr,
-        cx.token.as_deref(),
-        cx.stop,
-    )
+    (flows, secs)
 }

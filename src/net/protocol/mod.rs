@@ -28,7 +28,7 @@
 
 mod auth;
 
-pub use auth::{auth_mac, auth_ok, random_bytes};
+pub use auth::{auth_mac, auth_mac_as, auth_ok, auth_ok_as, random_bytes, SERVER_LABEL};
 
 /// Protocol version spoken by this build; a peer with another is refused.
 pub const VERSION: u16 = 1;

@@ -126,6 +126,68 @@ fn turn_away(mut s: TcpStream, why: &str) {
     }
 }
 
+/// The descriptors one stream holds during a test (the accepted socket
+/// and the copy that can abort it), and those kept for the listener, the
+/// control connection, logging and a late arrival.
+pub const FDS_PER_STREAM: u64 = 2;
+const FDS_RESERVE: u64 = 6;
+
+/// How many streams one test could have now, under the open-file limit
+/// (None: no limit), and the limit.
+pub fn stream_room() -> Option<(u64, u64)> {
+    crate::util::fds::free()
+        .map(|(free, limit)| (free.saturating_sub(FDS_RESERVE) / FDS_PER_STREAM, limit))
+}
+
+/// `accept` failures, logged at most once a second with a count of those
+/// not shown; running out of descriptors is named with the limit.
+#[derive(Default)]
+struct AcceptFailures {
+    last: Option<Instant>,
+    unsaid: u64,
+}
+
+impl AcceptFailures {
+    fn note(&mut self, log: &Log, e: &std::io::Error) {
+        if self
+            .last
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        {
+            self.unsaid += 1;
+            return;
+        }
+        let why = if crate::util::fds::is_exhausted(e) {
+            // (Counting the open ones would need one more descriptor.)
+            let limit = crate::util::fds::limit().map_or("no limit".into(), |l| {
+                format!("all {l} of ulimit -n in use")
+            });
+            format!(
+                "out of open files ({e}: {limit}): a connection waits until one closes; raise the limit where the server runs"
+            )
+        } else {
+            e.to_string()
+        };
+        let more = match self.unsaid {
+            0 => String::new(),
+            n => format!(" ({n} more since the last line)"),
+        };
+        log(&format!("accept failed: {why}{more}"));
+        self.last = Some(Instant::now());
+        self.unsaid = 0;
+    }
+
+    /// An accept worked: say how many failures were not shown.
+    fn flush(&mut self, log: &Log) {
+        if self.unsaid > 0 {
+            log(&format!(
+                "accept failed {} more times before this connection",
+                self.unsaid
+            ));
+        }
+        *self = AcceptFailures::default();
+    }
+}
+
 /// Decrements the connection count when a handler ends.
 struct ConnGuard(Arc<Shared>);
 
@@ -175,6 +237,7 @@ impl Server {
     /// first leader run ended.
     pub fn serve(&self, stop: &AtomicBool) -> std::io::Result<()> {
         let fd = self.listener.as_raw_fd();
+        let mut failures = AcceptFailures::default();
         loop {
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -193,10 +256,17 @@ impl Server {
                 continue; // timeout or EINTR: re-check the flags
             }
             let (s, peer) = match self.listener.accept() {
-                Ok(x) => x,
+                Ok(x) => {
+                    failures.flush(&self.shared.log);
+                    x
+                }
                 Err(e) => {
-                    (self.shared.log)(&format!("accept failed: {}", e));
-                    std::thread::sleep(Duration::from_millis(10));
+                    // Out of descriptors, the connection stays queued and
+                    // poll wakes at once: one line a second, not a hundred,
+                    // and a longer pause.
+                    let exhausted = crate::util::fds::is_exhausted(&e);
+                    failures.note(&self.shared.log, &e);
+                    std::thread::sleep(Duration::from_millis(if exhausted { 200 } else { 10 }));
                     continue;
                 }
             };

@@ -52,6 +52,15 @@ fn validate(st: &Setup, cfg: &ServerConfig) -> Result<(), String> {
             st.bytes, cfg.max_bytes
         ));
     }
+    // Streams that could not be accepted would only time out in the join.
+    if let Some((room, limit)) = super::stream_room() {
+        if u64::from(st.streams) > room {
+            return Err(format!(
+                "setup: {} streams; this server can take {room} now, under its open-file limit (ulimit -n {limit}): ask for fewer --streams, or raise the limit where the server runs",
+                st.streams
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -178,12 +187,17 @@ fn run_control(
                 have += 1;
             }
             Err(_) => {
+                let short = super::stream_room()
+                    .filter(|(room, _)| *room == 0)
+                    .map_or(String::new(), |(_, limit)| {
+                        format!(" (the server is out of open files: ulimit -n {limit})")
+                    });
                 return Err(format!(
-                    "only {} of {} streams joined within {:?}",
+                    "only {} of {} streams joined within {:?}{short}",
                     have,
                     streams.len(),
                     t
-                ))
+                ));
             }
         }
     }

@@ -110,6 +110,17 @@ pub fn compare(a: (&str, &FleetRun), b: (&str, &FleetRun), pct: Option<f64>) -> 
     }
 }
 
+/// The distinct items, in the order they first come.
+fn unique<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for x in it {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
 fn cell(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{x:.3}"))
 }
@@ -118,6 +129,16 @@ impl FleetComparison {
     /// Rows whose figure got worse by more than the threshold.
     pub fn slower(&self) -> Vec<&Row> {
         self.rows.iter().filter(|r| r.verdict == "slower").collect()
+    }
+
+    /// Every node compared, once each, in the order rows first name it.
+    pub fn nodes(&self) -> Vec<&str> {
+        unique(self.rows.iter().map(|r| r.node.as_str()))
+    }
+
+    /// Nodes with at least one slower figure, once each, worst first.
+    pub fn slower_nodes(&self) -> Vec<&str> {
+        unique(self.slower().into_iter().map(|r| r.node.as_str()))
     }
 
     fn grid(&self) -> Vec<Vec<String>> {
@@ -150,15 +171,12 @@ impl FleetComparison {
             self.files[0], self.files[1], self.threshold_pct
         );
         s.push_str(&table::grid(&self.grid()));
-        let slow: Vec<&str> = {
-            let mut v: Vec<&str> = self.slower().iter().map(|r| r.node.as_str()).collect();
-            v.dedup();
-            v
-        };
+        let slow = self.slower_nodes();
         let _ = writeln!(
             s,
-            "{} of the nodes got slower{}",
+            "{} of {} nodes got slower{}",
             slow.len(),
+            self.nodes().len(),
             if slow.is_empty() {
                 String::new()
             } else {
@@ -184,5 +202,32 @@ impl FleetComparison {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.push('\n');
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Five nodes, shift over TCP; every flow from rank r goes at
+    /// `base + step * r` GB/s.
+    fn fleet(base: f64, step: f64) -> FleetRun {
+        FleetRun::test_shift(5, |src, _| Some(base + step * src as f64))
+    }
+
+    #[test]
+    fn each_slower_node_is_counted_and_named_once() {
+        // Every node slower both ways, by different amounts: sorted by how
+        // much worse, one node's two rows are not next to each other.
+        let c = compare(("a", &fleet(1.0, 0.0)), ("b", &fleet(0.5, 0.05)), None);
+        assert_eq!(c.slower().len(), 10, "{:?}", c.rows);
+        assert_eq!(c.nodes().len(), 5);
+        assert_eq!(c.slower_nodes().len(), 5);
+        let t = c.render_table();
+        let last = t.lines().last().unwrap();
+        assert!(last.starts_with("5 of 5 nodes got slower: "), "{last}");
+        for r in 0..5 {
+            assert_eq!(last.matches(&format!("n{r}")).count(), 1, "{last}");
+        }
     }
 }

@@ -22,6 +22,11 @@ use crate::util::units::format_bytes;
 pub const HEATMAP_MAX_NODES: usize = 256;
 
 const FLEET_STYLE: &str = r#"
+td.noisy{color:var(--warn);font-style:italic}
+#nodetable th{white-space:normal;vertical-align:bottom}
+#nodetable th,#nodetable td{padding:4px 6px}
+#nodetable td.node{white-space:normal;overflow-wrap:anywhere;min-width:6em}
+#nodetable td.notes{white-space:normal;min-width:8em}
 .ok{color:#1a7f37;font-weight:600}.fail{color:#b42318;font-weight:600}.unknown{color:var(--muted);font-weight:600}
 tr.fail td{background:#fff1f0}
 svg.strip,svg.heatmap{display:block;max-width:100%;height:auto;font:11px system-ui,sans-serif}
@@ -38,6 +43,8 @@ var maps=document.querySelectorAll('svg.heatmap');
 maps.forEach(function(svg){var out=document.getElementById(svg.getAttribute('data-readout'));
  svg.addEventListener('mouseover',function(e){var c=e.target;if(!c.classList||!c.classList.contains('cell'))return;out.textContent=c.getAttribute('data-info');});});
 document.body.setAttribute('data-heatmaps',String(maps.length));
+var nodes=document.getElementById('nodetable');
+if(nodes){var w=nodes.closest('.tablewrap')||nodes.parentNode;document.body.setAttribute('data-nodes-fit',nodes.offsetWidth+' '+w.clientWidth);}
 if(location.hash==='#fleettest'){var r='no heatmap';
  if(maps.length){var c=maps[0].querySelector('rect.cell'),o=document.getElementById(maps[0].getAttribute('data-readout'));
   if(!c)r='no cell';else{c.dispatchEvent(new MouseEvent('mouseover',{bubbles:true}));r=o.textContent.length>0?'ok '+maps[0].querySelectorAll('rect.cell').length+' cells':'no read-out';}}
@@ -99,13 +106,15 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
         };
         d(*b).total_cmp(&d(*a))
     });
-    let mut s = String::from("<div class=tablewrap><table class=sortable id=nodes><thead><tr><th>node</th><th>rank</th><th>verdict</th><th>distance (robust z)</th>");
+    let mut s = String::from("<div class=tablewrap><table class=sortable id=nodetable><thead><tr><th>node</th><th>rank</th><th>verdict</th><th>distance (robust z)</th>");
     for m in metrics {
+        // Breakable after each underscore: a dozen figures must fit the
+        // page's width (the metric names alone are wider than 1200 px).
+        let name = esc(&m.metric).replace('_', "_<wbr>");
         let _ = write!(
             s,
-            "<th title=\"{}\">{} ({})</th>",
+            "<th class=metric title=\"{}\">{name} ({})</th>",
             esc(&m.what),
-            esc(&m.metric),
             esc(m.unit)
         );
     }
@@ -116,7 +125,7 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
         let (word, class) = verdict_word(v);
         let _ = write!(
             s,
-            "<tr{}><td>{}</td><td class=n data-v=\"{r}\">{r}</td><td class=\"{class}\">{word}</td><td class=n data-v=\"{d}\">{d:.1}</td>",
+            "<tr{}><td class=node>{}</td><td class=n data-v=\"{r}\">{r}</td><td class=\"{class}\">{word}</td><td class=n data-v=\"{d}\">{d:.1}</td>",
             if class == "fail" { " class=fail" } else { "" },
             esc(&n.label),
             d = v.map_or(0.0, |v| v.distance)
@@ -130,20 +139,27 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
             let check = v.and_then(|v| v.checks.iter().find(|c| c.metric == m.metric));
             match mine.iter().find(|g| g.metric == m.metric) {
                 Some(g) => {
-                    let bad = check.is_some_and(|c| c.outlier || c.below_reference);
+                    let state = match check {
+                        Some(c) if c.fails() => " fail",
+                        Some(c) if c.noisy => " noisy",
+                        _ => "",
+                    };
                     let tip = check.map_or(String::new(), |c| {
                         format!(
-                            "z {} · {} % worse than the median{}",
+                            "z {} · {} % worse than the median{}{}",
                             c.robust_z.map_or("-".into(), |z| format!("{z:.1}")),
                             c.pct_worse.map_or("-".into(), |p| format!("{p:.1}")),
                             c.reference
-                                .map_or(String::new(), |b| format!(" · class bound {}", num(b)))
+                                .map_or(String::new(), |b| format!(" · class bound {}", num(b))),
+                            c.foreign_cpus.map_or(String::new(), |x| format!(
+                                " · other processes used {x:.2} CPUs meanwhile"
+                            ))
                         )
                     });
                     let _ = write!(
                         s,
                         "<td class=\"n{}\" data-v=\"{}\" title=\"{}\">{}</td>",
-                        if bad { " fail" } else { "" },
+                        state,
                         g.value,
                         esc(&tip),
                         num(g.value)
@@ -154,7 +170,7 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
         }
         let mut notes: Vec<String> = Vec::new();
         if n.status != NodeStatus::Ok {
-            notes.push(format!("{:?}", n.status).to_lowercase());
+            notes.push(super::status_word(n.status).into());
         }
         if let Some(reason) = v
             .and_then(|v| v.reason.clone())
@@ -162,7 +178,7 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
         {
             notes.push(reason);
         }
-        let _ = writeln!(s, "<td>{}</td></tr>", esc(&notes.join("; ")));
+        let _ = writeln!(s, "<td class=notes>{}</td></tr>", esc(&notes.join("; ")));
     }
     s.push_str("</tbody></table></div>\n");
     s
@@ -185,12 +201,9 @@ fn strip(f: &FleetRun, figs: &[(u32, Vec<Figure>)], m: &Figure) -> String {
         .and_then(|v| v.metrics.iter().find(|x| x.metric == m.metric));
     let outlier = |r: u32| {
         f.verdicts.as_ref().is_some_and(|v| {
-            v.nodes.iter().any(|n| {
-                n.rank == r
-                    && n.checks
-                        .iter()
-                        .any(|c| c.metric == m.metric && (c.outlier || c.below_reference))
-            })
+            v.nodes
+                .iter()
+                .any(|n| n.rank == r && n.checks.iter().any(|c| c.metric == m.metric && c.fails()))
         })
     };
     let (w, h, pad) = (900.0, 110.0, 40.0);
@@ -420,8 +433,26 @@ pub fn render(f: &FleetRun, scale_max: Option<f64>) -> String {
         None => s.push_str("<p>No verdict yet: the run did not finish.</p>\n"),
         Some(v) => {
             let failing: Vec<&NodeVerdict> = v.nodes.iter().filter(|n| n.drain).collect();
-            if failing.is_empty() {
-                let _ = writeln!(s, "<p class=ok>Every measured node is within the fleet (robust z &lt; {} or less than {} % worse than the median{}).</p>", v.robust_z, v.pct_worse, if v.reference.is_some() { ", and within its class bounds" } else { "" });
+            let unknown: Vec<&NodeVerdict> = v.nodes.iter().filter(|n| !n.ok && !n.drain).collect();
+            if let Some(line) = super::text::noise_line(v) {
+                let _ = writeln!(s, "<p class=unknown id=noise>{}</p>", esc(&line));
+            }
+            if !unknown.is_empty() {
+                s.push_str("<h3>Not judged (UNKNOWN)</h3><ul class=unknown>");
+                for n in &unknown {
+                    let _ = write!(
+                        s,
+                        "<li><strong>{}</strong>: {}</li>",
+                        esc(&n.label),
+                        esc(n.reason.as_deref().unwrap_or("not judged"))
+                    );
+                }
+                s.push_str("</ul>\n");
+            }
+            if failing.is_empty() && unknown.len() == v.nodes.len() {
+                s.push_str("<p class=unknown>No node could be judged.</p>\n");
+            } else if failing.is_empty() {
+                let _ = writeln!(s, "<p class=ok>Every judged node is within the fleet (robust z &lt; {} or less than {} % worse than the median{}).</p>", v.robust_z, v.pct_worse, if v.reference.is_some() { ", and within its class bounds" } else { "" });
             } else {
                 s.push_str("<ul class=warnings>");
                 for n in failing {
@@ -434,11 +465,7 @@ pub fn render(f: &FleetRun, scale_max: Option<f64>) -> String {
                 }
                 s.push_str("</ul>\n");
             }
-            let slow: Vec<_> = v
-                .links
-                .iter()
-                .filter(|l| l.explained_by.is_none())
-                .collect();
+            let slow: Vec<_> = v.links.iter().filter(|l| l.is_path()).collect();
             if !slow.is_empty() {
                 s.push_str(
                     "<h3>Slow or failed paths between healthy nodes</h3><ul class=warnings>",

@@ -6,7 +6,7 @@
 //! record, latency from the random chase at the largest size.
 
 use crate::model::fleet::{FleetRun, NetMatrix};
-use crate::model::Run;
+use crate::model::{noise_slowdown, Record, Run};
 use crate::report::summary;
 use crate::stats::median;
 
@@ -19,6 +19,13 @@ pub struct Figure {
     pub value: f64,
     /// One line on what it is, for HELP texts and tables.
     pub what: String,
+    /// Foreign load while the record behind it was measured (CPUs' worth
+    /// of other processes); None without a noise reading (the clock, flows
+    /// from older files).
+    pub foreign_cpus: Option<f64>,
+    /// The most that load can slow the figure down (≥ 1; see
+    /// [`noise_slowdown`]); None without a noise reading.
+    pub noise_slowdown: Option<f64>,
 }
 
 fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str) -> Figure {
@@ -28,7 +35,47 @@ fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str
         higher_is_better: higher,
         value,
         what: what.into(),
+        foreign_cpus: None,
+        noise_slowdown: None,
     }
+}
+
+impl Figure {
+    /// The same figure, carrying the noise of the record it came from
+    /// (measured on `run`'s host).
+    fn noise_of(mut self, r: &Record, run: &Run) -> Figure {
+        // The reading itself, not what stands out of its resolution: a
+        // verdict gives a figure the benefit of the doubt (a short window
+        // resolves 2 CPUs and could otherwise hide a busy machine).
+        self.foreign_cpus = r.noise.map(|n| n.foreign_cpus);
+        self.noise_slowdown = self
+            .foreign_cpus
+            .map(|f| noise_slowdown(f, r.threads, run.host.cpus.len()));
+        self
+    }
+}
+
+/// Every metric a node can have: the names [`node_figures`] and
+/// [`net_figures`] give (a reference file's bounds must be among them).
+pub const METRICS: &[&str] = &[
+    "clock_ghz",
+    "l1_read_gbps",
+    "l2_read_gbps",
+    "l3_read_gbps",
+    "dram_read_gbps",
+    "dram_write_gbps",
+    "dram_memcpy_gbps",
+    "dram_read_all_gbps",
+    "dram_latency_ns",
+    "tcp_out_gbps",
+    "tcp_in_gbps",
+    "mpi_out_gbps",
+    "mpi_in_gbps",
+];
+
+/// Is `name` one of [`METRICS`]?
+pub fn is_metric(name: &str) -> bool {
+    METRICS.contains(&name)
 }
 
 /// The node figures of one run (those its records allow).
@@ -49,51 +96,66 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
         ("L3", "l3_read_gbps"),
         ("DRAM", "dram_read_gbps"),
     ] {
-        if let Some((g, _)) = summary::single(run, "read", "seq_read", regime) {
-            out.push(figure(
-                name,
+        if let Some((g, r)) = summary::single(run, "read", "seq_read", regime) {
+            out.push(
+                figure(
+                    name,
+                    "GB/s",
+                    true,
+                    g,
+                    &format!("{regime} read bandwidth of one core"),
+                )
+                .noise_of(r, run),
+            );
+        }
+    }
+    if let Some((g, r)) = summary::single(run, "write", "seq_write", "DRAM") {
+        out.push(
+            figure(
+                "dram_write_gbps",
                 "GB/s",
                 true,
                 g,
-                &format!("{regime} read bandwidth of one core"),
-            ));
-        }
+                "DRAM write bandwidth of one core",
+            )
+            .noise_of(r, run),
+        );
     }
-    if let Some((g, _)) = summary::single(run, "write", "seq_write", "DRAM") {
-        out.push(figure(
-            "dram_write_gbps",
-            "GB/s",
-            true,
-            g,
-            "DRAM write bandwidth of one core",
-        ));
+    if let Some((g, r)) = summary::single(run, "copy", "libc_memcpy", "DRAM") {
+        out.push(
+            figure(
+                "dram_memcpy_gbps",
+                "GB/s",
+                true,
+                g,
+                "DRAM memcpy bandwidth of one core (bytes read + written)",
+            )
+            .noise_of(r, run),
+        );
     }
-    if let Some((g, _)) = summary::single(run, "copy", "libc_memcpy", "DRAM") {
-        out.push(figure(
-            "dram_memcpy_gbps",
-            "GB/s",
-            true,
-            g,
-            "DRAM memcpy bandwidth of one core (bytes read + written)",
-        ));
+    if let Some((g, r)) = summary::all_cores(run, "read") {
+        out.push(
+            figure(
+                "dram_read_all_gbps",
+                "GB/s",
+                true,
+                g,
+                &format!("DRAM read bandwidth of all cores ({} threads)", r.threads),
+            )
+            .noise_of(r, run),
+        );
     }
-    if let Some((g, t)) = summary::all_cores(run, "read") {
-        out.push(figure(
-            "dram_read_all_gbps",
-            "GB/s",
-            true,
-            g,
-            &format!("DRAM read bandwidth of all cores ({t} threads)"),
-        ));
-    }
-    if let Some((ns, _)) = summary::dram_latency(run) {
-        out.push(figure(
-            "dram_latency_ns",
-            "ns",
-            false,
-            ns,
-            "load-to-use latency at the largest size (random chase)",
-        ));
+    if let Some((ns, r)) = summary::dram_latency(run) {
+        out.push(
+            figure(
+                "dram_latency_ns",
+                "ns",
+                false,
+                ns,
+                "load-to-use latency at the largest size (random chase)",
+            )
+            .noise_of(r, run),
+        );
     }
     out
 }
@@ -113,26 +175,24 @@ pub fn net_figures(fleet: &FleetRun, rank: u32) -> Vec<Figure> {
             continue;
         };
         let at = |f: &&crate::model::fleet::Flow| f.size_bytes == size;
-        let outs: Vec<f64> = m
-            .flows
-            .iter()
-            .filter(at)
-            .filter(|f| f.src == rank)
-            .filter_map(|f| f.recv_gbps)
-            .collect();
-        let ins: Vec<f64> = m
-            .flows
-            .iter()
-            .filter(at)
-            .filter(|f| f.dst == rank)
-            .filter_map(|f| f.recv_gbps)
-            .collect();
+        let measured = |mine: &dyn Fn(&crate::model::fleet::Flow) -> bool| {
+            m.flows
+                .iter()
+                .filter(at)
+                .filter(|f| mine(f) && f.recv_gbps.is_some())
+                .collect::<Vec<_>>()
+        };
+        let outs = measured(&|f| f.src == rank);
+        let ins = measured(&|f| f.dst == rank);
         for (dir, v, what) in [
             ("out", outs, "sent to its peers"),
             ("in", ins, "received from its peers"),
         ] {
-            if let Some(med) = median(&v) {
-                out.push(figure(
+            let of = |g: fn(&crate::model::fleet::Flow) -> Option<f64>| {
+                median(&v.iter().filter_map(|f| g(f)).collect::<Vec<_>>())
+            };
+            if let Some(med) = of(|f| f.recv_gbps) {
+                let mut g = figure(
                     &format!("{}_{dir}_gbps", m.transport),
                     "GB/s",
                     true,
@@ -144,7 +204,11 @@ pub fn net_figures(fleet: &FleetRun, rank: u32) -> Vec<Figure> {
                         size,
                         m.schedule
                     ),
-                ));
+                );
+                // The typical load its flows ran under, as for the rate.
+                g.foreign_cpus = of(|f| f.foreign_cpus);
+                g.noise_slowdown = of(|f| f.noise_slowdown);
+                out.push(g);
             }
         }
     }
@@ -174,4 +238,32 @@ pub fn definitions(figs: &[(u32, Vec<Figure>)]) -> Vec<Figure> {
         }
     }
     defs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn foreign_load_slows_by_cpu_share_and_memory_share() {
+        // 2 cpus, 1 thread: 0.5 CPU fits on the free cpu, shares memory.
+        assert_eq!(noise_slowdown(0.5, 1, 2), 1.5);
+        // 1.9 CPUs: 0.9 time-shares our cpu as well.
+        assert!((noise_slowdown(1.9, 1, 2) - 1.9 * 2.9).abs() < 1e-12);
+        // Quiet: no slowdown; all cpus ours: every foreign cycle is theirs.
+        assert_eq!(noise_slowdown(0.0, 2, 2), 1.0);
+        assert_eq!(noise_slowdown(1.0, 2, 2), 1.5 * 1.5);
+    }
+
+    #[test]
+    fn every_figure_is_a_listed_metric() {
+        let text = include_str!("../../../tests/fixtures/cache-quick.json");
+        let mut run: Run = serde_json::from_str(text).unwrap();
+        run.host.clock_hz = Some(3e9);
+        let figs = node_figures(&run);
+        assert!(figs.len() >= 3, "{figs:?}");
+        for g in figs {
+            assert!(is_metric(&g.metric), "{} is missing from METRICS", g.metric);
+        }
+    }
 }

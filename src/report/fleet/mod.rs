@@ -15,7 +15,7 @@ pub mod text;
 pub mod verdict;
 
 use crate::error::UserError;
-use crate::model::fleet::{FleetRun, FLEET_KIND, FLEET_SCHEMA_VERSION};
+use crate::model::fleet::{FleetRun, NodeStatus, FLEET_KIND, FLEET_SCHEMA_VERSION};
 use crate::model::Run;
 
 /// A saved run or a saved fleet.
@@ -50,6 +50,15 @@ pub fn load(path: &str) -> Result<Doc, UserError> {
     Ok(Doc::Fleet(Box::new(f)))
 }
 
+/// A fleet-only flag given with a run of one machine: refused rather than
+/// ignored.
+pub fn not_a_fleet(flag: &'static str, path: &str) -> UserError {
+    UserError::flag(
+        flag,
+        format!("{path} is a run of one machine, not a fleet file; {flag} applies to `bwscope fleet` results only"),
+    )
+}
+
 /// One node's run out of a fleet, by label or host name.
 pub fn node_run(f: &FleetRun, name: &str, path: &str) -> Result<Run, UserError> {
     let n = f.find(name).ok_or_else(|| {
@@ -63,24 +72,34 @@ pub fn node_run(f: &FleetRun, name: &str, path: &str) -> Result<Run, UserError> 
         )
     })?;
     n.run.clone().ok_or_else(|| {
+        let why = match (n.status, &n.reason) {
+            (NodeStatus::Ok, _) => "the fleet ran no per-node suites (--suites none): it has network figures only; compare the fleet files without --node".to_string(),
+            (s, Some(r)) => format!("{}: {r}", status_word(s)),
+            (s, None) => status_word(s).to_string(),
+        };
         UserError::flag(
             "--node",
-            format!(
-                "node '{name}' has no run in {path} ({:?}{})",
-                n.status,
-                n.reason
-                    .as_ref()
-                    .map_or(String::new(), |r| format!(": {r}"))
-            ),
+            format!("node '{name}' has no run in {path}: {why}"),
         )
     })
+}
+
+/// A node's status as the fleet file spells it.
+pub fn status_word(s: NodeStatus) -> &'static str {
+    match s {
+        NodeStatus::Ok => "ok",
+        NodeStatus::Lost => "lost",
+        NodeStatus::Interrupted => "interrupted",
+        NodeStatus::Error => "error",
+    }
 }
 
 /// A run for the ordinary exporters: the file's run, or with `node` one
 /// node of a fleet. A fleet without `node` is refused with the hint.
 pub fn load_run(path: &str, node: Option<&str>) -> Result<Run, UserError> {
     match (load(path)?, node) {
-        (Doc::Run(r), _) => Ok(*r),
+        (Doc::Run(_), Some(_)) => Err(not_a_fleet("--node", path)),
+        (Doc::Run(r), None) => Ok(*r),
         (Doc::Fleet(f), Some(n)) => node_run(&f, n, path),
         (Doc::Fleet(f), None) => Err(UserError::flag(
             "--node",
@@ -98,4 +117,24 @@ pub fn to_json(f: &FleetRun) -> Vec<u8> {
     let mut v = serde_json::to_vec_pretty(f).unwrap_or_default();
     v.push(b'\n');
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_without_a_run_says_why_in_words() {
+        // `--suites none`: every node is ok and has network figures only.
+        let mut f = FleetRun::test_shift(3, |_, _| Some(1.0));
+        let e = node_run(&f, "n1", "f.json").unwrap_err().to_string();
+        assert!(e.contains("--suites none") && !e.contains("(Ok)"), "{e}");
+        f.nodes[2].status = NodeStatus::Lost;
+        f.nodes[2].reason = Some("connection closed".into());
+        let e = node_run(&f, "n2", "f.json").unwrap_err().to_string();
+        assert!(
+            e.ends_with("has no run in f.json: lost: connection closed"),
+            "{e}"
+        );
+    }
 }

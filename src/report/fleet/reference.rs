@@ -21,8 +21,13 @@ const MEMORY_TOLERANCE: f64 = 0.05;
 /// The version of the reference file layout.
 pub const REFERENCE_VERSION: u32 = 1;
 
-/// `--reference FILE`.
+/// Largest reference file read (a class is a few hundred bytes).
+pub const MAX_REFERENCE_BYTES: u64 = 1 << 20;
+
+/// `--reference FILE`. Unknown fields are refused (a misspelt `"cores"`
+/// would otherwise match every node).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct Reference {
     pub bwscope_reference: u32,
     pub classes: Vec<Class>,
@@ -30,6 +35,7 @@ pub struct Reference {
 
 /// A kind of node and what it must reach.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct Class {
     #[serde(default)]
     pub name: Option<String>,
@@ -101,26 +107,66 @@ pub fn restate_dram(r: &Reference, f: &mut FleetRun) {
     }
 }
 
-/// Read and check a reference file.
+/// Read and check a reference file: a regular file of at most
+/// [`MAX_REFERENCE_BYTES`], read without waiting (see [`parse`]).
 pub fn load(path: &str) -> Result<Reference, UserError> {
+    use crate::util::input::{read_regular, Rules};
+    let rules = Rules {
+        max: MAX_REFERENCE_BYTES,
+        follow: true,
+    };
+    let (bytes, _) = read_regular(std::path::Path::new(path), rules)
+        .map_err(|e| UserError::flag("--reference", format!("{path}: {e}")))?;
+    parse(path, &bytes)
+}
+
+/// Check a reference file's bytes (`path` names it in errors): JSON of the
+/// layout above (a byte-order mark is ignored), no unknown field, every
+/// bound a known metric with a finite value of 0 or more, every class with
+/// a bound. A misspelt metric would otherwise be ignored and every node
+/// pass.
+pub fn parse(path: &str, bytes: &[u8]) -> Result<Reference, UserError> {
     let bad = |m: String| UserError::flag("--reference", format!("{path}: {m}"));
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-    let r: Reference = serde_json::from_str(&text).map_err(|e| {
-        bad(format!(
-            "not a bwscope reference file ({e}); see docs/fleet.md"
-        ))
-    })?;
+    let r: Reference =
+        serde_json::from_slice(crate::util::input::strip_bom(bytes)).map_err(|e| {
+            bad(format!(
+                "not a bwscope reference file ({e}); see docs/fleet.md"
+            ))
+        })?;
     if r.bwscope_reference > REFERENCE_VERSION {
         return Err(bad(format!(
             "layout {} is newer than this bwscope reads ({REFERENCE_VERSION})",
             r.bwscope_reference
         )));
     }
-    if r.classes
-        .iter()
-        .any(|c| c.bounds.values().any(|b| !b.is_finite()))
-    {
-        return Err(bad("a bound is not a number".into()));
+    if r.classes.is_empty() {
+        return Err(bad("has no classes, so it would judge nothing".into()));
+    }
+    for (i, c) in r.classes.iter().enumerate() {
+        let name = c.name.clone().unwrap_or_else(|| format!("class {}", i + 1));
+        // A class with only a DRAM peak judges nothing but still gives its
+        // nodes' DRAM records their limit.
+        if c.bounds.is_empty() && c.dram_peak_gbps.is_none() {
+            return Err(bad(format!(
+                "{name} has neither bounds nor dram_peak_gbps, so it would do nothing"
+            )));
+        }
+        for (metric, b) in &c.bounds {
+            if !metrics::is_metric(metric) {
+                return Err(bad(format!(
+                    "{name}: '{metric}' is not a metric bwscope measures; known: {}",
+                    metrics::METRICS.join(", ")
+                )));
+            }
+            if !(b.is_finite() && *b >= 0.0) {
+                return Err(bad(format!(
+                    "{name}: {metric} = {b} is not a bound (give a number of 0 or more)"
+                )));
+            }
+        }
+        if c.memory_gib.is_some_and(|g| !(g.is_finite() && g > 0.0)) {
+            return Err(bad(format!("{name}: memory_gib must be a positive number")));
+        }
     }
     if r.classes.iter().any(|c| {
         c.dram_peak_gbps
@@ -192,6 +238,8 @@ pub fn make(f: &FleetRun, v: &Verdicts, pct: f64) -> Reference {
             }
             c
         })
+        // A class without a figure would judge nothing (and be refused).
+        .filter(|c| !c.bounds.is_empty())
         .collect();
     Reference {
         bwscope_reference: REFERENCE_VERSION,
@@ -250,5 +298,43 @@ mod tests {
         );
         std::fs::write(&p, r#"{"bwscope_reference":9,"classes":[]}"#).unwrap();
         assert!(load(p.to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn misspelt_metrics_and_fields_are_named() {
+        let one = |body: &str| {
+            parse("r.json", body.as_bytes())
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let ok = r#"{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{"clock_ghz":2,"tcp_in_gbps":1}}]}"#;
+        assert_eq!(one(ok), Ok(()));
+        // A byte-order mark is not an error.
+        assert_eq!(one(&format!("\u{feff}{ok}")), Ok(()));
+        let e = one(r#"{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{"clock_gz":99}}]}"#)
+            .unwrap_err();
+        assert!(
+            e.contains("'clock_gz' is not a metric") && e.contains("clock_ghz"),
+            "{e}"
+        );
+        let e = one(
+            r#"{"bwscope_reference":1,"classes":[{"cpu":"*","core":8,"bounds":{"clock_ghz":2}}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("unknown field `core`"), "{e}");
+        for (body, word) in [
+            (r#"{"bwscope_reference":1,"classes":[]}"#, "no classes"),
+            (
+                r#"{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{}}]}"#,
+                "neither bounds nor dram_peak_gbps",
+            ),
+            (
+                r#"{"bwscope_reference":1,"classes":[{"cpu":"*","bounds":{"clock_ghz":-1}}]}"#,
+                "is not a bound",
+            ),
+        ] {
+            let e = one(body).unwrap_err();
+            assert!(e.contains(word), "{body}: {e}");
+        }
     }
 }

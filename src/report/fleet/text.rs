@@ -40,11 +40,7 @@ fn failure(c: &Check) -> String {
 }
 
 fn failing(n: &NodeVerdict) -> Vec<&Check> {
-    let mut v: Vec<&Check> = n
-        .checks
-        .iter()
-        .filter(|c| c.outlier || c.below_reference)
-        .collect();
+    let mut v: Vec<&Check> = n.checks.iter().filter(|c| c.fails()).collect();
     v.sort_by(|a, b| {
         b.robust_z
             .unwrap_or(0.0)
@@ -112,6 +108,9 @@ pub fn verdict_file(f: &FleetRun) -> String {
         v.pct_worse,
         v.reference.as_ref().map_or(String::new(), |r| format!("; class bounds from {r}"))
     );
+    if let Some(line) = noise_line(v) {
+        let _ = writeln!(s, "# {line}");
+    }
     for n in &v.nodes {
         let fails = failing(n);
         if n.ok {
@@ -135,10 +134,32 @@ pub fn verdict_file(f: &FleetRun) -> String {
             );
         }
     }
-    for l in v.links.iter().filter(|l| l.explained_by.is_none()) {
+    for l in v.links.iter().filter(|l| l.is_path()) {
         let _ = writeln!(s, "# path {}", link_line(f, l));
     }
     s
+}
+
+/// How many verdicts noise made uncertain, in words; None when none.
+pub fn noise_line(v: &crate::model::fleet::Verdicts) -> Option<String> {
+    let n = v.uncertain_by_noise;
+    let flows = v.links.iter().filter(|l| l.noisy).count();
+    let mut parts = Vec::new();
+    if n > 0 {
+        parts.push(format!(
+            "noise made {n} verdict{} uncertain: a figure worse than the fleet was measured while other processes used {} CPUs or more, enough to explain it (UNKNOWN, not FAIL; re-measure on quiet nodes)",
+            if n == 1 { "" } else { "s" },
+            v.noisy_cpus
+        ));
+    }
+    if flows > 0 {
+        parts.push(format!(
+            "{flows} slow flow{} between healthy nodes ran under load that explains {} (no slow path claimed)",
+            if flows == 1 { "" } else { "s" },
+            if flows == 1 { "it" } else { "them" }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// `drain.txt`: the host names worth taking out of service.
@@ -207,16 +228,16 @@ pub fn summary(f: &FleetRun) -> String {
             .map(|(_, v)| v.as_slice())
             .unwrap_or(&[]);
         for d in &defs {
-            let bad = n
-                .checks
-                .iter()
-                .any(|c| c.metric == d.metric && (c.outlier || c.below_reference));
+            let check = n.checks.iter().find(|c| c.metric == d.metric);
+            let mark = match check {
+                Some(c) if c.fails() => " !",
+                Some(c) if c.noisy => " ~",
+                _ => "",
+            };
             row.push(
                 mine.iter()
                     .find(|g| g.metric == d.metric)
-                    .map_or("-".into(), |g| {
-                        format!("{}{}", num(g.value), if bad { " !" } else { "" })
-                    }),
+                    .map_or("-".into(), |g| format!("{}{mark}", num(g.value))),
             );
         }
         rows.push(row);
@@ -225,7 +246,22 @@ pub fn summary(f: &FleetRun) -> String {
     for n in v.nodes.iter().filter(|n| n.drain) {
         let _ = writeln!(s, "FAIL {}: {}", n.label, why(n));
     }
-    for l in v.links.iter().filter(|l| l.explained_by.is_none()) {
+    for n in v
+        .nodes
+        .iter()
+        .filter(|n| !n.drain && n.checks.iter().any(|c| c.noisy))
+    {
+        let _ = writeln!(
+            s,
+            "UNKNOWN {}: {}",
+            n.label,
+            n.reason.as_deref().unwrap_or("noisy")
+        );
+    }
+    if let Some(line) = noise_line(v) {
+        let _ = writeln!(s, "{line} (~ marks those figures)");
+    }
+    for l in v.links.iter().filter(|l| l.is_path()) {
         let _ = writeln!(s, "path {}", link_line(f, l));
     }
     let t = &f.timings;

@@ -25,13 +25,23 @@
 
 use super::reference::Reference;
 use crate::model::fleet::{
-    Check, FleetRun, LinkVerdict, MetricSummary, NodeStatus, NodeVerdict, Verdicts,
+    Check, FleetNode, FleetRun, LinkVerdict, MetricSummary, NodeStatus, NodeVerdict, Verdicts,
 };
 use crate::report::fleet::metrics::{self, Figure};
 use crate::stats::robust::{pct_worse, robust, z_worse, Robust};
 
 /// Fewest nodes with a figure for the fleet to judge it.
 pub const MIN_NODES: u32 = 4;
+/// Foreign load, in CPUs' worth of other processes as read, from which a
+/// bad figure may be put down to noise: half a
+/// CPU of other work streams enough memory to move a DRAM or cache figure
+/// by more than the 7 % an outlier needs (a fleet of 5 ranks on 2 vCPUs
+/// read 1.3–1.7 CPUs of other load and failed healthy nodes on memory
+/// figures). Noise never explains more than the load can cause
+/// ([`within_noise`]): a node 10× below its class bound fails however
+/// busy it was.
+pub const NOISY_CPUS: f64 = 0.5;
+
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub z: f64,
@@ -95,29 +105,11 @@ pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
                     )
                 })
                 .collect();
-            let failed = checks.iter().any(|c| c.outlier || c.below_reference);
             let distance = checks
                 .iter()
                 .filter_map(|c| c.robust_z)
                 .fold(0.0f64, f64::max);
-            let (ok, reason, drain) = match n.status {
-                NodeStatus::Lost => (
-                    false,
-                    Some(format!(
-                        "lost in the {} phase: {}",
-                        n.lost_in.as_deref().unwrap_or("?"),
-                        n.reason.as_deref().unwrap_or("no answer")
-                    )),
-                    true,
-                ),
-                NodeStatus::Error => (false, n.reason.clone(), failed),
-                NodeStatus::Interrupted if checks.is_empty() => (
-                    false,
-                    Some("interrupted before it was measured".into()),
-                    false,
-                ),
-                _ => (!failed, None, failed),
-            };
+            let (ok, reason, drain) = node_state(n, &checks);
             NodeVerdict {
                 rank: n.rank,
                 label: n.label.clone(),
@@ -129,10 +121,16 @@ pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
             }
         })
         .collect();
+    let uncertain_by_noise = nodes
+        .iter()
+        .filter(|v| !v.drain && v.checks.iter().any(|c| c.noisy))
+        .count() as u32;
     let mut v = Verdicts {
         robust_z: s.z,
         pct_worse: s.pct,
         min_nodes: MIN_NODES,
+        noisy_cpus: NOISY_CPUS,
+        uncertain_by_noise,
         reference: s.reference.as_ref().map(|(p, _)| p.clone()),
         metrics: summaries.into_iter().map(|(m, _)| m).collect(),
         nodes,
@@ -168,6 +166,20 @@ fn check(
         (Some(a), Some(b)) => Some(if hib { a.max(b) } else { a.min(b) }),
         (a, b) => a.or(b),
     };
+    // The points a healthy figure reaches: the fleet median (outliers) and
+    // the class bound; noise must explain the shortfall from each.
+    let points = [
+        r.map(|r| r.median).filter(|_| outlier),
+        bound.filter(|_| below_reference),
+    ];
+    let noisy = (outlier || below_reference)
+        && g.foreign_cpus.is_some_and(|f| f >= NOISY_CPUS)
+        && g.noise_slowdown.is_some_and(|k| {
+            points
+                .iter()
+                .flatten()
+                .all(|&p| within_noise(g.value, p, hib, k))
+        });
     Check {
         metric: g.metric.clone(),
         unit: g.unit.into(),
@@ -178,7 +190,89 @@ fn check(
         outlier,
         below_reference,
         expected,
+        foreign_cpus: g.foreign_cpus,
+        noise_slowdown: g.noise_slowdown,
+        noisy,
     }
+}
+
+/// Whether a load that can slow a figure `slowdown` times
+/// (`metrics::noise_slowdown`) explains `value` falling short of `point`:
+/// a rate may drop to 1 / slowdown of it, a latency grow by slowdown, no
+/// further.
+fn within_noise(value: f64, point: f64, higher_is_better: bool, slowdown: f64) -> bool {
+    if higher_is_better {
+        value * slowdown >= point
+    } else {
+        value <= point * slowdown
+    }
+}
+
+/// (ok, reason, drain) of one node from its status and its checks.
+///
+/// OK needs evidence: at least one judged figure (against the fleet or a
+/// class bound), none failing, and a node that finished measuring. A
+/// failing figure fails the node whatever else happened; a bad figure
+/// measured under heavy foreign load ([`NOISY_CPUS`]) makes it UNKNOWN
+/// (`noisy: …`), as do an interrupted measurement, no figure at all
+/// (`--suites none` without a network phase) and figures nobody could
+/// judge (fewer than [`MIN_NODES`] nodes and no class bound).
+fn node_state(n: &FleetNode, checks: &[Check]) -> (bool, Option<String>, bool) {
+    let failed = checks.iter().any(Check::fails);
+    let unknown = |why: String| (false, Some(why), false);
+    match n.status {
+        NodeStatus::Lost => {
+            return (
+                false,
+                Some(format!(
+                    "lost in the {} phase: {}",
+                    n.lost_in.as_deref().unwrap_or("?"),
+                    n.reason.as_deref().unwrap_or("no answer")
+                )),
+                true,
+            )
+        }
+        NodeStatus::Error => return (false, n.reason.clone(), failed),
+        _ if failed => return (false, None, true),
+        NodeStatus::Interrupted if checks.is_empty() => {
+            return unknown("interrupted before it was measured".into())
+        }
+        NodeStatus::Interrupted => {
+            let kept = n.run.as_ref().map_or(0, |r| r.records.len());
+            return unknown(format!(
+                "interrupted while measuring ({kept} records kept): not every figure was measured"
+            ));
+        }
+        NodeStatus::Ok => {}
+    }
+    let noisy: Vec<String> = checks
+        .iter()
+        .filter(|c| c.noisy)
+        .map(|c| {
+            format!(
+                "{} {} {} measured while other processes used {:.1} CPUs",
+                c.metric,
+                crate::report::fleet::text::num(c.value),
+                c.unit,
+                c.foreign_cpus.unwrap_or(0.0)
+            )
+        })
+        .collect();
+    if !noisy.is_empty() {
+        return unknown(format!(
+            "noisy: {}; re-measure it on a quiet node",
+            noisy.join("; ")
+        ));
+    }
+    if checks.is_empty() {
+        return unknown("nothing measured: no suite ran and no flow reached it".into());
+    }
+    if !checks.iter().any(Check::judged) {
+        return unknown(format!(
+            "not judged: fewer than {MIN_NODES} nodes have its figures and no reference bound applies"
+        ));
+    }
+    (true, None, false)
 }
 
 /// Slow and failed flows. A node whose own in or out figure is an outlier
@@ -193,9 +287,14 @@ fn check(
 fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
     // How strongly `rank` explains a flow through `metric`: lost beats any
     // outlier, a larger robust z beats a smaller; None if it does not.
-    let blame = |rank: u32, metric: &str| -> Option<f64> {
+    // A slow node explains slow flows; a flow that could not be measured
+    // at all (unreachable, refused) is explained only by a lost end.
+    let blame = |rank: u32, metric: &str, measured: bool| -> Option<f64> {
         if f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost) {
             return Some(f64::INFINITY);
+        }
+        if !measured {
+            return None;
         }
         v.nodes
             .iter()
@@ -208,8 +307,9 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
     let mut out = Vec::new();
     for m in &f.network {
         let by = |x: &crate::model::fleet::Flow| {
-            let src = blame(x.src, &format!("{}_out_gbps", m.transport));
-            let dst = blame(x.dst, &format!("{}_in_gbps", m.transport));
+            let measured = x.recv_gbps.is_some();
+            let src = blame(x.src, &format!("{}_out_gbps", m.transport), measured);
+            let dst = blame(x.dst, &format!("{}_in_gbps", m.transport), measured);
             match (src, dst) {
                 (Some(a), Some(b)) if b > a => Some(f.label(x.dst)),
                 (Some(_), _) => Some(f.label(x.src)),
@@ -217,8 +317,23 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
                 (None, None) => None,
             }
         };
-        for &size in &m.sizes {
-            let flows: Vec<_> = m.flows.iter().filter(|x| x.size_bytes == size).collect();
+        // Flows are judged against flows of the same size that ran under
+        // the same load (`concurrent`): after a rank is lost its steps run
+        // fewer flows at once, and on a shared machine those are faster,
+        // which would make the full steps' flows look like slow paths.
+        let mut groups: Vec<(u64, u32)> = m
+            .flows
+            .iter()
+            .map(|x| (x.size_bytes, x.concurrent))
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        for (size, load) in groups {
+            let flows: Vec<_> = m
+                .flows
+                .iter()
+                .filter(|x| x.size_bytes == size && x.concurrent == load)
+                .collect();
             let healthy: Vec<f64> = flows
                 .iter()
                 .filter(|x| by(x).is_none())
@@ -249,11 +364,18 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
                 let z = z_worse(g, &r, true);
                 let p = pct_worse(g, r.median, true);
                 let slow = p >= s.pct && (explained_by.is_some() || z >= s.z);
+                // A path claimed between two healthy nodes must be slower
+                // than the load on the measuring machine explains.
+                let noisy = explained_by.is_none()
+                    && x.foreign_cpus.is_some_and(|f| f >= NOISY_CPUS)
+                    && x.noise_slowdown
+                        .is_some_and(|k| within_noise(g, r.median, true, k));
                 if slow {
                     out.push(LinkVerdict {
                         robust_z: Some(z),
                         pct_worse: Some(p),
                         explained_by,
+                        noisy,
                         ..base
                     });
                 }
@@ -278,169 +400,20 @@ fn unreachable_nodes(f: &FleetRun, v: &mut Verdicts) {
                 .collect();
             let lost = f.node(n.rank).is_some_and(|x| x.status == NodeStatus::Lost);
             if !lost && !mine.is_empty() && mine.iter().all(|x| x.recv_gbps.is_none()) {
-                n.ok = false;
-                n.drain = true;
-                n.reason.get_or_insert_with(|| {
-                    format!(
+                // This failure outranks a reason for not judging it.
+                if !n.drain || n.reason.is_none() {
+                    n.reason = Some(format!(
                         "no {} flow to or from it could be measured: {}",
                         m.transport,
                         mine[0].reason.as_deref().unwrap_or("no reason given")
-                    )
-                });
+                    ));
+                }
+                n.ok = false;
+                n.drain = true;
             }
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Six nodes, shift over TCP: node 5's link is slow both ways, the
-    /// path 1 → 2 is slow on its own, 0 → 3 failed to connect.
-    fn fleet() -> FleetRun {
-        use crate::model::fleet::{FleetNode, Flow, NetMatrix};
-        let n = 6u32;
-        let mut flows = Vec::new();
-        for d in 1..n {
-            for r in 0..n {
-                let (src, dst) = (r, (r + d) % n);
-                // Healthy flows vary by ±20 % around 1 GB/s.
-                let healthy = 1.0 + 0.2 * (((src * 7 + dst * 3) % 5) as f64 - 2.0) / 2.0;
-                let g = match (src, dst) {
-                    (5, _) | (_, 5) => Some(0.012),
-                    (1, 2) => Some(0.3),
-                    (0, 3) => None,
-                    _ => Some(healthy),
-                };
-                flows.push(Flow {
-                    src,
-                    dst,
-                    size_bytes: 1 << 20,
-                    step: d - 1,
-                    recv_gbps: g,
-                    send_gbps: g,
-                    reason: g.is_none().then(|| "refused".into()),
-                    ..Flow::default()
-                });
-            }
-        }
-        FleetRun {
-            nodes: (0..n)
-                .map(|r| FleetNode {
-                    rank: r,
-                    label: format!("n{r}"),
-                    hostname: format!("n{r}"),
-                    ..FleetNode::default()
-                })
-                .collect(),
-            network: vec![NetMatrix {
-                transport: "tcp".into(),
-                schedule: "shift".into(),
-                sizes: vec![1 << 20],
-                steps: n - 1,
-                flows,
-                ..NetMatrix::default()
-            }],
-            kind: crate::model::fleet::FLEET_KIND.into(),
-            fleet_schema_version: 1,
-            schema_version: 1,
-            tool: crate::model::Tool::this(),
-            command_line: Vec::new(),
-            options: serde_json::Value::Null,
-            launch: Default::default(),
-            started_at: String::new(),
-            finished_at: None,
-            complete: true,
-            interrupted: false,
-            verdicts: None,
-            timings: Default::default(),
-            warnings: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn the_slow_link_and_the_slow_path_are_told_apart() {
-        let f = fleet();
-        let s = Settings {
-            z: 3.5,
-            pct: 7.0,
-            reference: None,
-        };
-        let v = judge(&f, &s);
-        let failed = |r: usize| -> Vec<&str> {
-            v.nodes[r]
-                .checks
-                .iter()
-                .filter(|c| c.outlier)
-                .map(|c| c.metric.as_str())
-                .collect()
-        };
-        assert_eq!(failed(5), vec!["tcp_out_gbps", "tcp_in_gbps"]);
-        assert!(v.nodes[5].drain && !v.nodes[5].ok);
-        for r in 0..5 {
-            assert!(failed(r).is_empty(), "node {r}: {:?}", failed(r));
-            assert!(v.nodes[r].ok, "node {r}");
-        }
-        // Every slow flow of node 5 is put down to it.
-        let of5: Vec<&LinkVerdict> = v
-            .links
-            .iter()
-            .filter(|l| l.src == 5 || l.dst == 5)
-            .collect();
-        assert_eq!(of5.len(), 10);
-        assert!(of5.iter().all(|l| l.explained_by.as_deref() == Some("n5")));
-        // The path between two healthy nodes stands out on its own.
-        let path: Vec<&LinkVerdict> = v
-            .links
-            .iter()
-            .filter(|l| l.explained_by.is_none())
-            .collect();
-        assert_eq!(path.len(), 2, "{path:?}");
-        let slow = path.iter().find(|l| (l.src, l.dst) == (1, 2)).unwrap();
-        assert!(slow.robust_z.unwrap() > 3.5 && slow.pct_worse.unwrap() > 60.0);
-        let failed_flow = path.iter().find(|l| (l.src, l.dst) == (0, 3)).unwrap();
-        assert_eq!(failed_flow.reason.as_deref(), Some("refused"));
-        // Nodes without a run give a written reference no class.
-        let r = super::super::reference::make(&f, &v, 7.0);
-        assert!(r.classes.is_empty(), "no node has a run to make a class of");
-    }
-
-    /// Where both ends of a flow are outliers, the one further from the
-    /// fleet explains it: node 1 sends at 60 % of the others (a busy
-    /// host), node 5's link is at 1 %, and 1 → 5 is put down to node 5.
-    #[test]
-    fn a_flow_between_two_outliers_is_put_down_to_the_worse() {
-        let mut f = fleet();
-        for x in f.network[0].flows.iter_mut() {
-            if x.src == 1 && x.dst != 5 {
-                x.recv_gbps = Some(0.6);
-                x.send_gbps = Some(0.6);
-            }
-        }
-        let s = Settings {
-            z: 3.5,
-            pct: 7.0,
-            reference: None,
-        };
-        let v = judge(&f, &s);
-        let out_z = |r: usize| {
-            v.nodes[r]
-                .checks
-                .iter()
-                .find(|c| c.metric == "tcp_out_gbps" && c.outlier)
-                .and_then(|c| c.robust_z)
-        };
-        let (z1, z5) = (out_z(1), out_z(5));
-        assert!(z1.is_some() && z5.is_some(), "both outliers: {z1:?} {z5:?}");
-        let by = |src: u32, dst: u32| {
-            v.links
-                .iter()
-                .find(|l| (l.src, l.dst) == (src, dst))
-                .and_then(|l| l.explained_by.clone())
-        };
-        assert_eq!(by(1, 5).as_deref(), Some("n5"), "{:?}", v.links);
-        assert_eq!(by(5, 1).as_deref(), Some("n5"));
-        assert_eq!(by(1, 0).as_deref(), Some("n1"));
-    }
-}
+mod tests;

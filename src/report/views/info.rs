@@ -90,12 +90,21 @@ fn curves_differ(h: &Host) -> Option<String> {
 /// The human view of `info`.
 pub fn render(h: &Host) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "cpu        {} ({}, family {:#x} model {:#x} stepping {})",
-        h.cpu.model_name, h.cpu.vendor, h.cpu.family, h.cpu.model, h.cpu.stepping
-    );
+    if h.arm.is_some() {
+        let _ = writeln!(
+            s,
+            "cpu        {} ({}, implementer {:#04x} part {:#05x} revision {})",
+            h.cpu.model_name, h.cpu.vendor, h.cpu.family, h.cpu.model, h.cpu.stepping
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "cpu        {} ({}, family {:#x} model {:#x} stepping {})",
+            h.cpu.model_name, h.cpu.vendor, h.cpu.family, h.cpu.model, h.cpu.stepping
+        );
+    }
     let _ = writeln!(s, "features   {}", h.features.present().join(" "));
+    arm_lines(&mut s, h);
     let _ = writeln!(
         s,
         "cpus       {} logical, {} physical cores, allowed {}",
@@ -238,21 +247,71 @@ fn dram_lines(s: &mut String, h: &Host) {
     }
 }
 
+/// AArch64: what the ID registers say, each kind of core, and whether the
+/// files describe this machine at all.
+fn arm_lines(s: &mut String, h: &Host) {
+    let Some(a) = &h.arm else {
+        return;
+    };
+    let sve = a
+        .sve_vector_bits
+        .map_or("no SVE".into(), |b| format!("SVE {b}-bit"));
+    let zva = a
+        .dc_zva_block_bytes
+        .map_or("dc zva prohibited".into(), |b| {
+            format!("dc zva {b} B blocks")
+        });
+    let _ = writeln!(
+        s,
+        "arm        {sve}, {zva}, smallest D-line {} B (CTR_EL0); MIDRs from {}",
+        a.dcache_line_bytes, a.midr_source
+    );
+    for k in &a.core_kinds {
+        let row = k
+            .uarch
+            .row
+            .as_ref()
+            .map_or("no row".to_string(), |r| format!("row {}", r.id));
+        let _ = writeln!(
+            s,
+            "core kind  {} on cpus {}: {} (MIDR {}, {row})",
+            k.id,
+            format_cpu_list(&k.cpus),
+            k.name,
+            k.midr
+        );
+    }
+    if let Some(why) = &a.foreign_files {
+        let _ = writeln!(s, "emulated   {why}");
+    }
+}
+
 fn clock_lines(s: &mut String, h: &Host) {
     let Some(c) = &h.clock else {
         let _ = writeln!(s, "core clock not measured (--no-clock)");
         return;
     };
+    let (add, second) = match c.second_chain {
+        Some(crate::model::CrossCheck::Eor) => ("add x,x", "eor x,x"),
+        _ => ("add r64,r64", "imul r64,r64"),
+    };
     let chains = format!(
-        "add r64,r64 chain {:.3} GHz, imul r64,r64 chain {:.3} GHz, {:.1} % apart; best of {} samples each",
+        "{add} chain {:.3} GHz, {second} chain {:.3} GHz, {:.1} % apart; best of {} samples each",
         c.add_hz / 1e9,
         c.imul_hz / 1e9,
         c.disagreement() * 100.0,
         c.samples
     );
+    let emulated = h.arm.as_ref().is_some_and(|a| a.foreign_files.is_some());
     match c.hz {
         Some(hz) => {
             let _ = writeln!(s, "core clock {:.3} GHz measured ({chains})", hz / 1e9);
+        }
+        None if emulated => {
+            let _ = writeln!(
+                s,
+                "core clock none under an emulator (its chains ran at: {chains})"
+            );
         }
         None => {
             let _ = writeln!(s, "core clock implausible, not used ({chains})");
@@ -406,6 +465,47 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("435.2"), "{s}");
+    }
+
+    #[test]
+    fn arm_kinds_chains_and_emulation_are_named() {
+        use crate::model::{ArmHost, CoreKind, CrossCheck};
+        let mut h = host(None, "MIDR 0x412fd050: implementer 0x41 (Arm), part 0xd05");
+        h.arm = Some(ArmHost {
+            sve_vector_bits: Some(256),
+            dc_zva_block_bytes: Some(64),
+            dcache_line_bytes: 64,
+            icache_line_bytes: 64,
+            core_kinds: vec![
+                CoreKind::for_test("cortex-a55", vec![0, 1], None),
+                CoreKind::for_test("cortex-a76", vec![2, 3], None),
+            ],
+            midr_source: "sysfs".into(),
+            foreign_files: None,
+        });
+        if let Some(c) = h.clock.as_mut() {
+            c.second_chain = Some(CrossCheck::Eor);
+        }
+        let s = render(&h);
+        assert!(s.contains("implementer 0x00 part 0x000"), "{s}");
+        assert!(
+            s.contains("arm        SVE 256-bit, dc zva 64 B blocks, smallest D-line 64 B"),
+            "{s}"
+        );
+        assert!(s.contains("core kind  cortex-a55 on cpus 0-1"), "{s}");
+        assert!(s.contains("core kind  cortex-a76 on cpus 2-3"), "{s}");
+        assert!(s.contains("add x,x chain 3.400 GHz, eor x,x chain"), "{s}");
+        assert!(!s.contains("emulated"), "{s}");
+        // Under an emulator: no clock, and why.
+        if let Some(a) = h.arm.as_mut() {
+            a.foreign_files = Some("/proc/cpuinfo describes another architecture".into());
+        }
+        if let Some(c) = h.clock.as_mut() {
+            c.hz = None;
+        }
+        let s = render(&h);
+        assert!(s.contains("core clock none under an emulator"), "{s}");
+        assert!(s.contains("emulated   /proc/cpuinfo describes"), "{s}");
     }
 
     #[test]

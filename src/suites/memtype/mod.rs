@@ -476,7 +476,7 @@ fn record(
         size_bytes: Some(2 * n),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: Some(host.regime(2 * n, 1, Curve::Bandwidth)),
+        regime: host.regime_of(2 * n, 1, Curve::Bandwidth),
         bytes_read_per_pass: Some(n),
         bytes_written_per_pass: Some(n),
         payload_bytes_per_pass: Some(n),
@@ -487,11 +487,13 @@ fn record(
         memory: Some(t.info.clone()),
         ..Record::new(detail)
     };
+    super::record::label(&mut r, k, host);
     // Device mappings (WC/UC BARs, framebuffers) are not the DRAM path.
     if !t.info.kind.starts_with("device") {
         r.set_limit(super::record::limit(&r, k, host));
     }
-    r.warnings = super::record::bandwidth_warnings(&r, k, host);
+    r.warnings
+        .extend(super::record::bandwidth_warnings(&r, k, host));
     r
 }
 

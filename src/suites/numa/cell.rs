@@ -96,7 +96,7 @@ pub(super) fn mix_record(
         size_bytes: Some(ws),
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
-        regime: Some(host.regime(ws, cpus.len() as u32, Curve::Bandwidth)),
+        regime: host.regime_of(ws, cpus.len() as u32, Curve::Bandwidth),
         bytes_read_per_pass: uniform.then_some(read_per_pass),
         bytes_written_per_pass: uniform.then_some(written_per_pass),
         payload_bytes_per_pass: uniform.then_some(read_per_pass + written_per_pass),
@@ -258,7 +258,7 @@ pub(super) fn latency_record(m: &Measured, host: &Host, cpus: &[u32], ws: u64) -
         size_bytes: Some(ws),
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
-        regime: Some(host.regime(ws, 1, Curve::Latency)),
+        regime: host.regime_of(ws, 1, Curve::Latency),
         noise: m.noise,
         ..Record::new(detail)
     };

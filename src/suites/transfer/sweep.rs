@@ -17,6 +17,7 @@ pub(super) fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow
         .copied()
         .filter(|d| !d.device_only())
         .collect();
+    cx.plan_steps(step_count(plan, b, &host_dirs));
     // Best real copy rate per (kind, size): the zero-copy reference.
     let mut best_copy: HashMap<(usize, u64), f64> = HashMap::new();
     let probe_size = plan
@@ -47,6 +48,32 @@ pub(super) fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow
     }
     // 3. Device to device, once per size and engine.
     device_copies(&env, b, cx)
+}
+
+/// The steps of [`run`]'s sweep, for the progress bar (it read `24/0`):
+/// per kind its CPU probe and each size × direction the backend supports,
+/// then each size of each device-to-device engine asked for.
+fn step_count(plan: &Plan, b: &dyn Backend, host_dirs: &[Direction]) -> u64 {
+    let sizes = plan.sizes.len() as u64;
+    let supported = |k: HostKind, dirs: &[Direction]| {
+        dirs.iter()
+            .filter(|&&d| b.unsupported(k, d).is_none())
+            .count() as u64
+    };
+    let per_kind: u64 = plan
+        .kind_list
+        .iter()
+        .map(|&k| 1 + sizes * supported(k, host_dirs))
+        .sum();
+    let d2d: Vec<Direction> = [Direction::D2d, Direction::D2dSm]
+        .into_iter()
+        .filter(|d| plan.dir_list.contains(d))
+        .collect();
+    let device = plan
+        .kind_list
+        .first()
+        .map_or(0, |&k| sizes * supported(k, &d2d));
+    per_kind + device
 }
 
 /// The copies between the host and the device of one host kind.

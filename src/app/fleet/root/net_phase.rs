@@ -35,6 +35,7 @@ impl Root<'_> {
                 ..NetMatrix::default()
             });
             let est = net.step_seconds(transport);
+            let patience = net.step_patience(transport);
             eprintln!(
                 "bwscope fleet: network phase over {transport}: {} schedule, {} step{} × {} size{} (about {})",
                 net.schedule.name(),
@@ -49,7 +50,7 @@ impl Root<'_> {
                     if self.stopped() {
                         break 'sizes;
                     }
-                    self.one_step(transport, size, k as u32, tests, est)?;
+                    self.one_step(transport, size, k as u32, tests, patience)?;
                 }
             }
             let m = self.fleet.network.last_mut().expect("pushed above");
@@ -66,9 +67,8 @@ impl Root<'_> {
         size: u64,
         k: u32,
         tests: &[Test],
-        est: f64,
+        patience: f64,
     ) -> anyhow::Result<()> {
-        let concurrent: u32 = tests.iter().map(Test::flows).sum();
         let lost_reason = |root: &Root, r: u32| {
             let n = &root.fleet.nodes[r as usize];
             format!(
@@ -105,6 +105,10 @@ impl Root<'_> {
                 run.push(*t);
             }
         }
+        // The load the step's flows shared: the flows that ran, not the
+        // ones a lost rank left out (link verdicts compare flows that ran
+        // under the same load).
+        let concurrent: u32 = run.iter().map(Test::flows).sum();
         let cmd = Cmd::Step {
             transport: transport.into(),
             size,
@@ -121,7 +125,7 @@ impl Root<'_> {
             size,
             &self.cx,
         );
-        let wait = Duration::from_secs_f64(est + self.plan.timeout_s);
+        let wait = Duration::from_secs_f64(patience);
         let got = self
             .comm
             .gather(json!({"flows": mine, "seconds": secs}), "network", wait)?;
@@ -158,7 +162,12 @@ impl Root<'_> {
                     continue;
                 }
                 let recv_gbps = parts.iter().find_map(|f| f.recv_gbps);
+                let most = |g: fn(&Flow) -> Option<f64>| {
+                    parts.iter().filter_map(|f| g(f)).reduce(f64::max)
+                };
                 flows.push(Flow {
+                    foreign_cpus: most(|f| f.foreign_cpus),
+                    noise_slowdown: most(|f| f.noise_slowdown),
                     send_gbps: parts.iter().find_map(|f| f.send_gbps),
                     recv_gbps,
                     bytes: parts.iter().find_map(|f| f.bytes),
@@ -176,9 +185,14 @@ impl Root<'_> {
                 });
             }
         }
+        // A leader that missed the signal reports a cut test as too short.
+        let cut = self.stopped();
         for f in &mut flows {
             f.step = k;
             f.concurrent = concurrent;
+            if cut && f.recv_gbps.is_none() && f.reason.as_deref() == Some(network::NO_SAMPLE) {
+                f.reason = Some(network::INTERRUPTED.into());
+            }
         }
         self.fleet.timings.network_measure_seconds += longest;
         self.fleet

@@ -1,0 +1,64 @@
+//! Open files: how many this process holds and may hold. A server or a
+//! fleet's rank 0 holds a descriptor per connection, so a low `ulimit -n`
+//! is a limit on streams and ranks that should be said up front rather
+//! than found as `accept` failing.
+
+/// Lift the soft limit on open files (often 1024) to the hard one; no
+/// privilege needed.
+pub fn raise_limit() {
+    // SAFETY: plain data in and out of getrlimit/setrlimit.
+    unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
+            r.rlim_cur = r.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+        }
+    }
+}
+
+/// The soft limit on open files (`ulimit -n`); None when unlimited.
+pub fn limit() -> Option<u64> {
+    // SAFETY: plain data filled by getrlimit.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid rlimit to fill.
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0
+        && r.rlim_cur != libc::RLIM_INFINITY)
+        .then_some(r.rlim_cur)
+}
+
+/// Descriptors open now (the entries of /proc/self/fd, less the one the
+/// listing itself holds).
+pub fn in_use() -> u64 {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count().saturating_sub(1) as u64)
+}
+
+/// Descriptors this process may still open: (free, limit).
+pub fn free() -> Option<(u64, u64)> {
+    limit().map(|l| (l.saturating_sub(in_use()), l))
+}
+
+/// Is `e` the process (EMFILE) or the system (ENFILE) out of descriptors?
+pub fn is_exhausted(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_are_sane() {
+        let n = super::in_use();
+        assert!(n >= 3, "{n}");
+        if let Some((free, lim)) = super::free() {
+            assert!(free <= lim);
+        }
+        let f = std::fs::File::open("/proc/self/status").unwrap();
+        assert!(super::in_use() > n);
+        drop(f);
+        assert!(super::is_exhausted(&std::io::Error::from_raw_os_error(
+            libc::EMFILE
+        )));
+        assert!(!super::is_exhausted(&std::io::Error::from_raw_os_error(
+            libc::ENOENT
+        )));
+    }
+}
