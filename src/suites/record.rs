@@ -435,6 +435,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_arch = "x86_64")]
     fn a_figure_above_the_dram_peak_names_both() {
         let mut h = glc(Features::default(), "GenuineIntel");
         h.dram = Some(crate::model::Dram {
@@ -476,6 +477,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_arch = "x86_64")]
     fn a_set_within_twice_the_level_below_takes_the_higher_limit() {
         // Golden Cove at 2 GHz: 48 KiB L1, 2 MiB L2; L2→L1 64 B/cycle.
         let mut h = glc(Features::default(), "GenuineIntel");
