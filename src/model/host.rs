@@ -176,16 +176,21 @@ pub struct Features {
     /// Hybrid part (leaf 7.0 EDX[15]): P- and E-cores differ.
     pub hybrid: bool,
     /// AArch64 Advanced SIMD (NEON), `AT_HWCAP` ASIMD.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub asimd: bool,
     /// AArch64 SVE (`AT_HWCAP` SVE); the vector length is
     /// `host.arm.sve_vector_bits`.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub sve: bool,
     /// AArch64 SVE2 (`AT_HWCAP2` SVE2).
+    #[serde(default, skip_serializing_if = "is_false")]
     pub sve2: bool,
     /// AArch64 SME (`AT_HWCAP2` SME).
+    #[serde(default, skip_serializing_if = "is_false")]
     pub sme: bool,
     /// AArch64 `dc zva` permitted at EL0 (`DCZID_EL0.DZP` clear); the
     /// block size is `host.arm.dc_zva_block_bytes`.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub dc_zva: bool,
 }
 
@@ -548,6 +553,12 @@ impl Host {
     pub fn node_of(&self, cpu: u32) -> Option<u32> {
         self.cpus.iter().find(|c| c.id == cpu).map(|c| c.node)
     }
+}
+
+/// AArch64 features are left out of x86 runs (all false there), so runs
+/// from before them round-trip unchanged.
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[cfg(test)]
