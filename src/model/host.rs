@@ -175,24 +175,22 @@ pub struct Features {
     pub avx_vnni: bool,
     /// Hybrid part (leaf 7.0 EDX[15]): P- and E-cores differ.
     pub hybrid: bool,
-    // The AArch64 features are left out when false, so x86-64 runs (and
-    // runs from before them) read and write back unchanged.
     /// AArch64 Advanced SIMD (NEON), `AT_HWCAP` ASIMD.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub asimd: bool,
     /// AArch64 SVE (`AT_HWCAP` SVE); the vector length is
     /// `host.arm.sve_vector_bits`.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub sve: bool,
     /// AArch64 SVE2 (`AT_HWCAP2` SVE2).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub sve2: bool,
     /// AArch64 SME (`AT_HWCAP2` SME).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub sme: bool,
     /// AArch64 `dc zva` permitted at EL0 (`DCZID_EL0.DZP` clear); the
     /// block size is `host.arm.dc_zva_block_bytes`.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub dc_zva: bool,
 }
 
@@ -555,6 +553,12 @@ impl Host {
     pub fn node_of(&self, cpu: u32) -> Option<u32> {
         self.cpus.iter().find(|c| c.id == cpu).map(|c| c.node)
     }
+}
+
+/// AArch64 features are left out of x86 runs (all false there), so runs
+/// from before them round-trip unchanged.
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[cfg(test)]

@@ -208,11 +208,20 @@ impl NetPlan {
     }
 }
 
-fn user_error(e: ClientError) -> UserError {
+/// The error that ends a leader run, naming the server where the client's
+/// own message does not (a server lost between two points reads "the peer
+/// closed the connection": the run's `incomplete_reason` must say which).
+fn user_error(e: ClientError, peer: std::net::SocketAddr) -> UserError {
+    let named = match &e {
+        ClientError::Refused(_)
+        | ClientError::Unreachable(..)
+        | ClientError::ConnectTimeout(..)
+        | ClientError::Connect(..) => e.to_string(),
+        _ => format!("{peer}: {e}"),
+    };
     match e {
-        ClientError::Auth(_) => UserError::flag("--token-file", e.to_string()),
-        ClientError::Busy => UserError::flag("HOST[:PORT]", e.to_string()),
-        _ => UserError::flag("HOST[:PORT]", e.to_string()),
+        ClientError::Auth(_) => UserError::flag("--token-file", named),
+        _ => UserError::flag("HOST[:PORT]", named),
     }
 }
 
@@ -268,7 +277,7 @@ impl Suite for NetSuite {
                         cx.push(r)?;
                     }
                 }
-                Err(e) if e.is_setup() => return Err(user_error(e).into()),
+                Err(e) if e.is_setup() => return Err(user_error(e, plan.peer).into()),
                 Err(e) => {
                     let mut r =
                         Record::error(SuiteId::Net, &kernel_name(&setup, None), e.to_string());
