@@ -18,6 +18,7 @@ pub mod model;
 pub mod net;
 pub mod platform;
 pub mod report;
+pub mod stats;
 pub mod suites;
 pub mod transfer;
 pub mod util;

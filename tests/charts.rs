@@ -169,7 +169,7 @@ fn every_suite_gets_its_chart() {
     assert!(numa.iter().any(|t| t == "18.0 GB/s"));
     assert!(numa.iter().any(|t| t == "node 1"));
     let net = read("net-size");
-    assert!(net.iter().any(|t| t == "tcp direction=up"), "{net:?}");
+    assert!(net.iter().any(|t| t == "tcp_stream_bidir_send"), "{net:?}");
     assert!(net.iter().any(|t| t == "transfer size"));
     assert!(
         !net.iter().any(|t| t.starts_with("L1 ")),

@@ -227,7 +227,7 @@ proptest! {
     /// metrics with finite bounds of 0 or more.
     #[test]
     fn reference_reader_never_panics_and_accepts_only_sound_files(parts in prop::collection::vec(reference_piece(), 0..24), bytes in prop::collection::vec(any::<u8>(), 0..512), doc in reference_doc()) {
-        use bwscope::app::fleet::reference;
+        use bwscope::report::fleet::reference;
         use bwscope::report::fleet::metrics::is_metric;
         for input in [parts.concat().into_bytes(), bytes, doc] {
             match reference::parse("fuzz", &input) {

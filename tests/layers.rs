@@ -1,53 +1,201 @@
-//! The layers point one way (docs/architecture.md): this test reads every
-//! source file and fails when a lower layer names a higher one, so a
-//! shortcut across layers never lands unnoticed.
+//! The layers point one way (docs/architecture.md): this test parses every
+//! source file and fails when a layer names a module it may not. Every
+//! path counts — `use` trees (`use crate::{model::Run, report::sink}`,
+//! `use crate::report;`), paths in code (`crate::report::views::render`),
+//! `super::` paths resolved from the file's place — so a shortcut across
+//! layers never lands unnoticed.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Each layer's folder and the crate modules it must never name.
-const RULES: &[(&str, &[&str])] = &[
-    // The leaves: nothing else of the crate.
-    (
-        "model",
-        &[
-            "app", "cli", "report", "suites", "measure", "memory", "kernels", "platform",
-            "transfer", "net", "util", "error",
-        ],
-    ),
-    (
-        "util",
-        &[
-            "app", "cli", "report", "suites", "measure", "memory", "kernels", "platform",
-            "transfer", "net",
-        ],
-    ),
-    ("platform", &["app", "cli", "report", "suites", "measure"]),
-    ("kernels", &["app", "cli", "report", "suites", "measure"]),
-    ("memory", &["app", "cli", "report", "suites", "measure"]),
-    ("measure", &["app", "cli", "report", "suites"]),
-    ("transfer", &["app", "cli", "report", "suites"]),
-    ("net", &["app", "cli", "report", "suites"]),
+use syn::visit::Visit;
+
+/// Each layer (a top-level module of the crate) and the layers it may
+/// name besides itself. A layer not listed here is a test failure: a new
+/// top-level module says where it sits.
+const ALLOWED: &[(&str, &[&str])] = &[
+    // The leaves.
+    ("model", &[]),
+    ("util", &[]),
+    ("error", &["util"]),
+    ("stats", &["model"]),
+    // Facts and tools of the machine.
+    ("platform", &["model", "util", "error", "stats"]),
+    ("memory", &["model", "util", "error", "platform"]),
+    // (Its tests detect the CPU and map buffers.)
+    ("kernels", &["model", "util", "error", "platform", "memory"]),
+    ("transfer", &["model", "util", "error", "memory"]),
+    ("net", &["model", "util", "error"]),
     // Fleet's transport: ranks, rendezvous, control, pair tests.
+    ("cluster", &["model", "util", "error", "net"]),
+    // One sampler, the workers and the workloads.
     (
-        "cluster",
+        "measure",
         &[
-            "app", "cli", "report", "suites", "measure", "memory", "kernels", "platform",
-            "transfer",
+            "model", "util", "error", "stats", "kernels", "memory", "platform",
         ],
     ),
     // Suites plan and measure; they never print and never see the CLI.
-    ("suites", &["app", "cli", "report"]),
-    // The report reads the model only (and util to format).
     (
-        "report",
+        "suites",
         &[
-            "app", "cli", "suites", "measure", "memory", "kernels", "platform", "transfer", "net",
+            "model", "util", "error", "stats", "kernels", "memory", "platform", "measure",
+            "transfer", "net",
+        ],
+    ),
+    // The report reads the model only (and formats with util).
+    ("report", &["model", "util", "error", "stats"]),
+    // The command line: clap definitions only.
+    ("cli", &["model", "util", "error"]),
+    // The top floor.
+    (
+        "app",
+        &[
+            "model", "util", "error", "stats", "kernels", "memory", "platform", "measure",
+            "transfer", "net", "cluster", "suites", "report", "cli",
         ],
     ),
 ];
 
 /// Crates of the command line, allowed only in `cli` and `app`.
-const CLI_CRATES: &[&str] = &["clap::", "clap_complete::", "clap_mangen::"];
+const CLI_CRATES: &[&str] = &["clap", "clap_complete", "clap_mangen"];
+
+/// The module path of a source file (`src/suites/numa/cell.rs` →
+/// `suites::numa::cell`; a `mod.rs` is its folder).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Collects the top-level crate modules and external crates a file names.
+struct Names {
+    /// The module being read (the file's, then inline `mod`s within it),
+    /// for `super::` and `self::`.
+    module: Vec<String>,
+    crate_modules: BTreeSet<String>,
+    crates: BTreeSet<String>,
+}
+
+impl Names {
+    /// A path's leading segments: where it points, if inside the crate.
+    fn resolve(&mut self, segments: &[String]) {
+        let Some(first) = segments.first() else {
+            return;
+        };
+        let absolute: Option<Vec<String>> = match first.as_str() {
+            "crate" => Some(segments[1..].to_vec()),
+            "super" | "self" => {
+                let mut base = self.module.clone();
+                let mut rest = segments;
+                while let Some(s) = rest.first() {
+                    match s.as_str() {
+                        "super" => {
+                            base.pop();
+                        }
+                        "self" => {}
+                        _ => break,
+                    }
+                    rest = &rest[1..];
+                }
+                base.extend(rest.iter().cloned());
+                Some(base)
+            }
+            _ => {
+                self.crates.insert(first.clone());
+                None
+            }
+        };
+        if let Some(top) = absolute.and_then(|a| a.first().cloned()) {
+            self.crate_modules.insert(top);
+        }
+    }
+
+    /// Every path a use tree spells out, from its root.
+    fn tree(&mut self, prefix: &mut Vec<String>, t: &syn::UseTree) {
+        match t {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.tree(prefix, &p.tree);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => self.leaf(prefix, &n.ident),
+            syn::UseTree::Rename(r) => self.leaf(prefix, &r.ident),
+            syn::UseTree::Glob(_) => {
+                let p = prefix.clone();
+                self.resolve(&p);
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.tree(prefix, t);
+                }
+            }
+        }
+    }
+
+    fn leaf(&mut self, prefix: &[String], ident: &syn::Ident) {
+        let mut p = prefix.to_vec();
+        // `use crate::report::{self, …}` names `crate::report`.
+        if ident != "self" {
+            p.push(ident.to_string());
+        }
+        self.resolve(&p);
+    }
+}
+
+impl<'ast> Visit<'ast> for Names {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        self.module.push(m.ident.to_string());
+        syn::visit::visit_item_mod(self, m);
+        self.module.pop();
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        let mut prefix = Vec::new();
+        if u.leading_colon.is_some() {
+            // `use ::clap::Parser`: an external crate.
+            if let syn::UseTree::Path(p) = &u.tree {
+                self.crates.insert(p.ident.to_string());
+            }
+            return;
+        }
+        self.tree(&mut prefix, &u.tree);
+    }
+
+    /// Macro bodies are tokens, not syntax: `crate::x` in them counts too.
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        fn scan(n: &mut Names, tokens: proc_macro2::TokenStream) {
+            let t: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+            for (i, tt) in t.iter().enumerate() {
+                match tt {
+                    proc_macro2::TokenTree::Group(g) => scan(n, g.stream()),
+                    proc_macro2::TokenTree::Ident(id) if id == "crate" => {
+                        if let Some(proc_macro2::TokenTree::Ident(next)) = t.get(i + 3) {
+                            n.resolve(&["crate".to_string(), next.to_string()]);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        scan(self, m.tokens.clone());
+        syn::visit::visit_macro(self, m);
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        if p.leading_colon.is_none() && p.segments.len() > 1 {
+            let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+            self.resolve(&segs);
+        }
+        syn::visit::visit_path(self, p);
+    }
+}
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -60,58 +208,181 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without its comments (so a doc comment that
-/// mentions another layer is not an import).
-fn code(text: &str) -> String {
-    text.lines()
-        .map(|l| match l.find("//") {
-            Some(i) => &l[..i],
-            None => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+/// What `code` (the file `module`) names: crate modules and crates.
+fn names(module: &[String], code: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let file = syn::parse_file(code).unwrap_or_else(|e| panic!("{module:?}: {e}"));
+    let mut n = Names {
+        module: module.to_vec(),
+        crate_modules: BTreeSet::new(),
+        crates: BTreeSet::new(),
+    };
+    n.visit_file(&file);
+    (n.crate_modules, n.crates)
 }
 
-#[test]
-fn no_layer_imports_a_higher_one() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut problems = Vec::new();
-    for (layer, forbidden) in RULES {
-        let mut files = Vec::new();
-        rust_files(&src.join(layer), &mut files);
-        assert!(!files.is_empty(), "layer {layer} has no files");
-        for f in files {
-            let text = code(&std::fs::read_to_string(&f).unwrap());
-            for m in *forbidden {
-                let needle = format!("crate::{m}::");
-                let braced = format!("crate::{{{m}");
-                if text.contains(&needle) || text.contains(&braced) {
-                    problems.push(format!("{} names crate::{m}", f.display()));
-                }
-            }
-            if !matches!(*layer, "app" | "cli") {
-                for c in CLI_CRATES {
-                    if text.contains(c) {
-                        problems.push(format!(
-                            "{} uses {c} (the CLI belongs to cli/app)",
-                            f.display()
-                        ));
-                    }
-                }
-            }
+/// The problems of one file of layer `layer`.
+fn problems(layer: &str, module: &[String], code: &str, where_: &str) -> Vec<String> {
+    let allowed: BTreeSet<&str> = match ALLOWED.iter().find(|(l, _)| *l == layer) {
+        Some((_, a)) => a.iter().copied().chain([layer]).collect(),
+        None => return vec![format!("{where_}: layer {layer} is not in tests/layers.rs")],
+    };
+    let layers: BTreeSet<&str> = ALLOWED.iter().map(|(l, _)| *l).collect();
+    let (modules, crates) = names(module, code);
+    let mut out = Vec::new();
+    for m in &modules {
+        if layers.contains(m.as_str()) && !allowed.contains(m.as_str()) {
+            out.push(format!("{where_} ({layer}) names crate::{m}"));
         }
     }
-    assert!(
-        problems.is_empty(),
-        "imports that point up the layers:\n{}",
-        problems.join("\n")
-    );
+    if !matches!(layer, "app" | "cli") {
+        for c in crates.iter().filter(|c| CLI_CRATES.contains(&c.as_str())) {
+            out.push(format!("{where_} uses {c} (the CLI belongs to cli/app)"));
+        }
+    }
+    out
 }
 
 #[test]
-fn the_checker_sees_an_upward_import() {
-    let bad = "use crate::report::sink::Sink; // comment\n";
-    let good = "// see crate::report::sink for the writer\nuse crate::model::Run;";
-    assert!(code(bad).contains("crate::report::"));
-    assert!(!code(good).contains("crate::report::"));
+fn no_layer_names_one_it_may_not() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut all = Vec::new();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files {
+        let module = module_of(&src, &f);
+        // lib.rs and main.rs are the crate's root, above every layer.
+        let Some(layer) = module
+            .first()
+            .filter(|m| !matches!(m.as_str(), "lib" | "main"))
+        else {
+            continue;
+        };
+        let code = std::fs::read_to_string(&f).unwrap();
+        all.extend(problems(layer, &module, &code, &f.display().to_string()));
+        edges
+            .entry(layer.clone())
+            .or_default()
+            .extend(names(&module, &code).0);
+    }
+    assert!(
+        all.is_empty(),
+        "names that cross the layers the wrong way:\n{}",
+        all.join("\n")
+    );
+    // Every layer of the list exists (a rename leaves no stale rule).
+    for (l, _) in ALLOWED {
+        assert!(edges.contains_key(*l), "layer {l} has no files");
+    }
+}
+
+#[test]
+fn the_architecture_doc_states_the_same_edges() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let mut documented: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for line in doc.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // Words of the second cell, parenthesised remarks and "nothing
+        // else" aside.
+        let mut may = cells[2].to_string();
+        while let (Some(a), Some(b)) = (may.find('('), may.find(')')) {
+            may.replace_range(a..=b, "");
+        }
+        let may: BTreeSet<String> = may
+            .split(',')
+            .map(|w| w.trim().to_string())
+            .filter(|w| !w.is_empty() && w != "nothing else")
+            .collect();
+        for layer in cells[1].split(',').map(|l| l.trim().trim_matches('`')) {
+            documented.insert(layer.to_string(), may.clone());
+        }
+    }
+    let listed: BTreeMap<String, BTreeSet<String>> = ALLOWED
+        .iter()
+        .map(|(l, a)| (l.to_string(), a.iter().map(|x| x.to_string()).collect()))
+        .collect();
+    let app_all: BTreeSet<String> = ["everything".to_string()].into();
+    for (layer, may) in &listed {
+        let doc_may = documented
+            .get(layer)
+            .unwrap_or_else(|| panic!("docs/architecture.md has no row for {layer}"));
+        if layer == "app" && doc_may == &app_all {
+            continue;
+        }
+        assert_eq!(doc_may, may, "docs/architecture.md row of {layer}");
+    }
+}
+
+#[test]
+fn the_checker_sees_every_way_of_naming_a_layer() {
+    let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+    let bad = |layer: &str, module: &str, code: &str| problems(layer, &m(module), code, "x");
+    // A group, a bare module, a path in code, a `super` path, a glob, and
+    // `super` from an inline module.
+    assert_eq!(
+        bad(
+            "model",
+            "model::run",
+            "use crate::{util::units, report::sink::Sink};"
+        )
+        .len(),
+        2
+    );
+    assert_eq!(
+        bad("suites", "suites::cache", "use crate::report;").len(),
+        1
+    );
+    assert_eq!(
+        bad(
+            "suites",
+            "suites::cache",
+            "use crate::report::{self, views};"
+        )
+        .len(),
+        1
+    );
+    assert_eq!(
+        bad(
+            "measure",
+            "measure::team",
+            "fn f() { crate::suites::cache::run(); }"
+        )
+        .len(),
+        1
+    );
+    assert_eq!(
+        bad(
+            "suites",
+            "suites::numa::cell",
+            "use super::super::super::app::runner;"
+        )
+        .len(),
+        1
+    );
+    assert_eq!(
+        bad("report", "report::csv", "use crate::suites::*;").len(),
+        1
+    );
+    let inline = "mod tests { use super::super::super::report::json; }";
+    assert_eq!(bad("suites", "suites::cache", inline).len(), 1);
+    assert!(bad("suites", "suites::cache", "mod tests { use super::*; }").is_empty());
+    assert_eq!(bad("kernels", "kernels::x86", "use clap::Parser;").len(), 1);
+    let in_macro = r#"fn f() { println!("{}", crate::report::views::rate(1.0)); }"#;
+    assert_eq!(bad("suites", "suites::cache", in_macro).len(), 1);
+    // What is allowed, and what only a comment mentions.
+    assert!(bad(
+        "suites",
+        "suites::numa::cell",
+        "use super::*; use crate::model::Run;"
+    )
+    .is_empty());
+    assert!(bad(
+        "report",
+        "report::csv",
+        "// see crate::suites::cache\nuse crate::model::Run;"
+    )
+    .is_empty());
+    assert!(bad("app", "app::mod", "use crate::{report, suites, cli::Cli};").is_empty());
 }

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bwscope::model::Status;
+use bwscope::model::detail::NetDetail;
+use bwscope::model::{Status, SuiteId};
 use bwscope::net::client::{self, ClientError, Peer};
 use bwscope::net::protocol::{self, Direction, Frame, Mode, Setup};
 use bwscope::net::server::{Server, ServerConfig};
@@ -138,18 +139,19 @@ fn every_mode_and_direction_gives_sane_records() {
         for r in &recs {
             let ctx = format!("{:?} {:?} {}", mode, dir, r.kernel);
             assert_eq!(r.status, Status::Ok, "{}: {:?}", ctx, r.reason);
-            assert_eq!(r.suite, "net");
-            assert_eq!(r.extra["mode"], mode.name());
-            assert_eq!(r.extra["direction"], dir.name());
-            assert_eq!(r.extra["streams"], streams);
-            assert_eq!(r.extra["chunk_bytes"], chunk);
-            assert_eq!(r.extra["peer"], srv.addr.to_string());
-            let sender = r.extra["sender_bytes"].as_u64().unwrap();
-            let receiver = r.extra["receiver_bytes"].as_u64().unwrap();
+            assert_eq!(r.suite(), SuiteId::Net);
+            let d = r.detail.get::<NetDetail>().unwrap();
+            assert_eq!(d.mode.as_deref(), Some(mode.name()));
+            assert_eq!(d.direction.as_deref(), Some(dir.name()));
+            assert_eq!(d.streams, Some(streams as u64));
+            assert_eq!(d.chunk_bytes, Some(chunk));
+            assert_eq!(d.peer, Some(srv.addr.to_string()));
+            let sender = d.sender_bytes.unwrap();
+            let receiver = d.receiver_bytes.unwrap();
             assert!(sender > 0, "{}", ctx);
             // Every byte sent before the clean EOF is received.
             assert_eq!(sender, receiver, "{}", ctx);
-            let rate = r.extra["receiver_gbps"].as_f64().unwrap();
+            let rate = d.receiver_gbps.value().unwrap();
             // Positive, and below a bound no loopback reaches (1 TB/s).
             assert!(rate > 0.0 && rate < 1000.0, "{}: {} GB/s", ctx, rate);
             let g = r.gbps.unwrap();
@@ -160,13 +162,14 @@ fn every_mode_and_direction_gives_sane_records() {
             let secs: f64 = r.samples.iter().map(|s| s.seconds).sum();
             assert!(secs > 0.0 && secs < 0.4 + 2.0, "{}: {} s", ctx, secs);
             // Both ends' views are recorded.
-            assert!(r.extra["leader"]["seconds"].as_f64().unwrap() > 0.0);
-            assert!(r.extra["transponder"]["seconds"].as_f64().unwrap() > 0.0);
+            assert!(d.leader.unwrap().seconds > 0.0);
+            assert!(d.transponder.unwrap().seconds > 0.0);
         }
         if mode == Mode::Rr {
             assert!(o.rounds > 0);
             assert_eq!(o.rounds, o.server.rounds, "both ends count the same rounds");
-            assert!(recs[0].extra["rtt_us"].as_f64().unwrap() > 0.0);
+            let d = recs[0].detail.get::<NetDetail>().unwrap();
+            assert!(d.rtt_us.value().unwrap() > 0.0);
         }
         // One log line per test.
         let logs = srv.wait_logs(i + 1, Duration::from_secs(3));

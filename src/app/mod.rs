@@ -12,12 +12,8 @@ pub mod survey;
 
 use crate::cli::{Cli, Command, NetCommand, OutputArgs, UnitsArg};
 use crate::error::UserError;
+use crate::model::{Host, SuiteId};
 use crate::suites::{self, Suite};
-
-/// Box a planned suite for the runner.
-fn boxed<S: Suite + 'static>(s: S) -> Box<dyn Suite> {
-    Box::new(s)
-}
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     crate::util::signal::survive_file_size_limit();
@@ -81,62 +77,74 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
                 no_output("net serve", &top)?;
                 net::serve(s)
             }
-            NetCommand::Run(r) => {
-                let out = merge(&top, &r.output);
-                let o = args::net(r)?;
-                runner::command("net", &out, false, |_| Ok(boxed(suites::net::plan(&o)?)))
-            }
+            NetCommand::Run(r) => measure(SuiteId::Net, &top, &r.output, args::net(r), |o, _| {
+                suites::net::plan(o)
+            }),
         },
-        Command::Cache(a) => {
-            let out = merge(&top, &a.output);
-            let o = args::cache(&a)?;
-            runner::command("cache", &out, true, |h| {
-                Ok(boxed(suites::cache::plan(&o, h)?))
-            })
-        }
-        Command::Latency(a) => {
-            let out = merge(&top, &a.output);
-            let o = args::latency(&a)?;
-            runner::command("latency", &out, true, |h| {
-                Ok(boxed(suites::latency::plan(&o, h)?))
-            })
-        }
-        Command::Regs(a) => {
-            let out = merge(&top, &a.output);
-            let o = args::regs(&a);
-            runner::command("regs", &out, true, |h| {
-                Ok(boxed(suites::regs::plan(&o, h)?))
-            })
-        }
-        Command::Threads(a) => {
-            let out = merge(&top, &a.output);
-            let o = args::threads(&a)?;
-            runner::command("threads", &out, true, |h| {
-                Ok(boxed(suites::threads::plan(&o, h)?))
-            })
-        }
-        Command::Numa(a) => {
-            let out = merge(&top, &a.output);
-            let o = args::numa(&a)?;
-            runner::command("numa", &out, false, |h| {
-                Ok(boxed(suites::numa::plan(&o, h)?))
-            })
-        }
-        Command::Memtype(a) => {
-            let out = merge(&top, &a.output);
-            let o = args::memtype(&a)?;
-            runner::command("memtype", &out, true, |h| {
-                Ok(boxed(suites::memtype::plan(&o, h)?))
-            })
-        }
-        Command::Transfer(a) => {
-            let out = merge(&top, &a.output);
-            let o = args::transfer(&a)?;
-            runner::command("transfer", &out, false, |h| {
-                Ok(boxed(suites::transfer::plan(&o, h)?))
-            })
-        }
+        Command::Cache(a) => measure(
+            SuiteId::Cache,
+            &top,
+            &a.output,
+            args::cache(&a),
+            suites::cache::plan,
+        ),
+        Command::Latency(a) => measure(
+            SuiteId::Latency,
+            &top,
+            &a.output,
+            args::latency(&a),
+            suites::latency::plan,
+        ),
+        Command::Regs(a) => measure(
+            SuiteId::Regs,
+            &top,
+            &a.output,
+            Ok(args::regs(&a)),
+            suites::regs::plan,
+        ),
+        Command::Threads(a) => measure(
+            SuiteId::Threads,
+            &top,
+            &a.output,
+            args::threads(&a),
+            suites::threads::plan,
+        ),
+        Command::Numa(a) => measure(
+            SuiteId::Numa,
+            &top,
+            &a.output,
+            args::numa(&a),
+            suites::numa::plan,
+        ),
+        Command::Memtype(a) => measure(
+            SuiteId::Memtype,
+            &top,
+            &a.output,
+            args::memtype(&a),
+            suites::memtype::plan,
+        ),
+        Command::Transfer(a) => measure(
+            SuiteId::Transfer,
+            &top,
+            &a.output,
+            args::transfer(&a),
+            suites::transfer::plan,
+        ),
     }
+}
+
+/// A measuring subcommand: the suite `id` with options `o` (its flags,
+/// converted), planned for this machine by `plan` and run by the runner.
+fn measure<O, S: Suite + 'static>(
+    id: SuiteId,
+    top: &OutputArgs,
+    own: &OutputArgs,
+    o: Result<O, UserError>,
+    plan: fn(&O, &Host) -> Result<S, UserError>,
+) -> anyhow::Result<u8> {
+    let out = merge(top, own);
+    let o = o?;
+    runner::command(id, &out, |h| Ok(Box::new(plan(&o, h)?)))
 }
 
 /// Write `bytes` to FILE, or to stdout for `-`.

@@ -7,7 +7,7 @@ use indicatif::ProgressBar;
 
 use crate::cli::{OutputArgs, UnitsArg};
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
-use crate::model::{Host, Record, Run, Units, Warning};
+use crate::model::{Host, Record, Run, SuiteId, Units, Warning};
 use crate::report::sink::{End, Sink};
 use crate::suites::{self, Ctx, Flow, Out, Suite};
 
@@ -148,17 +148,17 @@ impl Out for Recorder {
     }
 }
 
-/// Run one suite as a command: the whole life of `bwscope <suite> …`.
-/// `measure_clock` says whether the host facts need the core clock.
+/// Run one suite as a command: the whole life of `bwscope <suite> …`
+/// (its descriptor says whether the host facts need the core clock).
 pub fn command(
-    name: &str,
+    id: SuiteId,
     out: &OutputArgs,
-    measure_clock: bool,
     plan: impl FnOnce(&Host) -> Result<Box<dyn Suite>, UserError>,
 ) -> anyhow::Result<u8> {
-    let host = crate::platform::detect_host(measure_clock);
+    let name = id.name();
+    let host = crate::platform::detect_host(suites::descriptor(id).reads_clock);
     let suite = plan(&host)?;
-    if let Some(line) = suite.estimate().and_then(|e| e.notice()) {
+    if let Some(line) = suite.estimate().notice() {
         eprintln!("{line}");
     }
     let mut rec = Recorder::start(name, suite.options(), out, host.clone())?;

@@ -3,11 +3,11 @@
 //! ending in a summary a person can read in ten seconds, with the JSON and
 //! an HTML report saved into a results folder.
 //!
-//! The survey runs `info`, then every suite of `suites::REGISTRY` in its
-//! short configuration, all into one run: each suite's resolved plan under
+//! The survey runs `info`, the knee probe, then every suite whose
+//! descriptor has a short configuration (`suites::survey`), all into one run: each suite's resolved plan under
 //! `options.<name>`, its records in the shared sink. The summary
 //! (`report::summary`) reads whatever records exist, so a suite's headline
-//! appears as soon as it is in the registry.
+//! appears as soon as its descriptor has a short configuration.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -21,7 +21,7 @@ use crate::report::json::Json;
 use crate::report::outfile::Folder;
 use crate::report::sink;
 use crate::report::Exporter;
-use crate::suites::{Flow, REGISTRY};
+use crate::suites::{self, Flow};
 
 /// `./bwscope-results/2026-11-21T12-51-11Z`: sortable, and no colons
 /// (which some file systems and tools reject).
@@ -65,9 +65,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         }),
     ];
     steps.extend(
-        REGISTRY
-            .iter()
-            .map(|e| serde_json::json!({"name": e.name, "what": e.what})),
+        suites::survey().map(|(d, _)| serde_json::json!({"name": d.id.name(), "what": d.about})),
     );
     let options = serde_json::json!({ "steps": steps });
     let mut rec = Recorder::start("survey", options, &out, host.clone())?;
@@ -76,7 +74,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         crate::util::out::print(&format!("{}\n", crate::report::views::info::render(&host)));
     }
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let steps = REGISTRY.len() + 1;
+    let steps = suites::survey().count() + 1;
     if tty {
         eprintln!("[1/{steps}] knees: where each cache level ends");
     }
@@ -86,14 +84,14 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         true => Flow::Done,
         false => Flow::Stopped,
     });
-    for (i, entry) in REGISTRY.iter().enumerate() {
+    for (i, (d, quick)) in suites::survey().enumerate() {
         if !matches!(flow, Ok(Flow::Done)) {
             break;
         }
         if tty {
-            eprintln!("[{}/{steps}] {}: {}", i + 2, entry.name, entry.what);
+            eprintln!("[{}/{steps}] {}: {}", i + 2, d.id, d.about);
         }
-        let suite = match (entry.quick)(&host) {
+        let suite = match quick(&host) {
             // A suite whose buffers do not fit (memory, `ulimit -v`) is
             // left out with a warning saying why; the others still run.
             Err(UserError::NotEnoughMemory {
@@ -106,7 +104,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
                     .push(crate::model::Warning::Other {
                         message: format!(
                             "{} not measured: it needs {need} of memory and {left} may be used",
-                            entry.name
+                            d.id
                         ),
                         hint: "free memory (or raise `ulimit -v`) and run the survey again".into(),
                     });
@@ -116,7 +114,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         };
         flow = suite.map_err(anyhow::Error::from).and_then(|suite| {
             if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
-                m.insert(entry.name.to_string(), suite.options());
+                m.insert(d.id.name().to_string(), suite.options());
             }
             rec.measure(&host, suite.as_ref())
         });
@@ -241,14 +239,6 @@ fn save(dir: &Path, run: &Run, sink_json: Option<&str>) -> Result<PathBuf, UserE
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn registry_names_are_unique() {
-        let mut names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), REGISTRY.len());
-    }
 
     #[test]
     fn default_dir_has_no_colons() {

@@ -81,6 +81,35 @@ macro_rules! is_nt {
     };
 }
 
+/// A kernel's [`Form`] from its shape: string instructions with or without
+/// `rep`, a Rust call, `dc zva` block zeroing, else a loop of the declared
+/// instructions.
+///
+/// [`Form`]: super::Form
+macro_rules! form {
+    (string rep_lods $($t:tt)*) => {
+        $crate::kernels::Form::RepString
+    };
+    (string rep_stos $($t:tt)*) => {
+        $crate::kernels::Form::RepString
+    };
+    (string rep_movs $($t:tt)*) => {
+        $crate::kernels::Form::RepString
+    };
+    (string $($t:tt)*) => {
+        $crate::kernels::Form::String
+    };
+    (rust $($t:tt)*) => {
+        $crate::kernels::Form::Call
+    };
+    (zva $($t:tt)*) => {
+        $crate::kernels::Form::Block
+    };
+    ($shape:ident $($t:tt)*) => {
+        $crate::kernels::Form::Loop
+    };
+}
+
 /// A file's kernels: one entry per kernel, in display order, each
 ///
 /// ```text
@@ -110,6 +139,7 @@ macro_rules! kernels {
                 isa: $crate::kernels::Isa::$isa,
                 nontemporal: is_nt!($store),
                 pattern: $crate::kernels::Pattern::$pattern,
+                form: form!($shape $($body)*),
                 granule: $block,
                 align: $align,
                 description: $desc,

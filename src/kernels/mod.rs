@@ -28,6 +28,7 @@ mod arm_rand;
 mod arm_regs;
 mod libc_k;
 pub mod perm;
+mod pick;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 #[cfg(target_arch = "x86_64")]
@@ -42,6 +43,7 @@ mod x86_string;
 use serde::{Deserialize, Serialize};
 
 use crate::model::Features;
+pub use pick::{loops, named, select, select_streaming, widest, widest_nt};
 
 /// Arguments of one kernel call: `reps` passes over `len` bytes per stream.
 ///
@@ -217,6 +219,28 @@ impl Pattern {
     }
 }
 
+/// How a kernel's code is written, which says what its declared width
+/// means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Form {
+    /// A loop of the declared width's instructions (the sequential,
+    /// random-order, chase and register kernels).
+    Loop,
+    /// String instructions unrolled without `rep`: one access of the
+    /// declared width each.
+    String,
+    /// A `rep` string instruction: microcode picks its own access width
+    /// (whole lines for `rep movsb`/`rep stosb` on ERMS cores).
+    RepString,
+    /// A call into a library (libc's `memcpy`, `memset`): the library picks.
+    Call,
+    /// A cache-block instruction (AArch64's `dc zva`): each one writes a
+    /// whole block whose size the core states (`DCZID_EL0`), so no access
+    /// width of the kernel's own bounds it.
+    Block,
+}
+
 /// A kernel's descriptor: the single source of truth for its bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct Kernel {
@@ -229,6 +253,7 @@ pub struct Kernel {
     pub isa: Isa,
     pub nontemporal: bool,
     pub pattern: Pattern,
+    pub form: Form,
     /// Bytes per stream must be a multiple of this (the unrolled block).
     pub granule: usize,
     /// Required alignment of each stream.
@@ -414,52 +439,6 @@ pub fn sve_vector_bits() -> Option<u32> {
     None
 }
 
-/// Select kernels by comma-separated names or prefixes. An entry matches a
-/// kernel whose name equals it or starts with it; `all` matches everything.
-/// An entry that matches nothing is an error naming it.
-pub fn select(spec: &str) -> Result<Vec<&'static Kernel>, String> {
-    let mut out: Vec<&'static Kernel> = Vec::new();
-    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let matched: Vec<&'static Kernel> = registry()
-            .iter()
-            .filter(|k| item == "all" || k.name == item || k.name.starts_with(item))
-            .collect();
-        if matched.is_empty() {
-            return Err(format!(
-                "unknown kernel '{}': run `bwscope kernels` for the list (names and prefixes like seq_read, rep_, libc_ work)",
-                item
-            ));
-        }
-        for k in matched {
-            if !out.iter().any(|o| o.name == k.name) {
-                out.push(k);
-            }
-        }
-    }
-    if out.is_empty() {
-        return Err("no kernel named: give names or prefixes, e.g. seq_read,rep_movsb".into());
-    }
-    Ok(out)
-}
-
-/// [`select`] for suites that stream over plain buffers (threads, numa,
-/// memtype): random-order, chase and register kernels need an access order
-/// or no buffer at all, so naming one is an error, not a crash.
-pub fn select_streaming(spec: &str) -> Result<Vec<&'static Kernel>, String> {
-    let ks = select(spec)?;
-    if let Some(k) = ks
-        .iter()
-        .find(|k| k.pattern != Pattern::Seq || !matches!(k.op, Op::Read | Op::Write | Op::Copy))
-    {
-        return Err(format!(
-            "{} is a {} kernel; this suite runs sequential read/write/copy kernels (`bwscope kernels seq_`)",
-            k.name,
-            k.pattern.name()
-        ));
-    }
-    Ok(ks)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,16 +490,6 @@ mod tests {
         assert_eq!(b.written, 1 << 19);
         assert_eq!(b.read + b.written, 1 << 20);
         assert_eq!(b.payload, 1 << 19);
-    }
-
-    #[test]
-    fn select_by_prefix_and_errors() {
-        let k = select("seq_read").unwrap();
-        assert!(k.len() >= 4 && k.iter().all(|k| k.name.starts_with("seq_read")));
-        assert!(select("nope")
-            .unwrap_err()
-            .contains("unknown kernel 'nope'"));
-        assert_eq!(select("libc_memcpy,libc_memcpy").unwrap().len(), 1);
     }
 }
 

@@ -146,22 +146,13 @@ pub struct MixKernels {
 
 impl MixKernels {
     pub fn widest(host: &Host) -> MixKernels {
-        let pick = |op: Op, nt: bool| -> &'static Kernel {
-            kernels::registry()
-                .iter()
-                .filter(|k| {
-                    k.name.starts_with("seq_")
-                        && k.op == op
-                        && k.nontemporal == nt
-                        && k.supported(&host.features)
-                })
-                .max_by_key(|k| k.width_bits)
-                .expect("scalar kernels always run")
-        };
+        let f = &host.features;
+        let seq = kernels::Pattern::Seq;
+        let always = "scalar kernels always run";
         MixKernels {
-            read: pick(Op::Read, false),
-            write: pick(Op::Write, false),
-            ntwrite: pick(Op::Write, true),
+            read: kernels::widest(Op::Read, seq, f).expect(always),
+            write: kernels::widest(Op::Write, seq, f).expect(always),
+            ntwrite: kernels::widest_nt(Op::Write, seq, f).expect(always),
         }
     }
 

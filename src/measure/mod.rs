@@ -1,7 +1,8 @@
 //! How time is taken: the one measurement protocol ([`Sampler`] over a
-//! [`Workload`], see `sampler`), statistics, noise, and the workers that
+//! [`Workload`], see `sampler`), noise (statistics are `crate::stats`), and the workers that
 //! run kernels — a team of pinned threads (`team`), a team of forked
-//! processes (`procs`) — with the workloads built on them: streaming
+//! processes (`procs`), both behind one `workers::Workers` — with the
+//! workloads built on them: streaming
 //! kernels over private or shared buffers (`kernel`), read/write mixes
 //! (`mix`), the pointer chase (`chase`) and register loops (`regs`).
 
@@ -12,8 +13,8 @@ pub mod noise;
 pub mod procs;
 pub mod regs;
 pub mod sampler;
-pub mod stats;
 pub mod team;
+pub mod workers;
 
 pub use sampler::{Failure, Hint, Measured, SampleOpts, Sampler, Stamp, Workload};
 

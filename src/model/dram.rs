@@ -54,6 +54,24 @@ pub struct DramDevice {
     pub part_number: Option<String>,
 }
 
+impl Dram {
+    /// This memory system with its peak replaced by one the user stated
+    /// (`--dram-peak`, a fleet's reference class): the devices stay, the
+    /// source and note say where the figure came from.
+    pub fn with_stated(mut self, gbps: f64) -> Dram {
+        self.note = match self.peak_gbps {
+            Some(smbios) => format!(
+                "stated with --dram-peak; SMBIOS's devices give {smbios:.1} GB/s ({})",
+                self.note
+            ),
+            None => "stated with --dram-peak".into(),
+        };
+        self.source = "--dram-peak".into();
+        self.peak_gbps = Some(gbps);
+        self
+    }
+}
+
 impl DramDevice {
     /// Whether the slot holds memory.
     pub fn populated(&self) -> bool {

@@ -354,7 +354,7 @@ mod tests {
                     cv: 0.0,
                     n: 1,
                 }),
-                ..Record::default()
+                ..Record::new(crate::model::SuiteId::Cache)
             };
             r.set_limit(run.host.limit(&LimitCase {
                 nontemporal: nt,
@@ -395,7 +395,7 @@ mod tests {
                 cv: 0.01,
                 n: 3,
             }),
-            ..Record::default()
+            ..Record::new(crate::model::SuiteId::Cache)
         };
         r.set_limit(lim(76.8, BoundBy::DramChannels));
         assert_eq!(r.limit_gbps, Some(76.8));

@@ -4,6 +4,7 @@
 //! is the JSON wire format, documented field by field in `docs/schema.md`.
 
 mod arm;
+pub mod detail;
 mod dram;
 pub mod fleet;
 mod host;
@@ -16,6 +17,7 @@ mod uarch;
 mod warning;
 
 pub use arm::{ArmHost, CoreKind, Midr};
+pub use detail::{CasePart, Detail, Headline, Nullable, OfSuite, SuiteDetail, SuiteId};
 pub use dram::{Dram, DramDevice};
 pub use host::{
     Cache, Ceiling, ClockProbe, Cpu, CpuIdent, CrossCheck, Curve, Environment, Features, Host, Node,

@@ -1,8 +1,9 @@
 //! One [`Record`]: a case plus its samples, statistics, status, warnings
-//! and where it ran.
+//! and where it ran, and what its suite says beyond that ([`Detail`]).
 
 use serde::{Deserialize, Serialize};
 
+use super::detail::{Detail, SuiteId};
 use super::Warning;
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -22,7 +23,7 @@ pub struct Sample {
     pub bytes: u64,
 }
 
-/// Summary statistics of a sample set; see `measure::stats`.
+/// Summary statistics of a sample set (computed by the `stats` module).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Stats {
     /// The headline "best": max for rates, min for latencies.
@@ -126,11 +127,12 @@ pub struct Placement {
 }
 
 /// One Case plus its measured samples and statistics.
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
-    /// Which suite produced it: `cache`, `latency`, `regs`, `threads`,
-    /// `numa`, `memtype`, `transfer`, `net`.
-    pub suite: String,
+    /// Which suite produced it and what that suite says of it: the JSON's
+    /// `suite` and `extra` (see [`Detail`]).
+    #[serde(flatten)]
+    pub detail: Detail,
     pub kernel: String,
     /// read, write, copy, latency, ...
     pub op: String,
@@ -190,40 +192,77 @@ pub struct Record {
     /// on records of SVE kernels, whose width is the vector length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sve_vector_bits: Option<u32>,
-    /// Suite-specific fields (latency figures, network mode, transfer
-    /// backend...), documented per suite in `docs/schema.md`.
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
-    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Record {
-    /// A record for a case that cannot run here, with the reason.
-    pub fn skipped(suite: &str, kernel: &str, reason: impl Into<String>) -> Record {
+    /// A record of `detail`'s suite with every common field empty (for
+    /// struct update syntax: `Record { kernel, …, ..Record::new(d) }`).
+    pub fn new(detail: impl Into<Detail>) -> Record {
         Record {
-            suite: suite.into(),
+            detail: detail.into(),
+            kernel: String::new(),
+            op: String::new(),
+            width_bits: None,
+            nontemporal: None,
+            pattern: None,
+            size_bytes: None,
+            threads: 0,
+            cpus: Vec::new(),
+            regime: None,
+            bytes_read_per_pass: None,
+            bytes_written_per_pass: None,
+            payload_bytes_per_pass: None,
+            reps_per_sample: None,
+            samples: Vec::new(),
+            gbps: None,
+            payload_gbps: None,
+            per_thread_gbps: Vec::new(),
+            limit_gbps: None,
+            percent_of_limit: None,
+            bound_by: None,
+            status: Status::Ok,
+            reason: None,
+            warnings: Vec::new(),
+            noise: None,
+            memory: None,
+            placement: None,
+            core_kind: None,
+            sve_vector_bits: None,
+        }
+    }
+
+    /// Which suite produced it.
+    pub fn suite(&self) -> SuiteId {
+        self.detail.suite()
+    }
+
+    /// A record for a case that cannot run here, with the reason.
+    pub fn skipped(suite: SuiteId, kernel: &str, reason: impl Into<String>) -> Record {
+        Record {
             kernel: kernel.into(),
             status: Status::Skipped,
             reason: Some(reason.into()),
-            ..Record::default()
+            ..Record::new(suite)
         }
     }
 
     /// A record for a case that failed while running, with the message.
-    pub fn error(suite: &str, kernel: &str, message: impl Into<String>) -> Record {
+    pub fn error(suite: SuiteId, kernel: &str, message: impl Into<String>) -> Record {
         Record {
-            suite: suite.into(),
             kernel: kernel.into(),
             status: Status::Error,
             reason: Some(message.into()),
-            ..Record::default()
+            ..Record::new(suite)
         }
     }
 
-    /// A stable key that identifies the case across runs (for `compare`).
+    /// A stable key that identifies the case across runs (for `compare`):
+    /// suite, kernel, size, threads, memory kind and the suite's own case
+    /// parts (`/case_<name>=<JSON value>`).
     pub fn case_key(&self) -> String {
         let mut key = format!(
             "{}/{}/{}/t{}",
-            self.suite,
+            self.suite(),
             self.kernel,
             self.size_bytes.map_or("-".into(), |s| s.to_string()),
             self.threads
@@ -231,10 +270,8 @@ impl Record {
         if let Some(m) = &self.memory {
             key.push_str(&format!("/{}", m.kind));
         }
-        for (k, v) in &self.extra {
-            if k.starts_with("case_") {
-                key.push_str(&format!("/{}={}", k, v));
-            }
+        for p in self.detail.case() {
+            key.push_str(&format!("/case_{}={}", p.name, p.value));
         }
         key
     }

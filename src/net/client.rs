@@ -258,17 +258,7 @@ fn data_phase(
     let done = AtomicBool::new(false);
     let finished = Mutex::new(None);
     let stop_all = AtomicBool::new(false);
-    let aborts: Vec<TcpStream> = streams.iter().filter_map(|s| s.try_clone().ok()).collect();
-    let first_err: Mutex<Option<FlowError>> = Mutex::new(None);
-    let fail = |e: FlowError| {
-        stop_all.store(true, Ordering::Relaxed);
-        for a in &aborts {
-            let _ = a.shutdown(std::net::Shutdown::Both);
-        }
-        if let Ok(mut f) = first_err.lock() {
-            f.get_or_insert(e);
-        }
-    };
+    let failures = flow::Failures::new(&streams, &stop_all);
     // SIGINT and a failing stream both stop the senders.
     let stopper = AtomicBool::new(false);
     let meter_on = setup.mode == Mode::Stream && setup.direction.leader_receives();
@@ -286,8 +276,8 @@ fn data_phase(
             }
         });
         for (i, st) in streams.into_iter().enumerate() {
-            let (sendbuf, sent, received, finished, fail, stopper) =
-                (&sendbuf, &sent, &received, &finished, &fail, &stopper);
+            let (sendbuf, sent, received, failures, stopper) =
+                (&sendbuf, &sent, &received, &failures, &stopper);
             match setup.mode {
                 Mode::Rr => rr.push(sc.spawn(move || {
                     let mut st = st;
@@ -311,41 +301,28 @@ fn data_phase(
                             Some((o.batches, o.rounds))
                         }
                         Err(e) => {
-                            fail(e);
+                            failures.fail(e);
                             None
                         }
                     }
                 })),
-                Mode::Stream => {
-                    if setup.direction.leader_sends() {
-                        let mut w = match st.try_clone() {
-                            Ok(w) => w,
-                            Err(e) => {
-                                fail(FlowError::Io(e));
-                                continue;
-                            }
-                        };
-                        let b = budget(i);
-                        handles.push(sc.spawn(move || {
-                            if let Err(e) =
-                                flow::send_stream(&mut w, sendbuf, b, sent, stopper, idle)
-                            {
-                                fail(e);
-                            }
-                        }));
-                    }
-                    if setup.direction.leader_receives() {
-                        handles.push(sc.spawn(move || {
-                            let mut st = st;
-                            let mut rb = vec![0u8; flow::RECV_BUF];
-                            if let Err(e) = flow::recv_stream(
-                                &mut st, &mut rb, received, limits, idle, finished,
-                            ) {
-                                fail(e);
-                            }
-                        }));
-                    }
-                }
+                Mode::Stream => handles.extend(flow::stream_threads(
+                    sc,
+                    st,
+                    setup.direction.leader_sends().then(|| flow::SendSide {
+                        buf: sendbuf,
+                        budget: budget(i),
+                        sent,
+                        stop: stopper,
+                    }),
+                    setup.direction.leader_receives().then_some(flow::RecvSide {
+                        received,
+                        limits,
+                        finished: &finished,
+                    }),
+                    idle,
+                    failures,
+                )),
             }
         }
         for h in handles {
@@ -363,7 +340,7 @@ fn data_phase(
         let _ = watcher.join();
         (meter.map(|m| m.join().unwrap_or_default()), batches, rounds)
     });
-    if let Some(e) = first_err.into_inner().ok().flatten() {
+    if let Some(e) = failures.into_first() {
         return Err(e);
     }
     let seconds = t0.elapsed().as_secs_f64();

@@ -83,6 +83,95 @@ impl FlowError {
     }
 }
 
+/// The first failure among a test's streams. Failing stops them all: it
+/// raises `stop` and shuts every socket down, so no stream waits on a peer
+/// that is gone; the first error is the test's.
+pub struct Failures<'a> {
+    stop: &'a AtomicBool,
+    sockets: Vec<TcpStream>,
+    first: Mutex<Option<FlowError>>,
+}
+
+impl<'a> Failures<'a> {
+    /// For the test on `streams`, stopping through `stop`.
+    pub fn new(streams: &[TcpStream], stop: &'a AtomicBool) -> Failures<'a> {
+        Failures {
+            stop,
+            sockets: streams.iter().filter_map(|s| s.try_clone().ok()).collect(),
+            first: Mutex::new(None),
+        }
+    }
+
+    pub fn fail(&self, e: FlowError) {
+        self.stop.store(true, Ordering::Relaxed);
+        for s in &self.sockets {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+        if let Ok(mut f) = self.first.lock() {
+            f.get_or_insert(e);
+        }
+    }
+
+    /// The first failure, if any stream failed.
+    pub fn into_first(self) -> Option<FlowError> {
+        self.first.into_inner().ok().flatten()
+    }
+}
+
+/// The sending half of a stream-mode connection.
+#[derive(Clone, Copy)]
+pub struct SendSide<'a> {
+    pub buf: &'a [u8],
+    pub budget: Budget,
+    pub sent: &'a AtomicU64,
+    pub stop: &'a AtomicBool,
+}
+
+/// The receiving half of a stream-mode connection.
+#[derive(Clone, Copy)]
+pub struct RecvSide<'a> {
+    pub received: &'a AtomicU64,
+    pub limits: Limits,
+    pub finished: &'a Mutex<Option<Instant>>,
+}
+
+/// The threads of one stream-mode connection, on either end: a sender
+/// when this end sends, a receiver when it receives (both for `bidir`).
+/// A connection that cannot be split in two fails the test.
+pub fn stream_threads<'scope, 'env>(
+    sc: &'scope std::thread::Scope<'scope, 'env>,
+    st: TcpStream,
+    send: Option<SendSide<'env>>,
+    recv: Option<RecvSide<'env>>,
+    idle: Duration,
+    failures: &'env Failures<'env>,
+) -> Vec<std::thread::ScopedJoinHandle<'scope, ()>> {
+    let mut out = Vec::new();
+    if let Some(s) = send {
+        match st.try_clone() {
+            Ok(mut w) => out.push(sc.spawn(move || {
+                if let Err(e) = send_stream(&mut w, s.buf, s.budget, s.sent, s.stop, idle) {
+                    failures.fail(e);
+                }
+            })),
+            Err(e) => {
+                failures.fail(FlowError::Io(e));
+                return out;
+            }
+        }
+    }
+    if let Some(r) = recv {
+        out.push(sc.spawn(move || {
+            let mut st = st;
+            let mut rb = vec![0u8; RECV_BUF];
+            if let Err(e) = recv_stream(&mut st, &mut rb, r.received, r.limits, idle, r.finished) {
+                failures.fail(e);
+            }
+        }));
+    }
+    out
+}
+
 /// Write `buf` over and over until the budget or `stop`, then shut down
 /// the write half. Returns the bytes written.
 pub fn send_stream(

@@ -18,8 +18,8 @@
 //! Samples are short and the best is kept: a longer sample on a busy VM
 //! averages in preemption (50 ms samples read 2.41 GHz on a 3.24 GHz Zen 3
 //! guest). Sources: Chips and Cheese `CoreClockChecker` (20 × `add %r8,
-//! %rbx` with r8 = 1, counter `sub %r9, %rdi`), and
-//! /work/shared/research/uarch-limits.md §1.
+//! %rbx` with r8 = 1, counter `sub %r9, %rdi`), Agner Fog's instruction
+//! tables (imul), and the others `docs/uarch.md` lists.
 
 use std::time::Instant;
 

@@ -21,21 +21,6 @@ pub fn stated_peak() -> Option<f64> {
     STATED.get().copied()
 }
 
-/// `dram` with its peak replaced by one the user stated: the devices stay,
-/// the source and note say where the figure came from.
-pub fn with_stated(mut dram: Dram, gbps: f64) -> Dram {
-    dram.note = match dram.peak_gbps {
-        Some(smbios) => format!(
-            "stated with --dram-peak; SMBIOS's devices give {smbios:.1} GB/s ({})",
-            dram.note
-        ),
-        None => "stated with --dram-peak".into(),
-    };
-    dram.source = "--dram-peak".into();
-    dram.peak_gbps = Some(gbps);
-    dram
-}
-
 /// Split a locator into upper-case runs of letters and of digits, with
 /// the keywords that run into a channel name split off ("ChannelA" →
 /// CHANNEL A, "DIMMA1" → DIMM A 1).
@@ -287,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_stated_peak_replaces_the_unknown_one() {
-        let d = with_stated(peak("none", Vec::new()), 409.6);
+        let d = peak("none", Vec::new()).with_stated(409.6);
         assert_eq!(d.peak_gbps, Some(409.6));
         assert_eq!(d.note, "stated with --dram-peak");
         assert_eq!(d.source, "--dram-peak");

@@ -35,6 +35,7 @@
 //! machine): no knee, and nothing is made up.
 
 use crate::model::{BandwidthKnee, Cache, CurvePoint, Host, Knee, KneeProbe};
+use crate::stats::median;
 use crate::util::units::format_bytes;
 
 /// Points within 25 % of a plateau's first point belong to it: a quarter
@@ -86,9 +87,9 @@ pub fn detect(latency: &[CurvePoint]) -> Vec<Knee> {
     let levels = levels(&y, &own);
     let mut knees = Vec::new();
     for (i, lv) in levels.iter().enumerate() {
-        let lat = median(&lv.values);
+        let lat = median(&lv.values).unwrap_or(f64::NAN);
         let next = match levels.get(i + 1) {
-            Some(nx) => Some(median(&nx.values)),
+            Some(nx) => median(&nx.values),
             None => {
                 // Three points, not two: the last points have no later
                 // reading to correct a preempted one.
@@ -173,7 +174,7 @@ pub fn bandwidth_knee(bandwidth: &[CurvePoint]) -> Option<BandwidthKnee> {
     let end = (w - 1..first_dram)
         .rev()
         .find(|&j| y[j + 1 - w] <= y[j] * PLATEAU_BAND)?;
-    let plateau = median(&y[end + 1 - w..=end]);
+    let plateau = median(&y[end + 1 - w..=end])?;
     let cap = (plateau * dram).sqrt();
     let mut last = end;
     while last + 1 < first_dram && y[last + 1] >= cap {
@@ -245,18 +246,10 @@ fn levels(y: &[f64], own: &[bool]) -> Vec<Level> {
 /// a transition would then chain two real levels into one.
 fn same_level(prev: &Level, values: &[f64]) -> bool {
     let last = prev.values[prev.values.len() - 1];
-    values[0] <= last * PLATEAU_BAND || median(values) < median(&prev.values) * LEVEL_STEP
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
+    values[0] <= last * PLATEAU_BAND
+        || median(values)
+            .zip(median(&prev.values))
+            .is_some_and(|(a, b)| a < b * LEVEL_STEP)
 }
 
 /// Check each knee against a read-bandwidth curve (size → GB/s): the best

@@ -50,7 +50,7 @@ pub fn detect_host(measure_clock: bool) -> Host {
         ceilings: Vec::new(),
         knees: None,
         dram: Some(match dram::stated_peak() {
-            Some(g) => dram::with_stated(smbios::detect(), g),
+            Some(g) => smbios::detect().with_stated(g),
             None => smbios::detect(),
         }),
         arm,

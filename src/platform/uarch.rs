@@ -11,8 +11,9 @@
 //! Sunny Cove; AVX-512 alone → Skylake-SP; on AMD, AVX-512 → Zen 4, with
 //! AVX-VNNI or MOVDIR64B → Zen 5. A core no rule reaches has no row: its
 //! ceilings are unknown, never guessed. AArch64 cores are identified by
-//! MIDR instead (`uarch/arm.rs`, [`identify_arm`]). Research and sources:
-//! /work/shared/research/uarch-limits.md (§2 table, §3 rules).
+//! MIDR instead (`uarch/arm.rs`, [`identify_arm`]). Each row names its
+//! sources; `docs/uarch.md` explains the table and the rules, with the
+//! public sources.
 
 use crate::model::{Basis, Cache, Features, L1Rate, Uarch, UarchBasis, UarchMatch};
 

@@ -1,7 +1,8 @@
 //! `bwscope compare A.json B.json [C.json …]`: the same cases across runs.
 //!
 //! Records are matched by [`Record::case_key`] (suite, kernel, size,
-//! threads, memory kind and every `case_*` extra). The first run is the
+//! threads, memory kind and the suite's case parts, `Detail::case`). The
+//! first run is the
 //! baseline; every later run gets the change of the chosen statistic in %
 //! and a verdict:
 //! - `same`: the figure is identical;
@@ -89,7 +90,7 @@ pub struct Comparison {
 
 /// A readable case name: `cache seq_read_256_avx2 16 KiB ×1`.
 pub fn label(r: &Record) -> String {
-    let mut s = format!("{} {}", r.suite, r.kernel);
+    let mut s = format!("{} {}", r.suite(), r.kernel);
     if let Some(b) = r.size_bytes {
         s.push_str(&format!(" {}", format_bytes(b)));
     }
@@ -99,14 +100,8 @@ pub fn label(r: &Record) -> String {
             s.push_str(&format!(" [{}]", m.kind));
         }
     }
-    for (k, v) in &r.extra {
-        if let Some(name) = k.strip_prefix("case_") {
-            let v = v
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.to_string());
-            s.push_str(&format!(" {name}={v}"));
-        }
+    for p in r.detail.case() {
+        s.push_str(&format!(" {}={}", p.name, p.shown()));
     }
     s
 }
@@ -397,7 +392,6 @@ mod tests {
 
     fn rec(kernel: &str, best: f64, min: f64) -> Record {
         Record {
-            suite: "cache".into(),
             kernel: kernel.into(),
             op: "read".into(),
             size_bytes: Some(16384),
@@ -412,7 +406,7 @@ mod tests {
                 cv: 0.01,
                 n: 5,
             }),
-            ..Record::default()
+            ..Record::new(crate::model::SuiteId::Cache)
         }
     }
 

@@ -43,7 +43,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 /// The cells of one record, in `HEADER` order.
 pub fn row(r: &Record) -> Vec<String> {
     vec![
-        r.suite.clone(),
+        r.suite().to_string(),
         r.kernel.clone(),
         r.op.clone(),
         opt(r.width_bits),
@@ -77,12 +77,19 @@ pub fn row(r: &Record) -> Vec<String> {
             .map(|w| w.to_string())
             .collect::<Vec<_>>()
             .join("; "),
-        if r.extra.is_empty() {
-            String::new()
-        } else {
-            serde_json::Value::Object(r.extra.clone()).to_string()
-        },
+        detail_json(r),
     ]
+}
+
+/// The suite's own fields as the JSON's `extra` object, compact; empty
+/// when the record states none.
+fn detail_json(r: &Record) -> String {
+    let fields = r.detail.fields();
+    if fields.is_empty() {
+        String::new()
+    } else {
+        serde_json::Value::Object(fields).to_string()
+    }
 }
 
 /// Header + one row, as CSV bytes (for streaming).
@@ -111,10 +118,11 @@ impl Exporter for Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::SuiteId;
 
     #[test]
     fn row_matches_header() {
-        let r = Record::skipped("cache", "seq_read_512_avx512f", "needs avx512f");
+        let r = Record::skipped(SuiteId::Cache, "seq_read_512_avx512f", "needs avx512f");
         assert_eq!(row(&r).len(), HEADER.len());
         let text = String::from_utf8(encode(&[header(), row(&r)])).unwrap();
         assert!(text.lines().nth(1).unwrap().contains("skipped"));

@@ -260,18 +260,11 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
     s.push_str("</section>\n");
 
     s.push_str("<section id=records><h2>Records</h2><p class=meta>Click a column header to sort; click again to reverse. Bandwidth in GB/s = 10<sup>9</sup> B/s; latency in ns.</p>\n");
-    let mut suites: Vec<&str> = Vec::new();
-    for r in &run.records {
-        if !suites.contains(&r.suite.as_str()) {
-            suites.push(&r.suite);
-        }
-    }
-    for suite in suites {
-        let recs: Vec<&Record> = run.records.iter().filter(|r| r.suite == suite).collect();
+    for (suite, recs) in super::by_suite(&run.records) {
         let _ = writeln!(
             s,
             "<h3 id=\"suite-{0}\">{0} ({1} records)</h3>",
-            esc(suite),
+            esc(suite.name()),
             recs.len()
         );
         s.push_str(&records_table(&recs));

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::table::long_rows;
 use super::views::cache::sweep_rows;
 use super::{summary, Exporter};
-use crate::model::{Record, Run, Status};
+use crate::model::{Record, Run, Status, SuiteId};
 
 pub struct Markdown;
 
@@ -81,14 +81,7 @@ pub fn render(run: &Run) -> String {
         s.push('\n');
     }
     let units = run.display_units;
-    let mut suites: Vec<&str> = Vec::new();
-    for r in &run.records {
-        if !suites.contains(&r.suite.as_str()) {
-            suites.push(&r.suite);
-        }
-    }
-    for suite in suites {
-        let recs: Vec<&Record> = run.records.iter().filter(|r| r.suite == suite).collect();
+    for (suite, recs) in super::by_suite(&run.records) {
         if !recs.iter().any(|r| r.status == Status::Ok) {
             continue;
         }
@@ -99,7 +92,7 @@ pub fn render(run: &Run) -> String {
                 ops.push(&r.op);
             }
         }
-        if suite == "cache" {
+        if suite == SuiteId::Cache {
             for op in ops {
                 if let Some(rows) = sweep_rows(&recs, op, units) {
                     let _ = writeln!(

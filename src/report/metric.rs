@@ -1,11 +1,10 @@
 //! The number a record is judged by, for charts, summaries and `compare`.
 //!
-//! Bandwidth records carry `gbps` (higher is better). Latency records carry
-//! their figure in `extra.latency_ns`, either as a number or as a stats
-//! object shaped like [`Stats`] (lower is better); any other numeric extra
-//! key ending in `_ns` is accepted as a fallback so a suite that names it
-//! differently still charts. Documented in `docs/schema.md` ("What charts
-//! and compare read").
+//! Bandwidth records carry `gbps` (higher is better); a record without it
+//! is judged by the figure its suite's detail names
+//! ([`crate::model::SuiteDetail::metric`]: the latency of `latency` and
+//! `numa` chase records, lower is better). Documented in `docs/schema.md`
+//! ("What charts and compare read").
 
 use crate::model::{Record, Stats, Status};
 
@@ -52,29 +51,11 @@ pub enum StatKind {
     Median,
 }
 
-/// The latency figure of a record, if it has one.
+/// The figure of a record without bandwidth, if its suite names one.
 pub fn latency(r: &Record) -> Option<Metric> {
-    let pick = |v: &serde_json::Value| -> Option<Metric> {
-        if let Some(x) = v.as_f64() {
-            return Some(Metric {
-                best: x,
-                median: x,
-                min: x,
-                max: x,
-                higher_is_better: false,
-                unit: "ns",
-            });
-        }
-        let s: Stats = serde_json::from_value(v.clone()).ok()?;
-        Some(Metric::from_stats(&s, false, "ns"))
-    };
-    if let Some(m) = r.extra.get("latency_ns").and_then(pick) {
-        return Some(m);
-    }
-    r.extra
-        .iter()
-        .filter(|(k, _)| k.ends_with("_ns") && !k.starts_with("case_"))
-        .find_map(|(_, v)| pick(v))
+    r.detail
+        .metric()
+        .map(|h| Metric::from_stats(&h.stats, h.higher_is_better, h.unit))
 }
 
 /// The figure of an `ok` record: bandwidth if it has one, else latency.
@@ -91,27 +72,29 @@ pub fn of(r: &Record) -> Option<Metric> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::detail::LatencyDetail;
+    use crate::model::{Nullable, SuiteId};
 
     #[test]
-    fn latency_from_number_or_stats() {
-        let mut r = Record {
-            suite: "latency".into(),
-            ..Record::default()
-        };
+    fn latency_from_the_suites_detail() {
+        let mut r = Record::new(SuiteId::Latency);
         assert!(of(&r).is_none());
-        r.extra.insert("latency_ns".into(), serde_json::json!(95.5));
-        let m = of(&r).unwrap();
-        assert_eq!((m.best, m.higher_is_better, m.unit), (95.5, false, "ns"));
-        r.extra.insert(
-            "latency_ns".into(),
-            serde_json::json!({"best": 90.0, "median": 95.0, "min": 90.0, "max": 99.0, "mean": 95.0, "cv": 0.02, "n": 5}),
-        );
+        r.detail = LatencyDetail {
+            latency_ns: Nullable::Value(Stats {
+                best: 90.0,
+                median: 95.0,
+                min: 90.0,
+                max: 99.0,
+                mean: 95.0,
+                cv: 0.02,
+                n: 5,
+            }),
+            ..LatencyDetail::default()
+        }
+        .into();
         let m = of(&r).unwrap();
         assert_eq!((m.best, m.median, m.max), (90.0, 95.0, 99.0));
-        r.extra.clear();
-        r.extra
-            .insert("load_to_use_ns".into(), serde_json::json!(4.0));
-        assert_eq!(of(&r).unwrap().best, 4.0);
+        assert_eq!((m.higher_is_better, m.unit), (false, "ns"));
         r.status = Status::Skipped;
         assert!(of(&r).is_none());
     }

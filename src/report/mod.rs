@@ -18,7 +18,7 @@ pub mod summary;
 pub mod table;
 pub mod views;
 
-use crate::model::{Run, Warning};
+use crate::model::{Record, Run, SuiteId, Warning};
 
 /// One output format. `serialize` renders a whole run; formats that can
 /// stream (CSV) also offer row-at-a-time functions in their module.
@@ -59,4 +59,16 @@ pub fn emit(context: &str, w: &Warning) {
     } else {
         eprintln!("warning: {}: {} (hint: {})", context, w, w.hint());
     }
+}
+
+/// The records of each suite, suites in the order they first appear.
+pub fn by_suite(records: &[Record]) -> Vec<(SuiteId, Vec<&Record>)> {
+    let mut out: Vec<(SuiteId, Vec<&Record>)> = Vec::new();
+    for r in records {
+        match out.iter_mut().find(|(s, _)| *s == r.suite()) {
+            Some((_, v)) => v.push(r),
+            None => out.push((r.suite(), vec![r])),
+        }
+    }
+    out
 }

@@ -54,7 +54,7 @@ impl Families {
         }
     }
 
-    fn add(&mut self, host: &str, run: &Run, extra: &[Figure]) {
+    fn add(&mut self, host: &str, run: &Run, network: &[Figure]) {
         let _ = writeln!(
             self.info,
             "bwscope_run_info{} 1",
@@ -65,7 +65,7 @@ impl Families {
                 ("command", &run.command),
             ])
         );
-        for g in metrics::node_figures(run).iter().chain(extra) {
+        for g in metrics::node_figures(run).iter().chain(network) {
             self.figure_line(host, g);
         }
     }

@@ -16,11 +16,11 @@ pub const MAX_NS: f64 = 1e12;
 pub const MAX_SECONDS: f64 = 3.2e7;
 /// CPUs' worth of foreign or stolen time.
 pub const MAX_CPUS: f64 = 1e5;
-/// Any other float in a record's `extra`, in magnitude.
-pub const MAX_EXTRA: f64 = 1e15;
+/// Any other float a suite's detail states, in magnitude.
+pub const MAX_DETAIL: f64 = 1e15;
 
 fn label(i: usize, r: &Record) -> String {
-    let mut s = format!("record {} ({} {}", i + 1, r.suite, r.kernel);
+    let mut s = format!("record {} ({} {}", i + 1, r.suite(), r.kernel);
     if let Some(b) = r.size_bytes {
         s.push(' ');
         s.push_str(&crate::util::units::format_bytes(b));
@@ -62,14 +62,15 @@ fn stats(what: &str, field: &str, s: &Stats, max: f64, unit: &str) -> Result<(),
     within(what, &format!("{field}.cv"), s.cv, MAX_CPUS, "")
 }
 
-/// Every float in `v` is finite and below [`MAX_EXTRA`] in magnitude.
-fn extra_value(what: &str, path: &str, v: &serde_json::Value) -> Result<(), String> {
+/// Every float in `v` (a detail field at JSON path `path`) is finite and
+/// below [`MAX_DETAIL`] in magnitude.
+fn detail_value(what: &str, path: &str, v: &serde_json::Value) -> Result<(), String> {
     match v {
         serde_json::Value::Number(n) => {
             if let Some(x) = n.as_f64() {
-                if !(x.is_finite() && x.abs() <= MAX_EXTRA) && n.is_f64() {
+                if !(x.is_finite() && x.abs() <= MAX_DETAIL) && n.is_f64() {
                     return Err(format!(
-                        "{what}: extra.{path} = {} is not a possible value (|x| ≤ {MAX_EXTRA:e}); the file was edited or corrupted",
+                        "{what}: {path} = {} is not a possible value (|x| ≤ {MAX_DETAIL:e}); the file was edited or corrupted",
                         shown(x)
                     ));
                 }
@@ -79,10 +80,10 @@ fn extra_value(what: &str, path: &str, v: &serde_json::Value) -> Result<(), Stri
         serde_json::Value::Array(a) => a
             .iter()
             .enumerate()
-            .try_for_each(|(i, x)| extra_value(what, &format!("{path}[{i}]"), x)),
+            .try_for_each(|(i, x)| detail_value(what, &format!("{path}[{i}]"), x)),
         serde_json::Value::Object(m) => m
             .iter()
-            .try_for_each(|(k, x)| extra_value(what, &format!("{path}.{k}"), x)),
+            .try_for_each(|(k, x)| detail_value(what, &format!("{path}.{k}"), x)),
         _ => Ok(()),
     }
 }
@@ -140,10 +141,9 @@ fn record(i: usize, r: &Record) -> Result<(), String> {
             within(&what, &format!("latency.{name}"), v, MAX_NS, "ns")?;
         }
     }
-    for (k, v) in &r.extra {
-        extra_value(&what, k, v)?;
-    }
-    Ok(())
+    // The suite's own fields, by their path in the file.
+    let fields = serde_json::Value::Object(r.detail.fields());
+    detail_value(&what, "extra", &fields)
 }
 
 /// The first impossible value in `run`, described in one line.
@@ -157,10 +157,11 @@ pub fn check(run: &Run) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::detail::NumaDetail;
+    use crate::model::{Nullable, SuiteId};
 
     fn rec(best: f64) -> Record {
         Record {
-            suite: "cache".into(),
             kernel: "seq_read_64_scalar".into(),
             size_bytes: Some(16384),
             gbps: Some(Stats {
@@ -172,7 +173,7 @@ mod tests {
                 cv: 0.01,
                 n: 3,
             }),
-            ..Record::default()
+            ..Record::new(SuiteId::Cache)
         }
     }
 
@@ -196,12 +197,29 @@ mod tests {
             "{e}"
         );
         assert!(check(&run(rec(1e308))).is_err());
+        let s = |best| Stats {
+            best,
+            median: 1.0,
+            min: 1.0,
+            max: 1.0,
+            mean: 1.0,
+            cv: 0.0,
+            n: 1,
+        };
         let mut r = rec(10.0);
-        r.extra.insert("latency_ns".into(), serde_json::json!(-3.0));
+        r.detail = NumaDetail {
+            latency_ns: Nullable::Value(s(-3.0)),
+            ..NumaDetail::default()
+        }
+        .into();
         assert!(check(&run(r)).unwrap_err().contains("latency.best"));
         let mut r = rec(10.0);
-        r.extra
-            .insert("x".into(), serde_json::json!({"y": [1.0, 1e300]}));
-        assert!(check(&run(r)).unwrap_err().contains("extra.x.y[1]"));
+        r.detail = NumaDetail {
+            latency_ns_samples: Some(vec![1.0, 1e300]),
+            ..NumaDetail::default()
+        }
+        .into();
+        let e = check(&run(r)).unwrap_err();
+        assert!(e.contains("extra.latency_ns_samples[1]"), "{e}");
     }
 }

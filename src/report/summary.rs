@@ -6,8 +6,8 @@
 //! medians swing 2× on shared machines).
 
 use super::metric;
-use crate::model::{Curve, Warning};
-use crate::model::{Record, Run, Status};
+use crate::model::detail::{LatencyDetail, View};
+use crate::model::{Curve, Nullable, Record, Run, Status, SuiteId, Warning};
 
 fn ok(run: &Run) -> impl Iterator<Item = &Record> {
     run.records.iter().filter(|r| r.status == Status::Ok)
@@ -24,7 +24,7 @@ fn is_plain(r: &Record, op: &str, prefix: &str) -> bool {
 pub fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<(f64, &'a Record)> {
     let recs: Vec<&Record> = ok(run)
         .filter(|r| {
-            r.suite == "cache"
+            r.suite() == SuiteId::Cache
                 && r.threads == 1
                 && is_plain(r, op, prefix)
                 && r.regime.as_deref() == Some(regime)
@@ -60,7 +60,7 @@ pub struct DramCopy<'a> {
 pub fn dram_copy(run: &Run) -> Option<DramCopy<'_>> {
     let recs: Vec<(f64, &Record)> = ok(run)
         .filter(|r| {
-            r.suite == "cache"
+            r.suite() == SuiteId::Cache
                 && r.threads == 1
                 && r.op == "copy"
                 && r.pattern.as_deref().is_none_or(|p| p == "seq")
@@ -113,14 +113,9 @@ fn share(r: &Record) -> Option<String> {
 /// hits it: 125 instead of 170 ns on a guest with a 10 MiB L3).
 pub fn dram_latency(run: &Run) -> Option<(f64, &Record)> {
     let recs: Vec<&Record> = ok(run)
-        .filter(|r| r.suite == "latency")
-        .filter(|r| {
-            r.extra
-                .get("case_view")
-                .and_then(|v| v.as_str())
-                .unwrap_or("random")
-                == "random"
-        })
+        .filter_map(|r| r.detail.get::<LatencyDetail>().map(|d| (r, d)))
+        .filter(|(_, d)| d.case_view.unwrap_or(View::Random) == View::Random)
+        .map(|(r, _)| r)
         .collect();
     let top = recs.iter().filter_map(|r| r.size_bytes).max()?;
     recs.iter()
@@ -138,14 +133,14 @@ pub fn dram_latency(run: &Run) -> Option<(f64, &Record)> {
 /// the row's bound at the run's clock; None when the core or the clock is
 /// unknown, never a guess.
 fn l1_ceiling(run: &Run, r: &Record) -> Option<f64> {
-    if let Some(v) = r.extra.get("ceiling_gbps") {
-        return v.as_f64();
+    let b = r.detail.bandwidth().copied().unwrap_or_default();
+    match b.ceiling_gbps {
+        Nullable::Value(c) => return Some(c),
+        Nullable::Null => return None,
+        // Written before records carried their ceiling.
+        Nullable::Absent => {}
     }
-    let hz = r
-        .extra
-        .get("clock_hz")
-        .and_then(|v| v.as_f64())
-        .or(run.host.clock_hz)?;
+    let hz = b.clock_hz.or(run.host.clock_hz)?;
     run.host.ceiling_at(&r.op, Some(r.width_bits?), hz)
 }
 
@@ -187,7 +182,10 @@ pub fn headline(run: &Run) -> Vec<String> {
     }
     let nt = ok(run)
         .filter(|r| {
-            r.suite == "cache" && r.threads == 1 && r.nontemporal == Some(true) && r.op == "write"
+            r.suite() == SuiteId::Cache
+                && r.threads == 1
+                && r.nontemporal == Some(true)
+                && r.op == "write"
         })
         .filter(|r| r.regime.as_deref() == Some("DRAM"))
         .filter_map(|r| r.gbps.map(|g| g.best))
@@ -274,9 +272,10 @@ pub fn warning_lines(run: &Run) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::detail::{Bandwidth, CacheDetail};
     use crate::model::{Cache, Host, Stats, Uarch, UarchMatch, Units};
 
-    fn l1_read(extra: serde_json::Value) -> Record {
+    fn l1_read(b: Bandwidth) -> Record {
         let g = Stats {
             best: 200.0,
             median: 190.0,
@@ -287,7 +286,6 @@ mod tests {
             n: 3,
         };
         Record {
-            suite: "cache".into(),
             kernel: "seq_read_256_avx2".into(),
             op: "read".into(),
             width_bits: Some(256),
@@ -296,8 +294,7 @@ mod tests {
             threads: 1,
             regime: Some("L1".into()),
             gbps: Some(g),
-            extra: extra.as_object().cloned().unwrap_or_default(),
-            ..Record::default()
+            ..Record::new(CacheDetail::from(b))
         }
     }
 
@@ -332,14 +329,13 @@ mod tests {
 
     fn read(run: &Run, size: u64, gbps: f64) -> Record {
         Record {
-            suite: "cache".into(),
             kernel: "seq_read_512_avx512f".into(),
             op: "read".into(),
             size_bytes: Some(size),
             threads: 1,
             regime: Some(run.host.regime(size, 1, Curve::Bandwidth)),
             gbps: Some(stats(gbps)),
-            ..Record::default()
+            ..Record::new(SuiteId::Cache)
         }
     }
 
@@ -378,7 +374,10 @@ mod tests {
     fn l1_percentage_uses_the_records_own_ceiling() {
         let r = run(
             Some(row()),
-            l1_read(serde_json::json!({"ceiling_gbps": 250.0})),
+            l1_read(Bandwidth {
+                ceiling_gbps: Nullable::Value(250.0),
+                ..Bandwidth::default()
+            }),
         );
         assert!(
             headline(&r)[0].contains("= 80 % of this core's limit"),
@@ -390,42 +389,46 @@ mod tests {
     #[test]
     fn l1_percentage_falls_back_to_the_records_clock_then_the_runs() {
         // 64 B/cycle at the record's 2.5 GHz = 160 GB/s.
-        let r = run(Some(row()), l1_read(serde_json::json!({"clock_hz": 2.5e9})));
+        let at = Bandwidth {
+            clock_hz: Some(2.5e9),
+            ..Bandwidth::default()
+        };
+        let r = run(Some(row()), l1_read(at));
         assert!(headline(&r)[0].contains("= 125 %"), "{:?}", headline(&r));
         // At the run's 2 GHz: 128 GB/s.
-        let r = run(Some(row()), l1_read(serde_json::json!({})));
+        let r = run(Some(row()), l1_read(Bandwidth::default()));
         assert!(headline(&r)[0].contains("= 156 %"), "{:?}", headline(&r));
     }
 
     #[test]
     fn unknown_core_gives_no_percentage() {
-        let r = run(None, l1_read(serde_json::json!({"ceiling_gbps": null})));
+        let unknown = Bandwidth {
+            ceiling_gbps: Nullable::Null,
+            ..Bandwidth::default()
+        };
+        let r = run(None, l1_read(unknown));
         let h = headline(&r);
         assert!(
             h[0].contains("limit is unknown") && !h[0].contains('%'),
             "{h:?}"
         );
-        let r = run(None, l1_read(serde_json::json!({})));
+        let r = run(None, l1_read(Bandwidth::default()));
         assert!(!headline(&r)[0].contains('%'));
     }
 
     fn chase(run: &Run, size: u64, ns: f64) -> Record {
-        let mut r = Record {
-            suite: "latency".into(),
+        Record {
             kernel: "chase_latency_64_scalar".into(),
             op: "latency".into(),
             size_bytes: Some(size),
             threads: 1,
             regime: Some(run.host.regime(size, 1, Curve::Latency)),
-            ..Record::default()
-        };
-        r.extra
-            .insert("case_view".into(), serde_json::json!("random"));
-        r.extra.insert(
-            "latency_ns".into(),
-            serde_json::to_value(stats(ns)).unwrap(),
-        );
-        r
+            ..Record::new(LatencyDetail {
+                case_view: Some(View::Random),
+                latency_ns: Nullable::Value(stats(ns)),
+                ..LatencyDetail::default()
+            })
+        }
     }
 
     #[test]
@@ -519,7 +522,6 @@ mod limit_tests {
         limit: Option<(f64, BoundBy)>,
     ) -> Record {
         let mut r = Record {
-            suite: "cache".into(),
             kernel: "seq_read_512_avx512f".into(),
             op: "read".into(),
             nontemporal: Some(false),
@@ -535,7 +537,7 @@ mod limit_tests {
                 cv: 0.0,
                 n: 3,
             }),
-            ..Record::default()
+            ..Record::new(SuiteId::Cache)
         };
         r.set_limit(match limit {
             Some((g, b)) => Limit {

@@ -1,5 +1,5 @@
 //! The text-table exporter (each suite's view is in `views`), the column
-//! aligner every view uses, and the generic one-row-per-record table.
+//! aligner every view uses, and the one-row-per-record rows of Markdown.
 
 use super::views::rate;
 use super::Exporter;
@@ -42,12 +42,8 @@ pub fn grid(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// One row per record, for suites without a view of their own.
-pub fn long_table(records: &[&Record], units: Units) -> String {
-    grid(&long_rows(records, units))
-}
-
-/// The cells of [`long_table`], header row first (also used by Markdown).
+/// One row per record, header row first: Markdown's table of a suite
+/// without a grid of its own.
 pub fn long_rows(records: &[&Record], units: Units) -> Vec<Vec<String>> {
     let mut rows = vec![vec![
         "suite".to_string(),
@@ -67,7 +63,7 @@ pub fn long_rows(records: &[&Record], units: Units) -> Vec<Vec<String>> {
             )
         });
         rows.push(vec![
-            r.suite.clone(),
+            r.suite().to_string(),
             r.kernel.clone(),
             r.size_bytes.map_or("-".into(), format_bytes),
             r.threads.to_string(),

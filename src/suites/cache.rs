@@ -9,15 +9,28 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::{Ctx, Flow, Plan, Sampling, Suite};
+use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
-use crate::kernels::{self, Kernel};
+use crate::kernels::{self, Form, Kernel, Op, Pattern};
 use crate::measure::kernel::TeamKernel;
 use crate::measure::team::{Team, BUFFER_SLACK};
-use crate::measure::{Failure, Hint, SampleOpts};
+use crate::measure::workers::Workers;
+use crate::measure::{Hint, SampleOpts};
 use crate::memory::PageKind;
-use crate::model::{Curve, Host, Record, Warning};
+use crate::model::detail::CacheDetail;
+use crate::model::{Curve, Host, Record, SuiteId, Warning};
 use crate::util::units;
+
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Cache,
+    about: "cache → DRAM sweep of the key kernels (read/write/copy at the widest ISA, NT write and copy, rep movsb, libc memcpy), one size per octave",
+    reads_clock: true,
+    quick: Some(quick),
+    key: Some(Key {
+        about: "key kernels (read/write/copy at the widest ISA, NT write and copy, rep movsb, memcpy) at half of each cache and at a DRAM-sized set",
+        plan: key,
+    }),
+};
 
 /// What a sweep is asked for; `None` is this machine's default.
 #[derive(Debug, Clone, Default)]
@@ -132,22 +145,21 @@ const FINE_UP_TO: u64 = 64 << 20;
 /// `__x86_shared_non_temporal_threshold`), so the summary's DRAM memcpy
 /// line compares like with like and names the faster.
 pub fn key_kernels(host: &Host) -> Vec<&'static Kernel> {
-    let widest = kernels::registry()
-        .iter()
-        .filter(|k| k.name.starts_with("seq_read_") && k.supported(&host.features))
-        .map(|k| k.width_bits)
-        .max()
-        .unwrap_or(64);
+    let f = &host.features;
+    let widest = kernels::widest(Op::Read, Pattern::Seq, f).map_or(64, |k| k.width_bits);
     let mut out: Vec<&'static Kernel> = kernels::registry()
         .iter()
         .filter(|k| {
-            k.name.starts_with("seq_") && k.width_bits == widest && k.supported(&host.features)
+            k.form == Form::Loop
+                && k.pattern == Pattern::Seq
+                && k.width_bits == widest
+                && k.supported(f)
         })
         .collect();
     out.extend(
-        kernels::registry()
-            .iter()
-            .filter(|k| k.name == "rep_movsb" || k.name == "libc_memcpy"),
+        ["rep_movsb", "libc_memcpy"]
+            .into_iter()
+            .filter_map(kernels::named),
     );
     out
 }
@@ -162,11 +174,11 @@ pub fn default_kernels() -> Vec<&'static Kernel> {
     kernels::registry()
         .iter()
         .filter(|k| {
-            k.name.starts_with("seq_")
-                || k.name.starts_with("libc_")
+            (k.form == Form::Loop && k.pattern == Pattern::Seq)
+                || k.form == Form::Call
+                || k.form == Form::Block
                 || k.name == "rep_movsb"
                 || k.name == "rep_stosb"
-                || k.name == "dc_zva"
         })
         .collect()
 }
@@ -255,9 +267,34 @@ fn survey_plan(host: &Host) -> Result<CachePlan, UserError> {
     Ok(plan)
 }
 
-/// The registry's entry point: the survey's sweep.
-pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+/// The survey's sweep.
+fn quick(host: &Host) -> Planned {
     Ok(Box::new(survey_plan(host)?))
+}
+
+/// Half of each cache level and a DRAM-sized set ([`default_top`]), whole
+/// KiB so every kernel's granule divides them: the points that tell
+/// machines apart, for a fleet node and for the other suites' key plans.
+pub fn key_sizes(host: &Host) -> Vec<u64> {
+    let mut v: Vec<u64> = (1..=3u8)
+        .filter_map(|l| host.cache_size(l, Curve::Bandwidth))
+        .map(|s| (s / 2).div_ceil(1024) * 1024)
+        .collect();
+    v.push(default_top(host, Curve::Bandwidth));
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// A fleet node's sweep: the key kernels at the key sizes.
+fn key(host: &Host, sampling: Sampling) -> Planned {
+    let o = CacheOptions {
+        sizes: Some(key_sizes(host)),
+        quick: true,
+        sampling,
+        ..CacheOptions::default()
+    };
+    Ok(Box::new(plan(&o, host)?))
 }
 
 /// Apply `--pattern` (each kernel with its counterparts in the listed
@@ -333,10 +370,10 @@ fn with_patterns(
 }
 
 impl Plan for CachePlan {
-    const NAME: &'static str = "cache";
+    const ID: SuiteId = SuiteId::Cache;
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::cache(self))
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::cache(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
@@ -346,7 +383,7 @@ impl Plan for CachePlan {
 
 /// Run the sweep, pushing records through `cx`.
 pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
-    let runnable = cx.runnable("cache", &plan.kernels)?;
+    let runnable = cx.runnable(SuiteId::Cache, &plan.kernels)?;
     if runnable.is_empty() {
         return Ok(Flow::Done);
     }
@@ -356,7 +393,7 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     if plan.first_use && super::first_use::run(plan, cx)? == Flow::Stopped {
         return Ok(Flow::Stopped);
     }
-    let team = Team::spawn(&plan.cpus, buffer, plan.memory)?;
+    let mut team = Team::spawn(&plan.cpus, buffer, plan.memory)?;
     let mem = team.memory().first().cloned();
     // Never a silent fallback: hugetlb and locked buffers whose pages are
     // not what was asked for give skipped records (THP keeps its warning).
@@ -365,7 +402,7 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         if let Err(reason) = crate::memory::kind::verify(plan.memory, m, buffer) {
             for &k in &runnable {
                 let why = format!("--memory {}: {}", m.kind, reason);
-                cx.push(Record::skipped("cache", k.name, why))?;
+                cx.push(Record::skipped(SuiteId::Cache, k.name, why))?;
             }
             return Ok(Flow::Done);
         }
@@ -379,15 +416,12 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     cx.plan_steps((plan.sizes.len() * runnable.len()) as u64);
     let mut hints: HashMap<&str, Hint> = HashMap::new();
     for (si, &size) in plan.sizes.iter().enumerate() {
-        for i in 0..team.threads() {
-            let len = (size as usize + 4096).min(buffer);
-            team.inspect(i, move |b| b.fill_random_prefix(len, 0xabcd + si as u64));
-        }
+        team.refill((size as usize + 4096).min(buffer), 0xabcd + si as u64);
         for &k in &runnable {
             cx.step(&format!("{} {}", k.name, units::format_bytes(size)));
             let Some(mut w) = TeamKernel::private(&team, k, size as usize) else {
                 cx.push(Record::skipped(
-                    "cache",
+                    SuiteId::Cache,
                     k.name,
                     format!(
                         "working set {} is smaller than one {}-byte block per stream",
@@ -397,19 +431,18 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                 ))?;
                 continue;
             };
-            match sampler.measure(&mut w, hints.get(k.name).copied()) {
-                Ok(m) => {
-                    hints.insert(k.name, m.hint());
-                    let mut r =
-                        super::record::bandwidth("cache", k, &m, w.pass(), cx.host, &plan.cpus);
-                    r.memory = mem.clone();
-                    cx.push(r)?;
-                    if m.cut_short {
-                        return Ok(Flow::Stopped);
-                    }
-                }
-                Err(Failure::Stopped) => return Ok(Flow::Stopped),
-                Err(Failure::Failed(e)) => cx.push(Record::error("cache", k.name, e))?,
+            let host = cx.host;
+            let measured = sampler.measure(&mut w, hints.get(k.name).copied());
+            let flow = cx.finish_case(SuiteId::Cache, k.name, measured, |m| {
+                hints.insert(k.name, m.hint());
+                let mut r = super::record::bandwidth(k, &m, w.pass(), host, &plan.cpus, |b| {
+                    CacheDetail::from(b).into()
+                });
+                r.memory = mem.clone();
+                (r, m.cut_short)
+            })?;
+            if flow == Flow::Stopped {
+                return Ok(Flow::Stopped);
             }
         }
     }
@@ -540,5 +573,17 @@ mod tests {
             e.rule
         );
         assert!(e.seconds <= 80.0, "{e:?}");
+    }
+
+    #[test]
+    fn key_sizes_end_in_dram() {
+        let host = crate::platform::detect_host(false);
+        let sizes = key_sizes(&host);
+        let bw = Curve::Bandwidth;
+        assert_eq!(*sizes.last().unwrap(), default_top(&host, bw));
+        assert_eq!(host.regime(*sizes.last().unwrap(), 1, bw), "DRAM");
+        if let Some(l1) = host.cache_size(1, bw) {
+            assert_eq!(host.regime(sizes[0], 1, bw), "L1", "{sizes:?} l1 {l1}");
+        }
     }
 }

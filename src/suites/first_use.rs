@@ -3,35 +3,23 @@
 //! write pass (page faults, zeroing, THP/hugetlb allocation, plus the
 //! stores) and a second pass (steady state) separately.
 //!
-//! These are separate records (`op = "first-use"`, `extra.case_first_use`)
+//! These are separate records (`op = "first-use"`, `case_first_use`)
 //! and never feed the sweep's headline numbers, which are always taken on
 //! pre-faulted buffers after a warm-up.
 
 use std::time::Instant;
 
 use super::{Ctx, Flow};
-use crate::kernels::{self, Kernel, KernelArgs, Op};
-use crate::measure::{stats, team};
+use crate::kernels::{self, Kernel, KernelArgs, Op, Pattern};
+use crate::measure::team;
 use crate::memory::{Buffer, PageKind};
-use crate::model::{Curve, Host};
-use crate::model::{MemoryInfo, Record, Sample};
+use crate::model::detail::{self, CacheDetail};
+use crate::model::{Curve, Host, MemoryInfo, Record, Sample, SuiteId};
+use crate::stats;
 
 /// Fresh mappings timed per size: first use cannot be repeated on one
 /// buffer, so each repetition maps anew.
 pub const REPETITIONS: usize = 3;
-
-/// The widest cached sequential kernel of `op` this CPU runs.
-pub fn widest(host: &Host, op: Op) -> Option<&'static Kernel> {
-    kernels::registry()
-        .iter()
-        .filter(|k| {
-            k.op == op
-                && k.name.starts_with("seq_")
-                && !k.nontemporal
-                && k.supported(&host.features)
-        })
-        .max_by_key(|k| k.width_bits)
-}
 
 /// One repetition: seconds of map, first pass, second pass.
 #[derive(Debug, Clone, Copy)]
@@ -75,9 +63,9 @@ fn time_first_use(
 /// Time first use at every size of the plan, on the plan's first cpu.
 pub fn run(plan: &super::cache::CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     let kind = plan.memory;
-    let Some(k) = widest(cx.host, Op::Write) else {
+    let Some(k) = kernels::widest(Op::Write, Pattern::Seq, &cx.host.features) else {
         cx.push(Record::skipped(
-            "cache",
+            SuiteId::Cache,
             "first_use",
             "no sequential write kernel runs here",
         ))?;
@@ -105,7 +93,7 @@ pub fn run(plan: &super::cache::CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow>
         match timed {
             Ok(v) => cx.push(record(k, len - len % k.granule, &v, cx.host, cpu))?,
             Err(e) => cx.push(Record::skipped(
-                "cache",
+                SuiteId::Cache,
                 k.name,
                 format!("first use at {}: {}", size, e),
             ))?,
@@ -137,17 +125,22 @@ fn record(
         .iter()
         .map(|(f, _)| bytes as f64 / f.second / 1e9)
         .collect();
-    let col = |g: fn(&FirstUse) -> f64| {
-        serde_json::json!(reps.iter().map(|(f, _)| g(f)).collect::<Vec<f64>>())
-    };
+    let col = |g: fn(&FirstUse) -> f64| Some(reps.iter().map(|(f, _)| g(f)).collect());
     let mib = bytes as f64 / (1u64 << 20) as f64;
     let mut per_mib: Vec<f64> = reps
         .iter()
         .map(|(f, _)| (f.map + f.first) * 1e3 / mib)
         .collect();
     per_mib.sort_by(f64::total_cmp);
-    let mut r = Record {
-        suite: "cache".into(),
+    let facts = detail::FirstUse {
+        case_first_use: Some(true),
+        map_seconds: col(|f| f.map),
+        first_pass_seconds: col(|f| f.first),
+        second_pass_seconds: col(|f| f.second),
+        first_use_ms_per_mib: Some(per_mib[per_mib.len() / 2]),
+        steady_gbps: stats::summarize(&steady, true).into(),
+    };
+    Record {
         kernel: k.name.into(),
         op: "first-use".into(),
         width_bits: Some(k.width_bits),
@@ -165,20 +158,9 @@ fn record(
         payload_gbps: stats::summarize(&rates, true),
         samples,
         memory: reps.last().map(|(_, m)| m.clone()),
-        ..Record::default()
-    };
-    let e = &mut r.extra;
-    e.insert("case_first_use".into(), true.into());
-    e.insert("map_seconds".into(), col(|f| f.map));
-    e.insert("first_pass_seconds".into(), col(|f| f.first));
-    e.insert("second_pass_seconds".into(), col(|f| f.second));
-    e.insert(
-        "first_use_ms_per_mib".into(),
-        serde_json::json!(per_mib[per_mib.len() / 2]),
-    );
-    e.insert(
-        "steady_gbps".into(),
-        serde_json::json!(stats::summarize(&steady, true)),
-    );
-    r
+        ..Record::new(CacheDetail {
+            first_use: facts,
+            ..CacheDetail::default()
+        })
+    }
 }

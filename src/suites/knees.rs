@@ -13,7 +13,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use crate::kernels::Kernel;
+use crate::kernels::{self, Kernel, Op, Pattern};
 use crate::measure::kernel::TeamKernel;
 use crate::measure::{self, team::Team, Failure, Hint, SampleOpts, Sampler};
 use crate::memory::{Buffer, PageKind};
@@ -100,9 +100,7 @@ pub fn plan(host: &Host) -> Result<KneePlan, crate::error::UserError> {
     }
     let cpu = super::cpus::resolve_cpu(host, None)?;
     let top = top(host);
-    let read = super::cache::key_kernels(host)
-        .into_iter()
-        .find(|k| k.name.starts_with("seq_read_"));
+    let read = kernels::widest(Op::Read, Pattern::Seq, &host.features);
     Ok(KneePlan {
         cpu,
         sizes: sizes(top),
@@ -267,9 +265,9 @@ fn chase_ns(
     }
 }
 
-/// A latency record's best ns per load (`extra.latency_ns.best`).
+/// A latency record's best ns per load.
 fn best_ns(r: &Record) -> Option<f64> {
-    r.extra.get("latency_ns")?.get("best")?.as_f64()
+    r.detail.latency_ns().map(|s| s.best)
 }
 
 /// The widest sequential read at each octave on one pinned thread; empty
@@ -400,7 +398,10 @@ mod tests {
                 clock_hz: None,
                 verified: false,
             };
-            super::super::record::bandwidth("cache", k, &m, pass, &host, &[0]).regime
+            super::super::record::bandwidth(k, &m, pass, &host, &[0], |b| {
+                crate::model::detail::CacheDetail::from(b).into()
+            })
+            .regime
         };
         assert_eq!(label(64 << 20).as_deref(), Some("DRAM"));
         assert_eq!(label(16 << 20).as_deref(), Some("L3"));

@@ -25,13 +25,15 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Ctx, Flow, Plan, Sampling, Suite};
+use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{perm, Kernel};
 use crate::measure::chase::{self, Chase, HOPS_PER_REP};
-use crate::measure::{stats, team, Failure, Hint, SampleOpts};
+use crate::measure::{team, Failure, Hint, SampleOpts};
 use crate::memory::{Buffer, PageKind};
-use crate::model::{Curve, Host, MemoryInfo, Record};
+use crate::model::detail::LatencyDetail;
+use crate::model::{Curve, Host, MemoryInfo, Record, SuiteId};
+use crate::stats;
 use crate::util::units::{self, format_bytes};
 
 /// Bytes per chase node in the random and window views: one cache line.
@@ -39,58 +41,14 @@ pub const LINE: u64 = perm::LINE as u64;
 /// The huge page size `--pages hugetlb` maps (x86-64 default).
 const HUGE: u64 = 2 << 20;
 
-/// Which chain to walk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum View {
-    /// Random single cycle over every line of the buffer.
-    Random,
-    /// Random within each window, windows in random order.
-    Window,
-    /// Address order every `stride` bytes.
-    Stride,
-}
+pub use crate::model::detail::{Pages, View};
 
-impl View {
-    pub fn name(self) -> &'static str {
-        match self {
-            View::Random => "random",
-            View::Window => "window",
-            View::Stride => "stride",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<View> {
-        match s {
-            "random" => Some(View::Random),
-            "window" => Some(View::Window),
-            "stride" => Some(View::Stride),
-            _ => None,
-        }
-    }
-}
-
-/// The pages a chase buffer asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pages {
-    /// 4 KiB pages (`MADV_NOHUGEPAGE`).
-    #[serde(rename = "4k")]
-    Small,
-    /// Transparent huge pages (`MADV_HUGEPAGE`).
-    #[default]
-    Thp,
-    /// 2 MiB pages from the reserved pool (`MAP_HUGETLB`).
-    Hugetlb,
-}
-
-impl Pages {
-    fn kind(self) -> PageKind {
-        match self {
-            Pages::Small => PageKind::NoHuge,
-            Pages::Thp => PageKind::Thp,
-            Pages::Hugetlb => PageKind::Hugetlb2M,
-        }
+/// The page kind a chase buffer maps for `pages`.
+fn page_kind(pages: Pages) -> PageKind {
+    match pages {
+        Pages::Small => PageKind::NoHuge,
+        Pages::Thp => PageKind::Thp,
+        Pages::Hugetlb => PageKind::Hugetlb2M,
     }
 }
 
@@ -272,11 +230,34 @@ fn check_hugetlb(host: &Host, max: u64) -> Result<(), UserError> {
     Ok(())
 }
 
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Latency,
+    about: "load-to-use latency by pointer chase, one size per octave from L1 to DRAM",
+    reads_clock: true,
+    quick: Some(quick),
+    key: Some(Key {
+        about: "pointer-chase latency at the same points",
+        plan: key,
+    }),
+};
+
 /// The survey's run: random and window views at one size per octave from
 /// L1 to twice the LLC.
-pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+fn quick(host: &Host) -> Planned {
     let o = LatencyOptions {
         quick: true,
+        ..LatencyOptions::default()
+    };
+    Ok(Box::new(plan(&o, host)?))
+}
+
+/// A fleet node's run: the random chase at the cache sweep's key sizes.
+fn key(host: &Host, sampling: Sampling) -> Planned {
+    let o = LatencyOptions {
+        sizes: Some(super::cache::key_sizes(host)),
+        views: Some(vec![View::Random]),
+        quick: true,
+        sampling,
         ..LatencyOptions::default()
     };
     Ok(Box::new(plan(&o, host)?))
@@ -348,7 +329,7 @@ pub fn measure_case(
         Ok(g) => g,
         Err(reason) => {
             return Ok(Measured {
-                record: Record::skipped("latency", k.name, reason),
+                record: Record::skipped(SuiteId::Latency, k.name, reason),
                 hint,
                 cut_short: false,
             })
@@ -398,8 +379,20 @@ pub fn measure_case(
     });
     let (memory, page) = memory_info(mem);
     let hops = m.units_per_sample;
+    let detail = LatencyDetail {
+        case_view: Some(case.view),
+        case_pages: Some(case.pages),
+        case_window_bytes: (case.view == View::Window).then_some(plan.window_bytes),
+        case_stride_bytes: (case.view == View::Stride).then_some(plan.stride_bytes),
+        latency_ns: lat.into(),
+        cycles_per_load: cycles.into(),
+        clock_hz: host.clock_hz.into(),
+        hops_per_sample: Some(hops),
+        chain_nodes: Some(nodes),
+        node_bytes: Some(node),
+        page_bytes: page.into(),
+    };
     let mut r = Record {
-        suite: "latency".into(),
         kernel: k.name.into(),
         op: "latency".into(),
         width_bits: Some(64),
@@ -430,28 +423,9 @@ pub fn measure_case(
             .collect(),
         noise: m.noise,
         memory: Some(memory),
-        ..Record::default()
+        ..Record::new(detail)
     };
     super::record::label(&mut r, k, host);
-    let e = &mut r.extra;
-    e.insert("case_view".into(), json!(case.view.name()));
-    e.insert("case_pages".into(), json!(case.pages));
-    match case.view {
-        View::Window => {
-            e.insert("case_window_bytes".into(), json!(plan.window_bytes));
-        }
-        View::Stride => {
-            e.insert("case_stride_bytes".into(), json!(plan.stride_bytes));
-        }
-        View::Random => {}
-    }
-    e.insert("latency_ns".into(), json!(lat));
-    e.insert("cycles_per_load".into(), json!(cycles));
-    e.insert("clock_hz".into(), json!(host.clock_hz));
-    e.insert("hops_per_sample".into(), json!(hops));
-    e.insert("chain_nodes".into(), json!(nodes));
-    e.insert("node_bytes".into(), json!(node));
-    e.insert("page_bytes".into(), json!(page));
     r.warnings
         .extend(super::record::spread_warnings(lat.as_ref(), false));
     r.warnings.extend(super::record::noise_warnings(&r));
@@ -466,10 +440,10 @@ pub fn measure_case(
 }
 
 impl Plan for LatencyPlan {
-    const NAME: &'static str = "latency";
+    const ID: SuiteId = SuiteId::Latency;
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::latency(self))
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::latency(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
@@ -482,14 +456,14 @@ impl Plan for LatencyPlan {
 pub fn run(plan: &LatencyPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     let Some(k) = chase::kernel() else {
         cx.push(Record::skipped(
-            "latency",
+            SuiteId::Latency,
             "chase",
             "no pointer-chase kernel on this architecture",
         ))?;
         return Ok(Flow::Done);
     };
     if let Some(reason) = k.skip_reason(&cx.host.features) {
-        cx.push(Record::skipped("latency", k.name, reason))?;
+        cx.push(Record::skipped(SuiteId::Latency, k.name, reason))?;
         return Ok(Flow::Done);
     }
     let max = *plan.sizes.iter().max().expect("sizes");
@@ -498,7 +472,7 @@ pub fn run(plan: &LatencyPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     for &pages in &plan.pages {
         // Touched and filled up front: page faults and THP allocation
         // never land in a warm-up or a sample.
-        let mut mem = Buffer::new(max as usize, pages.kind(), 0xc4a5e)?;
+        let mut mem = Buffer::new(max as usize, page_kind(pages), 0xc4a5e)?;
         // One hint per view: each view's latency rises with the size.
         let mut hints = vec![None; plan.views.len()];
         for (si, &size) in plan.sizes.iter().enumerate() {
@@ -516,16 +490,13 @@ pub fn run(plan: &LatencyPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                     pages,
                     seed: 0x1a7e ^ (si as u64) << 16 ^ vi as u64,
                 };
-                match measure_case(k, &mut mem, &case, cx.host, &sampler, hints[vi]) {
-                    Ok(m) => {
-                        hints[vi] = m.hint;
-                        cx.push(m.record)?;
-                        if m.cut_short {
-                            return Ok(Flow::Stopped);
-                        }
-                    }
-                    Err(Failure::Stopped) => return Ok(Flow::Stopped),
-                    Err(Failure::Failed(e)) => cx.push(Record::error("latency", k.name, e))?,
+                let measured = measure_case(k, &mut mem, &case, cx.host, &sampler, hints[vi]);
+                let flow = cx.finish_case(SuiteId::Latency, k.name, measured, |m| {
+                    hints[vi] = m.hint;
+                    (m.record, m.cut_short)
+                })?;
+                if flow == Flow::Stopped {
+                    return Ok(Flow::Stopped);
                 }
             }
         }

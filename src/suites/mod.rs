@@ -4,9 +4,11 @@
 //! print and never see the command line: the app converts flags into
 //! options and renders the finished run.
 //!
-//! Adding a suite: a module here with its options, plan and `Suite` impl,
-//! one entry in [`REGISTRY`] (how the survey and fleet run it), and a view
-//! in `report::views`.
+//! Each suite declares itself once, in a [`Descriptor`] beside its plan:
+//! its name, what it measures, whether it reads the clock, the survey's
+//! short plan and fleet's per-node plan. The survey, fleet and the
+//! command dispatch read the descriptors; [`descriptor`] matches on every
+//! [`SuiteId`], so a suite added to the model without one does not build.
 
 pub mod cache;
 pub mod cpus;
@@ -27,8 +29,8 @@ use std::time::Duration;
 
 use crate::error::UserError;
 use crate::kernels::Kernel;
-use crate::measure::{SampleOpts, Sampler};
-use crate::model::{Host, Record, Warning};
+use crate::measure::{Failure, SampleOpts, Sampler};
+use crate::model::{Host, Record, SuiteId, Warning};
 
 pub use cpus::{check_memory, default_cpu_order, resolve_cpus};
 
@@ -99,7 +101,7 @@ impl<'a> Ctx<'a> {
     /// record of `suite` with its reason.
     pub fn runnable(
         &mut self,
-        suite: &str,
+        suite: SuiteId,
         kernels: &[&'static Kernel],
     ) -> Result<Vec<&'static Kernel>, UserError> {
         let mut out = Vec::new();
@@ -110,6 +112,33 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// One case's end, the same in every suite: a measurement becomes its
+    /// record (by `record`, which also says whether a stop request cut its
+    /// samples short) and is pushed; a stop request before the first
+    /// sample, or one that cut the samples short, ends the suite
+    /// ([`Flow::Stopped`]); a failed measurement is an error record of
+    /// `suite` for `kernel`, and the suite goes on ([`Flow::Done`]).
+    pub fn finish_case<T>(
+        &mut self,
+        suite: SuiteId,
+        kernel: &str,
+        measured: Result<T, Failure>,
+        record: impl FnOnce(T) -> (Record, bool),
+    ) -> Result<Flow, UserError> {
+        match measured {
+            Ok(x) => {
+                let (r, cut_short) = record(x);
+                self.push(r)?;
+                Ok(if cut_short { Flow::Stopped } else { Flow::Done })
+            }
+            Err(Failure::Stopped) => Ok(Flow::Stopped),
+            Err(Failure::Failed(e)) => {
+                self.push(Record::error(suite, kernel, e))?;
+                Ok(Flow::Done)
+            }
+        }
     }
 
     /// The measurement protocol with `opts`, honouring this run's stop flag.
@@ -128,35 +157,30 @@ pub enum Flow {
 
 /// A planned suite, ready to run.
 pub trait Suite {
-    /// The suite's name, as in `Record::suite`.
-    fn name(&self) -> &'static str;
+    /// Which suite this is (`Record::suite`).
+    fn id(&self) -> SuiteId;
     /// The resolved plan, stored as the run's `options`.
     fn options(&self) -> serde_json::Value;
     /// Measure, pushing every record through `cx` as it completes.
     fn run(&self, cx: &mut Ctx) -> anyhow::Result<Flow>;
-    /// How long the plan will take, before it starts (see `estimate`);
-    /// None where the suite has no estimate.
-    fn estimate(&self) -> Option<estimate::Estimate> {
-        None
-    }
+    /// How long the plan will take, before it starts (see `estimate`).
+    fn estimate(&self) -> estimate::Estimate;
 }
 
 /// A resolved plan that is its own options (most suites): it serializes
 /// as the run's `options` and runs itself.
 pub trait Plan: serde::Serialize {
-    /// The suite's name, as in `Record::suite`.
-    const NAME: &'static str;
+    /// Which suite this is (`Record::suite`).
+    const ID: SuiteId;
     /// Measure, pushing every record through `cx` as it completes.
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow>;
     /// See [`Suite::estimate`].
-    fn estimate(&self) -> Option<estimate::Estimate> {
-        None
-    }
+    fn estimate(&self) -> estimate::Estimate;
 }
 
 impl<P: Plan> Suite for P {
-    fn name(&self) -> &'static str {
-        P::NAME
+    fn id(&self) -> SuiteId {
+        P::ID
     }
 
     fn options(&self) -> serde_json::Value {
@@ -167,48 +191,66 @@ impl<P: Plan> Suite for P {
         self.execute(cx)
     }
 
-    fn estimate(&self) -> Option<estimate::Estimate> {
+    fn estimate(&self) -> estimate::Estimate {
         Plan::estimate(self)
     }
 }
 
-/// A suite as the survey and fleet compose it: a name, what it measures,
-/// and its short configuration for this machine.
-pub struct Entry {
-    pub name: &'static str,
-    pub what: &'static str,
-    pub quick: fn(&Host) -> Result<Box<dyn Suite>, UserError>,
+/// A plan built for this machine, boxed for whoever runs it.
+pub type Planned = Result<Box<dyn Suite>, UserError>;
+
+/// Everything the app needs to know about a suite, declared once beside
+/// its plan (`DESCRIPTOR` in each suite's module).
+pub struct Descriptor {
+    pub id: SuiteId,
+    /// What it measures, in one line (the survey's step list).
+    pub about: &'static str,
+    /// Its records need the measured core clock (cycles, L1 ceilings), so
+    /// the host is detected with the clock probe.
+    pub reads_clock: bool,
+    /// The survey's short configuration for this machine; None for the
+    /// suites that need a device or a peer and run only when asked.
+    pub quick: Option<fn(&Host) -> Planned>,
+    /// What a fleet node runs of it, when the fleet runs it.
+    pub key: Option<Key>,
 }
 
-/// Every suite the survey (and `fleet --suites`) can run without a device
-/// or a peer, in the survey's order. Transfers and the network need a
-/// device or a peer and run only when asked.
-pub const REGISTRY: &[Entry] = &[
-    Entry {
-        name: "cache",
-        what: "cache → DRAM sweep of the key kernels (read/write/copy at the widest ISA, NT write and copy, rep movsb, libc memcpy), one size per octave",
-        quick: cache::quick,
-    },
-    Entry {
-        name: "latency",
-        what: "load-to-use latency by pointer chase, one size per octave from L1 to DRAM",
-        quick: latency::quick,
-    },
-    Entry {
-        name: "threads",
-        what: "read bandwidth over 1..N pinned threads (one per physical core) at a DRAM-sized set",
-        quick: threads::quick,
-    },
-    Entry {
-        name: "memtype",
-        what: "memory kinds available here: first-use cost, copy and read bandwidth, break-even",
-        quick: memtype::quick,
-    },
-];
+/// A fleet node's configuration of a suite: its key points only, so a
+/// node takes seconds.
+pub struct Key {
+    /// What it measures there, in one line (`fleet --suites`).
+    pub about: &'static str,
+    pub plan: fn(&Host, Sampling) -> Planned,
+}
 
-/// The registry entry named `name`.
-pub fn entry(name: &str) -> Option<&'static Entry> {
-    REGISTRY.iter().find(|e| e.name == name)
+/// The descriptor of `id`.
+pub fn descriptor(id: SuiteId) -> &'static Descriptor {
+    match id {
+        SuiteId::Cache => &cache::DESCRIPTOR,
+        SuiteId::Latency => &latency::DESCRIPTOR,
+        SuiteId::Regs => &regs::DESCRIPTOR,
+        SuiteId::Threads => &threads::DESCRIPTOR,
+        SuiteId::Numa => &numa::DESCRIPTOR,
+        SuiteId::Memtype => &memtype::DESCRIPTOR,
+        SuiteId::Transfer => &transfer::DESCRIPTOR,
+        SuiteId::Net => &net::DESCRIPTOR,
+    }
+}
+
+/// Every suite's descriptor, in [`SuiteId::ALL`] order.
+pub fn descriptors() -> impl Iterator<Item = &'static Descriptor> {
+    SuiteId::ALL.iter().copied().map(descriptor)
+}
+
+/// The suites the survey runs (those with a short configuration), in
+/// order; transfers and the network need a device or a peer.
+pub fn survey() -> impl Iterator<Item = (&'static Descriptor, fn(&Host) -> Planned)> {
+    descriptors().filter_map(|d| d.quick.map(|q| (d, q)))
+}
+
+/// The suites a fleet node can run, in order.
+pub fn fleet() -> impl Iterator<Item = (&'static Descriptor, &'static Key)> {
+    descriptors().filter_map(|d| d.key.as_ref().map(|k| (d, k)))
 }
 
 /// `--samples` and `--min-sample-ms` as given (None: the suite's default).

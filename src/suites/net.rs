@@ -13,18 +13,17 @@
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use serde_json::json;
-
-use super::{Ctx, Flow, Suite};
+use super::{Ctx, Descriptor, Flow, Suite};
 use crate::error::UserError;
-use crate::measure::stats;
+use crate::model::detail::{NetDetail, PeerView};
 use crate::model::{limits, Warning};
-use crate::model::{Record, Sample, Status};
+use crate::model::{Detail, Record, Sample, Status, SuiteId};
 use crate::net::client::{self, ClientError, Outcome, Peer};
 use crate::net::flow::{interval_rate, Batch};
 use crate::net::protocol::{
     Direction, Interval, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS,
 };
+use crate::stats;
 use crate::util::units::{self, format_bytes};
 
 /// `v` seconds checked against `min..=max`, naming `flag`.
@@ -232,13 +231,22 @@ pub struct NetSuite {
     token: Option<Vec<u8>>,
 }
 
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Net,
+    about:
+        "network bandwidth over TCP between a leader (`net run`) and a transponder (`net serve`)",
+    reads_clock: false,
+    quick: None,
+    key: None,
+};
+
 impl Suite for NetSuite {
-    fn name(&self) -> &'static str {
-        "net"
+    fn id(&self) -> SuiteId {
+        SuiteId::Net
     }
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::net(&self.plan))
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::net(&self.plan)
     }
 
     fn options(&self) -> serde_json::Value {
@@ -271,10 +279,11 @@ impl Suite for NetSuite {
                 }
                 Err(e) if e.is_setup() => return Err(user_error(e, plan.peer).into()),
                 Err(e) => {
-                    let mut r = Record::error("net", &kernel_name(&setup, None), e.to_string());
+                    let mut r =
+                        Record::error(SuiteId::Net, &kernel_name(&setup, None), e.to_string());
                     r.size_bytes = Some(chunk);
                     r.threads = setup.streams as u32;
-                    r.extra = case_extra(&setup, None, &plan.peer.to_string());
+                    r.detail = case_detail(&setup, None, &plan.peer.to_string()).into();
                     cx.push(r)?;
                 }
             }
@@ -298,45 +307,46 @@ pub fn kernel_name(s: &Setup, flow: Option<&str>) -> String {
     k
 }
 
-fn case_extra(
-    s: &Setup,
-    flow: Option<&str>,
-    peer: &str,
-) -> serde_json::Map<String, serde_json::Value> {
-    let v = json!({
-        "mode": s.mode.name(),
-        "direction": s.direction.name(),
-        "flow": flow,
-        "streams": s.streams,
-        "chunk_bytes": s.chunk_bytes,
-        "peer": peer,
-        "time_seconds": (s.time_ms > 0).then(|| s.time_ms as f64 / 1000.0),
-        "bytes_asked": (s.bytes > 0).then_some(s.bytes),
-        "omit_seconds": s.omit_ms as f64 / 1000.0,
-    });
-    match v {
-        serde_json::Value::Object(m) => m,
-        _ => serde_json::Map::new(),
+/// What a record of `s` says of its point, before any figure.
+fn case_detail(s: &Setup, flow: Option<&str>, peer: &str) -> NetDetail {
+    NetDetail {
+        mode: Some(s.mode.name().into()),
+        direction: Some(s.direction.name().into()),
+        flow: flow.map(String::from).into(),
+        streams: Some(s.streams as u64),
+        chunk_bytes: Some(s.chunk_bytes),
+        peer: Some(peer.into()),
+        time_seconds: (s.time_ms > 0).then(|| s.time_ms as f64 / 1000.0).into(),
+        bytes_asked: (s.bytes > 0).then_some(s.bytes).into(),
+        omit_seconds: Some(s.omit_ms as f64 / 1000.0),
+        ..NetDetail::default()
+    }
+}
+
+/// The net detail of a record this suite made.
+fn detail_of(r: &mut Record) -> &mut NetDetail {
+    match &mut r.detail {
+        Detail::Net(d) => d,
+        other => unreachable!("a net record with a {} detail", other.suite()),
     }
 }
 
 /// The records of one test: one per flow.
 pub fn records(o: &Outcome, peer: &str) -> Vec<Record> {
     let s = &o.setup;
-    let views = json!({
-        "leader": {
-            "sent_bytes": o.sent,
-            "received_bytes": o.received,
-            "rounds": (s.mode == Mode::Rr).then_some(o.rounds),
-            "seconds": o.seconds,
-        },
-        "transponder": {
-            "sent_bytes": o.server.sent_bytes,
-            "received_bytes": o.server.received_bytes,
-            "rounds": (s.mode == Mode::Rr).then_some(o.server.rounds),
-            "seconds": o.server.active_nanos as f64 / 1e9,
-        },
-    });
+    let rr = s.mode == Mode::Rr;
+    let leader = PeerView {
+        sent_bytes: o.sent,
+        received_bytes: o.received,
+        rounds: rr.then_some(o.rounds),
+        seconds: o.seconds,
+    };
+    let transponder = PeerView {
+        sent_bytes: o.server.sent_bytes,
+        received_bytes: o.server.received_bytes,
+        rounds: rr.then_some(o.server.rounds),
+        seconds: o.server.active_nanos as f64 / 1e9,
+    };
     let mut out = Vec::new();
     match s.mode {
         Mode::Stream => {
@@ -364,11 +374,9 @@ pub fn records(o: &Outcome, peer: &str) -> Vec<Record> {
         Mode::Rr => out.push(rr_record(o, peer)),
     }
     for r in &mut out {
-        if let serde_json::Value::Object(m) = &views {
-            for (k, v) in m {
-                r.extra.insert(k.clone(), v.clone());
-            }
-        }
+        let d = detail_of(r);
+        d.leader = Some(leader);
+        d.transponder = Some(transponder);
     }
     out
 }
@@ -376,13 +384,11 @@ pub fn records(o: &Outcome, peer: &str) -> Vec<Record> {
 fn base(o: &Outcome, flow: &str, peer: &str) -> Record {
     let s = &o.setup;
     Record {
-        suite: "net".into(),
         kernel: kernel_name(s, Some(flow)),
         op: flow.into(),
         size_bytes: Some(s.chunk_bytes),
         threads: s.streams as u32,
-        extra: case_extra(s, Some(flow), peer),
-        ..Record::default()
+        ..Record::new(case_detail(s, Some(flow), peer))
     }
 }
 
@@ -421,12 +427,11 @@ fn finish(
     r.gbps = stats::summarize(&rates, true);
     r.payload_gbps = r.gbps;
     r.samples = samples;
-    r.extra.insert("sender_bytes".into(), json!(sender));
-    r.extra.insert("receiver_bytes".into(), json!(receiver));
-    r.extra
-        .insert("receiver_gbps".into(), json!(rate.map(|b| b / 1e9)));
-    r.extra
-        .insert("receiver_gbitps".into(), json!(rate.map(|b| b * 8.0 / 1e9)));
+    let d = detail_of(r);
+    d.sender_bytes = Some(sender);
+    d.receiver_bytes = Some(receiver);
+    d.receiver_gbps = rate.map(|b| b / 1e9).into();
+    d.receiver_gbitps = rate.map(|b| b * 8.0 / 1e9).into();
     match (rate, r.gbps) {
         (Some(_), Some(g)) => {
             if g.cv > limits::CV {
@@ -500,10 +505,7 @@ fn rr_record(o: &Outcome, peer: &str) -> Record {
                 .collect()
         })
         .unwrap_or_default();
-    r.extra.insert(
-        "rtt_us".into(),
-        json!(stats::summarize(&rtts, false).map(|x| x.median)),
-    );
+    detail_of(&mut r).rtt_us = stats::summarize(&rtts, false).map(|x| x.median).into();
     let (sender, receiver) = match s.direction {
         Direction::Send => (o.sent, o.server.received_bytes),
         Direction::Recv => (o.server.sent_bytes, o.received),
@@ -587,16 +589,17 @@ mod tests {
         // send flow: the transponder received but reported no interval.
         assert_eq!(recs[0].kernel, "tcp_stream_bidir_send");
         assert_eq!(recs[0].status, Status::Error);
-        assert_eq!(recs[0].extra["sender_bytes"], 5000);
-        assert_eq!(recs[0].extra["receiver_bytes"], 5000);
+        let d = |i: usize| recs[i].detail.get::<NetDetail>().unwrap();
+        assert_eq!(d(0).sender_bytes, Some(5000));
+        assert_eq!(d(0).receiver_bytes, Some(5000));
         // recv flow: 7000 B in 1 s at the leader = 7e-6 GB/s = 5.6e-5 Gbit/s.
         assert_eq!(recs[1].status, Status::Ok);
-        let g = recs[1].extra["receiver_gbps"].as_f64().unwrap();
+        let g = d(1).receiver_gbps.value().unwrap();
         assert!((g - 7e-6).abs() < 1e-12, "{}", g);
-        let gbit = recs[1].extra["receiver_gbitps"].as_f64().unwrap();
+        let gbit = d(1).receiver_gbitps.value().unwrap();
         assert!((gbit - 5.6e-5).abs() < 1e-12, "{}", gbit);
-        assert_eq!(recs[1].extra["transponder"]["sent_bytes"], 7000);
-        assert_eq!(recs[1].extra["leader"]["received_bytes"], 7000);
+        assert_eq!(d(1).transponder.unwrap().sent_bytes, 7000);
+        assert_eq!(d(1).leader.unwrap().received_bytes, 7000);
     }
 
     #[test]

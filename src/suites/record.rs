@@ -1,19 +1,24 @@
 //! Turning a measurement into a record: bandwidth from the kernel's
 //! declared bytes, statistics, and the typed warnings it deserves.
 
-use crate::kernels::{Kernel, PassBytes};
-use crate::measure::{stats, Measured};
-use crate::model::{limits, Curve, Host, Limit, LimitCase, Placement, Record, Stats, Warning};
+use crate::kernels::{Form, Kernel, PassBytes};
+use crate::measure::Measured;
+use crate::model::detail::Bandwidth;
+use crate::model::{
+    limits, Curve, Detail, Host, Limit, LimitCase, Placement, Record, Stats, Warning,
+};
+use crate::stats;
 
 /// A bandwidth record from a measured streaming kernel: `pass` is what one
-/// pass of one worker reads and writes, `cpus` the workers.
+/// pass of one worker reads and writes, `cpus` the workers; `into_detail` puts
+/// the record's [`Bandwidth`] facts into its suite's detail.
 pub fn bandwidth(
-    suite: &str,
     k: &Kernel,
     m: &Measured,
     pass: PassBytes,
     host: &Host,
     cpus: &[u32],
+    into_detail: impl FnOnce(Bandwidth) -> Detail,
 ) -> Record {
     let threads = cpus.len() as u32;
     let ws = (pass.stream_len * k.streams() as usize) as u64;
@@ -21,8 +26,15 @@ pub fn bandwidth(
     let payload_ratio = pass.payload as f64 / (pass.read + pass.written) as f64;
     let payload: Vec<f64> = rates.iter().map(|g| g * payload_ratio).collect();
     let per_worker_bytes = (pass.read + pass.written) * m.reps;
+    let ceiling = kernel_ceiling(k, host, m.clock_hz.or(host.clock_hz), cpus);
+    let facts = Bandwidth {
+        clock_hz: m.clock_hz,
+        // A read timed as pure loads: its checksum variant proved, after
+        // the samples, that every byte of the stream was read.
+        verified: m.verified.then_some(true),
+        ceiling_gbps: ceiling.map(|c| c * threads as f64).into(),
+    };
     let mut r = Record {
-        suite: suite.into(),
         kernel: k.name.into(),
         op: k.op.name().into(),
         width_bits: (k.width_bits > 0).then_some(k.width_bits),
@@ -49,22 +61,9 @@ pub fn bandwidth(
             start_skew_seconds: Some(m.max_skew()),
             ..Placement::default()
         }),
-        ..Record::default()
+        ..Record::new(into_detail(facts))
     };
-    if let Some(hz) = m.clock_hz {
-        r.extra.insert("clock_hz".into(), serde_json::json!(hz));
-    }
-    if m.verified {
-        // A read timed as pure loads: its checksum variant proved, after
-        // the samples, that every byte of the stream was read.
-        r.extra.insert("verified".into(), serde_json::json!(true));
-    }
     label(&mut r, k, host);
-    let ceiling = kernel_ceiling(k, host, m.clock_hz.or(host.clock_hz), cpus);
-    r.extra.insert(
-        "ceiling_gbps".into(),
-        serde_json::json!(ceiling.map(|c| c * threads as f64)),
-    );
     r.set_limit(limit(&r, k, host));
     // Extend: `label` may have warned already.
     r.warnings.extend(bandwidth_warnings(&r, k, host));
@@ -117,12 +116,12 @@ pub fn cut_short(m: &Measured) -> Warning {
 
 /// The limit of a bandwidth record of kernel `k` (`Host::limit`): its
 /// regime, the physical cores its cpus are on, the clock read next to its
-/// samples (`extra.clock_hz`), else the run's. A working set within 2× of
-/// the level below still hits that level (a 64 KiB copy on a 48 KiB L1
-/// keeps three quarters of its lines there): it is bound by the higher of
-/// the two levels' limits, unknown where either is.
+/// samples (its [`Bandwidth::clock_hz`]), else the run's. A working set
+/// within 2× of the level below still hits that level (a 64 KiB copy on a
+/// 48 KiB L1 keeps three quarters of its lines there): it is bound by the
+/// higher of the two levels' limits, unknown where either is.
 pub fn limit(r: &Record, k: &Kernel, host: &Host) -> Limit {
-    let hz = r.extra.get("clock_hz").and_then(|v| v.as_f64());
+    let hz = r.detail.bandwidth().and_then(|b| b.clock_hz);
     let cores = if r.cpus.is_empty() {
         r.threads.max(1)
     } else {
@@ -210,13 +209,12 @@ fn kernel_ceiling(k: &Kernel, host: &Host, hz: Option<f64>, cpus: &[u32]) -> Opt
 }
 
 /// The access width that bounds `k`: the vector length for SVE, None for
-/// code that picks its own.
+/// code that picks its own (`rep` strings, library calls, `dc zva`'s block).
 fn kernel_width(k: &Kernel, host: &Host) -> Option<u32> {
-    use crate::kernels::Isa;
-    if k.isa == Isa::Sve {
+    if k.isa == crate::kernels::Isa::Sve {
         return host.arm.as_ref()?.sve_vector_bits;
     }
-    let own_width = matches!(k.isa, Isa::Libc | Isa::DcZva) || k.name.starts_with("rep_");
+    let own_width = matches!(k.form, Form::RepString | Form::Call | Form::Block);
     (k.width_bits > 0 && !own_width).then_some(k.width_bits)
 }
 
@@ -352,11 +350,18 @@ mod tests {
             gbps: Some(g),
             threads: 1,
             regime: Some("L1".into()),
-            ..Record::default()
+            ..Record::new(crate::model::SuiteId::Cache)
         };
         assert!(above(&r));
         // … but within 288 GB/s at the 3 GHz read next to the samples.
-        r.extra.insert("clock_hz".into(), serde_json::json!(3e9));
+        r.detail = crate::model::detail::CacheDetail {
+            bandwidth: Bandwidth {
+                clock_hz: Some(3e9),
+                ..Bandwidth::default()
+            },
+            ..Default::default()
+        }
+        .into();
         assert!(!above(&r));
     }
 
@@ -407,7 +412,7 @@ mod tests {
         assert_eq!(at("seq_read_256_neon", &bl, &[1, 2]), None);
         let mut r = Record {
             cpus: vec![1, 2],
-            ..Record::default()
+            ..Record::new(crate::model::SuiteId::Cache)
         };
         label(&mut r, kernel("seq_read_256_neon"), &bl);
         assert_eq!(
@@ -421,7 +426,7 @@ mod tests {
         // An SVE record states the vector length it ran with.
         let mut r = Record {
             cpus: vec![0],
-            ..Record::default()
+            ..Record::new(crate::model::SuiteId::Cache)
         };
         label(&mut r, kernel("seq_read_sve"), &v1);
         assert_eq!(r.core_kind.as_deref(), Some("neoverse-v1"));
@@ -451,7 +456,7 @@ mod tests {
             gbps: Some(g(25.0)),
             threads: 1,
             regime: Some("DRAM".into()),
-            ..Record::default()
+            ..Record::new(crate::model::SuiteId::Cache)
         };
         let w = bandwidth_warnings(&r, k, &h);
         let above = w
@@ -492,7 +497,7 @@ mod tests {
                 size_bytes: Some(size),
                 threads: 1,
                 regime: Some(h.regime(size, 1, Curve::Bandwidth)),
-                ..Record::default()
+                ..Record::new(crate::model::SuiteId::Cache)
             };
             let l = limit(&r, k, &h);
             (l.gbps, l.bound_by)

@@ -8,15 +8,15 @@
 //! bytes per cycle (from the measured clock) make the figures comparable
 //! across machines.
 
-use serde_json::json;
-
 use super::cache::names;
-use super::{Ctx, Flow, Plan, Sampling};
+use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Pattern};
 use crate::measure::regs::Regs;
-use crate::measure::{stats, team, Failure, SampleOpts};
-use crate::model::{Host, Record};
+use crate::measure::{team, SampleOpts};
+use crate::model::detail::RegsDetail;
+use crate::model::{Host, Record, SuiteId};
+use crate::stats;
 
 /// What a regs run is asked for.
 #[derive(Debug, Clone, Default)]
@@ -60,11 +60,19 @@ pub fn plan(o: &RegsOptions, host: &Host) -> Result<RegsPlan, UserError> {
     })
 }
 
-impl Plan for RegsPlan {
-    const NAME: &'static str = "regs";
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Regs,
+    about: "register and stack transfer rates (reg→reg, push/pop, GPR↔vector)",
+    reads_clock: true,
+    quick: None,
+    key: None,
+};
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::regs(self))
+impl Plan for RegsPlan {
+    const ID: SuiteId = SuiteId::Regs;
+
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::regs(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
@@ -79,21 +87,18 @@ fn run(plan: &RegsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     for &k in &plan.kernels {
         cx.step(k.name);
         if let Some(reason) = k.skip_reason(&cx.host.features) {
-            cx.push(Record::skipped("regs", k.name, reason))?;
+            cx.push(Record::skipped(SuiteId::Regs, k.name, reason))?;
             continue;
         }
         // SAFETY: a register kernel whose ISA was just checked.
         let mut w = unsafe { Regs::new(k) };
-        match sampler.measure(&mut w, None) {
-            Ok(m) => {
-                let r = record(k, &m, cx.host, plan.cpu);
-                cx.push(r)?;
-                if m.cut_short {
-                    return Ok(Flow::Stopped);
-                }
-            }
-            Err(Failure::Stopped) => return Ok(Flow::Stopped),
-            Err(Failure::Failed(e)) => cx.push(Record::error("regs", k.name, e))?,
+        let host = cx.host;
+        let measured = sampler.measure(&mut w, None);
+        let flow = cx.finish_case(SuiteId::Regs, k.name, measured, |m| {
+            (record(k, &m, host, plan.cpu), m.cut_short)
+        })?;
+        if flow == Flow::Stopped {
+            return Ok(Flow::Stopped);
         }
     }
     Ok(Flow::Done)
@@ -103,8 +108,15 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
     let g = stats::summarize(&m.rates(1e9), true);
     let per_instr = (k.width_bits / 8).max(1) as u64;
     let instrs = k.granule as u64 / per_instr;
+    let bpc = host.clock_hz.zip(g).map(|(hz, s)| s.best * 1e9 / hz);
+    let detail = RegsDetail {
+        bytes_per_instruction: Some(per_instr),
+        instructions_per_iteration: Some(instrs),
+        checksum: Some(m.checksums.first().copied().unwrap_or(0)),
+        bytes_per_cycle: bpc,
+        instructions_per_cycle: bpc.map(|b| b / per_instr as f64),
+    };
     let mut r = Record {
-        suite: "regs".into(),
         kernel: k.name.into(),
         op: k.op.name().into(),
         width_bits: Some(k.width_bits),
@@ -120,24 +132,9 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
         gbps: g,
         payload_gbps: g,
         noise: m.noise,
-        ..Record::default()
+        ..Record::new(detail)
     };
     super::record::label(&mut r, k, host);
-    let e = &mut r.extra;
-    e.insert("bytes_per_instruction".into(), json!(per_instr));
-    e.insert("instructions_per_iteration".into(), json!(instrs));
-    e.insert(
-        "checksum".into(),
-        json!(m.checksums.first().copied().unwrap_or(0)),
-    );
-    if let (Some(hz), Some(s)) = (host.clock_hz, g) {
-        let bpc = s.best * 1e9 / hz;
-        e.insert("bytes_per_cycle".into(), json!(bpc));
-        e.insert(
-            "instructions_per_cycle".into(),
-            json!(bpc / per_instr as f64),
-        );
-    }
     r.warnings
         .extend(super::record::spread_warnings(r.gbps.as_ref(), true));
     r.warnings.extend(super::record::noise_warnings(&r));

@@ -14,15 +14,17 @@
 use std::collections::HashMap;
 
 use super::cache::names;
-use super::{Ctx, Flow, Plan, Sampling, Suite};
+use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
-use crate::kernels::{self, Kernel, Op};
-use crate::measure::kernel::{ProcKernel, TeamKernel};
+use crate::kernels::{self, Kernel, Op, PassBytes, Pattern};
 use crate::measure::procs::ProcTeam;
-use crate::measure::team::{current_cpu, Team, BUFFER_SLACK};
-use crate::measure::{Failure, Hint, Measured, SampleOpts, Workload};
-use crate::memory::{Buffer, PageKind};
-use crate::model::{Curve, Host, MemoryInfo, Record, Warning};
+use crate::measure::team::{Team, BUFFER_SLACK};
+use crate::measure::workers::{SharedTeam, Workers};
+use crate::measure::{Hint, Measured, SampleOpts};
+use crate::memory::PageKind;
+use crate::model::detail::ThreadsDetail;
+use crate::model::{Curve, Host, MemoryInfo, Record, SuiteId, Warning};
+use crate::stats;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
 
@@ -81,19 +83,10 @@ pub struct ThreadsPlan {
 /// its loop into memcpy, which streams its stores past the caches), so the
 /// two can be compared at every thread count.
 pub fn default_kernels(host: &Host) -> Vec<&'static Kernel> {
-    let widest = kernels::registry()
-        .iter()
-        .filter(|k| k.name.starts_with("seq_read_") && k.supported(&host.features))
-        .map(|k| k.width_bits)
-        .max()
-        .unwrap_or(64);
+    let f = &host.features;
+    let widest = kernels::widest(Op::Read, Pattern::Seq, f).map_or(64, |k| k.width_bits);
     let pick = |op: Op, nt: bool| {
-        kernels::registry().iter().find(|k| {
-            k.name.starts_with("seq_")
-                && k.op == op
-                && k.nontemporal == nt
-                && k.width_bits == widest
-        })
+        kernels::loops(op, Pattern::Seq, f).find(|k| k.nontemporal == nt && k.width_bits == widest)
     };
     [
         pick(Op::Read, false),
@@ -211,19 +204,43 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
     })
 }
 
-/// The survey's run: the widest read kernel at a DRAM-sized total set
-/// (the default sweep's top: 8× this L3, quick to fault in).
-pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
-    let widest = super::cache::key_kernels(host)
-        .iter()
-        .find(|k| k.name.starts_with("seq_read_"))
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Threads,
+    about: "read bandwidth over 1..N pinned threads (one per physical core) at a DRAM-sized set",
+    reads_clock: true,
+    quick: Some(quick),
+    key: Some(Key {
+        about: "read bandwidth with 1 and all cores at a DRAM-sized set",
+        plan: key,
+    }),
+};
+
+/// The widest read kernel at a DRAM-sized total set (the default sweep's
+/// top: 8× this L3, quick to fault in).
+fn dram_read(host: &Host, sampling: Sampling) -> Result<ThreadsPlan, UserError> {
+    let widest = kernels::widest(Op::Read, Pattern::Seq, &host.features)
         .map_or("seq_read_64_scalar", |k| k.name);
     let o = ThreadsOptions {
         kernel: Some(widest.into()),
         sizes: Some(vec![super::cache::default_top(host, Curve::Bandwidth)]),
+        sampling,
         ..ThreadsOptions::default()
     };
-    Ok(Box::new(plan(&o, host)?))
+    plan(&o, host)
+}
+
+/// The survey's run: [`dram_read`] over every thread count.
+fn quick(host: &Host) -> Planned {
+    Ok(Box::new(dram_read(host, Sampling::default())?))
+}
+
+/// A fleet node's run: one core and all of them, the two ends of the
+/// curve that tell nodes apart.
+fn key(host: &Host, sampling: Sampling) -> Planned {
+    let mut p = dram_read(host, sampling)?;
+    let n = p.order.len();
+    p.counts = if n > 1 { vec![1, n] } else { vec![1] };
+    Ok(Box::new(p))
 }
 
 /// Per-thread bytes of a total working set, rounded down to 4 KiB.
@@ -237,7 +254,7 @@ pub const SKEW_LIMIT: f64 = 0.01;
 /// Largest start skew as a fraction of the median sample's duration.
 fn skew_fraction(m: &Measured) -> f64 {
     let secs: Vec<f64> = m.samples.iter().map(|s| s.seconds).collect();
-    match crate::measure::stats::summarize(&secs, false) {
+    match stats::summarize(&secs, false) {
         Some(s) if s.median > 0.0 => m.max_skew() / s.median,
         _ => 0.0,
     }
@@ -245,97 +262,23 @@ fn skew_fraction(m: &Measured) -> f64 {
 
 /// The workers of one thread count: threads with private buffers, threads
 /// sharing one buffer, or processes.
-enum Workers {
-    Private(Team),
-    Shared(Team, Buffer),
-    Procs(ProcTeam),
-}
-
-impl Workers {
-    fn spawn(plan: &ThreadsPlan, cpus: &[u32], buf_len: usize) -> Result<Workers, UserError> {
-        Ok(if plan.processes {
-            // Forked while this process has no other thread: the previous
-            // count's team was dropped (joined) at the end of its turn.
-            Workers::Procs(ProcTeam::spawn(cpus, buf_len, plan.memory)?)
-        } else if plan.shared {
-            let team = Team::spawn(cpus, 4096, plan.memory)?;
-            // First touch by the main thread: the whole buffer lands on
-            // its node.
-            let shared = Buffer::new(buf_len * cpus.len(), plan.memory, 0x5eed)?;
-            Workers::Shared(team, shared)
-        } else {
-            Workers::Private(Team::spawn(cpus, buf_len, plan.memory)?)
-        })
-    }
-
-    fn observed_cpus(&self) -> Vec<Option<u32>> {
-        match self {
-            Workers::Private(t) | Workers::Shared(t, _) => (0..t.threads())
-                .map(|i| t.inspect(i, |_| current_cpu()))
-                .collect(),
-            Workers::Procs(p) => p.observed_cpus(),
-        }
-    }
-
-    fn memory(&self) -> Option<MemoryInfo> {
-        match self {
-            Workers::Private(t) => t.memory().first().cloned(),
-            Workers::Shared(_, b) => Some(b.memory_info()),
-            Workers::Procs(p) => p.memory(),
-        }
-    }
-
-    /// Fresh random data in the first `fill` bytes of every worker's
-    /// memory, so reads never see a previous write kernel's pattern.
-    fn refill(&mut self, fill: usize, seed: u64) {
-        match self {
-            Workers::Private(t) => {
-                for i in 0..t.threads() {
-                    t.inspect(i, move |b| b.fill_random_prefix(fill, seed));
-                }
-            }
-            Workers::Shared(_, b) => b.fill_random(seed),
-            Workers::Procs(p) => p.fill(fill, seed),
-        }
-    }
-
-    /// The workload of `k` over `ws` bytes per worker; `None` when less
-    /// than one granule per stream. The closure measures it.
-    fn with_kernel<R>(
-        &self,
-        k: &'static Kernel,
-        ws: usize,
-        buf_len: usize,
-        f: impl FnOnce(&mut dyn Workload, crate::kernels::PassBytes) -> R,
-    ) -> Option<R> {
-        match self {
-            Workers::Private(t) => {
-                let mut w = TeamKernel::private(t, k, ws)?;
-                let pass = w.pass();
-                Some(f(&mut w, pass))
-            }
-            Workers::Shared(t, b) => {
-                let bases = (0..t.threads())
-                    .map(|i| b.as_ptr() as usize + i * buf_len)
-                    .collect();
-                let mut w = TeamKernel::shared(t, k, ws, bases)?;
-                let pass = w.pass();
-                Some(f(&mut w, pass))
-            }
-            Workers::Procs(p) => {
-                let mut w = ProcKernel::new(p, k, ws)?;
-                let pass = w.pass();
-                Some(f(&mut w, pass))
-            }
-        }
-    }
+fn spawn(plan: &ThreadsPlan, cpus: &[u32], buf_len: usize) -> Result<Box<dyn Workers>, UserError> {
+    Ok(if plan.processes {
+        // Forked while this process has no other thread: the previous
+        // count's team was dropped (joined) at the end of its turn.
+        Box::new(ProcTeam::spawn(cpus, buf_len, plan.memory)?)
+    } else if plan.shared {
+        Box::new(SharedTeam::spawn(cpus, buf_len, plan.memory)?)
+    } else {
+        Box::new(Team::spawn(cpus, buf_len, plan.memory)?)
+    })
 }
 
 impl Plan for ThreadsPlan {
-    const NAME: &'static str = "threads";
+    const ID: SuiteId = SuiteId::Threads;
 
-    fn estimate(&self) -> Option<super::estimate::Estimate> {
-        Some(super::estimate::threads(self))
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::threads(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
@@ -343,9 +286,64 @@ impl Plan for ThreadsPlan {
     }
 }
 
+/// What the records of one thread count and total size share.
+struct Point<'a> {
+    plan: &'a ThreadsPlan,
+    host: &'a Host,
+    cpus: &'a [u32],
+    /// The working set of all threads together.
+    total: u64,
+    observed: &'a [Option<u32>],
+    memory: &'a Option<MemoryInfo>,
+}
+
+impl Point<'_> {
+    /// The record of `k` measured at this point; `eff` its scaling
+    /// efficiency against one thread.
+    fn record(&self, k: &Kernel, m: &Measured, pass: PassBytes, eff: Option<f64>) -> Record {
+        let plan = self.plan;
+        let skew = skew_fraction(m);
+        let mut r = super::record::bandwidth(k, m, pass, self.host, self.cpus, |b| {
+            ThreadsDetail {
+                bandwidth: b,
+                total_bytes: Some(self.total),
+                case_placement: Some(plan.placement.clone()),
+                case_shared: Some(plan.shared),
+                case_processes: plan.processes.then_some(true),
+                start_skew_fraction: Some(skew),
+                scaling_efficiency: eff.into(),
+                observed_cpus: Some(self.observed.to_vec()),
+            }
+            .into()
+        });
+        r.memory = self.memory.clone();
+        let nodes: Vec<u32> = self
+            .cpus
+            .iter()
+            .filter_map(|&c| self.host.node_of(c))
+            .collect();
+        let mut p = r.placement.take().unwrap_or_default();
+        p.start_skew_seconds = Some(m.max_skew());
+        if !nodes.is_empty() && nodes.iter().all(|&n| n == nodes[0]) {
+            p.cpu_node = Some(nodes[0]);
+        }
+        r.placement = Some(p);
+        if skew > SKEW_LIMIT {
+            r.warnings.push(Warning::Other {
+                message: format!(
+                    "threads started up to {:.1} % of a sample apart",
+                    skew * 100.0
+                ),
+                hint: "a worker was preempted at the barrier: quiet the machine, or raise --min-sample-ms".into(),
+            });
+        }
+        r
+    }
+}
+
 /// Run the curve.
 pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
-    let runnable = cx.runnable("threads", &plan.kernels)?;
+    let runnable = cx.runnable(SuiteId::Threads, &plan.kernels)?;
     if runnable.is_empty() {
         return Ok(Flow::Done);
     }
@@ -358,7 +356,7 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     for &count in &plan.counts {
         let cpus: Vec<u32> = plan.order[..count].to_vec();
         let buf_len = per_thread(max_total, count) + BUFFER_SLACK;
-        let mut workers = Workers::spawn(plan, &cpus, buf_len)?;
+        let mut workers = spawn(plan, &cpus, buf_len)?;
         let observed = workers.observed_cpus();
         let mem = workers.memory();
         // Each kernel's calibration starts from its previous size's work.
@@ -368,7 +366,7 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             if ws == 0 {
                 for &k in &runnable {
                     cx.push(Record::skipped(
-                        "threads",
+                        SuiteId::Threads,
                         k.name,
                         format!(
                             "{} split over {} threads is less than 4KiB each",
@@ -387,75 +385,42 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                     count,
                     format_bytes(ws as u64)
                 ));
-                let hint = hints.get(k.name).copied();
-                let measured = workers.with_kernel(k, ws, buf_len, |w, pass| {
-                    sampler.measure(w, hint).map(|m| (m, pass))
-                });
-                let (m, pass) = match measured {
-                    None => {
-                        cx.push(Record::skipped(
-                            "threads",
-                            k.name,
-                            format!(
-                                "{} per thread is smaller than one {}-byte block per stream",
-                                format_bytes(ws as u64),
-                                k.granule
-                            ),
-                        ))?;
-                        continue;
-                    }
-                    Some(Err(Failure::Stopped)) => return Ok(Flow::Stopped),
-                    Some(Err(Failure::Failed(e))) => {
-                        cx.push(Record::error("threads", k.name, e))?;
-                        continue;
-                    }
-                    Some(Ok(x)) => x,
-                };
-                hints.insert(k.name, m.hint());
-                let mut r = super::record::bandwidth("threads", k, &m, pass, cx.host, &cpus);
-                r.memory = mem.clone();
-                let nodes: Vec<u32> = cpus.iter().filter_map(|&c| cx.host.node_of(c)).collect();
-                let mut p = r.placement.take().unwrap_or_default();
-                p.start_skew_seconds = Some(m.max_skew());
-                if !nodes.is_empty() && nodes.iter().all(|&n| n == nodes[0]) {
-                    p.cpu_node = Some(nodes[0]);
-                }
-                r.placement = Some(p);
-                let best = r.gbps.map(|g| g.best).unwrap_or(0.0);
-                if count == 1 {
-                    baseline.insert((k.name, total), best);
-                }
-                let eff = baseline
-                    .get(&(k.name, total))
-                    .map(|b| best / (b * count as f64));
-                let e = &mut r.extra;
-                e.insert("total_bytes".into(), total.into());
-                e.insert("case_placement".into(), plan.placement.clone().into());
-                e.insert("case_shared".into(), plan.shared.into());
-                if plan.processes {
-                    e.insert("case_processes".into(), true.into());
-                }
-                let skew = skew_fraction(&m);
-                e.insert("start_skew_fraction".into(), skew.into());
-                if skew > SKEW_LIMIT {
-                    r.warnings.push(Warning::Other {
-                        message: format!(
-                            "threads started up to {:.1} % of a sample apart",
-                            skew * 100.0
+                let Some(mut w) = workers.kernel(k, ws) else {
+                    cx.push(Record::skipped(
+                        SuiteId::Threads,
+                        k.name,
+                        format!(
+                            "{} per thread is smaller than one {}-byte block per stream",
+                            format_bytes(ws as u64),
+                            k.granule
                         ),
-                        hint: "a worker was preempted at the barrier: quiet the machine, or raise --min-sample-ms".into(),
-                    });
-                }
-                e.insert(
-                    "scaling_efficiency".into(),
-                    eff.map_or(serde_json::Value::Null, Into::into),
-                );
-                e.insert(
-                    "observed_cpus".into(),
-                    serde_json::to_value(&observed).expect("plain data"),
-                );
-                cx.push(r)?;
-                if m.cut_short {
+                    ))?;
+                    continue;
+                };
+                let pass = w.pass();
+                let measured = sampler.measure(w.workload(), hints.get(k.name).copied());
+                drop(w);
+                let point = Point {
+                    plan,
+                    host: cx.host,
+                    cpus: &cpus,
+                    total,
+                    observed: &observed,
+                    memory: &mem,
+                };
+                let flow = cx.finish_case(SuiteId::Threads, k.name, measured, |m| {
+                    hints.insert(k.name, m.hint());
+                    // The aggregate best, as the record's `gbps` states it.
+                    let best = stats::summarize(&m.rates(1e9), true).map_or(0.0, |g| g.best);
+                    if count == 1 {
+                        baseline.insert((k.name, total), best);
+                    }
+                    let eff = baseline
+                        .get(&(k.name, total))
+                        .map(|b| best / (b * count as f64));
+                    (point.record(k, &m, pass, eff), m.cut_short)
+                })?;
+                if flow == Flow::Stopped {
                     return Ok(Flow::Stopped);
                 }
             }

@@ -195,15 +195,8 @@ impl Direction {
     }
 }
 
-/// The clock a number comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Timer {
-    /// `Instant` around the enqueue loop and the final synchronisation.
-    HostClock,
-    /// CUDA events / OpenCL profiling timestamps around the copies.
-    DeviceEvents,
-}
+/// The clock a number comes from (the record states it).
+pub use crate::model::detail::Timer;
 
 /// Times of one batch of `reps` copies.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -101,14 +101,15 @@ pub fn synthetic_run() -> Value {
             extra.push(r);
         }
     }
-    for dir in ["up", "down"] {
+    // A bidirectional stream test: a send and a recv flow per chunk.
+    for flow in ["send", "recv"] {
         for size in [1u64 << 10, 64 << 10, 1 << 20] {
             let mut r = t.clone();
             r["suite"] = json!("net");
-            r["kernel"] = json!("tcp");
-            r["op"] = json!("send");
+            r["kernel"] = json!(format!("tcp_stream_bidir_{flow}"));
+            r["op"] = json!(flow);
             r["size_bytes"] = json!(size);
-            r["extra"] = json!({"case_direction": dir});
+            r["extra"] = json!({"mode": "stream", "direction": "bidir", "flow": flow});
             r["gbps"] = stats(size as f64 / 1e5);
             extra.push(r);
         }

@@ -4,20 +4,18 @@
 //! - `crate::cluster`: how the ranks find and talk to each other (launch,
 //!   rendezvous, TCP or MPI control) and the pair tests of the network
 //!   phase (schedule, network);
-//! - [`node`]: the per-node phase ([`node::measure_node`], the one call
+//! - [`node`]: the per-node phase ([`node::plan`], the one call
 //!   into the suites);
 //! - [`run`]: one fleet run as every rank lives it (rank 0's side in
-//!   `root`); [`verdict`]: the
-//!   robust statistics; [`output`]: the files rank 0 writes;
+//!   `root`); [`output`]: the files rank 0 writes (the verdicts and
+//!   the reference file are `crate::report::fleet`'s);
 //! - [`plan`]: flags → plan, and the time estimate.
 
 pub mod node;
 pub mod output;
 pub mod plan;
-pub mod reference;
 mod root;
 pub mod run;
-pub mod verdict;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -84,7 +82,7 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         .map(crate::net::token::read)
         .transpose()?;
     if let Some(r) = &plan.reference {
-        reference::load(r)?;
+        crate::report::fleet::reference::load(r)?;
     }
     if a.dry_run {
         return dry_run(&plan, launch.as_ref(), a.nodes);

@@ -104,7 +104,7 @@ impl Outputs {
             write_atomic(p, crate::report::openmetrics::fleet_text(f).as_bytes())?;
         }
         if let (Some(p), Some(v)) = (&self.reference, &f.verdicts) {
-            let r = super::reference::make(f, v, pct);
+            let r = crate::report::fleet::reference::make(f, v, pct);
             let mut bytes = serde_json::to_vec_pretty(&r)?;
             bytes.push(b'\n');
             write_atomic(p, &bytes)?;

@@ -255,7 +255,7 @@ impl NetPlan {
 /// The plan in words, with how long it should take on `n` ranks (node
 /// phase from this machine's caches; `rounds` turns of it).
 pub fn describe(p: &FleetPlan, host: &Host, n: u32, rounds: u32) -> Result<String, UserError> {
-    let node_s = node::estimate(&p.node, host)?;
+    let node_s = node::plan(&p.node, host)?.estimate_s();
     let mut s = String::new();
     s.push_str(&format!(
         "bwscope fleet: {n} ranks, control {}\n",

@@ -120,15 +120,17 @@ pub fn run(comm: &mut dyn Comm, plan: &FleetPlan, cx: Ctx) -> anyhow::Result<u8>
         .and_then(crate::cluster::rendezvous::parse_cidr)
         .and_then(crate::cluster::rendezvous::address_in)
         .or_else(|| comm.fleet_ip());
+    // The node's phase is planned once, here: the plan gives the estimate
+    // and the error rank 0 is told, and is what this rank measures later
+    // (unless rank 0's plan differs).
+    let node_plan = node::plan(&plan.node, cx.host);
     let hello = Hello {
         id: Identity::this(cx.launch.rank, cx.launch.size, cx.launch.job.clone()),
         local_rank: cx.launch.local_rank,
         ip,
         port: transponder.as_ref().map(|t| t.port),
-        estimate_s: node::estimate(&plan.node, cx.host).ok(),
-        error: node::validate(&plan.node, cx.host)
-            .err()
-            .map(|e| e.to_string()),
+        estimate_s: node_plan.as_ref().ok().map(node::NodePlan::estimate_s),
+        error: node_plan.as_ref().err().map(|e| e.to_string()),
         plan: Some(Box::new(plan.clone())),
     };
     let hellos = comm.gather(
@@ -143,16 +145,16 @@ pub fn run(comm: &mut dyn Comm, plan: &FleetPlan, cx: Ctx) -> anyhow::Result<u8>
             })))?;
             return Err(refusal(reason));
         }
-        super::root::Root::new(comm, plan, cx, hellos).drive()?
+        super::root::Root::new(comm, plan, cx, hellos, node_plan.ok()).drive()?
     } else {
-        follow(comm, cx)?
+        follow(comm, cx, node_plan.ok())?
     };
     drop(transponder);
     Ok(code)
 }
 
 /// A rank other than 0: do what rank 0 says until `Done`.
-fn follow(comm: &mut dyn Comm, cx: Ctx) -> anyhow::Result<u8> {
+fn follow(comm: &mut dyn Comm, cx: Ctx, node_plan: Option<node::NodePlan>) -> anyhow::Result<u8> {
     let me = comm.rank();
     let mut plan: Option<FleetPlan> = None;
     let mut members: Vec<Member> = Vec::new();
@@ -169,7 +171,7 @@ fn follow(comm: &mut dyn Comm, cx: Ctx) -> anyhow::Result<u8> {
             Cmd::Measure { ranks, .. } => {
                 let p = plan.as_ref().expect("Go comes first");
                 let body = if ranks.contains(&me) {
-                    measure(p, cx.stop)
+                    measure(p, node_plan.as_ref(), cx.stop)
                 } else {
                     Value::Null
                 };
@@ -261,13 +263,24 @@ pub(super) fn other_flags(plan: &FleetPlan, hellos: &[Option<Value>]) -> Option<
     ))
 }
 
-/// Measure this node; the body rank 0 gathers. The host is detected
-/// again here, with the clock, so ranks sharing a machine measure it at
-/// their own turn.
-pub(super) fn measure(plan: &FleetPlan, stop: &'static AtomicBool) -> Value {
+/// Measure this node with `planned` (planned again only when rank 0's
+/// plan differs from this rank's); the body rank 0 gathers. The host is
+/// detected again here, with the clock, so ranks sharing a machine
+/// measure it at their own turn.
+pub(super) fn measure(
+    plan: &FleetPlan,
+    planned: Option<&node::NodePlan>,
+    stop: &'static AtomicBool,
+) -> Value {
     let t0 = Instant::now();
     let host = crate::platform::detect_host(true);
-    match node::measure_node(&plan.node, &host, stop) {
+    let measured = match planned.filter(|p| p.options == plan.node) {
+        Some(p) => p.measure(&host, stop),
+        None => node::plan(&plan.node, &host)
+            .map_err(anyhow::Error::from)
+            .and_then(|p| p.measure(&host, stop)),
+    };
+    match measured {
         Ok(run) => json!({"run": run, "seconds": t0.elapsed().as_secs_f64()}),
         Err(e) => json!({"error": format!("{e:#}"), "seconds": t0.elapsed().as_secs_f64()}),
     }

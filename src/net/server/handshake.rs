@@ -5,7 +5,7 @@
 use std::net::{IpAddr, TcpStream};
 use std::time::Instant;
 
-use super::test::{control, join};
+use super::session::{control, join};
 use super::{Outcome, Shared};
 use crate::net::protocol::{self, Frame};
 use crate::net::{read_frame_until, write_frame, WireError};

@@ -14,11 +14,11 @@
 //! connection produces exactly one log line.
 //!
 //! This module is the accept loop and the limits on connections;
-//! [`handshake`] takes a connection as far as setup or join, and [`test`]
-//! runs the test a setup asks for.
+//! [`handshake`] takes a connection as far as setup or join, and
+//! [`session`] runs the test a setup asks for.
 
 mod handshake;
-mod test;
+mod session;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};

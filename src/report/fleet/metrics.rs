@@ -8,6 +8,7 @@
 use crate::model::fleet::{FleetRun, NetMatrix};
 use crate::model::{noise_slowdown, Record, Run};
 use crate::report::summary;
+use crate::stats::median;
 
 /// One figure of one node.
 #[derive(Debug, Clone, PartialEq)]
@@ -159,21 +160,6 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
     out
 }
 
-/// Median of finite values; None when there are none.
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
 /// The size a node's network figures are read at: the largest one.
 pub fn headline_size(m: &NetMatrix) -> Option<u64> {
     m.sizes.iter().max().copied()
@@ -279,13 +265,5 @@ mod tests {
         for g in figs {
             assert!(is_metric(&g.metric), "{} is missing from METRICS", g.metric);
         }
-    }
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
-        assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
     }
 }

@@ -10,7 +10,9 @@ pub mod compare;
 pub mod csv;
 pub mod html;
 pub mod metrics;
+pub mod reference;
 pub mod text;
+pub mod verdict;
 
 use crate::error::UserError;
 use crate::model::fleet::{FleetRun, NodeStatus, FLEET_KIND, FLEET_SCHEMA_VERSION};

@@ -23,7 +23,8 @@ use super::metric::{self, StatKind};
 use super::Exporter;
 
 mod draw;
-use crate::model::{BoundBy, Curve, Record, Run, Status};
+use crate::model::detail::NumaDetail;
+use crate::model::{BoundBy, Curve, Record, Run, Status, SuiteId};
 pub use draw::{color, png, register_fonts, svg, MAX_SIDE, MIN_SIDE};
 
 /// The x axis of a line chart.
@@ -106,18 +107,11 @@ const MAX_SERIES: usize = 10;
 
 /// Every chart the run supports, in record order of suites.
 pub fn charts(run: &Run, stat: StatKind) -> Vec<Chart> {
-    let mut suites: Vec<&str> = Vec::new();
-    for r in &run.records {
-        if !suites.contains(&r.suite.as_str()) {
-            suites.push(&r.suite);
-        }
-    }
     let mut out = Vec::new();
-    for suite in suites {
-        let recs: Vec<&Record> = run
-            .records
-            .iter()
-            .filter(|r| r.suite == suite && r.status == Status::Ok && metric::of(r).is_some())
+    for (suite, recs) in crate::report::by_suite(&run.records) {
+        let recs: Vec<&Record> = recs
+            .into_iter()
+            .filter(|r| r.status == Status::Ok && metric::of(r).is_some())
             .collect();
         if recs.is_empty() {
             continue;
@@ -130,9 +124,9 @@ pub fn charts(run: &Run, stat: StatKind) -> Vec<Chart> {
         };
         let sizes = distinct(&|r| format!("{:?}", r.size_bytes));
         let threads = distinct(&|r| r.threads.to_string());
-        if suite == "numa" {
+        if suite == SuiteId::Numa {
             out.extend(numa_heatmaps(suite, &recs, stat));
-        } else if suite == "threads" || (threads > 1 && sizes <= 1) {
+        } else if suite == SuiteId::Threads || (threads > 1 && sizes <= 1) {
             out.extend(line_charts(run, suite, &recs, XAxis::Threads, stat));
         } else if sizes > 1 && recs.iter().all(|r| r.size_bytes.is_some()) {
             out.extend(line_charts(run, suite, &recs, XAxis::Bytes, stat));
@@ -165,13 +159,9 @@ fn series_name(r: &Record, vary: &Vary, x: XAxis) -> String {
             name.push_str(&format!(" [{}]", m.kind));
         }
     }
-    for (k, v) in &r.extra {
-        if k.starts_with("case_") && vary.cases.contains(k) {
-            let v = v
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| v.to_string());
-            name.push_str(&format!(" {}={}", k.trim_start_matches("case_"), v));
+    for p in r.detail.case() {
+        if vary.cases.contains(&p.name) {
+            name.push_str(&format!(" {}={}", p.name, p.shown()));
         }
     }
     name
@@ -183,18 +173,28 @@ struct Vary {
     threads: bool,
     size: bool,
     memory: bool,
-    cases: Vec<String>,
+    /// The case parts (`CasePart::name`) that vary.
+    cases: Vec<&'static str>,
 }
 
 fn vary(recs: &[&Record]) -> Vary {
     let differs = |f: &dyn Fn(&Record) -> String| recs.iter().any(|r| f(r) != f(recs[0]));
-    let mut cases: Vec<String> = recs
+    let mut cases: Vec<&'static str> = recs
         .iter()
-        .flat_map(|r| r.extra.keys().filter(|k| k.starts_with("case_")).cloned())
+        .flat_map(|r| r.detail.case())
+        .map(|p| p.name)
         .collect();
-    cases.sort();
+    cases.sort_unstable();
     cases.dedup();
-    cases.retain(|k| differs(&|r| r.extra.get(k).map(|v| v.to_string()).unwrap_or_default()));
+    let part = |r: &Record, name: &str| {
+        r.detail
+            .case()
+            .into_iter()
+            .find(|p| p.name == name)
+            .map(|p| p.value.to_string())
+            .unwrap_or_default()
+    };
+    cases.retain(|k| differs(&|r| part(r, k)));
     Vary {
         pattern: differs(&|r| r.pattern.clone().unwrap_or_default()),
         threads: differs(&|r| r.threads.to_string()),
@@ -209,7 +209,13 @@ fn vary(recs: &[&Record]) -> Vary {
     }
 }
 
-fn line_charts(run: &Run, suite: &str, recs: &[&Record], x: XAxis, stat: StatKind) -> Vec<Chart> {
+fn line_charts(
+    run: &Run,
+    suite: SuiteId,
+    recs: &[&Record],
+    x: XAxis,
+    stat: StatKind,
+) -> Vec<Chart> {
     let v = vary(recs);
     // Split by unit (a suite may mix bandwidth and latency records), then
     // by op when there are too many lines for one picture.
@@ -229,7 +235,7 @@ fn line_charts(run: &Run, suite: &str, recs: &[&Record], x: XAxis, stat: StatKin
         let key = if split { op } else { String::new() };
         merged.entry((unit, key)).or_default().extend(rs);
     }
-    let cpu_memory = !matches!(suite, "net" | "transfer");
+    let cpu_memory = !matches!(suite, SuiteId::Net | SuiteId::Transfer);
     let mut units: Vec<&str> = merged.keys().map(|k| k.0).collect();
     units.dedup();
     let mixed_units = units.len() > 1;
@@ -280,7 +286,7 @@ fn line_charts(run: &Run, suite: &str, recs: &[&Record], x: XAxis, stat: StatKin
             id.push_str(&format!("-{what}"));
         }
         // "latency: latency vs size" says it twice; "cache read: bandwidth …" does not.
-        let mut head = if suite == what {
+        let mut head = if suite.name() == what {
             String::new()
         } else {
             suite.to_string()
@@ -404,19 +410,18 @@ pub fn cache_markers(run: &Run, curve: Curve) -> Vec<Marker> {
     out
 }
 
-fn numa_heatmaps(suite: &str, recs: &[&Record], stat: StatKind) -> Vec<Chart> {
+fn numa_heatmaps(suite: SuiteId, recs: &[&Record], stat: StatKind) -> Vec<Chart> {
     let node = |r: &Record, which: &str| -> Option<u32> {
         let p = r.placement.as_ref();
-        let from_placement = match which {
-            "cpu" => p.and_then(|p| p.cpu_node),
-            _ => p.and_then(|p| p.memory_node),
-        };
-        from_placement.or_else(|| {
-            r.extra
-                .get(&format!("case_{which}_node"))
-                .and_then(|v| v.as_u64())
-                .map(|v| v as u32)
-        })
+        let cell = r.detail.get::<NumaDetail>();
+        match which {
+            "cpu" => p
+                .and_then(|p| p.cpu_node)
+                .or_else(|| cell.and_then(|c| c.case_cpu_node)),
+            _ => p
+                .and_then(|p| p.memory_node)
+                .or_else(|| cell.and_then(|c| c.case_memory_node)),
+        }
     };
     let mut by_kernel: BTreeMap<String, Vec<&Record>> = BTreeMap::new();
     for r in recs {

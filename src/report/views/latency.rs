@@ -2,53 +2,62 @@
 
 use std::fmt::Write as _;
 
-use crate::model::{Record, Run, Stats, Status};
+use crate::model::detail::{LatencyDetail, View};
+use crate::model::{Record, Run, Status};
 use crate::report::table::grid;
 use crate::util::units::format_bytes;
 
-fn stat(r: &Record, key: &str) -> Option<Stats> {
-    r.extra
-        .get(key)
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-}
+/// A latency record with its detail.
+type Rec<'a> = (&'a Record, &'a LatencyDetail);
 
 /// The human table of a latency run: one table per page kind, one row per
 /// size, per view the latency in ns (best/median) and in core cycles (best).
 pub fn render_table(records: &[&Record]) -> String {
-    let kind = |r: &Record| r.extra.get("case_pages").map(|v| v.to_string());
-    let mut kinds: Vec<Option<String>> = Vec::new();
-    for r in records {
-        if !kinds.contains(&kind(r)) {
-            kinds.push(kind(r));
+    let recs: Vec<Rec> = records
+        .iter()
+        .filter_map(|r| r.detail.get::<LatencyDetail>().map(|d| (*r, d)))
+        .collect();
+    let mut kinds = Vec::new();
+    for (_, d) in &recs {
+        if !kinds.contains(&d.case_pages) {
+            kinds.push(d.case_pages);
         }
     }
     if kinds.len() <= 1 {
-        return render_one(records);
+        return render_one(&recs);
     }
     kinds
         .iter()
         .map(|k| {
-            let recs: Vec<&Record> = records.iter().copied().filter(|r| &kind(r) == k).collect();
-            render_one(&recs)
+            let one: Vec<Rec> = recs
+                .iter()
+                .copied()
+                .filter(|(_, d)| d.case_pages == *k)
+                .collect();
+            render_one(&one)
         })
         .filter(|t| !t.is_empty())
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-fn render_one(records: &[&Record]) -> String {
-    let ok: Vec<&&Record> = records.iter().filter(|r| r.status == Status::Ok).collect();
+fn render_one(records: &[Rec]) -> String {
+    let ok: Vec<Rec> = records
+        .iter()
+        .copied()
+        .filter(|(r, _)| r.status == Status::Ok)
+        .collect();
     if ok.is_empty() {
         return String::new();
     }
     let mut views: Vec<String> = Vec::new();
-    for r in &ok {
-        let v = view_label(r);
+    for (_, d) in &ok {
+        let v = view_label(d);
         if !views.contains(&v) {
             views.push(v);
         }
     }
-    let mut sizes: Vec<u64> = ok.iter().filter_map(|r| r.size_bytes).collect();
+    let mut sizes: Vec<u64> = ok.iter().filter_map(|(r, _)| r.size_bytes).collect();
     sizes.sort_unstable();
     sizes.dedup();
     let mut head = vec!["size".to_string(), "regime".to_string()];
@@ -63,16 +72,19 @@ fn render_one(records: &[&Record]) -> String {
         for v in &views {
             match ok
                 .iter()
-                .find(|r| r.size_bytes == Some(s) && &view_label(r) == v)
+                .find(|(r, d)| r.size_bytes == Some(s) && &view_label(d) == v)
             {
-                Some(r) => {
+                Some((r, d)) => {
                     regime = r.regime.clone().unwrap_or_default();
                     cells.push(
-                        stat(r, "latency_ns")
+                        d.latency_ns
+                            .get()
                             .map_or("-".into(), |l| format!("{:.2}/{:.2}", l.best, l.median)),
                     );
                     cells.push(
-                        stat(r, "cycles_per_load").map_or("-".into(), |c| format!("{:.1}", c.best)),
+                        d.cycles_per_load
+                            .get()
+                            .map_or("-".into(), |c| format!("{:.1}", c.best)),
                     );
                 }
                 None => {
@@ -88,40 +100,24 @@ fn render_one(records: &[&Record]) -> String {
     let mut out =
         String::from("load-to-use latency, ns best/median and core cycles (best) per load\n");
     out.push_str(&grid(&rows));
-    if let Some(r) = ok.first() {
-        let page = r.extra.get("page_bytes").and_then(|v| v.as_u64());
+    if let Some((_, d)) = ok.first() {
         let _ = writeln!(
             out,
             "pages: {} (obtained {}); cycles from the measured core clock; hops per sample in the JSON.",
-            r.extra.get("case_pages").and_then(|v| v.as_str()).unwrap_or("?"),
-            page.map_or("unknown".into(), format_bytes)
+            d.case_pages.map_or("?", |p| p.name()),
+            d.page_bytes.value().map_or("unknown".into(), format_bytes)
         );
     }
     out
 }
 
-fn view_label(r: &Record) -> String {
-    let view = r
-        .extra
-        .get("case_view")
-        .and_then(|v| v.as_str())
-        .unwrap_or("?");
-    match view {
-        "window" => format!(
-            "window {}",
-            r.extra
-                .get("case_window_bytes")
-                .and_then(|v| v.as_u64())
-                .map_or("?".into(), format_bytes)
-        ),
-        "stride" => format!(
-            "stride {}",
-            r.extra
-                .get("case_stride_bytes")
-                .and_then(|v| v.as_u64())
-                .map_or("?".into(), format_bytes)
-        ),
-        v => v.to_string(),
+fn view_label(d: &LatencyDetail) -> String {
+    let bytes = |b: Option<u64>| b.map_or("?".into(), format_bytes);
+    match d.case_view {
+        Some(View::Window) => format!("window {}", bytes(d.case_window_bytes)),
+        Some(View::Stride) => format!("stride {}", bytes(d.case_stride_bytes)),
+        Some(View::Random) => "random".into(),
+        None => "?".into(),
     }
 }
 

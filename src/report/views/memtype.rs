@@ -1,11 +1,8 @@
 //! The memory-kind table: first use against steady state per kind.
 
-use crate::model::{Record, Run, Status};
+use crate::model::detail::{BreakEven, MemtypeDetail};
+use crate::model::{Nullable, Record, Run, Status};
 use crate::util::units::format_bytes;
-
-fn num(r: &Record, key: &str) -> Option<f64> {
-    r.extra.get(key).and_then(|v| v.as_f64())
-}
 
 /// The human table of a memtype run.
 pub fn render(run: &Run, recs: &[&Record]) -> String {
@@ -27,7 +24,8 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
     ]];
     let mut size = None;
     for r in recs.iter().filter(|r| r.status == Status::Ok) {
-        size = num(r, "buffer_bytes").or(size);
+        let d = r.detail.get::<MemtypeDetail>().cloned().unwrap_or_default();
+        size = d.buffer_bytes.or(size);
         let m = r.memory.clone().unwrap_or_default();
         let pages = match (m.page_bytes, m.thp_fraction, m.locked_fraction) {
             (Some(p), Some(t), _) if t > 0.0 => {
@@ -37,49 +35,42 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             (Some(p), _, _) => format_bytes(p),
             _ => "?".into(),
         };
-        let be = match r.extra.get("break_even").and_then(|v| v.as_str()) {
-            Some("passes") => r
-                .extra
-                .get("break_even_passes")
-                .map_or("?".into(), |v| v.to_string()),
-            Some("never") => match r.extra.get("ahead_for_passes").and_then(|v| v.as_u64()) {
+        let be = match d.break_even {
+            Some(BreakEven::Passes) => match d.break_even_passes {
+                Nullable::Value(n) => n.to_string(),
+                Nullable::Null => "null".into(),
+                Nullable::Absent => "?".into(),
+            },
+            Some(BreakEven::Never) => match d.ahead_for_passes {
                 Some(n) => format!("never (ahead for {})", n),
                 None => "never".into(),
             },
-            Some(s) => s.to_string(),
+            Some(other) => other.name().to_string(),
             None => "-".into(),
         };
-        let read = r
-            .extra
-            .get("read_gbps")
-            .and_then(|v| v.get("best"))
-            .and_then(|v| v.as_f64());
+        let ms = |s: Option<f64>| s.map(|s| s * 1e3);
         rows.push(vec![
-            match r.extra.get("case_device").and_then(|v| v.as_str()) {
-                Some(d) => format!("{} {}", m.kind, d),
+            match &d.case_device {
+                Some(dev) => format!("{} {}", m.kind, dev),
                 None => m.kind.clone(),
             },
             pages,
-            f(num(r, "setup_seconds").map(|s| s * 1e3), 2),
-            f(num(r, "first_pass_seconds").map(|s| s * 1e3), 2),
-            f(num(r, "first_total_seconds").map(|s| s * 1e3), 2),
-            f(num(r, "first_total_ms_per_mib"), 3),
-            f(num(r, "steady_mean_payload_gbps").map(conv), 2),
+            f(ms(d.setup_seconds), 2),
+            f(ms(d.first_pass_seconds), 2),
+            f(ms(d.first_total_seconds), 2),
+            f(d.first_total_ms_per_mib, 3),
+            f(d.steady_mean_payload_gbps.map(conv), 2),
             f(r.payload_gbps.map(|s| conv(s.best)), 2),
-            f(read.map(conv), 2),
+            f(d.read_gbps.get().map(|s| conv(s.best)), 2),
             be,
-            r.extra
-                .get("pat_type")
-                .and_then(|v| v.as_str())
-                .unwrap_or("")
-                .to_string(),
+            d.pat_type.get().cloned().unwrap_or_default(),
         ]);
     }
     let mut out = String::new();
     if rows.len() > 1 {
         out.push_str(&format!(
             "memory kinds: copy of {} from a regular array into the buffer, first pass vs the following ones\n",
-            size.map_or("?".into(), |s| format_bytes(s as u64))
+            size.map_or("?".into(), format_bytes)
         ));
         out.push_str(&crate::report::table::grid(&rows));
         out.push('\n');

@@ -2,8 +2,7 @@
 //!
 //! Views read the model only, so a saved run renders exactly as it did
 //! when it was measured. Adding a suite's view is one file here and one
-//! entry in [`VIEWS`]; a suite without an entry gets the generic
-//! one-row-per-record table.
+//! arm in [`view`], which matches on every suite.
 
 pub mod cache;
 pub mod info;
@@ -18,67 +17,36 @@ pub mod transfer;
 
 use std::fmt::Write as _;
 
-use crate::model::{Record, Run, Status, Units};
+use crate::model::{Record, Run, Status, SuiteId, Units};
+
+/// The tables of a suite's records (`recs` are the run's records of
+/// that suite, in order).
+pub type Render = fn(&Run, &[&Record]) -> String;
 
 /// A suite's text view.
 pub struct View {
-    pub suite: &'static str,
-    /// The tables of this suite's records (`recs` are the run's records of
-    /// this suite, in order).
-    pub render: fn(&Run, &[&Record]) -> String,
+    pub render: Render,
     /// The view states its own byte convention, so the common footer
     /// (bytes read + written by the kernel) does not apply.
     pub own_convention: bool,
 }
 
-/// Every suite's view; the order is irrelevant (runs render in the order
-/// their suites measured).
-pub const VIEWS: &[View] = &[
+/// The view of `suite`: every suite has one.
+pub fn view(suite: SuiteId) -> View {
+    let (render, own_convention): (Render, bool) = match suite {
+        SuiteId::Cache => (cache::render, false),
+        SuiteId::Latency => (latency::render, true),
+        SuiteId::Regs => (regs::render, true),
+        SuiteId::Threads => (threads::render, false),
+        SuiteId::Numa => (numa::render, false),
+        SuiteId::Memtype => (memtype::render, true),
+        SuiteId::Transfer => (transfer::render, true),
+        SuiteId::Net => (net::render, true),
+    };
     View {
-        suite: "cache",
-        render: cache::render,
-        own_convention: false,
-    },
-    View {
-        suite: "latency",
-        render: latency::render,
-        own_convention: true,
-    },
-    View {
-        suite: "regs",
-        render: regs::render,
-        own_convention: true,
-    },
-    View {
-        suite: "threads",
-        render: threads::render,
-        own_convention: false,
-    },
-    View {
-        suite: "numa",
-        render: numa::render,
-        own_convention: false,
-    },
-    View {
-        suite: "memtype",
-        render: memtype::render,
-        own_convention: true,
-    },
-    View {
-        suite: "transfer",
-        render: transfer::render,
-        own_convention: true,
-    },
-    View {
-        suite: "net",
-        render: net::render,
-        own_convention: true,
-    },
-];
-
-/// The view of `suite`, if it has one.
-pub fn view(suite: &str) -> Option<&'static View> {
-    VIEWS.iter().find(|v| v.suite == suite)
+        render,
+        own_convention,
+    }
 }
 
 /// Every suite's tables in the order measured, then one line per skipped
@@ -89,21 +57,8 @@ pub fn render(run: &Run) -> String {
     if let Some(state) = super::run_state(run) {
         let _ = writeln!(out, "⚠ {state}\n");
     }
-    let mut suites: Vec<&str> = Vec::new();
-    for r in &run.records {
-        if !suites.contains(&r.suite.as_str()) {
-            suites.push(&r.suite);
-        }
-    }
-    for suite in &suites {
-        let recs: Vec<&Record> = run.records.iter().filter(|r| &r.suite == suite).collect();
-        let text = match view(suite) {
-            Some(v) => (v.render)(run, &recs),
-            None if recs.iter().any(|r| r.status == Status::Ok) => {
-                super::table::long_table(&recs, units)
-            }
-            None => String::new(),
-        };
+    for (suite, recs) in super::by_suite(&run.records) {
+        let text = (view(suite).render)(run, &recs);
         if !text.is_empty() {
             out.push_str(&text);
             if !text.ends_with("\n\n") {
@@ -112,7 +67,7 @@ pub fn render(run: &Run) -> String {
         }
     }
     out.push_str(&not_ok_lines(run));
-    let counted = |r: &Record| r.gbps.is_some() && view(&r.suite).is_none_or(|v| !v.own_convention);
+    let counted = |r: &Record| r.gbps.is_some() && !view(r.suite()).own_convention;
     if run.records.iter().any(counted) {
         let _ = writeln!(out, "{}", byte_footer(units));
     }
@@ -124,7 +79,7 @@ fn not_ok_lines(run: &Run) -> String {
     let mut seen: Vec<String> = Vec::new();
     for r in run.records.iter().filter(|r| r.status != Status::Ok) {
         let what = match r.memory.as_ref().filter(|m| !m.kind.is_empty()) {
-            Some(m) if r.suite == "memtype" => m.kind.clone(),
+            Some(m) if r.suite() == SuiteId::Memtype => m.kind.clone(),
             Some(m) => format!("{} ({})", r.kernel, m.kind),
             None => r.kernel.clone(),
         };

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::model::detail::NetDetail;
 use crate::model::{Record, Run, Status, Units};
 use crate::report::table::grid;
 use crate::util::units::format_bytes;
@@ -26,7 +27,6 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
     if ok.is_empty() {
         return String::new();
     }
-    let g = |r: &Record, k: &str| r.extra.get(k).cloned().unwrap_or(serde_json::Value::Null);
     let per_unit = 1e9 / units.bytes_per_unit();
     let mut rows = vec![vec![
         "mode".to_string(),
@@ -42,12 +42,14 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
         "receiver B".into(),
     ]];
     for r in ok {
-        let rate = g(r, "receiver_gbps").as_f64();
+        let d = r.detail.get::<NetDetail>().cloned().unwrap_or_default();
+        let rate = d.receiver_gbps.value();
+        let count = |b: Option<u64>| b.map_or("-".into(), |x| x.to_string());
         rows.push(vec![
             format!(
                 "{} {}",
-                g(r, "mode").as_str().unwrap_or("?"),
-                g(r, "direction").as_str().unwrap_or("?")
+                d.mode.as_deref().unwrap_or("?"),
+                d.direction.as_deref().unwrap_or("?")
             ),
             r.op.clone(),
             r.threads.to_string(),
@@ -57,22 +59,16 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
             r.gbps.map_or("-".into(), |s| f(s.best * per_unit)),
             r.gbps
                 .map_or("-".into(), |s| format!("{:.1}", s.cv * 100.0)),
-            g(r, "rtt_us")
-                .as_f64()
-                .map_or("-".into(), |x| format!("{:.1}", x)),
-            g(r, "sender_bytes")
-                .as_u64()
-                .map_or("-".into(), |x| x.to_string()),
-            g(r, "receiver_bytes")
-                .as_u64()
-                .map_or("-".into(), |x| x.to_string()),
+            d.rtt_us.value().map_or("-".into(), |x| format!("{:.1}", x)),
+            count(d.sender_bytes),
+            count(d.receiver_bytes),
         ]);
     }
     let mut s = String::new();
     let peer = records
         .first()
-        .and_then(|r| r.extra.get("peer"))
-        .and_then(|p| p.as_str())
+        .and_then(|r| r.detail.get::<NetDetail>())
+        .and_then(|d| d.peer.as_deref())
         .unwrap_or("?");
     let _ = writeln!(
         s,

@@ -2,6 +2,7 @@
 //! curve, distances and notes.
 
 use super::rate;
+use crate::model::detail::NumaDetail;
 use crate::model::{Record, Run, Status};
 use crate::report::table;
 
@@ -19,172 +20,196 @@ fn cell<'a>(recs: &[&'a Record], kernel: &str, c: u32, m: u32) -> Option<&'a Rec
 }
 
 fn latency_of(r: &Record) -> Option<crate::model::Stats> {
-    r.extra
-        .get("latency_ns")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
+    r.detail.latency_ns().copied()
+}
+
+/// The record's numa detail (empty for a record of another suite).
+fn detail(r: &Record) -> NumaDetail {
+    r.detail.get::<NumaDetail>().cloned().unwrap_or_default()
 }
 
 /// Matrices, scenario and load tables, then notes.
 pub fn render(run: &Run, recs: &[&Record]) -> String {
-    let u = run.display_units;
-    let mut out = String::new();
     let opts = &run.options;
-    let cpu_nodes: Vec<u32> = serde_json::from_value(opts["cpu_nodes"].clone()).unwrap_or_default();
-    let mem_nodes: Vec<u32> =
-        serde_json::from_value(opts["memory_nodes"].clone()).unwrap_or_default();
+    let nodes =
+        |key: &str| -> Vec<u32> { serde_json::from_value(opts[key].clone()).unwrap_or_default() };
+    let (cpu_nodes, mem_nodes) = (nodes("cpu_nodes"), nodes("memory_nodes"));
     let mode = opts["mode"]["mode"].as_str().unwrap_or("matrix");
-    let mark = |r: &Record| match r.placement.as_ref().and_then(|p| p.verified_fraction) {
+    let mut out = match mode {
+        "matrix" => matrices(run, recs, &cpu_nodes, &mem_nodes),
+        "write-pair" => pairs(run, recs),
+        _ => loaded(run, recs, &mem_nodes),
+    };
+    out.push_str(&notes(run, recs, mode));
+    out
+}
+
+/// ` (97% placed)` when the pages were not all on the intended node.
+fn mark(r: &Record) -> String {
+    match r.placement.as_ref().and_then(|p| p.verified_fraction) {
         Some(f) if f < 0.999 => format!(" ({:.0}% placed)", f * 100.0),
         _ => String::new(),
-    };
-    if mode == "matrix" {
-        let mut kernels: Vec<String> = Vec::new();
-        for r in recs {
-            if !kernels.contains(&r.kernel) {
-                kernels.push(r.kernel.clone());
-            }
+    }
+}
+
+/// One cpu node × memory node matrix per kernel.
+fn matrices(run: &Run, recs: &[&Record], cpu_nodes: &[u32], mem_nodes: &[u32]) -> String {
+    let u = run.display_units;
+    let mut out = String::new();
+    let mut kernels: Vec<String> = Vec::new();
+    for r in recs {
+        if !kernels.contains(&r.kernel) {
+            kernels.push(r.kernel.clone());
         }
-        for k in &kernels {
-            let lat = k == CHASE_KERNEL;
-            let title = if lat {
-                "latency, ns per dependent load (pointer chase, 1 thread), best/median".to_string()
-            } else {
-                let threads = recs
-                    .iter()
-                    .find(|r| &r.kernel == k)
-                    .map_or(0, |r| r.threads);
-                format!(
-                    "{}: bandwidth {} best/median, {} thread(s) per cell",
-                    k.trim_start_matches("mix_"),
-                    u.label(),
-                    threads
-                )
-            };
-            let _ = writeln_s(
-                &mut out,
-                &format!("{} (rows: cpu node, columns: memory node)", title),
-            );
-            let mut rows = vec![{
-                let mut h = vec!["cpu \\ mem".to_string(), String::new()];
-                h.extend(mem_nodes.iter().map(|m| format!("node {}", m)));
-                h
-            }];
-            for &c in &cpu_nodes {
-                let mut row = vec![format!("node {}", c), String::new()];
-                for &m in &mem_nodes {
-                    row.push(match cell(recs, k, c, m) {
-                        Some(r) if r.status == Status::Ok => {
-                            if lat {
-                                latency_of(r).map_or("-".into(), |s| {
-                                    format!("{:.1}/{:.1}{}", s.best, s.median, mark(r))
-                                })
-                            } else {
-                                r.gbps.map_or("-".into(), |g| {
-                                    format!("{}/{}{}", rate(g.best, u), rate(g.median, u), mark(r))
-                                })
-                            }
+    }
+    for k in &kernels {
+        let lat = k == CHASE_KERNEL;
+        let title = if lat {
+            "latency, ns per dependent load (pointer chase, 1 thread), best/median".to_string()
+        } else {
+            let threads = recs
+                .iter()
+                .find(|r| &r.kernel == k)
+                .map_or(0, |r| r.threads);
+            format!(
+                "{}: bandwidth {} best/median, {} thread(s) per cell",
+                k.trim_start_matches("mix_"),
+                u.label(),
+                threads
+            )
+        };
+        let _ = writeln_s(
+            &mut out,
+            &format!("{} (rows: cpu node, columns: memory node)", title),
+        );
+        let mut rows = vec![{
+            let mut h = vec!["cpu \\ mem".to_string(), String::new()];
+            h.extend(mem_nodes.iter().map(|m| format!("node {}", m)));
+            h
+        }];
+        for &c in cpu_nodes {
+            let mut row = vec![format!("node {}", c), String::new()];
+            for &m in mem_nodes {
+                row.push(match cell(recs, k, c, m) {
+                    Some(r) if r.status == Status::Ok => {
+                        if lat {
+                            latency_of(r).map_or("-".into(), |s| {
+                                format!("{:.1}/{:.1}{}", s.best, s.median, mark(r))
+                            })
+                        } else {
+                            r.gbps.map_or("-".into(), |g| {
+                                format!("{}/{}{}", rate(g.best, u), rate(g.median, u), mark(r))
+                            })
                         }
-                        Some(_) => "skipped".into(),
-                        None => "-".into(),
-                    });
-                }
-                rows.push(row);
+                    }
+                    Some(_) => "skipped".into(),
+                    None => "-".into(),
+                });
             }
-            out.push_str(&table::grid(&rows));
-            out.push('\n');
-        }
-    } else if mode == "write-pair" {
-        let _ = writeln_s(
-            &mut out,
-            "write-pair: two threads on node 0, same work in every case; total time = first start → last end",
-        );
-        let mut rows = vec![vec![
-            "pair".to_string(),
-            "memory (t0/t1)".into(),
-            "total s best".into(),
-            "median".into(),
-            format!("{} best", u.label()),
-            "vs local/local".into(),
-            "placed".into(),
-        ]];
-        for r in recs.iter().filter(|r| r.status == Status::Ok) {
-            let t: Option<crate::model::Stats> = r
-                .extra
-                .get("total_seconds")
-                .and_then(|v| serde_json::from_value(v.clone()).ok());
-            rows.push(vec![
-                r.kernel.trim_end_matches("_pair").to_string(),
-                r.extra
-                    .get("case_memory_nodes")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("?")
-                    .to_string(),
-                t.map_or("-".into(), |t| format!("{:.4}", t.best)),
-                t.map_or("-".into(), |t| format!("{:.4}", t.median)),
-                r.gbps.map_or("-".into(), |g| rate(g.best, u)),
-                r.extra
-                    .get("percent_vs_local")
-                    .and_then(|v| v.as_f64())
-                    .map_or("(baseline)".into(), |p| format!("{:+.1} %", p)),
-                r.placement
-                    .as_ref()
-                    .and_then(|p| p.verified_fraction)
-                    .map_or("-".into(), |f| format!("{:.3}", f)),
-            ]);
-        }
-        out.push_str(&table::grid(&rows));
-        out.push('\n');
-    } else {
-        let probe_lat = recs.iter().any(|r| r.op == "latency");
-        let _ = writeln_s(
-            &mut out,
-            &format!(
-                "loaded {}: probe on cpu {}, memory on node {}, load {} (delay after every 4 KiB each load thread streams)",
-                if probe_lat { "latency" } else { "bandwidth" },
-                opts["mode"]["probe_cpu"],
-                mem_nodes.first().map_or("?".into(), |n| n.to_string()),
-                opts["mode"]["description"].as_str().unwrap_or("?")
-            ),
-        );
-        let mut rows = vec![vec![
-            "delay ns".to_string(),
-            "".into(),
-            format!("injected {}", u.label()),
-            if probe_lat {
-                "latency ns best".into()
-            } else {
-                format!("probe {} best", u.label())
-            },
-            "median".into(),
-        ]];
-        for r in recs.iter().filter(|r| r.status == Status::Ok) {
-            let (b, m) = if probe_lat {
-                latency_of(r).map_or(("-".into(), "-".into()), |s| {
-                    (format!("{:.1}", s.best), format!("{:.1}", s.median))
-                })
-            } else {
-                r.gbps.map_or(("-".into(), "-".into()), |g| {
-                    (rate(g.best, u), rate(g.median, u))
-                })
-            };
-            rows.push(vec![
-                r.extra
-                    .get("case_delay_ns")
-                    .and_then(|v| v.as_u64())
-                    .map_or("unloaded".into(), |d| d.to_string()),
-                String::new(),
-                r.extra
-                    .get("injected_gbps")
-                    .and_then(|v| v.as_f64())
-                    .map_or("0".into(), |g| rate(g, u)),
-                b,
-                m,
-            ]);
+            rows.push(row);
         }
         out.push_str(&table::grid(&rows));
         out.push('\n');
     }
-    // Distances and notes.
+    out
+}
+
+/// The write-pair table: local/local against local/remote.
+fn pairs(run: &Run, recs: &[&Record]) -> String {
+    let u = run.display_units;
+    let mut out = String::new();
+    let _ = writeln_s(
+        &mut out,
+        "write-pair: two threads on node 0, same work in every case; total time = first start → last end",
+    );
+    let mut rows = vec![vec![
+        "pair".to_string(),
+        "memory (t0/t1)".into(),
+        "total s best".into(),
+        "median".into(),
+        format!("{} best", u.label()),
+        "vs local/local".into(),
+        "placed".into(),
+    ]];
+    for r in recs.iter().filter(|r| r.status == Status::Ok) {
+        let d = detail(r);
+        let t = d.total_seconds;
+        rows.push(vec![
+            r.kernel.trim_end_matches("_pair").to_string(),
+            d.case_memory_nodes.unwrap_or_else(|| "?".into()),
+            t.map_or("-".into(), |t| format!("{:.4}", t.best)),
+            t.map_or("-".into(), |t| format!("{:.4}", t.median)),
+            r.gbps.map_or("-".into(), |g| rate(g.best, u)),
+            d.percent_vs_local
+                .value()
+                .map_or("(baseline)".into(), |p| format!("{:+.1} %", p)),
+            r.placement
+                .as_ref()
+                .and_then(|p| p.verified_fraction)
+                .map_or("-".into(), |f| format!("{:.3}", f)),
+        ]);
+    }
+    out.push_str(&table::grid(&rows));
+    out.push('\n');
+    out
+}
+
+/// The loaded-latency (or bandwidth) curve.
+fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
+    let u = run.display_units;
+    let opts = &run.options;
+    let mut out = String::new();
+    let probe_lat = recs.iter().any(|r| r.op == "latency");
+    let _ = writeln_s(
+        &mut out,
+        &format!(
+            "loaded {}: probe on cpu {}, memory on node {}, load {} (delay after every 4 KiB each load thread streams)",
+            if probe_lat { "latency" } else { "bandwidth" },
+            opts["mode"]["probe_cpu"],
+            mem_nodes.first().map_or("?".into(), |n| n.to_string()),
+            opts["mode"]["description"].as_str().unwrap_or("?")
+        ),
+    );
+    let mut rows = vec![vec![
+        "delay ns".to_string(),
+        "".into(),
+        format!("injected {}", u.label()),
+        if probe_lat {
+            "latency ns best".into()
+        } else {
+            format!("probe {} best", u.label())
+        },
+        "median".into(),
+    ]];
+    for r in recs.iter().filter(|r| r.status == Status::Ok) {
+        let (b, m) = if probe_lat {
+            latency_of(r).map_or(("-".into(), "-".into()), |s| {
+                (format!("{:.1}", s.best), format!("{:.1}", s.median))
+            })
+        } else {
+            r.gbps.map_or(("-".into(), "-".into()), |g| {
+                (rate(g.best, u), rate(g.median, u))
+            })
+        };
+        let d = detail(r);
+        rows.push(vec![
+            d.case_delay_ns
+                .value()
+                .map_or("unloaded".into(), |d| d.to_string()),
+            String::new(),
+            d.injected_gbps.value().map_or("0".into(), |g| rate(g, u)),
+            b,
+            m,
+        ]);
+    }
+    out.push_str(&table::grid(&rows));
+    out.push('\n');
+    out
+}
+
+/// Node distances and the notes under the tables.
+fn notes(run: &Run, recs: &[&Record], mode: &str) -> String {
+    let mut out = String::new();
     let nodes = &run.host.nodes;
     if !nodes.is_empty() {
         let mut rows = vec![{

@@ -1,5 +1,6 @@
 //! The register-transfer table: one row per kernel.
 
+use crate::model::detail::RegsDetail;
 use crate::model::{Record, Run, Status, Units};
 
 /// The human table: one row per kernel with GB/s and bytes per cycle.
@@ -16,12 +17,8 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
     ]];
     for r in recs.iter().filter(|r| r.status == Status::Ok) {
         let Some(s) = r.gbps else { continue };
-        let f = |key: &str| {
-            r.extra
-                .get(key)
-                .and_then(|v| v.as_f64())
-                .map_or("-".into(), |v| format!("{:.2}", v))
-        };
+        let d = r.detail.get::<RegsDetail>().cloned().unwrap_or_default();
+        let f = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.2}", v));
         let scale = 1e9 / units.bytes_per_unit();
         rows.push(vec![
             r.kernel.clone(),
@@ -29,8 +26,8 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             format!("{:.1}", s.best * scale),
             format!("{:.1}", s.median * scale),
             format!("{:.1}", s.cv * 100.0),
-            f("bytes_per_cycle"),
-            f("instructions_per_cycle"),
+            f(d.bytes_per_cycle),
+            f(d.instructions_per_cycle),
         ]);
     }
     let mut out = crate::report::table::grid(&rows);

@@ -2,6 +2,7 @@
 //! per thread count.
 
 use super::rate;
+use crate::model::detail::ThreadsDetail;
 use crate::model::{Record, Run, Status};
 use crate::report::table;
 use crate::util::units::format_bytes;
@@ -16,15 +17,11 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         .filter(|r| r.status == Status::Ok)
         .collect();
     let mut out = String::new();
+    let detail = |r: &Record| r.detail.get::<ThreadsDetail>().cloned().unwrap_or_default();
+    let total_of = |r: &Record| detail(r).total_bytes;
     let mut keys: Vec<(String, u64)> = Vec::new();
     for r in &ok {
-        let k = (
-            r.kernel.clone(),
-            r.extra
-                .get("total_bytes")
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0),
-        );
+        let k = (r.kernel.clone(), total_of(r).unwrap_or(0));
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -54,10 +51,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
     for (kernel, total) in &keys {
         let mut recs: Vec<&&Record> = ok
             .iter()
-            .filter(|r| {
-                &r.kernel == kernel
-                    && r.extra.get("total_bytes").and_then(|v| v.as_u64()) == Some(*total)
-            })
+            .filter(|r| &r.kernel == kernel && total_of(r) == Some(*total))
             .collect();
         recs.sort_by_key(|r| r.threads);
         let one = recs
@@ -67,7 +61,8 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             .map(|g| g.best);
         for r in recs {
             let g = r.gbps.expect("ok records have stats");
-            let eff = r.extra.get("scaling_efficiency").and_then(|v| v.as_f64());
+            let d = detail(r);
+            let eff = d.scaling_efficiency.value();
             rows.push(vec![
                 kernel.clone(),
                 format_bytes(*total),
@@ -88,9 +83,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
                     .map_or("-".into(), |v| rate(v, u)),
                 one.map_or("-".into(), |o| format!("{:.2}x", g.best / o)),
                 eff.map_or("-".into(), |e| format!("{:.0} %", e * 100.0)),
-                r.extra
-                    .get("start_skew_fraction")
-                    .and_then(|v| v.as_f64())
+                d.start_skew_fraction
                     .map_or("-".into(), |f| format!("{:.3}", f * 100.0)),
             ]);
         }

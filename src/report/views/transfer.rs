@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::model::{Record, Run, Status, Units};
+use crate::model::detail::{Timer, TransferDetail};
+use crate::model::{Nullable, Record, Run, Status, Units};
 use crate::report::table::grid;
 use crate::util::units::format_bytes;
 
@@ -73,60 +74,52 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
     ]];
     let f = |v: f64| super::rate(v, units);
     for r in records.iter().filter(|r| r.status != Status::Skipped) {
-        let e = &r.extra;
+        let e = r
+            .detail
+            .get::<TransferDetail>()
+            .cloned()
+            .unwrap_or_default();
         let (best, med, cv) = r.gbps.map_or(("-".into(), "-".into(), "-".into()), |g| {
             (f(g.best), f(g.median), format!("{:.1}", g.cv * 100.0))
         });
         let mut note = String::new();
         if r.status == Status::Error {
             note = format!("error: {}", r.reason.as_deref().unwrap_or(""));
-        } else if e.get("zero_copy").and_then(Value::as_bool) == Some(true) {
-            let t = e["map_unmap_seconds"]["median"].as_f64().unwrap_or(0.0);
+        } else if e.zero_copy == Some(true) {
+            let t = e.map_unmap_seconds.get().map_or(0.0, |s| s.median);
             note = format!("zero-copy (map+unmap {:.1} µs, no data moved)", t * 1e6);
         } else if r.op == "bidir" {
-            let g = |k: &str| e[k]["best"].as_f64().map_or("-".into(), f);
-            note = format!("h2d {} + d2h {}", g("h2d_gbps"), g("d2h_gbps"));
-        } else if let Some(ratio) = e.get("cpu_read_over_write").and_then(Value::as_f64) {
+            let g = |s: &Nullable<crate::model::Stats>| s.get().map_or("-".into(), |s| f(s.best));
+            note = format!("h2d {} + d2h {}", g(&e.h2d_gbps), g(&e.d2h_gbps));
+        } else if let Some(ratio) = e.cpu_read_over_write {
             if r.op == "read" {
                 note = format!(
                     "read/write {:.2}{}",
                     ratio,
-                    if e.get("behaves_wc").and_then(Value::as_bool) == Some(true) {
+                    if e.behaves_wc == Some(true) {
                         ": behaves write-combined"
                     } else {
                         ""
                     }
                 );
             }
-        } else if let (Some(h), Some(ev)) = (
-            e["host_gbps"]["best"].as_f64(),
-            e["event_gbps"]["best"].as_f64(),
-        ) {
-            note = format!("host {} / events {}", f(h), f(ev));
+        } else if let (Some(h), Some(ev)) = (e.host_gbps.get(), e.event_gbps.get()) {
+            note = format!("host {} / events {}", f(h.best), f(ev.best));
         }
         if (r.op == "d2d" || r.op == "d2d-sm") && r.status == Status::Ok {
             note = format!("read+write counted; {}", note);
         }
         rows.push(vec![
-            e.get("host_kind")
-                .and_then(Value::as_str)
-                .unwrap_or("-")
-                .to_string(),
-            e.get("direction")
-                .and_then(Value::as_str)
-                .unwrap_or(&r.op)
-                .to_string(),
+            e.host_kind.get().map_or("-", String::as_str).to_string(),
+            e.direction.as_deref().unwrap_or(&r.op).to_string(),
             r.size_bytes.map_or("-".into(), format_bytes),
             best,
             med,
             cv,
-            e.get("timer")
-                .and_then(Value::as_str)
-                .unwrap_or("-")
-                .to_string(),
-            match e.get("verified") {
-                Some(Value::Bool(true)) => "yes".into(),
-                Some(Value::Bool(false)) => "FAILED".into(),
+            e.timer.map_or("-", Timer::name).to_string(),
+            match e.verified {
+                Nullable::Value(true) => "yes".into(),
+                Nullable::Value(false) => "FAILED".into(),
                 _ => "-".into(),
             },
             note,

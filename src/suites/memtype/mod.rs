@@ -15,14 +15,16 @@
 
 mod timing;
 
-use super::{Ctx, Flow, Plan, Suite};
+use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
-use crate::kernels::{self, Kernel, Op};
-use crate::measure::{stats, team};
+use crate::kernels::{self, Kernel, Op, Pattern};
+use crate::measure::team;
 use crate::memory::device::{self, DeviceSpec};
 use crate::memory::{kind, Buffer, PageKind};
-use crate::model::{Curve, Host};
+use crate::model::detail::{BreakEven, MemtypeDetail};
+use crate::model::{Curve, Host, Nullable, SuiteId};
 use crate::model::{MemoryInfo, Record, Sample};
+use crate::stats;
 use crate::util::units::format_bytes;
 use timing::{measure, Outcome, Timed};
 
@@ -92,26 +94,7 @@ const DEVICE_KINDS: [&str; 4] = ["device-wc", "device-uc", "device-fb", "device-
 
 /// Resolve and validate the options.
 pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
-    let copy = match &a.kernel {
-        Some(spec) => {
-            let ks = kernels::select_streaming(spec).map_err(|m| UserError::flag("--kernel", m))?;
-            match ks.as_slice() {
-                [k] if k.op == Op::Copy => *k,
-                [k] => return Err(UserError::flag("--kernel", format!("{} is a {} kernel; memtype needs a copy kernel (see `bwscope kernels copy`)", k.name, k.op.name()))),
-                _ => return Err(UserError::flag("--kernel", format!("'{}' names {} kernels; name exactly one copy kernel", spec, ks.len()))),
-            }
-        }
-        None => super::first_use::widest(host, Op::Copy)
-            .ok_or_else(|| UserError::flag("--kernel", "no copy kernel runs on this cpu"))?,
-    };
-    if let Some(r) = copy.skip_reason(&host.features) {
-        return Err(UserError::flag(
-            "--kernel",
-            format!("{} cannot run here: {}", copy.name, r),
-        ));
-    }
-    let read = super::first_use::widest(host, Op::Read)
-        .ok_or_else(|| UserError::flag("--kernel", "no read kernel runs on this cpu"))?;
+    let (copy, read) = pick_kernels(a, host)?;
     let raw = a.size.unwrap_or(32 << 20);
     let gran = copy.granule.max(read.granule).max(64) as u64;
     let size = raw - raw % gran;
@@ -137,7 +120,62 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
             "must be between 1 and 100000",
         ));
     }
-    let cpu = match a.cpu {
+    let cpu = pick_cpu(a, host)?;
+    let devices = devices(a, size)?;
+    let mut cases = cases(a, size, &devices)?;
+    // Regular is the baseline of the break-even count: always first.
+    cases.retain(|c| !matches!(c.target, Target::Anon(PageKind::Regular)));
+    cases.insert(
+        0,
+        Case {
+            target: Target::Anon(PageKind::Regular),
+            explicit: true,
+        },
+    );
+    super::check_memory(size * 2 + (8 << 20), "--size", "use a smaller --size")?;
+    Ok(MemtypePlan {
+        size: size as usize,
+        passes,
+        read_passes,
+        copy,
+        read,
+        cpu,
+        cases,
+    })
+}
+
+/// The copy kernel (`--kernel`, else the widest cached copy) and the read
+/// kernel (the widest cached read).
+fn pick_kernels(
+    a: &MemtypeOptions,
+    host: &Host,
+) -> Result<(&'static Kernel, &'static Kernel), UserError> {
+    let copy = match &a.kernel {
+        Some(spec) => {
+            let ks = kernels::select_streaming(spec).map_err(|m| UserError::flag("--kernel", m))?;
+            match ks.as_slice() {
+                [k] if k.op == Op::Copy => *k,
+                [k] => return Err(UserError::flag("--kernel", format!("{} is a {} kernel; memtype needs a copy kernel (see `bwscope kernels copy`)", k.name, k.op.name()))),
+                _ => return Err(UserError::flag("--kernel", format!("'{}' names {} kernels; name exactly one copy kernel", spec, ks.len()))),
+            }
+        }
+        None => kernels::widest(Op::Copy, Pattern::Seq, &host.features)
+            .ok_or_else(|| UserError::flag("--kernel", "no copy kernel runs on this cpu"))?,
+    };
+    if let Some(r) = copy.skip_reason(&host.features) {
+        return Err(UserError::flag(
+            "--kernel",
+            format!("{} cannot run here: {}", copy.name, r),
+        ));
+    }
+    let read = kernels::widest(Op::Read, Pattern::Seq, &host.features)
+        .ok_or_else(|| UserError::flag("--kernel", "no read kernel runs on this cpu"))?;
+    Ok((copy, read))
+}
+
+/// The cpu to run on: `--cpu`, else the first of the default order.
+fn pick_cpu(a: &MemtypeOptions, host: &Host) -> Result<u32, UserError> {
+    Ok(match a.cpu {
         Some(c) if !host.allowed_cpus.contains(&c) => {
             return Err(UserError::flag(
                 "--cpu",
@@ -150,8 +188,12 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
         }
         Some(c) => c,
         None => super::default_cpu_order(host).first().copied().unwrap_or(0),
-    };
-    // Devices: named explicitly, confirmed, identified as plain memory.
+    })
+}
+
+/// The devices of `--device-mem`: confirmed (`--allow-device-writes`),
+/// identified as plain memory, and at least `size` bytes long.
+fn devices(a: &MemtypeOptions, size: u64) -> Result<Vec<DeviceSpec>, UserError> {
     if !a.device_mem.is_empty() && !a.allow_device_writes {
         return Err(UserError::flag(
             "--device-mem",
@@ -180,6 +222,13 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
         }
         devices.push(d);
     }
+    Ok(devices)
+}
+
+/// The kinds to measure: `--kinds` (each checked: an anonymous kind must
+/// be available, a device kind needs its `--device-mem`), else every
+/// anonymous kind and every device named.
+fn cases(a: &MemtypeOptions, size: u64, devices: &[DeviceSpec]) -> Result<Vec<Case>, UserError> {
     let mut cases: Vec<Case> = Vec::new();
     match &a.kinds {
         None => {
@@ -241,20 +290,7 @@ pub fn plan(a: &MemtypeOptions, host: &Host) -> Result<MemtypePlan, UserError> {
             explicit: true,
         },
     );
-    super::check_memory(
-        size as u64 * 2 + (8 << 20),
-        "--size",
-        "use a smaller --size",
-    )?;
-    Ok(MemtypePlan {
-        size: size as usize,
-        passes,
-        read_passes,
-        copy,
-        read,
-        cpu,
-        cases,
-    })
+    Ok(cases)
 }
 
 /// Passes after which `kind`'s total time (first + (n-1)·mean) is no longer
@@ -273,8 +309,24 @@ pub fn break_even(first: f64, mean: f64, reg_first: f64, reg_mean: f64) -> Optio
     Some(1 + (d_first / -d_mean).ceil() as u64)
 }
 
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Memtype,
+    about: "memory kinds available here: first-use cost, copy and read bandwidth, break-even",
+    reads_clock: true,
+    quick: Some(quick),
+    key: Some(Key {
+        about: "the memory kinds available: first-use cost, copy and read bandwidth",
+        plan: key,
+    }),
+};
+
+/// A fleet node's run: the survey's (memtype times passes, not samples).
+fn key(host: &Host, _: Sampling) -> Planned {
+    quick(host)
+}
+
 /// The survey's run: every anonymous kind, 10 copy passes and 3 reads.
-pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
+fn quick(host: &Host) -> Planned {
     let o = MemtypeOptions {
         passes: Some(10),
         read_passes: Some(3),
@@ -284,7 +336,11 @@ pub fn quick(host: &Host) -> Result<Box<dyn Suite>, UserError> {
 }
 
 impl Plan for MemtypePlan {
-    const NAME: &'static str = "memtype";
+    const ID: SuiteId = SuiteId::Memtype;
+
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::memtype(self)
+    }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         team::on_cpu(self.cpu, || run(self, cx)).map_err(|e| UserError::flag("--cpu", e))?
@@ -312,7 +368,7 @@ fn run(plan: &MemtypePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             Outcome::Done(t) => record(plan, case, &t, cx.host, &mut baseline),
             Outcome::Skipped(reason) => skipped(plan, &label, reason),
             Outcome::Failed(msg) => {
-                let mut r = Record::error("memtype", plan.copy.name, msg);
+                let mut r = Record::error(SuiteId::Memtype, plan.copy.name, msg);
                 r.memory = Some(MemoryInfo {
                     kind: label,
                     ..MemoryInfo::default()
@@ -326,7 +382,7 @@ fn run(plan: &MemtypePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
 }
 
 fn skipped(plan: &MemtypePlan, label: &str, reason: String) -> Record {
-    let mut r = Record::skipped("memtype", plan.copy.name, reason);
+    let mut r = Record::skipped(SuiteId::Memtype, plan.copy.name, reason);
     r.memory = Some(MemoryInfo {
         kind: label.into(),
         ..MemoryInfo::default()
@@ -357,8 +413,61 @@ fn record(
     let mean = t.passes.iter().sum::<f64>() / t.passes.len() as f64;
     let best = t.passes.iter().copied().fold(f64::INFINITY, f64::min);
     let total = t.setup + t.first;
+    let (break_even, break_even_passes, ahead_for_passes) = match (&case.target, *baseline) {
+        (Target::Anon(PageKind::Regular), _) => {
+            *baseline = Some((total, mean));
+            (BreakEven::Baseline, Nullable::Null, None)
+        }
+        (_, Some((rf, rm))) => {
+            let be = break_even(total, mean, rf, rm);
+            // Ahead at first, behind in the long run.
+            let ahead =
+                (total < rf && mean > rm).then(|| 1 + ((rf - total) / (mean - rm)).floor() as u64);
+            let verdict = if be.is_some() {
+                BreakEven::Passes
+            } else {
+                BreakEven::Never
+            };
+            (verdict, be.into(), ahead)
+        }
+        (_, None) => (BreakEven::NoBaseline, Nullable::Null, None),
+    };
+    let mut detail = MemtypeDetail {
+        buffer_bytes: Some(n),
+        setup_seconds: Some(t.setup),
+        first_pass_seconds: Some(t.first),
+        first_total_seconds: Some(total),
+        first_total_ms_per_mib: Some(total * 1e3 / (n as f64 / (1u64 << 20) as f64)),
+        first_pass_payload_gbps: Some(n as f64 / t.first / 1e9),
+        pass_mean_seconds: Some(mean),
+        pass_best_seconds: Some(best),
+        steady_mean_payload_gbps: Some(n as f64 / mean / 1e9),
+        read_kernel: Some(plan.read.name.into()),
+        read_gbps: stats::summarize(&reads, true).into(),
+        verified: Some(t.verified.clone()),
+        data_verified: Some(true),
+        break_even: Some(break_even),
+        break_even_passes,
+        ahead_for_passes,
+        ..MemtypeDetail::default()
+    };
+    if let Target::Device(d) = &case.target {
+        detail.case_device = Some(d.path.clone());
+        detail.device_what = Some(d.what.clone());
+        detail.phys_start = Some(d.phys_start);
+        match &t.pat {
+            Some(Ok(types)) => {
+                detail.pat_type = (types.len() == 1).then(|| types[0].clone()).into();
+                detail.pat_types = Some(types.clone());
+            }
+            Some(Err(why)) => {
+                detail.pat_type = Nullable::Null;
+                detail.pat_note = Some(why.clone());
+            }
+            None => {}
+        }
+    }
     let mut r = Record {
-        suite: "memtype".into(),
         kernel: k.name.into(),
         op: "copy".into(),
         width_bits: (k.width_bits > 0).then_some(k.width_bits),
@@ -376,7 +485,7 @@ fn record(
         gbps: stats::summarize(&rates, true),
         payload_gbps: stats::summarize(&payload, true),
         memory: Some(t.info.clone()),
-        ..Record::default()
+        ..Record::new(detail)
     };
     super::record::label(&mut r, k, host);
     // Device mappings (WC/UC BARs, framebuffers) are not the DRAM path.
@@ -385,79 +494,6 @@ fn record(
     }
     r.warnings
         .extend(super::record::bandwidth_warnings(&r, k, host));
-    let e = &mut r.extra;
-    let j = |v: f64| serde_json::json!(v);
-    e.insert("buffer_bytes".into(), n.into());
-    e.insert("setup_seconds".into(), j(t.setup));
-    e.insert("first_pass_seconds".into(), j(t.first));
-    e.insert("first_total_seconds".into(), j(total));
-    e.insert(
-        "first_total_ms_per_mib".into(),
-        j(total * 1e3 / (n as f64 / (1u64 << 20) as f64)),
-    );
-    e.insert(
-        "first_pass_payload_gbps".into(),
-        j(n as f64 / t.first / 1e9),
-    );
-    e.insert("pass_mean_seconds".into(), j(mean));
-    e.insert("pass_best_seconds".into(), j(best));
-    e.insert("steady_mean_payload_gbps".into(), j(n as f64 / mean / 1e9));
-    e.insert("read_kernel".into(), plan.read.name.into());
-    e.insert(
-        "read_gbps".into(),
-        serde_json::json!(stats::summarize(&reads, true)),
-    );
-    e.insert("verified".into(), t.verified.clone().into());
-    e.insert("data_verified".into(), true.into());
-    match (&case.target, *baseline) {
-        (Target::Anon(PageKind::Regular), _) => {
-            *baseline = Some((total, mean));
-            e.insert("break_even".into(), "baseline".into());
-            e.insert("break_even_passes".into(), serde_json::Value::Null);
-        }
-        (_, Some((rf, rm))) => {
-            let be = break_even(total, mean, rf, rm);
-            e.insert(
-                "break_even".into(),
-                if be.is_some() { "passes" } else { "never" }.into(),
-            );
-            e.insert("break_even_passes".into(), serde_json::json!(be));
-            if total < rf && mean > rm {
-                // Ahead at first, behind in the long run.
-                e.insert(
-                    "ahead_for_passes".into(),
-                    serde_json::json!(1 + ((rf - total) / (mean - rm)).floor() as u64),
-                );
-            }
-        }
-        (_, None) => {
-            e.insert("break_even".into(), "no-baseline".into());
-            e.insert("break_even_passes".into(), serde_json::Value::Null);
-        }
-    }
-    if let Target::Device(d) = &case.target {
-        e.insert("case_device".into(), d.path.clone().into());
-        e.insert("device_what".into(), d.what.clone().into());
-        e.insert("phys_start".into(), d.phys_start.into());
-        match &t.pat {
-            Some(Ok(types)) => {
-                e.insert(
-                    "pat_type".into(),
-                    if types.len() == 1 {
-                        types[0].clone().into()
-                    } else {
-                        serde_json::Value::Null
-                    },
-                );
-                e.insert("pat_types".into(), serde_json::json!(types));
-            }
-            Some(Err(why)) => {
-                e.insert("pat_type".into(), serde_json::Value::Null);
-                e.insert("pat_note".into(), why.clone().into());
-            }
-            None => {}
-        }
-    }
     r
 }
 

@@ -75,8 +75,19 @@ pub(super) fn mix_record(
             _ => "mix",
         }
     };
+    let kernels: Vec<String> = {
+        let mut v: Vec<&str> = mixes.iter().flat_map(|x| ks.describe(x)).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.into_iter().map(String::from).collect()
+    };
+    let detail = NumaDetail {
+        kernels: Some(kernels),
+        mix: Some(mixes.iter().map(|x| x.name().to_string()).collect()),
+        chunk_bytes: Some(mix::CHUNK as u64),
+        ..NumaDetail::default()
+    };
     let mut r = Record {
-        suite: "numa".into(),
         kernel,
         op: op.into(),
         width_bits: Some(ks.read.width_bits),
@@ -100,24 +111,8 @@ pub(super) fn mix_record(
             Vec::new()
         },
         noise: m.m.noise,
-        ..Record::default()
+        ..Record::new(detail)
     };
-    let kernels: Vec<&str> = {
-        let mut v: Vec<&str> = mixes.iter().flat_map(|x| ks.describe(x)).collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    r.extra.insert(
-        "kernels".into(),
-        serde_json::to_value(kernels).expect("plain"),
-    );
-    r.extra.insert(
-        "mix".into(),
-        serde_json::to_value(mixes.iter().map(|x| x.name()).collect::<Vec<_>>()).expect("plain"),
-    );
-    r.extra
-        .insert("chunk_bytes".into(), (mix::CHUNK as u64).into());
     // A DRAM-sized mix is bound by the memory system's peak (the whole
     // machine's: a per-node figure would need each node's channels).
     r.set_limit(host.limit(&crate::model::LimitCase {
@@ -169,12 +164,20 @@ pub(super) fn skipped_cell(
     memory_node: u32,
     reason: String,
 ) -> Record {
-    let mut r = Record::skipped("numa", kernel, reason);
+    let mut r = Record::skipped(SuiteId::Numa, kernel, reason);
     r.placement = Some(placement(cpu_node, memory_node, None, None));
-    r.extra.insert("case_cpu_node".into(), cpu_node.into());
-    r.extra
-        .insert("case_memory_node".into(), memory_node.into());
+    let d = detail_of(&mut r);
+    d.case_cpu_node = Some(cpu_node);
+    d.case_memory_node = Some(memory_node);
     r
+}
+
+/// The numa detail of a record this suite made.
+pub(super) fn detail_of(r: &mut Record) -> &mut NumaDetail {
+    match &mut r.detail {
+        Detail::Numa(d) => d,
+        other => unreachable!("a numa record with a {} detail", other.suite()),
+    }
 }
 
 /// Set on the first refused binding, so a run where nothing could be
@@ -182,13 +185,6 @@ pub(super) fn skipped_cell(
 pub(super) struct Refusals {
     pub(super) any_ok: bool,
     pub(super) first: Option<String>,
-}
-
-pub(super) fn observed_cpus(team: &Team) -> serde_json::Value {
-    let v: Vec<Option<u32>> = (0..team.threads())
-        .map(|i| team.inspect(i, |_| current_cpu()))
-        .collect();
-    serde_json::to_value(v).expect("plain")
 }
 
 pub(super) fn apply_verification(
@@ -201,10 +197,7 @@ pub(super) fn apply_verification(
             if let Some(p) = r.placement.as_mut() {
                 p.verified_fraction = Some(*f);
             }
-            r.extra.insert(
-                "verified_fraction_per_thread".into(),
-                serde_json::to_value(each).expect("plain"),
-            );
+            detail_of(r).verified_fraction_per_thread = Some(each.clone());
             if *f < 0.999 {
                 r.warnings.push(Warning::Other {
                     message: format!("only {:.1} % of the pages are on the intended node after the measurement", f * 100.0),
@@ -212,14 +205,9 @@ pub(super) fn apply_verification(
                 });
             }
         }
-        Err(e) => {
-            r.extra.insert("verify_error".into(), e.clone().into());
-        }
+        Err(e) => detail_of(r).verify_error = Some(e.clone()),
     }
-    r.extra.insert(
-        "numa_pages_migrated".into(),
-        migrated.map_or(serde_json::Value::Null, Into::into),
-    );
+    detail_of(r).numa_pages_migrated = migrated.into();
 }
 
 /// Kernel name of the chase records (kept from the first version, so old
@@ -255,8 +243,13 @@ pub(super) unsafe fn chase_at(
 pub(super) fn latency_record(m: &Measured, host: &Host, cpus: &[u32], ws: u64) -> Record {
     let ns: Vec<f64> = m.rates(1.0).iter().map(|l| 1e9 / l).collect();
     let lat = stats::summarize(&ns, false);
+    let detail = NumaDetail {
+        latency_ns: lat.into(),
+        latency_ns_samples: Some(ns),
+        loads_per_sample: Some(m.units_per_sample),
+        ..NumaDetail::default()
+    };
     let mut r = Record {
-        suite: "numa".into(),
         kernel: CHASE_KERNEL.into(),
         op: "latency".into(),
         width_bits: Some(64),
@@ -267,18 +260,8 @@ pub(super) fn latency_record(m: &Measured, host: &Host, cpus: &[u32], ws: u64) -
         cpus: cpus.to_vec(),
         regime: host.regime_of(ws, 1, Curve::Latency),
         noise: m.noise,
-        ..Record::default()
+        ..Record::new(detail)
     };
-    r.extra.insert(
-        "latency_ns".into(),
-        serde_json::to_value(lat).expect("plain"),
-    );
-    r.extra.insert(
-        "latency_ns_samples".into(),
-        serde_json::to_value(&ns).expect("plain"),
-    );
-    r.extra
-        .insert("loads_per_sample".into(), m.units_per_sample.into());
     r.warnings = spread_warnings(lat.as_ref(), false);
     r.warnings.extend(noise_warnings(&r));
     if m.cut_short {

@@ -1,6 +1,7 @@
 //! Background load and the loaded-latency curve.
 
 use super::*;
+use crate::kernels::Kernel;
 use crate::measure::kernel::TeamKernel;
 use crate::measure::team::BUFFER_SLACK;
 
@@ -85,31 +86,7 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             // Let the load reach steady state.
             std::thread::sleep(Duration::from_millis(20));
         }
-        let measured = match probe {
-            Probe::Latency => probe_team
-                .inspect(0, move |b| {
-                    // SAFETY: the worker's own buffer, alive during the call.
-                    unsafe { chase_at(b.as_mut_ptr(), ws, 0x10ad, &sampler) }
-                })
-                .map(|m| latency_record(&m, host, &[*probe_cpu], ws as u64)),
-            Probe::Bandwidth => match TeamKernel::private(&probe_team, read, ws) {
-                Some(mut w) => sampler.measure(&mut w, None).map(|m| {
-                    crate::suites::record::bandwidth(
-                        "numa",
-                        read,
-                        &m,
-                        w.pass(),
-                        host,
-                        &[*probe_cpu],
-                    )
-                }),
-                None => Ok(Record::skipped(
-                    "numa",
-                    read.name,
-                    "working set too small for the probe kernel",
-                )),
-            },
-        };
+        let measured = probe_once(*probe, &probe_team, read, ws, &sampler, host);
         load_stop.store(true, Ordering::Release);
         let injected = handle.map(|h| {
             let (team, inj) = h.join().expect("load thread");
@@ -119,7 +96,7 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let mut r = match measured {
             Ok(r) => r,
             Err(Failure::Stopped) => return Ok(Flow::Stopped),
-            Err(Failure::Failed(e)) => Record::error("numa", read.name, e),
+            Err(Failure::Failed(e)) => Record::error(SuiteId::Numa, read.name, e),
         };
         let injected_gbps = injected.as_ref().map(|v| {
             v.iter()
@@ -138,28 +115,56 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             load: Some(load_desc),
             start_skew_seconds: None,
         });
-        let e = &mut r.extra;
-        e.insert(
-            "case_delay_ns".into(),
-            step.map_or(serde_json::Value::Null, Into::into),
-        );
-        e.insert("case_load".into(), description.clone().into());
-        e.insert(
-            "injected_gbps".into(),
-            injected_gbps.map_or(serde_json::Value::Null, Into::into),
-        );
-        e.insert(
-            "load_threads".into(),
-            (if step.is_some() { cpus.len() } else { 0 }).into(),
-        );
-        e.insert(
-            "load_cpus".into(),
-            serde_json::to_value(cpus).expect("plain"),
-        );
-        e.insert("load_mix".into(), load_mix.name().into());
+        let d = detail_of(&mut r);
+        d.case_delay_ns = step.into();
+        d.case_load = Some(description.clone());
+        d.injected_gbps = injected_gbps.into();
+        d.load_threads = Some(if step.is_some() { cpus.len() as u64 } else { 0 });
+        d.load_cpus = Some(cpus.clone());
+        d.load_mix = Some(load_mix.name());
         let verified = verify(&probe_team, &[mem], ws);
         apply_verification(&mut r, &verified, None);
         cx.push(r)?;
     }
     Ok(Flow::Done)
+}
+
+/// One measurement of the probe thread (team of one, memory on the load's
+/// node): its chase latency or its read bandwidth.
+fn probe_once(
+    probe: Probe,
+    team: &Team,
+    read: &'static Kernel,
+    ws: usize,
+    sampler: &Sampler<'static>,
+    host: &Host,
+) -> Result<Record, Failure> {
+    let cpus = &team.cpus[..];
+    match probe {
+        Probe::Latency => {
+            let sampler = *sampler;
+            team.inspect(0, move |b| {
+                // SAFETY: the worker's own buffer, alive during the call.
+                unsafe { chase_at(b.as_mut_ptr(), ws, 0x10ad, &sampler) }
+            })
+            .map(|m| latency_record(&m, host, cpus, ws as u64))
+        }
+        Probe::Bandwidth => match TeamKernel::private(team, read, ws) {
+            Some(mut w) => sampler.measure(&mut w, None).map(|m| {
+                let into = |bandwidth| {
+                    NumaDetail {
+                        bandwidth,
+                        ..NumaDetail::default()
+                    }
+                    .into()
+                };
+                crate::suites::record::bandwidth(read, &m, w.pass(), host, cpus, into)
+            }),
+            None => Ok(Record::skipped(
+                SuiteId::Numa,
+                read.name,
+                "working set too small for the probe kernel",
+            )),
+        },
+    }
 }

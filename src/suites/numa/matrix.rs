@@ -57,7 +57,7 @@ pub(super) fn run_matrix(
                 }
             };
             refusals.any_ok = true;
-            let observed = observed_cpus(&team);
+            let observed = team.observed_cpus();
             let mem_info = team.memory().first().cloned();
             let mut recs = Vec::new();
             for (name, m) in &sets {
@@ -94,14 +94,14 @@ pub(super) fn run_matrix(
                     None,
                     (cpus.len() > 1).then_some(mm.m.max_skew()),
                 ));
-                r.extra.insert("case_cpu_node".into(), (*cpu_node).into());
-                r.extra.insert("case_memory_node".into(), mem.into());
-                if let Some(m) = m {
-                    r.extra.insert("case_mix".into(), m.name().into());
-                } else {
-                    r.extra.insert("case_roles".into(), name.clone().into());
+                let d = detail_of(&mut r);
+                d.case_cpu_node = Some(*cpu_node);
+                d.case_memory_node = Some(mem);
+                match m {
+                    Some(m) => d.case_mix = Some(m.name()),
+                    None => d.case_roles = Some(name.clone()),
                 }
-                r.extra.insert("observed_cpus".into(), observed.clone());
+                d.observed_cpus = Some(observed.clone());
                 recs.push(r);
             }
             // Where the pages are after the measurement.
@@ -168,9 +168,10 @@ pub(super) fn latency_cell(
     let mut r = latency_record(&lat, host, &[cpu], ws as u64);
     r.memory = team.memory().first().cloned();
     r.placement = Some(placement(cpu_node, mem, None, None));
-    r.extra.insert("case_cpu_node".into(), cpu_node.into());
-    r.extra.insert("case_memory_node".into(), mem.into());
-    r.extra.insert("observed_cpus".into(), observed_cpus(&team));
+    let d = detail_of(&mut r);
+    d.case_cpu_node = Some(cpu_node);
+    d.case_memory_node = Some(mem);
+    d.observed_cpus = Some(team.observed_cpus());
     apply_verification(&mut r, &verified, None);
     Ok(Some(r))
 }

@@ -20,16 +20,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::record::{cut_short, noise_warnings, per_worker_best, spread_warnings};
-use super::{Ctx, Flow, Plan, Sampling};
+use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::measure::mix::{self, Mix, MixKernels, MixWork};
-use crate::measure::team::{current_cpu, Team};
-use crate::measure::{stats, Failure, Measured, SampleOpts, Sampler};
+use crate::measure::team::Team;
+use crate::measure::workers::Workers;
+use crate::measure::{Failure, Measured, SampleOpts, Sampler};
 use crate::memory::{numa, PageKind};
-use crate::model::Warning;
-use crate::model::{Curve, Host};
-use crate::model::{Placement, Record};
+use crate::model::detail::NumaDetail;
+use crate::model::{Curve, Detail, Host, Placement, Record, SuiteId, Warning};
+use crate::stats;
 use crate::util::units::format_bytes;
+
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Numa,
+    about: "cpu-node × memory-node matrix, read/write mixes, write-pair scenario, loaded latency",
+    reads_clock: false,
+    quick: None,
+    key: None,
+};
 
 /// Default injection steps: ns of delay after every 4 KiB a load thread
 /// streams (0 = flat out; 20 µs ≈ 0.2 GB/s per thread).
@@ -112,403 +121,26 @@ impl NumaPlan {
     }
 }
 
-fn parse_nodes(host: &Host, s: &str, flag: &'static str) -> Result<Vec<u32>, UserError> {
-    let v = crate::util::cpulist::parse_cpu_list(s).ok_or_else(|| {
-        UserError::flag(
-            flag,
-            format!("'{}' is not a node list: write e.g. 0,1 or 0-3", s),
-        )
-    })?;
-    if v.is_empty() {
-        return Err(UserError::flag(flag, "the list is empty"));
-    }
-    let ids: Vec<u32> = host.nodes.iter().map(|n| n.id).collect();
-    if let Some(bad) = v.iter().find(|n| !ids.contains(n)) {
-        return Err(UserError::flag(
-            flag,
-            format!(
-                "node {} does not exist (nodes here: {})",
-                bad,
-                crate::util::cpulist::format_cpu_list(&ids)
-            ),
-        ));
-    }
-    Ok(v)
-}
-
-/// Allowed cpus of `node`, one per physical core first, then SMT siblings.
-fn node_cpus(host: &Host, node: u32) -> Vec<u32> {
-    let mut primary = Vec::new();
-    let mut secondary = Vec::new();
-    let mut cores = Vec::new();
-    for c in host
-        .cpus
-        .iter()
-        .filter(|c| c.node == node && host.allowed_cpus.contains(&c.id))
-    {
-        if cores.contains(&(c.package, c.core)) {
-            secondary.push(c.id);
-        } else {
-            cores.push((c.package, c.core));
-            primary.push(c.id);
-        }
-    }
-    primary.extend(secondary);
-    primary
-}
-
-fn physical_cores(host: &Host, node: u32) -> usize {
-    let mut cores: Vec<(u32, u32)> = host
-        .cpus
-        .iter()
-        .filter(|c| c.node == node && host.allowed_cpus.contains(&c.id))
-        .map(|c| (c.package, c.core))
-        .collect();
-    cores.sort_unstable();
-    cores.dedup();
-    cores.len()
-}
-
-fn node_of(host: &Host, cpu: u32) -> u32 {
-    host.cpus.iter().find(|c| c.id == cpu).map_or(0, |c| c.node)
-}
-
-/// Parse `N@K`, `N@nodeK` or `cpus:LIST` into load cpus.
-fn parse_load(
-    host: &Host,
-    spec: &str,
-    oversubscribe: bool,
-) -> Result<(Vec<u32>, String), UserError> {
-    let flag = "--load";
-    let s = spec.trim();
-    if let Some(list) = s.strip_prefix("cpus:") {
-        let cpus = super::cpus::parse_cpus(host, list, flag)?;
-        let d = format!("cpus:{}", crate::util::cpulist::format_cpu_list(&cpus));
-        return Ok((cpus, d));
-    }
-    let bad = || {
-        UserError::flag(
-            flag,
-            format!(
-                "'{}' is not a load: write N@NODE (e.g. 2@0) or cpus:LIST (e.g. cpus:0-3)",
-                s
-            ),
-        )
-    };
-    let (n, node) = s.split_once('@').ok_or_else(bad)?;
-    let n: usize = n.trim().parse().map_err(|_| bad())?;
-    let node: u32 = node
-        .trim()
-        .trim_start_matches("node")
-        .parse()
-        .map_err(|_| bad())?;
-    if n == 0 {
-        return Err(UserError::flag(flag, "needs at least 1 load thread"));
-    }
-    if !host.nodes.iter().any(|x| x.id == node) {
-        let ids: Vec<u32> = host.nodes.iter().map(|n| n.id).collect();
-        return Err(UserError::flag(
-            flag,
-            format!(
-                "node {} does not exist (nodes here: {})",
-                node,
-                crate::util::cpulist::format_cpu_list(&ids)
-            ),
-        ));
-    }
-    let avail = node_cpus(host, node);
-    if avail.is_empty() {
-        return Err(UserError::flag(
-            flag,
-            format!("node {} has no cpus this process may use", node),
-        ));
-    }
-    if n > avail.len() && !oversubscribe {
-        return Err(UserError::flag(
-            flag,
-            format!("{} load threads but node {} has {} usable cpus; use at most {} or add --oversubscribe", n, node, avail.len(), avail.len()),
-        ));
-    }
-    let cpus: Vec<u32> = (0..n).map(|i| avail[i % avail.len()]).collect();
-    Ok((cpus, format!("{}@node{}", n, node)))
-}
-
-/// The memory node of a loaded-latency run: the first of --memory-nodes,
-/// else the probe cpu's node, else the load's node (everything local, as
-/// MLC's loaded latency).
-fn load_memory_node(host: &Host, a: &NumaOptions, load_cpus: &[u32]) -> u32 {
-    a.memory_nodes
-        .as_deref()
-        .and_then(crate::util::cpulist::parse_cpu_list)
-        .and_then(|v| v.first().copied())
-        .or_else(|| a.probe_cpu.map(|c| node_of(host, c)))
-        .unwrap_or_else(|| node_of(host, load_cpus[0]))
-}
-
-pub fn plan(a: &NumaOptions, host: &Host) -> Result<NumaPlan, UserError> {
-    let with_cpus: Vec<u32> = host
-        .nodes
-        .iter()
-        .filter(|n| !node_cpus(host, n.id).is_empty())
-        .map(|n| n.id)
-        .collect();
-    let with_memory: Vec<u32> = host
-        .nodes
-        .iter()
-        .filter(|n| n.memory_bytes != Some(0))
-        .map(|n| n.id)
-        .collect();
-    let explicit_cpus = match &a.cpus {
-        Some(list) => Some(super::cpus::parse_cpus(host, list, "--cpus")?),
-        None => None,
-    };
-    let mut cpu_nodes = match (&a.cpu_nodes, &explicit_cpus) {
-        (Some(s), _) => parse_nodes(host, s, "--cpu-nodes")?,
-        (None, Some(c)) => {
-            let mut v: Vec<u32> = c.iter().map(|&c| node_of(host, c)).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        }
-        (None, None) => with_cpus.clone(),
-    };
-    if let Some(bad) = cpu_nodes.iter().find(|n| !with_cpus.contains(n)) {
-        return Err(UserError::flag(
-            "--cpu-nodes",
-            format!("node {} has no cpus this process may use", bad),
-        ));
-    }
-    let memory_nodes = match &a.memory_nodes {
-        Some(s) => parse_nodes(host, s, "--memory-nodes")?,
-        None => with_memory,
-    };
-    if let Some(bad) = memory_nodes.iter().find(|n| {
-        host.nodes
-            .iter()
-            .any(|x| x.id == **n && x.memory_bytes == Some(0))
-    }) {
-        return Err(UserError::flag(
-            "--memory-nodes",
-            format!("node {} has no memory", bad),
-        ));
-    }
-    if a.write_pair {
-        // The pair runs on node 0 (the first cpu node).
-        cpu_nodes.truncate(1);
-    }
-    // Cell cpus per cpu node.
-    let mut cell_cpus = Vec::new();
-    for &node in &cpu_nodes {
-        let avail = node_cpus(host, node);
-        let cpus = match &explicit_cpus {
-            Some(c) => {
-                if let Some(bad) = c.iter().find(|&&x| node_of(host, x) != node) {
-                    if cpu_nodes.len() > 1 || a.cpu_nodes.is_some() {
-                        return Err(UserError::flag(
-                            "--cpus",
-                            format!(
-                                "cpu {} is on node {}, not on cpu node {}: give cpus of one node",
-                                bad,
-                                node_of(host, *bad),
-                                node
-                            ),
-                        ));
-                    }
-                }
-                if let Some(t) = a.threads {
-                    if t != c.len() {
-                        return Err(UserError::flag(
-                            "--threads",
-                            format!(
-                                "{} threads but --cpus names {} cpus: give one or make them agree",
-                                t,
-                                c.len()
-                            ),
-                        ));
-                    }
-                }
-                c.clone()
-            }
-            None => {
-                let default = if a.write_pair {
-                    2
-                } else {
-                    physical_cores(host, node).max(1)
-                };
-                let n = a.threads.unwrap_or(default);
-                if n == 0 {
-                    return Err(UserError::flag("--threads", "must be at least 1"));
-                }
-                if n > avail.len() && !a.oversubscribe {
-                    if a.write_pair && a.threads.is_none() {
-                        // The scenario records a skip instead (see run_pair).
-                        avail.clone()
-                    } else {
-                        return Err(UserError::flag(
-                            "--threads",
-                            format!(
-                                "{} threads but node {} has {} usable cpus ({}); use at most {} or add --oversubscribe",
-                                n,
-                                node,
-                                avail.len(),
-                                crate::util::cpulist::format_cpu_list(&avail),
-                                avail.len()
-                            ),
-                        ));
-                    }
-                } else {
-                    (0..n).map(|i| avail[i % avail.len()]).collect()
-                }
-            }
-        };
-        cell_cpus.push((node, cpus));
-    }
-    let size = match a.size {
-        Some(s) => s,
-        None => {
-            // DRAM-sized in aggregate without growing with the thread
-            // count: the sweep's top size split over the cell's threads,
-            // but never below 64 MiB per thread.
-            let threads = cell_cpus.iter().map(|c| c.1.len()).max().unwrap_or(1) as u64;
-            (super::cache::default_top(host, Curve::Bandwidth) / threads).max(64 << 20) / (2 << 20)
-                * (2 << 20)
-        }
-    };
-    if size < (2 * mix::CHUNK) as u64 {
-        return Err(UserError::flag(
-            "--size",
-            format!(
-                "must be at least {} per thread",
-                format_bytes(2 * mix::CHUNK as u64)
-            ),
-        ));
-    }
-    let parse_mixes = |s: &str, flag: &'static str| -> Result<Vec<Mix>, UserError> {
-        let s = if s.trim().eq_ignore_ascii_case("mlc") {
-            mix::DEFAULT_MIXES
-        } else {
-            s
-        };
-        mix::parse_list(s).map_err(|m| UserError::flag(flag, m))
-    };
-    let mode = if a.write_pair {
-        Mode::WritePair
-    } else if let Some(spec) = &a.load {
-        let (cpus, description) = parse_load(host, spec, a.oversubscribe)?;
-        let delays_ns = match &a.delays {
-            Some(d) => d
-                .split(',')
-                .filter(|p| !p.trim().is_empty())
-                .map(|p| p.trim().parse::<u64>().ok().filter(|&v| v <= 10_000_000))
-                .collect::<Option<Vec<u64>>>()
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| UserError::flag("--delays", format!("'{}' is not a list of delays in ns (each ≤ 10000000): write e.g. 0,500,5000", d)))?,
-            None => DEFAULT_DELAYS_NS.to_vec(),
-        };
-        let load_mix = match &a.load_mix {
-            Some(m) => Mix::parse(m).map_err(|e| UserError::flag("--load-mix", e))?,
-            None => Mix::READ,
-        };
-        let probe_cpu = match a.probe_cpu {
-            Some(c) => {
-                if !host.allowed_cpus.contains(&c) {
-                    return Err(UserError::flag(
-                        "--probe-cpu",
-                        format!("cpu {} is offline or not allowed for this process", c),
-                    ));
-                }
-                if cpus.contains(&c) {
-                    return Err(UserError::flag(
-                        "--probe-cpu",
-                        format!("cpu {} also runs a load thread: pick another", c),
-                    ));
-                }
-                c
-            }
-            None => {
-                let mem_node = load_memory_node(host, a, &cpus);
-                let mut pref = node_cpus(host, mem_node);
-                pref.extend(host.allowed_cpus.iter().copied());
-                pref.into_iter().find(|c| !cpus.contains(c)).ok_or_else(|| {
-                    UserError::flag("--load", "the load takes every cpu: leave one for the probe thread (fewer load threads)")
-                })?
-            }
-        };
-        Mode::Load {
-            cpus,
-            description,
-            delays_ns,
-            load_mix,
-            probe_cpu,
-            probe: a.probe,
-        }
-    } else {
-        let roles = match &a.roles {
-            Some(r) => {
-                let v = parse_mixes(r, "--roles")?;
-                for (_, cpus) in &cell_cpus {
-                    if v.len() != cpus.len() {
-                        return Err(UserError::flag(
-                            "--roles",
-                            format!("{} roles for {} threads per cell: give one role per thread (or set --threads)", v.len(), cpus.len()),
-                        ));
-                    }
-                }
-                Some(v)
-            }
-            None => None,
-        };
-        let mixes = match &a.mix {
-            Some(m) => parse_mixes(m, "--mix")?,
-            None => vec![Mix::READ],
-        };
-        Mode::Matrix {
-            mixes,
-            roles,
-            latency: !a.no_latency,
-        }
-    };
-    // The load mode uses one memory node for probe and load alike.
-    let memory_nodes = match &mode {
-        Mode::Load { cpus, .. } => vec![load_memory_node(host, a, cpus)],
-        _ => memory_nodes,
-    };
-    let threads_total = match &mode {
-        Mode::Load { cpus, .. } => cpus.len() + 1,
-        _ => cell_cpus.iter().map(|c| c.1.len()).max().unwrap_or(1) + 1,
-    };
-    super::check_memory(
-        (size + (4 << 20)) * threads_total as u64,
-        "--size",
-        "use a smaller --size or fewer --threads",
-    )?;
-    let o = a.sampling.resolve(SampleOpts::default())?;
-    Ok(NumaPlan {
-        mode,
-        cpu_nodes,
-        memory_nodes,
-        cell_cpus,
-        size,
-        samples: o.samples,
-        min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
-        memory: a.memory,
-        numa_balancing: host.env.numa_balancing,
-    })
-}
-
 mod cell;
 mod load;
 mod matrix;
 mod pair;
+mod plan;
 
 use cell::Refusals;
 pub use cell::CHASE_KERNEL;
 use load::run_load;
 use matrix::run_matrix;
 use pair::run_pair;
+use plan::node_of;
+pub use plan::plan;
 
 impl Plan for NumaPlan {
-    const NAME: &'static str = "numa";
+    const ID: SuiteId = SuiteId::Numa;
+
+    fn estimate(&self) -> super::estimate::Estimate {
+        super::estimate::numa(self)
+    }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let mut refusals = Refusals {
@@ -535,65 +167,5 @@ impl Plan for NumaPlan {
             }
         }
         Ok(flow)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{Cpu, Node};
-
-    fn two_node_host() -> Host {
-        let mut h = Host::default();
-        for (id, node) in [(0u32, 0u32), (1, 0), (2, 1), (3, 1)] {
-            h.cpus.push(Cpu {
-                id,
-                core: id,
-                package: node,
-                node,
-                siblings: vec![id],
-            });
-            h.allowed_cpus.push(id);
-        }
-        for n in 0..2u32 {
-            h.nodes.push(Node {
-                id: n,
-                cpus: vec![2 * n, 2 * n + 1],
-                memory_bytes: Some(1 << 30),
-                distances: if n == 0 { vec![10, 20] } else { vec![20, 10] },
-            });
-        }
-        h
-    }
-
-    #[test]
-    fn load_specs() {
-        let h = two_node_host();
-        assert_eq!(parse_load(&h, "2@1", false).unwrap().0, vec![2, 3]);
-        assert_eq!(parse_load(&h, "1@node0", false).unwrap().1, "1@node0");
-        assert_eq!(parse_load(&h, "cpus:1-2", false).unwrap().0, vec![1, 2]);
-        assert!(parse_load(&h, "3@1", false)
-            .unwrap_err()
-            .to_string()
-            .contains("--oversubscribe"));
-        assert_eq!(parse_load(&h, "3@1", true).unwrap().0, vec![2, 3, 2]);
-        for bad in ["2", "x@1", "0@0", "1@7", "cpus:9"] {
-            let e = parse_load(&h, bad, false).unwrap_err().to_string();
-            assert!(e.starts_with("--load:"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn node_lists_are_checked() {
-        let h = two_node_host();
-        assert_eq!(parse_nodes(&h, "0-1", "--cpu-nodes").unwrap(), vec![0, 1]);
-        let e = parse_nodes(&h, "3", "--memory-nodes")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("--memory-nodes") && e.contains("node 3 does not exist"),
-            "{e}"
-        );
-        assert_eq!(node_cpus(&h, 1), vec![2, 3]);
     }
 }

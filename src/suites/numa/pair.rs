@@ -52,7 +52,7 @@ pub(super) fn run_pair(
                 .find_map(|&n| numa::check_node_room(n, per_node(n)).err())
             {
                 let mut r = skipped_cell(pair, node, nodes[1], reason);
-                r.extra.insert("case_memory_nodes".into(), label.into());
+                detail_of(&mut r).case_memory_nodes = Some(label);
                 cx.push(r)?;
                 continue;
             }
@@ -67,7 +67,7 @@ pub(super) fn run_pair(
                             nodes[1],
                             format!("cannot place memory on nodes {}: {}", label, e),
                         );
-                        r.extra.insert("case_memory_nodes".into(), label.into());
+                        detail_of(&mut r).case_memory_nodes = Some(label);
                         cx.push(r)?;
                         continue;
                     }
@@ -93,7 +93,7 @@ pub(super) fn run_pair(
             };
             reps.get_or_insert(mm.m.reps);
             let verified = verify(&team, &nodes, ws);
-            let observed = observed_cpus(&team);
+            let observed = team.observed_cpus();
             drop(team);
             let secs: Vec<f64> = mm.m.samples.iter().map(|s| s.seconds).collect();
             let t = stats::summarize(&secs, false).expect("samples");
@@ -111,22 +111,13 @@ pub(super) fn run_pair(
             r.memory = None;
             r.placement = Some(placement(node, nodes[1], None, Some(mm.m.max_skew())));
             apply_verification(&mut r, &verified, None);
-            let e = &mut r.extra;
-            e.insert("case_scenario".into(), "write-pair".into());
-            e.insert("case_memory_nodes".into(), label.into());
-            e.insert(
-                "memory_nodes".into(),
-                serde_json::to_value(&nodes).expect("plain"),
-            );
-            e.insert(
-                "total_seconds".into(),
-                serde_json::to_value(t).expect("plain"),
-            );
-            e.insert(
-                "percent_vs_local".into(),
-                pct.map_or(serde_json::Value::Null, Into::into),
-            );
-            e.insert("observed_cpus".into(), observed);
+            let d = detail_of(&mut r);
+            d.case_scenario = Some("write-pair".into());
+            d.case_memory_nodes = Some(label);
+            d.memory_nodes = Some(nodes.clone());
+            d.total_seconds = Some(t);
+            d.percent_vs_local = pct.into();
+            d.observed_cpus = Some(observed);
             cx.push(r)?;
         }
         if remotes.is_empty() {
@@ -136,10 +127,7 @@ pub(super) fn run_pair(
                 node,
                 "local/remote needs a second NUMA node with memory; this machine has one (only local/local was measured)".into(),
             );
-            r.extra.insert(
-                "case_memory_nodes".into(),
-                format!("{}/remote", node).into(),
-            );
+            detail_of(&mut r).case_memory_nodes = Some(format!("{}/remote", node));
             cx.push(r)?;
         }
     }

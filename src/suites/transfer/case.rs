@@ -242,45 +242,18 @@ pub(super) fn measure_case(
         r.bytes_read_per_pass = Some(size);
         r.bytes_written_per_pass = Some(size);
     }
-    r.extra.insert("timer".into(), json!(used));
-    r.extra.insert(
-        "engine".into(),
-        json!(if dir.is_sm() { "sm" } else { "copy-engine" }),
-    );
-    r.extra.insert(
-        "start_blocker".into(),
-        json!(!timed.is_empty() && timed.iter().all(|t| t.blocked)),
-    );
-    r.extra.insert(
-        "bytes_counted".into(),
-        json!(match dir.copy_of() {
-            Direction::D2d => "read+write",
-            Direction::Bidir => "both directions",
-            _ => "payload",
-        }),
-    );
-    r.extra.insert(
-        "host_gbps".into(),
-        json!(host_rates
-            .as_deref()
-            .and_then(|v| stats::summarize(v, true))),
-    );
-    r.extra.insert(
-        "event_gbps".into(),
-        json!(event_rates
-            .as_deref()
-            .and_then(|v| stats::summarize(v, true))),
-    );
+    let summary = |v: Option<Vec<f64>>| v.as_deref().and_then(|v| stats::summarize(v, true));
+    let d = detail_of(&mut r);
+    d.timer = Some(used);
+    d.engine = Some(if dir.is_sm() { "sm" } else { "copy-engine" }.into());
+    d.start_blocker = Some(!timed.is_empty() && timed.iter().all(|t| t.blocked));
+    d.bytes_counted = Some(bytes_counted(dir).into());
+    d.host_gbps = summary(host_rates.clone()).into();
+    d.event_gbps = summary(event_rates.clone()).into();
     if dir == Direction::Bidir {
         let per = |i: usize| rates(size * reps, timed.iter().map(|t| t.per_dir_s.map(|p| p[i])));
-        r.extra.insert(
-            "h2d_gbps".into(),
-            json!(per(0).as_deref().and_then(|v| stats::summarize(v, true))),
-        );
-        r.extra.insert(
-            "d2h_gbps".into(),
-            json!(per(1).as_deref().and_then(|v| stats::summarize(v, true))),
-        );
+        d.h2d_gbps = summary(per(0)).into();
+        d.d2h_gbps = summary(per(1)).into();
     }
     let g = stats::summarize(&headline, true);
     // Zero-copy: a map that "moves" bytes faster than any real copy moved
@@ -288,14 +261,11 @@ pub(super) fn measure_case(
     let zero_copy = dir == Direction::Map
         && is_zero_copy(plan.device.host_unified, g.map(|g| g.best), reference_gbps);
     if dir == Direction::Map {
-        r.extra.insert("zero_copy".into(), json!(zero_copy));
         let per_map: Vec<f64> = timed.iter().map(|t| t.host_s / reps as f64).collect();
-        r.extra.insert(
-            "map_unmap_seconds".into(),
-            json!(stats::summarize(&per_map, false)),
-        );
-        r.extra
-            .insert("reference_copy_gbps".into(), json!(reference_gbps));
+        let d = detail_of(&mut r);
+        d.zero_copy = Some(zero_copy);
+        d.map_unmap_seconds = stats::summarize(&per_map, false).into();
+        d.reference_copy_gbps = reference_gbps.into();
     }
     if zero_copy {
         r.samples = secs
@@ -305,13 +275,13 @@ pub(super) fn measure_case(
                 bytes: 0,
             })
             .collect();
-        r.extra.insert(
-            "note".into(),
-            json!(if plan.device.host_unified == Some(true) {
+        detail_of(&mut r).note = Some(
+            if plan.device.host_unified == Some(true) {
                 "zero-copy: host and device share memory, map/unmap moved no data"
             } else {
                 "zero-copy: map/unmap was faster than 3x the best real copy, so it moved no data"
-            }),
+            }
+            .into(),
         );
     } else {
         r.samples = secs.iter().map(|&s| Sample { seconds: s, bytes }).collect();
@@ -325,24 +295,7 @@ pub(super) fn measure_case(
         );
         if let Some(g) = &g {
             r.warnings = spread_warnings(g);
-            if let Some(l) = plan.pci.as_ref().and_then(|c| c.theoretical_gbps) {
-                let per_dir_best = if dir == Direction::Bidir {
-                    g.best / 2.0
-                } else {
-                    g.best
-                };
-                if matches!(
-                    dir.copy_of(),
-                    Direction::H2d | Direction::D2h | Direction::Bidir
-                ) && per_dir_best > l * limits::OVER_CEILING
-                {
-                    r.warnings.push(Warning::AboveCeiling {
-                        gbps: per_dir_best,
-                        ceiling_gbps: l,
-                        bound_by: None,
-                    });
-                }
-            }
+            r.warnings.extend(above_link(plan, dir, g));
         }
     }
     if let Some(p) = host_kind.map(|_| s.host(0).as_ptr() as usize) {
@@ -353,17 +306,44 @@ pub(super) fn measure_case(
         match transfer::catch("verify", || {
             verify(s, dir, size as usize, seed(ki, size, dir))
         })? {
-            Ok(v) => {
-                r.extra.insert("verified".into(), json!(v));
-            }
+            Ok(v) => detail_of(&mut r).verified = v.into(),
             Err(msg) => {
-                r.extra.insert("verified".into(), json!(false));
+                detail_of(&mut r).verified = Nullable::Value(false);
                 r.status = Status::Error;
                 r.reason = Some(format!("verification failed: {}", msg));
             }
         }
     }
     Ok(Some(r))
+}
+
+/// How a direction's bytes are counted (`extra.bytes_counted`).
+fn bytes_counted(dir: Direction) -> &'static str {
+    match dir.copy_of() {
+        Direction::D2d => "read+write",
+        Direction::Bidir => "both directions",
+        _ => "payload",
+    }
+}
+
+/// A copy across the PCIe link faster than the link's theoretical rate
+/// (per direction; a bidirectional copy counts both).
+fn above_link(plan: &Plan, dir: Direction, g: &Stats) -> Option<Warning> {
+    let l = plan.pci.as_ref().and_then(|c| c.theoretical_gbps)?;
+    let per_dir_best = if dir == Direction::Bidir {
+        g.best / 2.0
+    } else {
+        g.best
+    };
+    let over_link = matches!(
+        dir.copy_of(),
+        Direction::H2d | Direction::D2h | Direction::Bidir
+    );
+    (over_link && per_dir_best > l * limits::OVER_CEILING).then_some(Warning::AboveCeiling {
+        gbps: per_dir_best,
+        ceiling_gbps: l,
+        bound_by: None,
+    })
 }
 
 /// A map/unmap moved no data when host and device share memory, or when
@@ -414,11 +394,8 @@ pub(super) fn probe_kernel(
     addr: usize,
     f: &crate::model::Features,
 ) -> Option<&'static Kernel> {
-    kernels::registry()
-        .iter()
-        .filter(|k| k.pattern == kernels::Pattern::Seq && k.name.starts_with("seq_"))
-        .filter(|k| k.op == op && !k.nontemporal && k.width_bits > 0 && k.supported(f))
-        .filter(|k| addr % k.align.max(1) == 0)
+    kernels::loops(op, kernels::Pattern::Seq, f)
+        .filter(|k| !k.nontemporal && addr % k.align.max(1) == 0)
         .max_by_key(|k| k.width_bits)
 }
 
@@ -485,8 +462,9 @@ pub(super) fn cpu_probe(
         r.warnings = r.gbps.as_ref().map(spread_warnings).unwrap_or_default();
         r.memory = Some(memory_info(kind, addr as usize, len as u64));
         check_placement(&mut r, addr as usize, len);
-        r.extra.insert("cpu_kernel".into(), json!(k.name));
-        r.extra.insert("timer".into(), json!(Timer::HostClock));
+        let d = detail_of(&mut r);
+        d.cpu_kernel = Some(k.name.into());
+        d.timer = Some(Timer::HostClock);
         out.push(r);
     }
     // The verdict goes on both records: reads far slower than writes mean
@@ -500,9 +478,9 @@ pub(super) fn cpu_probe(
     if let (Some(rd), Some(wr)) = (best("read"), best("write")) {
         let ratio = rd / wr;
         for r in &mut out {
-            r.extra.insert("cpu_read_over_write".into(), json!(ratio));
-            r.extra
-                .insert("behaves_wc".into(), json!(ratio < WC_READ_OVER_WRITE));
+            let d = detail_of(r);
+            d.cpu_read_over_write = Some(ratio);
+            d.behaves_wc = Some(ratio < WC_READ_OVER_WRITE);
         }
     }
     out

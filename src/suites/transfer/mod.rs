@@ -19,14 +19,16 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{Ctx, Flow, Sampling, Suite};
+use super::{Ctx, Descriptor, Flow, Sampling, Suite};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op};
 use crate::measure::kernel::Here;
-use crate::measure::{stats, Failure, SampleOpts, Sampler, Stamp, Workload};
-use crate::model::Host;
+use crate::measure::{Failure, SampleOpts, Sampler, Stamp, Workload};
+use crate::model::detail::TransferDetail;
 use crate::model::{limits, Warning};
-use crate::model::{MemoryInfo, Placement, Record, Sample, Stats, Status};
+use crate::model::{Detail, MemoryInfo, Nullable, Placement, Record, Sample, Stats, Status};
+use crate::model::{Host, SuiteId};
+use crate::stats;
 use crate::transfer::{
     self, pci, Api, Backend, Direction, DriverError, HostKind, Needs, Opened, Session, Timed, Timer,
 };
@@ -35,12 +37,23 @@ use crate::util::units::format_bytes;
 mod case;
 mod placement;
 mod plan;
+mod sweep;
 
 use case::*;
 use placement::*;
 pub use plan::{plan, TransferSuite};
+use sweep::run;
 
-const SUITE: &str = "transfer";
+const SUITE: SuiteId = SuiteId::Transfer;
+
+pub const DESCRIPTOR: Descriptor = Descriptor {
+    id: SuiteId::Transfer,
+    about: "host ↔ accelerator copies (CUDA or OpenCL): pageable, pinned, write-combined, mapped",
+    reads_clock: false,
+    quick: None,
+    key: None,
+};
+
 /// Default sweep: the latency end (4 KiB) to the bandwidth end (1 GiB),
 /// ×4 per step.
 pub fn default_sizes() -> Vec<u64> {
@@ -129,8 +142,18 @@ impl Env<'_> {
         size: u64,
     ) -> Record {
         let p = self.plan;
-        let mut r = Record {
-            suite: SUITE.into(),
+        let detail = TransferDetail {
+            backend: Some(p.backend.clone()),
+            device: Nullable::Value(p.device.name.clone()),
+            device_index: Some(p.device.index as u64),
+            pci_bus_id: p.device.pci_bus_id.clone().into(),
+            host_kind: kind.map(|k| k.name().to_string()).into(),
+            direction: Some(dir.into()),
+            verified: Nullable::Null,
+            link_theoretical_gbps: p.pci.as_ref().and_then(|c| c.theoretical_gbps).into(),
+            ..TransferDetail::default()
+        };
+        Record {
             kernel,
             op: op.into(),
             size_bytes: Some(size),
@@ -141,21 +164,8 @@ impl Env<'_> {
                 memory_node: p.host_node,
                 ..Placement::default()
             }),
-            ..Record::default()
-        };
-        let e = &mut r.extra;
-        e.insert("backend".into(), json!(p.backend));
-        e.insert("device".into(), json!(p.device.name));
-        e.insert("device_index".into(), json!(p.device.index));
-        e.insert("pci_bus_id".into(), json!(p.device.pci_bus_id));
-        e.insert("host_kind".into(), json!(kind.map(|k| k.name())));
-        e.insert("direction".into(), json!(dir));
-        e.insert("verified".into(), Value::Null);
-        e.insert(
-            "link_theoretical_gbps".into(),
-            json!(p.pci.as_ref().and_then(|c| c.theoretical_gbps)),
-        );
-        r
+            ..Record::new(detail)
+        }
     }
 
     fn skipped(
@@ -183,9 +193,18 @@ impl Env<'_> {
         let mut r = self.base(kernel, dir, kind, dir, size);
         r.status = Status::Error;
         r.reason = Some(e.to_string());
-        r.extra.insert("error_call".into(), json!(e.call));
-        r.extra.insert("error_name".into(), json!(e.name));
+        let d = detail_of(&mut r);
+        d.error_call = Some(e.call.to_string());
+        d.error_name = Some(e.name.to_string());
         r
+    }
+}
+
+/// The transfer detail of a record this suite made.
+fn detail_of(r: &mut Record) -> &mut TransferDetail {
+    match &mut r.detail {
+        Detail::Transfer(d) => d,
+        other => unreachable!("a transfer record with a {} detail", other.suite()),
     }
 }
 
@@ -194,226 +213,6 @@ fn kernel_name(backend: &str, dir: &str, kind: Option<HostKind>) -> String {
         Some(k) => format!("{}_{}_{}", backend, dir, k.name()),
         None => format!("{}_{}", backend, dir),
     }
-}
-
-/// The steps of the sweep below, for the progress bar (it read `24/0`):
-/// per kind its CPU probe and each size × direction the backend supports,
-/// then each size of each device-to-device engine asked for.
-fn step_count(plan: &Plan, b: &dyn Backend, host_dirs: &[Direction]) -> u64 {
-    let sizes = plan.sizes.len() as u64;
-    let supported = |k: HostKind, dirs: &[Direction]| {
-        dirs.iter()
-            .filter(|&&d| b.unsupported(k, d).is_none())
-            .count() as u64
-    };
-    let per_kind: u64 = plan
-        .kind_list
-        .iter()
-        .map(|&k| 1 + sizes * supported(k, host_dirs))
-        .sum();
-    let d2d: Vec<Direction> = [Direction::D2d, Direction::D2dSm]
-        .into_iter()
-        .filter(|d| plan.dir_list.contains(d))
-        .collect();
-    let device = plan
-        .kind_list
-        .first()
-        .map_or(0, |&k| sizes * supported(k, &d2d));
-    per_kind + device
-}
-
-/// The sweep.
-fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, UserError> {
-    let env = Env {
-        plan,
-        sampler: cx.sampler(SampleOpts::new(plan.samples, plan.min_sample_ms)),
-        features: cx.host.features.clone(),
-        hints: RefCell::new(HashMap::new()),
-    };
-    let backend = plan.backend.clone();
-    let host_dirs: Vec<Direction> = plan
-        .dir_list
-        .iter()
-        .copied()
-        .filter(|d| !d.device_only())
-        .collect();
-    cx.plan_steps(step_count(plan, b, &host_dirs));
-    // Best real copy rate per (kind, size): the zero-copy reference.
-    let mut best_copy: HashMap<(usize, u64), f64> = HashMap::new();
-    let probe_size = plan
-        .sizes
-        .iter()
-        .copied()
-        .max()
-        .unwrap_or(4096)
-        .clamp(4096, PROBE_MAX);
-    for (ki, &kind) in plan.kind_list.iter().enumerate() {
-        if cx.stopped() {
-            return Ok(Flow::Stopped);
-        }
-        // 1. What the CPU sees on this kind of memory.
-        cx.step(&format!("{} cpu probe", kind.name()));
-        for r in cpu_probe(&env, b, kind, probe_size as usize) {
-            cx.push(r)?;
-        }
-        // 2. Transfers.
-        for &size in &plan.sizes {
-            if host_dirs.is_empty() {
-                break;
-            }
-            let needs = Needs {
-                second_host: host_dirs.contains(&Direction::Bidir),
-                second_device: host_dirs.contains(&Direction::Bidir),
-            };
-            let timers: Vec<Timer> = host_dirs
-                .iter()
-                .map(|&d| b.headline_timer(kind, d))
-                .collect();
-            let skips: Vec<Option<String>> =
-                host_dirs.iter().map(|&d| b.unsupported(kind, d)).collect();
-            let mut session =
-                match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        for &d in &host_dirs {
-                            cx.push(env.error(
-                                kernel_name(&backend, d.name(), Some(kind)),
-                                Some(kind),
-                                d.name(),
-                                size,
-                                &e,
-                            ))?;
-                        }
-                        continue;
-                    }
-                };
-            for ((&dir, &timer), skip) in host_dirs.iter().zip(&timers).zip(&skips) {
-                if cx.stopped() {
-                    return Ok(Flow::Stopped);
-                }
-                let name = kernel_name(&backend, dir.name(), Some(kind));
-                if let Some(why) = skip {
-                    cx.push(env.skipped(name, Some(kind), dir, size, why))?;
-                    continue;
-                }
-                cx.step(&format!(
-                    "{} {} {}",
-                    kind.name(),
-                    dir.name(),
-                    format_bytes(size)
-                ));
-                if dir == Direction::Map && !kind.is_mapped() {
-                    continue;
-                }
-                if dir == Direction::Map && kind.api() == Api::Cuda {
-                    let mut r = env.base(name, "map", Some(kind), "map", size);
-                    r.status = Status::Skipped;
-                    r.reason = Some(
-                        "CUDA mapped memory is zero-copy by construction (kernels read it in place through cuMemHostGetDevicePointer): there is no map call to time; h2d-sm and d2h-sm measure kernels reading and writing it in place".into(),
-                    );
-                    // The mapping itself is still checked.
-                    if plan.verify {
-                        let v = verify(
-                            session.as_mut(),
-                            Direction::Map,
-                            size as usize,
-                            seed(ki, size, dir),
-                        );
-                        match v {
-                            Ok(Ok(v)) => {
-                                r.extra.insert("verified".into(), json!(v));
-                            }
-                            Ok(Err(msg)) => {
-                                r.extra.insert("verified".into(), json!(false));
-                                r.status = Status::Error;
-                                r.reason =
-                                    Some(format!("verification of the mapping failed: {}", msg));
-                            }
-                            Err(e) => {
-                                r.status = Status::Error;
-                                r.reason = Some(e.to_string());
-                                r.extra.insert("error_name".into(), json!(e.name));
-                            }
-                        }
-                    }
-                    r.extra.insert("zero_copy".into(), json!(true));
-                    cx.push(r)?;
-                    continue;
-                }
-                let reference = best_copy.get(&(ki, size)).copied();
-                let rec = measure_case(
-                    &env,
-                    session.as_mut(),
-                    kind,
-                    dir,
-                    size,
-                    timer,
-                    reference,
-                    ki,
-                );
-                match rec {
-                    Ok(Some(r)) => {
-                        if matches!(dir, Direction::H2d | Direction::D2h) {
-                            if let Some(g) = r.payload_gbps {
-                                let e = best_copy.entry((ki, size)).or_insert(0.0);
-                                *e = e.max(g.best);
-                            }
-                        }
-                        cx.push(r)?;
-                    }
-                    Ok(None) => return Ok(Flow::Stopped),
-                    Err(e) => cx.push(env.error(name, Some(kind), dir.name(), size, &e))?,
-                }
-            }
-        }
-    }
-    // 3. Device to device, once per size and engine.
-    let kind = plan.kind_list[0];
-    for dir in [Direction::D2d, Direction::D2dSm] {
-        if !plan.dir_list.contains(&dir) {
-            continue;
-        }
-        let name = kernel_name(&backend, dir.name(), None);
-        let skip = b.unsupported(kind, dir);
-        let timer = b.headline_timer(kind, dir);
-        for &size in &plan.sizes {
-            if cx.stopped() {
-                return Ok(Flow::Stopped);
-            }
-            if let Some(why) = &skip {
-                cx.push(env.skipped(name.clone(), None, dir, size, why))?;
-                continue;
-            }
-            let needs = Needs {
-                second_host: false,
-                second_device: true,
-            };
-            let mut session =
-                match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        cx.push(env.error(name.clone(), None, dir.name(), size, &e))?;
-                        continue;
-                    }
-                };
-            cx.step(&format!("{} {}", dir.name(), format_bytes(size)));
-            match measure_case(
-                &env,
-                session.as_mut(),
-                kind,
-                dir,
-                size,
-                timer,
-                None,
-                usize::MAX,
-            ) {
-                Ok(Some(r)) => cx.push(r)?,
-                Ok(None) => return Ok(Flow::Stopped),
-                Err(e) => cx.push(env.error(name.clone(), None, dir.name(), size, &e))?,
-            }
-        }
-    }
-    Ok(Flow::Done)
 }
 
 #[cfg(test)]

@@ -342,14 +342,16 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
 }
 
 impl Suite for TransferSuite {
-    fn name(&self) -> &'static str {
-        SUITE
+    fn id(&self) -> SuiteId {
+        SuiteId::Transfer
     }
 
-    fn estimate(&self) -> Option<crate::suites::estimate::Estimate> {
+    fn estimate(&self) -> crate::suites::estimate::Estimate {
         match self {
-            TransferSuite::Ready { plan, .. } => Some(crate::suites::estimate::transfer(plan)),
-            TransferSuite::NoDevice { .. } => None,
+            TransferSuite::Ready { plan, .. } => crate::suites::estimate::transfer(plan),
+            TransferSuite::NoDevice { .. } => {
+                crate::suites::estimate::Estimate::nothing("no device")
+            }
         }
     }
 
@@ -369,9 +371,16 @@ impl Suite for TransferSuite {
             } => {
                 let name = serde_json::to_value(backend).expect("plain");
                 let name = name.as_str().unwrap_or("auto");
-                let mut r = Record::skipped(SUITE, name, format!("no accelerator: {}", reason));
-                r.extra.insert("backend".into(), json!(name));
-                r.extra.insert("device".into(), Value::Null);
+                let r = Record {
+                    status: Status::Skipped,
+                    reason: Some(format!("no accelerator: {}", reason)),
+                    kernel: name.into(),
+                    ..Record::new(TransferDetail {
+                        backend: Some(name.into()),
+                        device: Nullable::Null,
+                        ..TransferDetail::default()
+                    })
+                };
                 cx.note(&format!("transfer: skipped: {}", reason));
                 cx.push(r)?;
                 Ok(Flow::Done)

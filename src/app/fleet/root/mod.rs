@@ -27,6 +27,8 @@ pub(super) struct Root<'a> {
     plan: &'a FleetPlan,
     cx: Ctx<'a>,
     hellos: Vec<Option<Hello>>,
+    /// This rank's node phase, planned at startup.
+    node_plan: Option<super::node::NodePlan>,
     members: Vec<Member>,
     fleet: FleetRun,
     last_save: Instant,
@@ -58,6 +60,7 @@ impl<'a> Root<'a> {
         plan: &'a FleetPlan,
         cx: Ctx<'a>,
         gathered: Vec<Option<Value>>,
+        node_plan: Option<super::node::NodePlan>,
     ) -> Root<'a> {
         let size = comm.size();
         let hellos: Vec<Option<Hello>> = gathered
@@ -138,6 +141,7 @@ impl<'a> Root<'a> {
             plan,
             cx,
             hellos,
+            node_plan,
             members,
             fleet,
             last_save: Instant::now(),
@@ -319,7 +323,7 @@ impl<'a> Root<'a> {
             };
             self.comm.bcast(Some(to_value(&cmd)))?;
             let mine = if ranks.contains(&0) {
-                measure(self.plan, self.cx.stop)
+                measure(self.plan, self.node_plan.as_ref(), self.cx.stop)
             } else {
                 Value::Null
             };
@@ -395,15 +399,15 @@ impl<'a> Root<'a> {
             0.0
         };
         let reference = match &self.plan.reference {
-            Some(p) => Some((p.clone(), super::reference::load(p)?)),
+            Some(p) => Some((p.clone(), crate::report::fleet::reference::load(p)?)),
             None => None,
         };
         if let Some((_, r)) = &reference {
-            super::reference::restate_dram(r, &mut self.fleet);
+            crate::report::fleet::reference::restate_dram(r, &mut self.fleet);
         }
-        let verdicts = super::verdict::judge(
+        let verdicts = crate::report::fleet::verdict::judge(
             &self.fleet,
-            &super::verdict::Settings {
+            &crate::report::fleet::verdict::Settings {
                 z: self.plan.outlier_z,
                 pct: self.plan.outlier_pct,
                 reference,

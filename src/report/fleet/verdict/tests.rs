@@ -1,55 +1,7 @@
-//! Verdict tests: robust statistics, slow links and paths, noise, unjudged
-//! nodes, flows under different loads.
+//! Verdict tests: slow links and paths, noise, unjudged nodes, flows under
+//! different loads (the robust statistics are `crate::stats::robust`'s).
 
 use super::*;
-
-#[test]
-fn robust_statistics() {
-    let v = [10.0, 10.5, 9.5, 10.2, 5.0];
-    let r = robust(&v).unwrap();
-    assert_eq!(r.median, 10.0);
-    // ln deviations: 0, .0488, .0513, .0198, .6931 -> MAD .0488
-    assert!((r.log_mad - 1.05f64.ln()).abs() < 1e-12, "{r:?}");
-    assert!((r.log_scale - 1.4826 * 1.05f64.ln()).abs() < 1e-12);
-    let z = z_worse(5.0, &r, true);
-    assert!(z > 9.0, "{z}");
-    assert!(z_worse(12.0, &r, true) < 0.0);
-    // Latency: higher is worse.
-    assert!(z_worse(12.0, &r, false) > 0.0);
-    // Half and twice the median are equally far.
-    assert!((z_worse(5.0, &r, true) - z_worse(20.0, &r, false)).abs() < 1e-12);
-    assert!((pct_worse(5.0, 10.0, true) - 50.0).abs() < 1e-12);
-    assert!((pct_worse(11.0, 10.0, false) - 10.0).abs() < 1e-12);
-}
-
-#[test]
-fn a_collapsed_node_stands_out_of_a_noisy_fleet() {
-    // Healthy nodes vary by ±30 % (a shared machine); one is at 2 %.
-    let v = [0.40, 0.76, 0.51, 0.75, 0.010];
-    let r = robust(&v).unwrap();
-    assert!(z_worse(0.010, &r, true) > 3.5);
-    for x in &v[..4] {
-        assert!(z_worse(*x, &r, true) < 3.5, "{x}");
-    }
-    // Nothing moved at all: far, finite.
-    assert!(z_worse(0.0, &r, true).is_finite() && z_worse(0.0, &r, true) > 10.0);
-}
-
-#[test]
-fn mad_of_zero_is_handled() {
-    // More than half identical: MAD 0, mean absolute deviation takes over.
-    let r = robust(&[10.0, 10.0, 10.0, 10.0, 6.0]).unwrap();
-    assert_eq!(r.log_mad, 0.0);
-    let mean_ad = (10f64 / 6.0).ln() / 5.0;
-    assert!((r.log_scale - 1.2533 * mean_ad).abs() < 1e-9, "{r:?}");
-    assert!(z_worse(6.0, &r, true).is_finite());
-    assert!(z_worse(6.0, &r, true) > 3.5);
-    assert_eq!(z_worse(10.0, &r, true), 0.0);
-    // All identical: nobody is an outlier, nothing divides by zero.
-    let r = robust(&[7.0; 4]).unwrap();
-    assert_eq!((r.log_mad, r.log_scale), (0.0, 0.0));
-    assert_eq!(z_worse(7.0, &r, true), 0.0);
-}
 
 /// Six nodes, shift over TCP: node 5's link is slow both ways, the
 /// path 1 → 2 is slow on its own, 0 → 3 failed to connect.
@@ -170,7 +122,6 @@ fn memory_fleet(gbps: &[f64], foreign: &[f64]) -> FleetRun {
                 Units::GB,
             );
             run.records.push(Record {
-                suite: "cache".into(),
                 kernel: "seq_read_512_avx512f".into(),
                 op: "read".into(),
                 size_bytes: Some(1 << 30),
@@ -191,7 +142,7 @@ fn memory_fleet(gbps: &[f64], foreign: &[f64]) -> FleetRun {
                     resolution_cpus: Some(0.01),
                     ..Noise::default()
                 }),
-                ..Record::default()
+                ..Record::new(crate::model::SuiteId::Cache)
             });
             FleetNode {
                 rank: i as u32,

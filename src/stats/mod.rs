@@ -1,11 +1,39 @@
-//! Summary statistics of samples: best, median, min, max, mean, CV.
+//! Statistics, once for the whole crate: the summary of a sample set
+//! (best, median, min, max, mean, CV), the median, and the robust
+//! statistics fleet verdicts use ([`robust`]). A leaf: it reads the
+//! model's [`Stats`] and nothing else, so `measure`, `platform` and
+//! `report` all use the same figures.
 //!
+//! Summary statistics of samples:
 //! The headline is **best and median together**. On a shared machine the
 //! best of many short samples estimates what the hardware can do (noise only
 //! ever slows a sample down), the median what a user typically gets; their
 //! ratio says how noisy the run was. CV = population stddev / mean.
 
+pub mod robust;
+
 use crate::model::Stats;
+
+/// Median of the finite values; None when there are none.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(middle(&v))
+}
+
+/// The middle of sorted, non-empty `v` (the mean of the two middle values
+/// when their count is even).
+fn middle(v: &[f64]) -> f64 {
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
 
 /// Statistics of `values`, where larger is better (`higher_is_better`) for
 /// rates and smaller for latencies; `best` follows that direction.
@@ -16,11 +44,7 @@ pub fn summarize(values: &[f64], higher_is_better: bool) -> Option<Stats> {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
+    let median = middle(&v);
     let mean = v.iter().sum::<f64>() / n as f64;
     let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
     let cv = if mean != 0.0 {
@@ -53,6 +77,14 @@ mod tests {
         );
         let s = summarize(&[4.0, 1.0, 2.0, 3.0], true).unwrap();
         assert_eq!(s.median, 2.5);
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
     }
 
     #[test]

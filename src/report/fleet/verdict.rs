@@ -2,7 +2,7 @@
 //!
 //! For every headline figure ([`crate::report::fleet::metrics`]) the fleet
 //! median and the median absolute deviation (MAD) are taken over the nodes
-//! that have it, on the logarithm of the figure (see [`robust`]). A node's
+//! that have it, on the logarithm of the figure (see [`crate::stats::robust`]). A node's
 //! distance is a robust z-score, (ln median − ln value) / (1.4826 · MAD),
 //! signed so that positive is worse (for latency the other way round), and
 //! its "% worse than the median".
@@ -27,7 +27,8 @@ use super::reference::Reference;
 use crate::model::fleet::{
     Check, FleetNode, FleetRun, LinkVerdict, MetricSummary, NodeStatus, NodeVerdict, Verdicts,
 };
-use crate::report::fleet::metrics::{self, median, Figure};
+use crate::report::fleet::metrics::{self, Figure};
+use crate::stats::robust::{pct_worse, robust, z_worse, Robust};
 
 /// Fewest nodes with a figure for the fleet to judge it.
 pub const MIN_NODES: u32 = 4;
@@ -40,77 +41,6 @@ pub const MIN_NODES: u32 = 4;
 /// ([`within_noise`]): a node 10× below its class bound fails however
 /// busy it was.
 pub const NOISY_CPUS: f64 = 0.5;
-/// 1.4826 · MAD estimates the standard deviation of normal data.
-const MAD_SCALE: f64 = 1.4826;
-/// 1.2533 · mean absolute deviation does the same (√(π/2)).
-const MEAN_AD_SCALE: f64 = 1.2533;
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Robust {
-    /// Median of the figures themselves.
-    pub median: f64,
-    /// Median absolute deviation of their natural logarithms.
-    pub log_mad: f64,
-    /// The spread a robust z is measured in, in ln units.
-    pub log_scale: f64,
-}
-
-/// ln of a figure; a figure of zero or less (nothing moved) sits far
-/// below any real one instead of at minus infinity.
-fn ln(x: f64) -> f64 {
-    x.max(1e-12).ln()
-}
-
-/// Median, MAD and scale. The deviations are taken on the logarithm:
-/// bandwidths and latencies are ratios to zero, their noise is
-/// proportional to them, and a node at half the median is as far from it
-/// as one at twice; on the linear scale a node at 2 % of the median in a
-/// fleet that varies by ±30 % would not look far at all.
-pub fn robust(values: &[f64]) -> Option<Robust> {
-    let logs: Vec<f64> = values
-        .iter()
-        .filter(|x| x.is_finite())
-        .map(|&x| ln(x))
-        .collect();
-    let med = median(values)?;
-    let mid = median(&logs)?;
-    let dev: Vec<f64> = logs.iter().map(|x| (x - mid).abs()).collect();
-    let mad = median(&dev)?;
-    let scale = if mad > 0.0 {
-        MAD_SCALE * mad
-    } else {
-        MEAN_AD_SCALE * dev.iter().sum::<f64>() / dev.len() as f64
-    };
-    Some(Robust {
-        median: med,
-        log_mad: mad,
-        log_scale: scale,
-    })
-}
-
-/// Robust z of `x`, positive when worse than the median.
-pub fn z_worse(x: f64, r: &Robust, higher_is_better: bool) -> f64 {
-    let (a, m) = (ln(x), ln(r.median));
-    let d = if higher_is_better { m - a } else { a - m };
-    if r.log_scale > 0.0 {
-        d / r.log_scale
-    } else {
-        0.0 // every value equals the median
-    }
-}
-
-/// Percent worse than the median (negative: better).
-pub fn pct_worse(x: f64, median: f64, higher_is_better: bool) -> f64 {
-    if median == 0.0 {
-        return 0.0;
-    }
-    let d = if higher_is_better {
-        median - x
-    } else {
-        x - median
-    };
-    d / median.abs() * 100.0
-}
 
 #[derive(Debug, Clone)]
 pub struct Settings {

@@ -1,4 +1,5 @@
-//! One test on the transponder's side: validate the leader's setup, take
+//! One test session on the transponder's side (`test` is the protocol's
+//! word for one measurement): validate the leader's setup, take
 //! the single test slot, gather the data streams that join it, move the
 //! bytes within the server's limits, and report.
 
@@ -253,25 +254,15 @@ fn data_phase(
     let stop = AtomicBool::new(false);
     let done = AtomicBool::new(false);
     let finished = Mutex::new(None);
-    let aborts: Vec<TcpStream> = streams.iter().filter_map(|s| s.try_clone().ok()).collect();
-    let first_err: Mutex<Option<FlowError>> = Mutex::new(None);
-    let fail = |e: FlowError| {
-        stop.store(true, Ordering::Relaxed);
-        for a in &aborts {
-            let _ = a.shutdown(std::net::Shutdown::Both);
-        }
-        if let Ok(mut f) = first_err.lock() {
-            f.get_or_insert(e);
-        }
-    };
+    let failures = flow::Failures::new(&streams, &stop);
     let meter_on = setup.mode == Mode::Stream && setup.direction.leader_sends();
     let points = std::thread::scope(|sc| {
         let mut receivers = Vec::new();
         let meter =
             meter_on.then(|| sc.spawn(|| flow::meter(&received, t0, interval, &done, &finished)));
         for (i, st) in streams.into_iter().enumerate() {
-            let (sendbuf, received, sent, rounds, stop, finished, fail) =
-                (&sendbuf, &received, &sent, &rounds, &stop, &finished, &fail);
+            let (sendbuf, received, sent, rounds, stop, failures) =
+                (&sendbuf, &received, &sent, &rounds, &stop, &failures);
             match setup.mode {
                 Mode::Rr => receivers.push(sc.spawn(move || {
                     let mut st = st;
@@ -290,38 +281,27 @@ fn data_phase(
                             sent.fetch_add(s, Ordering::Relaxed);
                             rounds.fetch_add(k, Ordering::Relaxed);
                         }
-                        Err(e) => fail(e),
+                        Err(e) => failures.fail(e),
                     }
                 })),
-                Mode::Stream => {
-                    if setup.direction.leader_receives() {
-                        let mut w = match st.try_clone() {
-                            Ok(w) => w,
-                            Err(e) => {
-                                fail(FlowError::Io(e));
-                                continue;
-                            }
-                        };
-                        let b = budget(i);
-                        receivers.push(sc.spawn(move || {
-                            if let Err(e) = flow::send_stream(&mut w, sendbuf, b, sent, stop, idle)
-                            {
-                                fail(e);
-                            }
-                        }));
-                    }
-                    if setup.direction.leader_sends() {
-                        receivers.push(sc.spawn(move || {
-                            let mut st = st;
-                            let mut rb = vec![0u8; flow::RECV_BUF];
-                            if let Err(e) = flow::recv_stream(
-                                &mut st, &mut rb, received, limits, idle, finished,
-                            ) {
-                                fail(e);
-                            }
-                        }));
-                    }
-                }
+                // The transponder sends what the leader receives.
+                Mode::Stream => receivers.extend(flow::stream_threads(
+                    sc,
+                    st,
+                    setup.direction.leader_receives().then(|| flow::SendSide {
+                        buf: sendbuf,
+                        budget: budget(i),
+                        sent,
+                        stop,
+                    }),
+                    setup.direction.leader_sends().then_some(flow::RecvSide {
+                        received,
+                        limits,
+                        finished: &finished,
+                    }),
+                    idle,
+                    failures,
+                )),
             }
         }
         for h in receivers {
@@ -330,7 +310,7 @@ fn data_phase(
         done.store(true, Ordering::Release);
         meter.map(|m| m.join().unwrap_or_default())
     });
-    if let Some(e) = first_err.into_inner().ok().flatten() {
+    if let Some(e) = failures.into_first() {
         return Err(e);
     }
     let mut intervals = points.map_or_else(Vec::new, |p| {

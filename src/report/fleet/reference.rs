@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::UserError;
 use crate::model::fleet::{FleetRun, Verdicts};
 use crate::model::Host;
-use crate::report::fleet::metrics::{self, median, Figure};
+use crate::report::fleet::metrics::{self, Figure};
+use crate::stats::median;
 
 /// A reference class matches a node whose memory is within this fraction
 /// of the class's (kernels reserve different amounts of the same DIMMs).
@@ -98,9 +99,9 @@ pub fn restate_dram(r: &Reference, f: &mut FleetRun) {
             .find(|c| c.matches(&run.host))
             .and_then(|c| c.dram_peak_gbps);
         if let Some(g) = peak {
-            let dram = run.host.dram.take().unwrap_or_default();
-            run.host.dram = Some(crate::platform::dram::with_stated(dram, g));
-            run.host.dram.as_mut().expect("set").source = "the fleet's --reference".into();
+            let mut dram = run.host.dram.take().unwrap_or_default().with_stated(g);
+            dram.source = "the fleet's --reference".into();
+            run.host.dram = Some(dram);
             run.restate_dram_peak(g);
         }
     }

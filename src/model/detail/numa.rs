@@ -1,0 +1,123 @@
+//! The `numa` suite's records: matrix cells (bandwidth per mix, chase
+//! latency), the write-pair scenario and the loaded-latency curve. Every
+//! one says where its threads and memory were in `placement`; these are
+//! the rest.
+
+use serde::{Deserialize, Serialize};
+
+use super::latency::latency_headline;
+use super::{case_parts, Bandwidth, CasePart, Headline, Nullable, SuiteDetail};
+use crate::model::Stats;
+
+/// A `numa` record.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NumaDetail {
+    /// The cell's cpu node (compare key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_cpu_node: Option<u32>,
+    /// The cell's memory node (compare key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_memory_node: Option<u32>,
+    /// The mix every thread ran (`read`, `3:1`, `1:1nt`, …; compare key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_mix: Option<String>,
+    /// The roles kernel name, where threads ran different mixes (compare
+    /// key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_roles: Option<String>,
+    /// `write-pair` for the write-pair scenario (compare key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_scenario: Option<String>,
+    /// The pair's memory nodes, thread 0 / thread 1 (`0/1`; compare key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_memory_nodes: Option<String>,
+    /// The delay a load thread waits after every 4 KiB it streams, ns;
+    /// null for the unloaded point (compare key).
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub case_delay_ns: Nullable<u64>,
+    /// The load as asked (`2@node0`; compare key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_load: Option<String>,
+    /// Each thread's mix name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Vec<String>>,
+    /// The asm kernels the mixes used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<Vec<String>>,
+    /// The interleave unit of a mix, bytes (65536).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_bytes: Option<u64>,
+    /// ns per dependent load of the chase; `best` is the lowest.
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub latency_ns: Nullable<Stats>,
+    /// ns per load of each sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns_samples: Option<Vec<f64>>,
+    /// Dependent loads per sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loads_per_sample: Option<u64>,
+    /// The fraction of each worker's pages on its intended node after the
+    /// measurement (`move_pages`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_fraction_per_thread: Option<Vec<f64>>,
+    /// Why the pages could not be counted (present only then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_error: Option<String>,
+    /// Change of `/proc/vmstat numa_pages_migrated` during the cell; null
+    /// where the kernel does not count it (or the case does not read it).
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub numa_pages_migrated: Nullable<u64>,
+    /// The cpu each worker reported, in worker order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_cpus: Option<Vec<Option<u32>>>,
+    /// The pair's memory nodes, thread 0 then thread 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_nodes: Option<Vec<u32>>,
+    /// The pair's fixed-work total time, first start → last end, seconds
+    /// (`best` is the lowest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_seconds: Option<Stats>,
+    /// Median total time against local/local, percent; null for
+    /// local/local itself.
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub percent_vs_local: Nullable<f64>,
+    /// The load threads' own streaming rate, summed, GB/s; null for the
+    /// unloaded point.
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub injected_gbps: Nullable<f64>,
+    /// Load threads running (0 for the unloaded point).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_threads: Option<u64>,
+    /// The cpus of the load threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_cpus: Option<Vec<u32>>,
+    /// The load threads' mix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_mix: Option<String>,
+    /// The bandwidth probe of a loaded run (`--probe bandwidth`).
+    #[serde(flatten)]
+    pub bandwidth: Bandwidth,
+}
+
+impl SuiteDetail for NumaDetail {
+    fn case(&self) -> Vec<CasePart> {
+        case_parts([
+            CasePart::of("cpu_node", self.case_cpu_node.as_ref()),
+            CasePart::of("memory_node", self.case_memory_node.as_ref()),
+            CasePart::of("mix", self.case_mix.as_ref()),
+            CasePart::of("roles", self.case_roles.as_ref()),
+            CasePart::of("scenario", self.case_scenario.as_ref()),
+            CasePart::of("memory_nodes", self.case_memory_nodes.as_ref()),
+            CasePart::nullable("delay_ns", &self.case_delay_ns),
+            CasePart::of("load", self.case_load.as_ref()),
+        ])
+    }
+
+    fn metric(&self) -> Option<Headline> {
+        latency_headline(&self.latency_ns)
+    }
+
+    fn bandwidth(&self) -> Option<&Bandwidth> {
+        Some(&self.bandwidth)
+    }
+}
