@@ -125,6 +125,20 @@ fn a_loopback_fleet_writes_every_output() {
     let res = dir.join("res");
     let f = load(&res.join("fleet.json"));
     assert_valid(&f, 3);
+    // Each node below the reference was measured once more before it was
+    // judged, and is judged on the better turn: still below, still FAIL.
+    let again: Vec<&str> = f["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["message"].as_str())
+        .filter(|m| m.starts_with("measured once more"))
+        .collect();
+    assert_eq!(again.len(), 1, "{}", f["warnings"]);
+    for r in 0..3 {
+        let label = f["nodes"][r]["label"].as_str().unwrap();
+        assert!(again[0].contains(label), "{label}: {}", again[0]);
+    }
     assert_eq!(f["complete"], true);
     assert_eq!(f["launch"]["launcher"], "openmpi");
     assert_eq!(f["launch"]["control"], "tcp");

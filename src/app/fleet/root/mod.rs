@@ -4,6 +4,7 @@
 //! are in [`net_phase`].
 
 mod net_phase;
+mod remeasure;
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -215,6 +216,9 @@ impl<'a> Root<'a> {
         self.node_phase()?;
         if !self.stopped() {
             self.network_phase()?;
+            // Last, so a passing disturbance has had the network phase's
+            // seconds to pass.
+            self.remeasure()?;
         }
         self.finish()
     }
