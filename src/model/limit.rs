@@ -345,15 +345,7 @@ mod tests {
             let mut r = Record {
                 regime: Some(regime.into()),
                 nontemporal: Some(nt),
-                gbps: Some(Stats {
-                    best,
-                    median: best,
-                    min: best,
-                    max: best,
-                    mean: best,
-                    cv: 0.0,
-                    n: 1,
-                }),
+                gbps: Some(Stats::constant(best, 1)),
                 ..Record::new(crate::model::SuiteId::Cache)
             };
             r.set_limit(run.host.limit(&LimitCase {

@@ -37,6 +37,21 @@ pub struct Stats {
     pub n: usize,
 }
 
+impl Stats {
+    /// `n` samples that all read `value` (tests and hand-built records).
+    pub fn constant(value: f64, n: usize) -> Stats {
+        Stats {
+            best: value,
+            median: value,
+            min: value,
+            max: value,
+            mean: value,
+            cv: 0.0,
+            n,
+        }
+    }
+}
+
 /// How a [`Noise`] figure was obtained.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]

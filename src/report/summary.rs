@@ -299,15 +299,7 @@ mod tests {
     }
 
     fn stats(best: f64) -> Stats {
-        Stats {
-            best,
-            median: best,
-            min: best,
-            max: best,
-            mean: best,
-            cv: 0.0,
-            n: 1,
-        }
+        Stats::constant(best, 1)
     }
 
     /// The Granite Rapids guest: CPUID's L3 480 MiB, measured 10 MiB.
@@ -528,15 +520,7 @@ mod limit_tests {
             size_bytes: Some(size),
             threads,
             regime: Some(regime.into()),
-            gbps: Some(Stats {
-                best,
-                median: best,
-                min: best,
-                max: best,
-                mean: best,
-                cv: 0.0,
-                n: 3,
-            }),
+            gbps: Some(Stats::constant(best, 3)),
             ..Record::new(SuiteId::Cache)
         };
         r.set_limit(match limit {

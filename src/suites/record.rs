@@ -443,15 +443,7 @@ mod tests {
             ..crate::model::Dram::default()
         });
         let k = kernel("seq_read_256_avx2");
-        let g = |best: f64| Stats {
-            best,
-            median: best,
-            min: best,
-            max: best,
-            mean: best,
-            cv: 0.0,
-            n: 3,
-        };
+        let g = |best: f64| Stats::constant(best, 3);
         let mut r = Record {
             gbps: Some(g(25.0)),
             threads: 1,

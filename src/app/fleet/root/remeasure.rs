@@ -178,15 +178,7 @@ mod tests {
     }
 
     fn stats(best: f64) -> Stats {
-        Stats {
-            best,
-            median: best,
-            min: best,
-            max: best,
-            mean: best,
-            cv: 0.0,
-            n: 3,
-        }
+        Stats::constant(best, 3)
     }
 
     #[test]
