@@ -14,7 +14,7 @@ pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// Stopped by SIGINT; files hold every finished record. SIGTERM, SIGHUP
 /// and a closed stdout stop the same way and exit 128 + their number
-/// (`main` maps this code through `util::signal::exit_code`).
+/// (`main` maps this code through `os::signal::exit_code`).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Debug, Error)]

@@ -16,6 +16,7 @@ pub mod measure;
 pub mod memory;
 pub mod model;
 pub mod net;
+pub mod os;
 pub mod platform;
 pub mod report;
 pub mod stats;

@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     match bwscope::app::dispatch(cli) {
         // A run stopped by SIGTERM/SIGHUP/a closed pipe exits 128 + that
         // signal, as if it had killed us (SIGINT: 130, unchanged).
-        Ok(bwscope::error::EXIT_INTERRUPTED) => ExitCode::from(bwscope::util::signal::exit_code()),
+        Ok(bwscope::error::EXIT_INTERRUPTED) => ExitCode::from(bwscope::os::signal::exit_code()),
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // A closed pipe (`bwscope ... | head`) is not an error.

@@ -11,7 +11,7 @@ pub fn info(a: &InfoArgs) -> anyhow::Result<u8> {
     let mut host = crate::platform::detect_host(!a.no_clock);
     if a.probe_knees {
         let plan = crate::suites::knees::plan(&host)?;
-        let stop = crate::util::signal::install();
+        let stop = crate::os::signal::install();
         match crate::suites::knees::probe_and_store(&plan, &mut host, stop)? {
             None => return Ok(crate::error::EXIT_INTERRUPTED),
             Some(warnings) => {

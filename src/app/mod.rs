@@ -16,7 +16,7 @@ use crate::model::{Host, SuiteId};
 use crate::suites::{self, Suite};
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
-    crate::util::signal::survive_file_size_limit();
+    crate::os::signal::survive_file_size_limit();
     let top = cli.output.clone();
     if let Some(rate) = &cli.dram_peak {
         let gbps =

@@ -81,7 +81,7 @@ pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
         .map_err(|e| UserError::flag("--max-bytes", e.to_string()))?;
     let log: crate::net::server::Log =
         Arc::new(|line: &str| eprintln!("{} {}", crate::model::time::now_rfc3339(), line));
-    crate::util::fds::raise_limit();
+    crate::os::fds::raise_limit();
     let server = Server::bind(cfg.clone(), log).map_err(|e| bind_error(addr, &e))?;
     let local = server.local_addr()?;
     // How many streams a test may have here, said now rather than found
@@ -107,7 +107,7 @@ pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
         format_bytes(cfg.max_bytes),
         if cfg.once { ", exits after one test" } else { "" }
     );
-    let stop = crate::util::signal::install();
+    let stop = crate::os::signal::install();
     server.serve(stop)?;
     Ok(EXIT_OK)
 }

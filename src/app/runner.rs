@@ -65,7 +65,7 @@ impl Recorder {
 
     /// Measure `suite` into this run.
     pub fn measure(&mut self, host: &Host, suite: &dyn Suite) -> anyhow::Result<Flow> {
-        self.measure_with(host, suite, crate::util::signal::install())
+        self.measure_with(host, suite, crate::os::signal::install())
     }
 
     /// [`Recorder::measure`] honouring `stop` (a caller with its own stop

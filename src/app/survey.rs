@@ -198,7 +198,7 @@ fn knees(rec: &mut Recorder, host: &mut Host) -> anyhow::Result<bool> {
         .copied()
         .unwrap_or(0);
     crate::suites::check_memory(top + top / 16 + (4 << 20), "survey", SURVEY_MEMORY)?;
-    let stop = crate::util::signal::install();
+    let stop = crate::os::signal::install();
     let before = host.cache_warnings();
     let Some(warnings) = crate::suites::knees::probe_and_store(&plan, host, stop)? else {
         return Ok(false);

@@ -59,26 +59,13 @@ impl Identity {
 
 /// The host name (`uname -n`).
 pub fn hostname() -> String {
-    // SAFETY: utsname is plain data; uname fills it.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return "unknown".into();
-    }
-    let bytes: Vec<u8> = u
-        .nodename
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c.to_ne_bytes()[0]) // c_char is i8 on x86-64, u8 on AArch64
-        .collect();
-    String::from_utf8_lossy(&bytes).into_owned()
+    crate::os::system::hostname()
 }
 
 /// The kernel instance: containers and network namespaces on one machine
 /// share it, and share its memory bandwidth.
 pub fn machine_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| format!("host:{}", hostname()))
+    crate::os::system::machine_id()
 }
 
 /// Refuse a fleet whose ranks run different releases, naming the hosts of

@@ -113,29 +113,9 @@ const PMI_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// job when this process exits.
 pub fn pmi_kvsname() -> Option<String> {
     use std::io::{BufRead, BufReader, Read, Write};
-    use std::os::fd::FromRawFd;
     let fd: i32 = std::env::var("PMI_FD").ok()?.trim().parse().ok()?;
-    // SAFETY: fstat into plain data; any number is safe to ask about.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if fd < 0
-        || unsafe { libc::fstat(fd, &mut st) } != 0
-        || st.st_mode & libc::S_IFMT != libc::S_IFSOCK
-    {
-        return None; // not a process manager's socket
-    }
-    // A copy of the descriptor, so PMI_FD itself stays open as the process
-    // manager expects until this process ends.
-    // SAFETY: dup of a descriptor checked to be open.
-    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
-    if dup < 0 {
-        return None;
-    }
-    // SAFETY: `dup` is a fresh descriptor nobody else owns.
-    let sock = unsafe { std::os::unix::net::UnixStream::from_raw_fd(dup) };
-    sock.set_read_timeout(Some(PMI_WAIT)).ok()?;
-    sock.set_write_timeout(Some(PMI_WAIT)).ok()?;
-    let mut w = sock.try_clone().ok()?;
-    let mut r = BufReader::new(sock);
+    let (r, mut w) = crate::os::net::process_manager_socket(fd, PMI_WAIT)?;
+    let mut r = BufReader::new(r);
     let mut ask = |cmd: &str| -> Option<String> {
         w.write_all(cmd.as_bytes()).ok()?;
         let mut line = String::new();

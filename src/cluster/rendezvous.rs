@@ -19,7 +19,6 @@
 
 use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -57,15 +56,7 @@ pub struct Writer {
 
 /// A process's start time (ticks since boot), if it runs.
 pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields start after
-    // the last ')'; starttime is field 22, the 20th after it.
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(19)?
-        .parse()
-        .ok()
+    crate::os::process::start_time(pid)
 }
 
 fn now_unix() -> u64 {
@@ -126,8 +117,7 @@ pub fn path(dir: &Path, job: Option<&str>) -> PathBuf {
 pub fn publish(file: &Path, note: &Note) -> Result<(), String> {
     let old = read_checked(file, note.job.as_deref());
     if let (Err(e), Ok(m)) = (&old, std::fs::symlink_metadata(file)) {
-        // SAFETY: geteuid has no preconditions.
-        if m.uid() != unsafe { libc::geteuid() } {
+        if !crate::os::fs::owner(&m).is_me {
             return Err(e.clone());
         }
     }
@@ -146,12 +136,7 @@ pub fn publish(file: &Path, note: &Note) -> Result<(), String> {
     tmp.push(format!(".{salt}.partial"));
     let tmp = PathBuf::from(tmp);
     let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)?;
+        let mut f = crate::os::fs::create_new(&tmp, 0o600)?;
         f.write_all(&serde_json::to_vec(note)?)?;
         f.sync_all()?;
         std::fs::rename(&tmp, file)
@@ -173,7 +158,7 @@ pub fn read(file: &Path) -> Option<Note> {
 /// The note a rank may trust (see the module comment): `Ok(None)` while
 /// there is none, `Err` naming the file and what is wrong with it.
 pub fn read_checked(file: &Path, job: Option<&str>) -> Result<Option<Note>, String> {
-    use crate::util::input::{read_regular, InputError, Rules};
+    use crate::os::input::{read_regular, InputError, Rules};
     let rules = Rules {
         max: MAX_NOTE,
         follow: false,
@@ -182,14 +167,14 @@ pub fn read_checked(file: &Path, job: Option<&str>) -> Result<Option<Note>, Stri
     let (bytes, m) = match read_regular(file, rules) {
         Ok(x) => x,
         Err(InputError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(InputError::Io(e)) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(InputError::Io(e)) if crate::os::fs::is_link_refused(&e) => {
             return Err(format!(
                 "the rendezvous file {name} is a symbolic link, which rank 0 never writes: someone else put it there; give a folder only you can write (--rendezvous DIR)"
             ))
         }
         Err(InputError::Io(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => {
             let owner = std::fs::symlink_metadata(file).map_or(String::new(), |m| {
-                format!(" (it belongs to uid {})", m.uid())
+                format!(" (it belongs to {})", crate::os::fs::owner(&m).name)
             });
             return Err(format!(
                 "the rendezvous file {name} cannot be read{owner}: another user's fleet may be using this folder; give a folder only you can write (--rendezvous DIR)"
@@ -197,18 +182,17 @@ pub fn read_checked(file: &Path, job: Option<&str>) -> Result<Option<Note>, Stri
         }
         Err(e) => return Err(format!("the rendezvous file {name} {e}")),
     };
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if m.uid() != me && m.uid() != 0 {
+    let owner = crate::os::fs::owner(&m);
+    if !owner.trusted() {
         return Err(format!(
-            "the rendezvous file {name} belongs to uid {}, not to you (uid {me}): another user's fleet could be posing as this one's rank 0; give a folder only you can write (--rendezvous DIR)",
-            m.uid()
+            "the rendezvous file {name} belongs to {}, not to you ({}): another user's fleet could be posing as this one's rank 0; give a folder only you can write (--rendezvous DIR)",
+            owner.name,
+            crate::os::fs::me()
         ));
     }
-    if m.mode() & 0o077 != 0 {
+    if let Some(mode) = crate::os::fs::others_may_access(&m) {
         return Err(format!(
-            "the rendezvous file {name} has mode {:04o}, and rank 0 writes it 0600: others could read its token or change it; give a folder only you can write (--rendezvous DIR)",
-            m.mode() & 0o7777
+            "the rendezvous file {name} has {mode}, and rank 0 writes it 0600: others could read its token or change it; give a folder only you can write (--rendezvous DIR)"
         ));
     }
     let note: Note = serde_json::from_slice(&bytes).map_err(|e| {
@@ -227,31 +211,7 @@ pub fn read_checked(file: &Path, job: Option<&str>) -> Result<Option<Note>, Stri
 /// This machine's IPv4 addresses on interfaces that are up: others first,
 /// loopback last (rank 0 advertises them in this order).
 pub fn local_ipv4() -> Vec<Ipv4Addr> {
-    let mut out = Vec::new();
-    let mut ifa: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs allocates a list we walk read-only and free once.
-    unsafe {
-        if libc::getifaddrs(&mut ifa) != 0 {
-            return vec![Ipv4Addr::LOCALHOST];
-        }
-        let mut p = ifa;
-        while !p.is_null() {
-            let a = &*p;
-            let up = a.ifa_flags & libc::IFF_UP as u32 != 0;
-            if up && !a.ifa_addr.is_null() && (*a.ifa_addr).sa_family as i32 == libc::AF_INET {
-                let sin = &*(a.ifa_addr as *const libc::sockaddr_in);
-                out.push(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)));
-            }
-            p = a.ifa_next;
-        }
-        libc::freeifaddrs(ifa);
-    }
-    out.sort_by_key(|ip| ip.is_loopback());
-    out.dedup();
-    if out.is_empty() {
-        out.push(Ipv4Addr::LOCALHOST);
-    }
-    out
+    crate::os::net::local_ipv4()
 }
 
 /// `10.1.0.0/16` → (network, prefix length).
@@ -337,26 +297,24 @@ mod tests {
         assert!(read_checked(&f, Some("other"))
             .unwrap_err()
             .contains("belongs to job"));
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(&f).unwrap().permissions().mode();
+        let mode = crate::os::fs::permissions(&std::fs::metadata(&f).unwrap());
         assert_eq!(mode & 0o077, 0, "{mode:o}");
     }
 
     #[test]
     fn notes_of_others_are_refused() {
-        use std::os::unix::fs::PermissionsExt as _;
         let d = tempfile::tempdir().unwrap();
         let f = path(d.path(), None);
         assert_eq!(read_checked(&f, None), Ok(None));
         std::fs::write(&f, "{}").unwrap();
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        crate::os::fs::set_permissions(&f, 0o644).unwrap();
         assert!(read_checked(&f, None).unwrap_err().contains("mode 0644"));
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        crate::os::fs::set_permissions(&f, 0o600).unwrap();
         assert!(read_checked(&f, None)
             .unwrap_err()
             .contains("not one bwscope wrote"));
         std::fs::remove_file(&f).unwrap();
-        std::os::unix::fs::symlink("/etc/hostname", &f).unwrap();
+        crate::os::fs::symlink(std::path::Path::new("/etc/hostname"), &f).unwrap();
         assert!(read_checked(&f, None)
             .unwrap_err()
             .contains("symbolic link"));
@@ -365,8 +323,7 @@ mod tests {
     #[test]
     fn a_live_writer_is_told_from_a_dead_one() {
         // Our parent runs: a note it wrote is a fleet still starting.
-        // SAFETY: getppid has no preconditions.
-        let ppid = unsafe { libc::getppid() } as u32;
+        let ppid = crate::os::process::parent_pid();
         let mut w = Writer::this(30.0);
         w.pid = ppid;
         w.pid_start = start_time(ppid);

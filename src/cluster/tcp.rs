@@ -8,7 +8,6 @@
 //! deadline; either is marked lost and the fleet goes on without it.
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -108,7 +107,7 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
     let size = s.launch.size;
     // Rank 0 holds a connection per rank: a fleet of a thousand nodes
     // needs more than the usual soft limit of 1024.
-    crate::util::fds::raise_limit();
+    crate::os::fds::raise_limit();
     let port = match &s.coordinator {
         Some(c) => coordinator_port(c)?,
         None => 0,
@@ -159,15 +158,8 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
     ids[0] = Some(Identity::this(0, size, s.launch.job.clone()));
     let mut streams: Vec<Option<TcpStream>> = (0..size).map(|_| None).collect();
     let mut joined = 1;
-    let fd = listener.as_raw_fd();
     while joined < size && Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
-        let mut pfd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd for the duration of the call.
-        if unsafe { libc::poll(&mut pfd, 1, 50) } > 0 {
+        if crate::os::net::wait_readable(&listener, 50) {
             if let Ok((c, _)) = listener.accept() {
                 let (jtx, token) = (jtx.clone(), token.clone());
                 std::thread::spawn(move || {

@@ -15,15 +15,13 @@
 //! `black_box`ed pointer so the compiler cannot recognise them and fold
 //! repeated calls (dead-store elimination of earlier passes).
 
-type Memcpy =
-    unsafe extern "C" fn(*mut libc::c_void, *const libc::c_void, usize) -> *mut libc::c_void;
-type Memset = unsafe extern "C" fn(*mut libc::c_void, libc::c_int, usize) -> *mut libc::c_void;
+use crate::os::crt::{Memcpy, Memset};
 
 kernels! {
     libc_memcpy: Copy 0 Libc, Seq cached, block 1, align 1,
         "libc memcpy (implementation chosen by libc; may use NT stores above its threshold)",
         rust!(|a| {
-            let f: Memcpy = std::hint::black_box(libc::memcpy as Memcpy);
+            let f: Memcpy = std::hint::black_box(crate::os::crt::memcpy());
             for _ in 0..a.reps {
                 f(std::hint::black_box(a.dst).cast(), a.src.cast(), a.len);
             }
@@ -32,9 +30,9 @@ kernels! {
     libc_memset: Write 0 Libc, Seq cached, block 1, align 1,
         "libc memset (implementation chosen by libc; may use NT stores above its threshold)",
         rust!(|a| {
-            let f: Memset = std::hint::black_box(libc::memset as Memset);
+            let f: Memset = std::hint::black_box(crate::os::crt::memset());
             for _ in 0..a.reps {
-                f(std::hint::black_box(a.dst).cast(), (a.pattern & 0xff) as libc::c_int, a.len);
+                f(std::hint::black_box(a.dst).cast(), (a.pattern & 0xff) as core::ffi::c_int, a.len);
             }
             0
         });

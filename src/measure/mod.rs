@@ -18,14 +18,6 @@ pub mod workers;
 
 pub use sampler::{Failure, Hint, Measured, SampleOpts, Sampler, Stamp, Workload};
 
-/// Now on `CLOCK_MONOTONIC`, ns: one clock for every worker, thread or
-/// process, so their stamps compare.
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+/// Now on the system's monotonic clock, ns: one clock for every worker,
+/// thread or process, so their stamps compare.
+pub use crate::os::time::now_ns;

@@ -31,118 +31,21 @@ pub struct Snapshot {
     own_ns: u64,
     /// CPU ns of every other process by pid; `None` when /proc cannot be
     /// listed (hidepid, no /proc).
-    others: Option<HashMap<i32, u64>>,
+    others: Option<HashMap<u32, u64>>,
     /// How long reading `others` took.
     scan: Duration,
 }
 
-fn clk_tck() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 {
-        t as f64
-    } else {
-        100.0
-    }
-}
-
-fn online_cpus() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    if n > 0 {
-        n as f64
-    } else {
-        1.0
-    }
-}
-
-/// CPU time of process `pid` in ns (all its threads, also ones that
-/// ended), or `None` when it is gone.
-fn process_cpu_ns(pid: i32) -> Option<u64> {
-    let mut clk: libc::clockid_t = 0;
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: out-pointers to locals.
-    unsafe {
-        if libc::clock_getcpuclockid(pid, &mut clk) != 0 {
-            return None;
-        }
-        if libc::clock_gettime(clk, &mut ts) != 0 {
-            return None;
-        }
-    }
-    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
-}
-
-/// Our own CPU ns (every thread, exact).
-fn self_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: out-pointer to a local.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// The processes our threads forked (the process team's workers).
-fn children() -> Vec<i32> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return out;
-    };
-    for t in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<i32>().ok()),
-            );
-        }
-    }
-    out
-}
-
-/// `/proc/stat`'s aggregate line: busy (user nice system irq softirq) and
-/// steal ticks.
-fn proc_stat() -> Option<(u64, u64)> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let f: Vec<u64> = stat
-        .lines()
-        .next()?
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    if f.len() < 8 {
-        return None;
-    }
-    Some((f[0] + f[1] + f[2] + f[5] + f[6], f[7]))
-}
-
 /// Take a snapshot; `None` where /proc/stat is unreadable.
 pub fn snapshot() -> Option<Snapshot> {
+    use crate::os::{process, system, time};
     let t0 = Instant::now();
-    let me = std::process::id() as i32;
-    let kids = children();
-    let others = std::fs::read_dir("/proc").ok().map(|dir| {
-        let mut m = HashMap::new();
-        for e in dir.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                continue;
-            };
-            if pid == me || kids.contains(&pid) {
-                continue;
-            }
-            if let Some(ns) = process_cpu_ns(pid) {
-                m.insert(pid, ns);
-            }
-        }
-        m
-    });
-    let own_ns = self_cpu_ns() + kids.iter().filter_map(|&p| process_cpu_ns(p)).sum::<u64>();
-    let (busy, steal) = proc_stat()?;
+    let mut own = process::children();
+    let kids_ns: u64 = own.iter().filter_map(|&p| time::process_cpu_ns(p)).sum();
+    own.push(std::process::id());
+    let others = process::others_cpu_ns(&own);
+    let own_ns = time::self_cpu_ns() + kids_ns;
+    let (busy, steal) = system::cpu_ticks()?;
     Some(Snapshot {
         at: Instant::now(),
         busy,
@@ -156,8 +59,8 @@ pub fn snapshot() -> Option<Snapshot> {
 /// Noise between two snapshots.
 pub fn between(a: &Snapshot, b: &Snapshot) -> Noise {
     let secs = b.at.duration_since(a.at).as_secs_f64().max(1e-9);
-    let tck = clk_tck();
-    let cpus = online_cpus();
+    let tck = crate::os::system::ticks_per_second();
+    let cpus = crate::os::system::online_cpu_count();
     let own = b.own_ns.saturating_sub(a.own_ns) as f64 / 1e9;
     // Ticks: every busy field is rounded down to a tick at both ends.
     let tick_rounding = 6.0 / tck;
@@ -214,7 +117,7 @@ mod tests {
         spin_for(std::time::Duration::from_millis(30));
         let b = super::snapshot().unwrap();
         let n = super::between(&a, &b);
-        let cpus = super::online_cpus();
+        let cpus = crate::os::system::online_cpu_count();
         assert!(n.foreign_cpus >= 0.0 && n.foreign_cpus <= cpus, "{n:?}");
         assert!(n.steal_cpus >= 0.0 && n.steal_cpus <= cpus, "{n:?}");
         assert!(n.window_seconds > 0.0);
@@ -226,28 +129,25 @@ mod tests {
     /// foreign load; the reading resolves far finer than a 10 ms tick.
     #[test]
     fn own_children_are_not_foreign_and_resolution_fits_the_window() {
-        // SAFETY: the child only sleeps and exits; it touches no locks.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            // SAFETY: plain libc calls in the child, then exit without
-            // running the parent's destructors.
-            unsafe {
-                libc::usleep(300_000);
-                libc::_exit(0)
-            };
+        // SAFETY: the worker only sleeps and exits; it touches no lock
+        // another test thread may hold (nanosleep, then _exit).
+        let child = unsafe {
+            crate::os::team::start_worker(|| {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                0
+            })
         }
-        assert!(pid > 0);
+        .unwrap();
+        let pid = child.pid();
         let a = super::snapshot().unwrap();
         spin_for(std::time::Duration::from_millis(100));
         let b = super::snapshot().unwrap();
-        assert!(super::children().contains(&pid));
-        let mut status = 0;
-        // SAFETY: our own child.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(crate::os::process::children().contains(&pid));
+        child.reap();
         for s in [&a, &b] {
             let others = s.others.as_ref().expect("/proc lists processes");
             assert!(!others.contains_key(&pid), "our child counted as foreign");
-            assert!(!others.contains_key(&(std::process::id() as i32)));
+            assert!(!others.contains_key(&std::process::id()));
         }
         let n = super::between(&a, &b);
         assert_eq!(n.method, Some(crate::model::NoiseMethod::ProcessClocks));

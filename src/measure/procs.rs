@@ -6,20 +6,21 @@
 //! the same mapping, run the kernel, and stamp `CLOCK_MONOTONIC` (one clock
 //! for the whole system, so stamps compare across processes).
 //!
-//! Forking is safe here because the parent is single-threaded when it
-//! forks (bwscope starts no background threads: no progress ticker, no
-//! pool), and a child never returns into the parent's code: it leaves with
-//! `_exit`, so no destructor or buffered output of the parent runs twice.
-//! `PR_SET_PDEATHSIG` kills a child whose parent dies.
+//! The workers are started with `os::team::start_worker` (a fork: safe
+//! here because the parent is single-threaded when it starts them, and a
+//! worker never returns into the parent's code); a worker whose parent
+//! dies is killed.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use super::team::{dst_offset, pin_current};
+use super::team::dst_offset;
 use super::{now_ns, Stamp};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, KernelArgs};
 use crate::memory::{Buffer, PageKind};
 use crate::model::MemoryInfo;
+use crate::os::mem::Mapping;
+use crate::os::team::{self as os_team, Worker};
 
 /// Most worker processes one run may have.
 pub const MAX_PROCESSES: usize = 1024;
@@ -59,7 +60,9 @@ struct Control {
 /// A group of pinned worker processes; dropping it ends them.
 pub struct ProcTeam {
     ctrl: *mut Control,
-    pids: Vec<libc::pid_t>,
+    /// The mapping `ctrl` points into (unmapped after the workers ended).
+    _shared: Mapping,
+    workers: Vec<Worker>,
     pub cpus: Vec<u32>,
     memory: Option<MemoryInfo>,
 }
@@ -80,24 +83,7 @@ fn wait_done(done: &AtomicU32, n: u32) {
         if seen == n {
             return;
         }
-        let timeout = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 100_000_000,
-        };
-        // SAFETY: `done` lives in the shared mapping for the team's
-        // lifetime; FUTEX_WAIT only reads it. Not FUTEX_PRIVATE_FLAG: the
-        // word is shared between processes.
-        unsafe {
-            libc::syscall(
-                libc::SYS_futex,
-                done.as_ptr(),
-                libc::FUTEX_WAIT,
-                seen,
-                &timeout as *const libc::timespec,
-                std::ptr::null::<u32>(),
-                0u32,
-            )
-        };
+        os_team::wait_word(done, seen, std::time::Duration::from_millis(100));
     }
 }
 
@@ -108,18 +94,7 @@ fn finish(done: &AtomicU32, n: u32) {
     if done.fetch_add(1, Ordering::AcqRel) + 1 != n {
         return;
     }
-    // SAFETY: as in `wait_done`; waking with nobody waiting is a no-op.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            done.as_ptr(),
-            libc::FUTEX_WAKE,
-            1u32,
-            std::ptr::null::<libc::timespec>(),
-            std::ptr::null::<u32>(),
-            0u32,
-        )
-    };
+    os_team::wake_word(done);
 }
 
 fn spin_until(mut done: impl FnMut() -> bool) {
@@ -145,20 +120,17 @@ fn barrier(c: &Control, n: u64) {
     spin_until(|| c.barrier_generation.load(Ordering::Acquire) != gen);
 }
 
-/// The child's whole life; never returns.
-fn child(c: &Control, i: usize, n: u64, cpu: u32, len: usize, page: PageKind) -> ! {
-    // SAFETY: prctl with an integer argument.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+/// The child's whole life; returns its exit code when told to quit.
+fn child(c: &Control, i: usize, n: u64, cpu: u32, len: usize, page: PageKind) -> i32 {
     let slot = &c.slots[i];
-    let mut buf = match pin_current(cpu)
+    let mut buf = match crate::os::cpu::pin_current(cpu)
         .ok()
         .and_then(|_| Buffer::new(len, page, 0x1234 + i as u64).ok())
     {
         Some(b) => b,
         None => {
             slot.state.store(2, Ordering::Release);
-            // SAFETY: leaves the child without touching the parent's state.
-            unsafe { libc::_exit(1) }
+            return 1;
         }
     };
     let info = buf.memory_info();
@@ -168,16 +140,17 @@ fn child(c: &Control, i: usize, n: u64, cpu: u32, len: usize, page: PageKind) ->
     );
     slot.page_bytes
         .store(info.page_bytes.unwrap_or(0), Ordering::Relaxed);
-    // SAFETY: no preconditions.
-    slot.cpu
-        .store(unsafe { libc::sched_getcpu() } as u64, Ordering::Relaxed);
+    slot.cpu.store(
+        crate::os::cpu::current_cpu().map_or(u64::MAX, u64::from),
+        Ordering::Relaxed,
+    );
     slot.state.store(1, Ordering::Release);
     let mut seen = 0u64;
     loop {
         spin_until(|| c.generation.load(Ordering::Acquire) != seen);
         seen = c.generation.load(Ordering::Acquire);
         match c.cmd.load(Ordering::Acquire) {
-            CMD_QUIT => unsafe { libc::_exit(0) },
+            CMD_QUIT => return 0,
             CMD_FILL => {
                 let l = c.stream_len.load(Ordering::Relaxed) as usize;
                 buf.fill_random_prefix(l, c.seed.load(Ordering::Relaxed) ^ i as u64);
@@ -218,49 +191,27 @@ impl ProcTeam {
                 format!("--processes supports at most {} workers", MAX_PROCESSES),
             ));
         }
-        let size = std::mem::size_of::<Control>();
-        // SAFETY: anonymous shared mapping, checked; zeroed memory is a
-        // valid Control (all atomics at 0).
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(UserError::flag(
-                "--processes",
-                format!(
-                    "cannot map shared memory: {}",
-                    std::io::Error::last_os_error()
-                ),
-            ));
-        }
+        let shared = Mapping::shared(std::mem::size_of::<Control>()).map_err(|e| {
+            UserError::flag("--processes", format!("cannot map shared memory: {e}"))
+        })?;
+        // Zeroed memory is a valid Control (all atomics at 0).
         let mut team = ProcTeam {
-            ctrl: p as *mut Control,
-            pids: Vec::new(),
+            ctrl: shared.as_ptr() as *mut Control,
+            _shared: shared,
+            workers: Vec::new(),
             cpus: cpus.to_vec(),
             memory: None,
         };
         let n = cpus.len() as u64;
         for (i, &cpu) in cpus.iter().enumerate() {
+            let ctl = team.ctl();
             // SAFETY: see the module doc: single-threaded parent, and the
-            // child only runs `child`, which ends in _exit.
-            let pid = unsafe { libc::fork() };
-            if pid < 0 {
-                return Err(UserError::flag(
-                    "--processes",
-                    format!("fork failed: {}", std::io::Error::last_os_error()),
-                ));
-            }
-            if pid == 0 {
-                child(team.ctl(), i, n, cpu, buffer_bytes, page);
-            }
-            team.pids.push(pid);
+            // worker only runs `child`.
+            let w = unsafe { os_team::start_worker(|| child(ctl, i, n, cpu, buffer_bytes, page)) }
+                .map_err(|e| {
+                    UserError::flag("--processes", format!("cannot start a worker: {e}"))
+                })?;
+            team.workers.push(w);
         }
         for (i, &cpu) in cpus.iter().enumerate() {
             let s = &team.ctl().slots[i];
@@ -298,7 +249,7 @@ impl ProcTeam {
     /// The cpu each worker saw right after pinning itself.
     pub fn observed_cpus(&self) -> Vec<Option<u32>> {
         (0..self.cpus.len())
-            .map(|i| Some(self.ctl().slots[i].cpu.load(Ordering::Relaxed) as u32))
+            .map(|i| u32::try_from(self.ctl().slots[i].cpu.load(Ordering::Relaxed)).ok())
             .collect()
     }
 
@@ -348,17 +299,9 @@ impl Drop for ProcTeam {
         let c = self.ctl();
         c.cmd.store(CMD_QUIT, Ordering::Release);
         c.generation.fetch_add(1, Ordering::AcqRel);
-        for &pid in &self.pids {
-            let mut status = 0;
-            // SAFETY: our own children.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
+        for w in self.workers.drain(..) {
+            w.reap();
         }
-        // SAFETY: the mapping made in spawn, no references outlive self.
-        unsafe {
-            libc::munmap(
-                self.ctrl as *mut libc::c_void,
-                std::mem::size_of::<Control>(),
-            )
-        };
+        // `_shared` is unmapped after this, with no worker left to use it.
     }
 }

@@ -94,48 +94,7 @@ pub struct Team {
     memory: Vec<MemoryInfo>,
 }
 
-/// Pin the calling thread to `cpu`.
-pub fn pin_current(cpu: u32) -> Result<(), String> {
-    // SAFETY: cpu_set_t is plain data; the call only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu as usize, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(format!(
-                "cannot pin to cpu {}: {}",
-                cpu,
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Run `f` on the calling thread pinned to `cpu`, then give the thread
-/// its previous affinity back. Single-thread measurements (the pointer
-/// chase, register loops) run this way: no helper thread, no channel.
-pub fn on_cpu<R>(cpu: u32, f: impl FnOnce() -> R) -> Result<R, String> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it.
-    let saved = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
-            .then_some(set)
-    };
-    pin_current(cpu)?;
-    let r = f();
-    if let Some(set) = saved {
-        // SAFETY: restores the mask read above.
-        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    }
-    Ok(r)
-}
-
-/// The cpu the calling thread runs on now.
-pub fn current_cpu() -> Option<u32> {
-    // SAFETY: no preconditions.
-    let c = unsafe { libc::sched_getcpu() };
-    (c >= 0).then_some(c as u32)
-}
+pub use crate::os::cpu::{current_cpu, on_cpu, pin_current};
 
 /// Offset of the write stream in a copy: past the read stream, rounded to
 /// a cache line so every stream starts aligned.

@@ -7,26 +7,21 @@
 use std::ptr::NonNull;
 
 use crate::error::UserError;
-use crate::memory::{smaps, PageKind};
+use crate::memory::PageKind;
 use crate::model::MemoryInfo;
+use crate::os::mem::{Mapping, Pages};
 
 /// 2 MiB: the x86-64 huge page size, so a THP buffer starts on a huge page.
 pub const ALIGN: usize = 2 << 20;
 
-/// An mmap'ed region, unmapped on drop.
+/// An mmap'ed region, unmapped on drop (with its mapping).
 pub struct Buffer {
     base: NonNull<u8>,
-    /// The mapping as returned by mmap (for munmap).
-    map_ptr: *mut u8,
-    map_len: usize,
+    /// The whole mapping (the buffer starts at an aligned place in it).
+    _map: Mapping,
     len: usize,
     kind: PageKind,
 }
-
-// SAFETY: the buffer is plain memory owned by this value; moving it between
-// threads is fine, sharing needs the usual care the kernels take.
-unsafe impl Send for Buffer {}
-unsafe impl Sync for Buffer {}
 
 impl Buffer {
     /// Map `len` bytes (rounded up to a page) aligned to 2 MiB with the page
@@ -48,14 +43,8 @@ impl Buffer {
         let page = kind.hugetlb_page_bytes().unwrap_or(4096);
         let len = len.max(4096).next_multiple_of(page);
         // Hugetlb mappings are naturally aligned to their page size.
-        let (map_len, flags) = match kind.hugetlb_page_bytes() {
-            Some(p) => (
-                len,
-                libc::MAP_PRIVATE
-                    | libc::MAP_ANONYMOUS
-                    | libc::MAP_HUGETLB
-                    | ((p.trailing_zeros() as i32) << libc::MAP_HUGE_SHIFT),
-            ),
+        let (map_len, pages) = match kind.hugetlb_page_bytes() {
+            Some(p) => (len, Pages::Reserved(p)),
             // A THP policy covers whole 2 MiB pages: the advice below spans
             // the buffer rounded up to one, so even a 32 KiB buffer sits in
             // one physically contiguous huge page. On 4 KiB pages a buffer
@@ -63,50 +52,38 @@ impl Buffer {
             // them collide in the (physically indexed) L2 sets changes from
             // run to run: 256 KiB reads on Zen 4 came out at 97 or at
             // 116 GB/s depending on the allocation.
-            None => (
-                len.next_multiple_of(ALIGN) + ALIGN,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            ),
+            None => (len.next_multiple_of(ALIGN) + ALIGN, Pages::Default),
         };
-        // SAFETY: anonymous private mapping, no file, checked for MAP_FAILED.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                flags,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            let err = std::io::Error::last_os_error();
-            if let Some(pb) = kind.hugetlb_page_bytes() {
-                return Err(UserError::flag(
-                    "--memory",
-                    format!(
-                        "mmap(MAP_HUGETLB) of {} failed ({}): {}",
-                        crate::util::units::format_bytes(len as u64),
-                        err,
-                        super::kind::hugetlb_hint(pb, (len / pb) as u64)
+        let map = match Mapping::private(map_len, pages) {
+            Ok(m) => m,
+            Err(err) => {
+                if let Some(pb) = kind.hugetlb_page_bytes() {
+                    return Err(UserError::flag(
+                        "--memory",
+                        format!(
+                            "mmap(MAP_HUGETLB) of {} failed ({}): {}",
+                            crate::util::units::format_bytes(len as u64),
+                            err,
+                            super::kind::hugetlb_hint(pb, (len / pb) as u64)
+                        ),
+                    ));
+                }
+                let detail = match crate::os::process::address_space_left() {
+                    Some((left, limit)) => format!(
+                        "{err}; this process may map only {} more under its limit ({}, `ulimit -v`/`ulimit -d`)",
+                        crate::util::units::format_bytes(left),
+                        crate::util::units::format_bytes(limit)
                     ),
-                ));
+                    None => err.to_string(),
+                };
+                return Err(UserError::OutOfMemory {
+                    bytes: len as u64,
+                    detail,
+                    hint: crate::error::LESS_MEMORY,
+                });
             }
-            let detail = match crate::platform::env::address_space_left() {
-                Some((left, limit)) => format!(
-                    "{err}; this process may map only {} more under its limit ({}, `ulimit -v`/`ulimit -d`)",
-                    crate::util::units::format_bytes(left),
-                    crate::util::units::format_bytes(limit)
-                ),
-                None => err.to_string(),
-            };
-            return Err(UserError::OutOfMemory {
-                bytes: len as u64,
-                detail,
-                hint: crate::error::LESS_MEMORY,
-            });
-        }
-        let map_ptr = p as *mut u8;
+        };
+        let map_ptr = map.as_ptr();
         let offset = (ALIGN - (map_ptr as usize % ALIGN)) % ALIGN;
         let offset = if kind.hugetlb_page_bytes().is_some() {
             0
@@ -117,27 +94,25 @@ impl Buffer {
         let base = unsafe { map_ptr.add(offset) };
         let buf = Buffer {
             base: NonNull::new(base).expect("mmap returned null"),
-            map_ptr,
-            map_len,
+            _map: map,
             len,
             kind,
         };
         let advice = match kind {
-            PageKind::Thp => Some((libc::MADV_HUGEPAGE, len.next_multiple_of(ALIGN))),
-            PageKind::NoHuge => Some((libc::MADV_NOHUGEPAGE, len)),
+            PageKind::Thp => Some((true, len.next_multiple_of(ALIGN))),
+            PageKind::NoHuge => Some((false, len)),
             _ => None,
         };
-        if let Some((a, span)) = advice {
+        if let Some((huge, span)) = advice {
             // SAFETY: base..base+span lies inside the mapping (span is at
-            // most map_len - ALIGN); madvise only changes the page policy.
-            // Failure just means no huge pages, which the smaps check
-            // reports.
-            unsafe { libc::madvise(base as *mut libc::c_void, span, a) };
+            // most map_len - ALIGN); the advice only changes the page
+            // policy. Failure just means no huge pages, which the page
+            // facts check reports.
+            unsafe { crate::os::mem::advise_huge(base, span, huge) };
         }
         if kind == PageKind::Locked {
             // SAFETY: base..base+len lies inside the mapping.
-            if unsafe { libc::mlock(base as *const libc::c_void, len) } != 0 {
-                let err = std::io::Error::last_os_error();
+            if let Err(err) = unsafe { crate::os::mem::lock(base, len) } {
                 let hint = super::kind::check_lockable(len as u64)
                     .err()
                     .unwrap_or_else(|| "raise RLIMIT_MEMLOCK (ulimit -l) or free memory".into());
@@ -195,9 +170,9 @@ impl Buffer {
         crate::util::rng::fill_words(w, seed);
     }
 
-    /// What the kernel actually gave us, from `/proc/self/smaps`.
+    /// What the system actually gave us ([`crate::os::mem::page_facts`]).
     pub fn memory_info(&self) -> MemoryInfo {
-        let s = smaps::lookup(self.base.as_ptr() as usize);
+        let s = crate::os::mem::page_facts(self.base.as_ptr() as usize);
         MemoryInfo {
             kind: self.kind.name().into(),
             page_bytes: s.as_ref().map(|s| s.kernel_page_bytes),
@@ -208,13 +183,6 @@ impl Buffer {
                 .as_ref()
                 .map(|s| (s.locked_bytes as f64 / self.len as f64).min(1.0)),
         }
-    }
-}
-
-impl Drop for Buffer {
-    fn drop(&mut self) {
-        // SAFETY: map_ptr/map_len are exactly what mmap returned.
-        unsafe { libc::munmap(self.map_ptr as *mut libc::c_void, self.map_len) };
     }
 }
 
@@ -248,9 +216,8 @@ mod tests {
         ) {
             return;
         }
-        let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-            .unwrap_or_default();
-        if mode.is_empty() || mode.contains("[never]") {
+        let mode = crate::os::mem::thp_mode().unwrap_or_default();
+        if mode.is_empty() || mode == "never" {
             eprintln!("skipped: transparent huge pages are off here ({mode:?})");
             return;
         }

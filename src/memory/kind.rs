@@ -10,24 +10,10 @@ use crate::memory::PageKind;
 use crate::model::MemoryInfo;
 use crate::util::units::format_bytes;
 
-fn read(p: &str) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
-}
-
-/// The sysfs directory of the hugetlb pool with pages of `page_bytes`.
-fn pool_dir(page_bytes: usize) -> String {
-    format!("/sys/kernel/mm/hugepages/hugepages-{}kB", page_bytes / 1024)
-}
-
 /// (reserved, free) pages of the hugetlb pool, or None when the kernel has
 /// no pool of that size.
 pub fn pool(page_bytes: usize) -> Option<(u64, u64)> {
-    let d = pool_dir(page_bytes);
-    let n = read(&format!("{d}/nr_hugepages"))?.parse().ok()?;
-    let f = read(&format!("{d}/free_hugepages"))?.parse().ok()?;
-    Some((n, f))
+    crate::os::mem::hugetlb_pool(page_bytes)
 }
 
 /// What to run to make `need` more pages of `page_bytes` available.
@@ -41,67 +27,30 @@ pub fn hugetlb_hint(page_bytes: usize, need: u64) -> String {
         )
     } else {
         format!(
-            "reserve {} huge pages as root: echo {} > {}/nr_hugepages (now {}, {} free)",
+            "reserve {} huge pages as root: echo {} > {} (now {}, {} free)",
             format_bytes(page_bytes as u64),
             target,
-            pool_dir(page_bytes),
+            crate::os::mem::hugetlb_pool_knob(page_bytes),
             reserved,
             free
         )
     }
 }
 
-/// Capability number of CAP_IPC_LOCK (linux/capability.h).
-const CAP_IPC_LOCK: u32 = 14;
-
-/// True when this process holds CAP_IPC_LOCK (then RLIMIT_MEMLOCK does not
-/// apply to mlock).
-fn has_cap_ipc_lock() -> bool {
-    let Some(status) = read("/proc/self/status") else {
-        return false;
-    };
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
-}
-
-/// Bytes this process has locked already (`VmLck`).
-fn locked_now() -> u64 {
-    read("/proc/self/status")
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmLck:"))
-                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
-}
-
 /// Whether `bytes` more can be mlocked: Err says by how much the limit is
 /// short and how to raise it.
 pub fn check_lockable(bytes: u64) -> Result<(), String> {
-    if has_cap_ipc_lock() {
+    let Some(room) = crate::os::process::lock_room() else {
         return Ok(());
-    }
-    let mut rl = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
     };
-    // SAFETY: getrlimit fills the struct.
-    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut rl) } != 0
-        || rl.rlim_cur == libc::RLIM_INFINITY
-    {
-        return Ok(());
-    }
-    let used = locked_now();
-    let allowed = rl.rlim_cur.saturating_sub(used);
+    let used = room.locked;
+    let allowed = room.limit.saturating_sub(used);
     if bytes > allowed {
         return Err(format!(
             "locking {} needs RLIMIT_MEMLOCK of at least {} but it is {} ({} already locked): short by {}; raise it (ulimit -l {}) or run with CAP_IPC_LOCK",
             format_bytes(bytes),
             format_bytes(bytes + used),
-            format_bytes(rl.rlim_cur),
+            format_bytes(room.limit),
             format_bytes(used),
             format_bytes(bytes - allowed),
             (bytes + used).div_ceil(1024)
@@ -115,9 +64,7 @@ pub fn check_lockable(bytes: u64) -> Result<(), String> {
 pub fn check_available(kind: PageKind, bytes: u64, buffers: u64) -> Result<(), String> {
     match kind {
         PageKind::Regular | PageKind::NoHuge => Ok(()),
-        PageKind::Thp => match read("/sys/kernel/mm/transparent_hugepage/enabled")
-            .and_then(|s| crate::platform::env::selected(&s))
-        {
+        PageKind::Thp => match crate::os::mem::thp_mode() {
             None => Err("this kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage absent)".into()),
             Some(m) if m == "never" => Err(
                 "transparent huge pages are off (/sys/kernel/mm/transparent_hugepage/enabled = never); set it to madvise or always".into(),
@@ -131,7 +78,7 @@ pub fn check_available(kind: PageKind, bytes: u64, buffers: u64) -> Result<(), S
                 None => Err(format!(
                     "this kernel has no {} huge pages ({} absent)",
                     format_bytes(pb as u64),
-                    pool_dir(pb)
+                    crate::os::mem::hugetlb_pool_knob(pb)
                 )),
                 Some((_, free)) if free < need => Err(format!(
                     "{} needs {} huge pages of {} but {} are free: {}",

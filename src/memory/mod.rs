@@ -1,16 +1,14 @@
 //! Where bytes live: aligned buffers and their page policy.
 
 pub mod buffer;
-pub mod device;
 pub mod kind;
 pub mod numa;
-pub mod smaps;
 
 pub use buffer::Buffer;
 
 /// Page policy of a CPU buffer. Device mappings (write-combining and
 /// uncached BARs, framebuffers) are not anonymous memory: see
-/// [`device`]; availability checks and verification live in [`kind`].
+/// `os::device`; availability checks and verification live in [`kind`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PageKind {

@@ -11,11 +11,10 @@
 //!   (the newline an editor adds), taken as they are (not re-encoded), and
 //!   neither empty nor all zero bytes.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use crate::error::UserError;
-use crate::util::input::{read_regular, InputError, Rules};
+use crate::os::input::{read_regular, InputError, Rules};
 
 /// Largest token file read.
 pub const MAX_TOKEN_FILE: u64 = 4096;
@@ -57,18 +56,17 @@ pub fn read(path: &str) -> Result<Vec<u8>, UserError> {
         InputError::Io(e) => bad(format!("cannot read {path}: {e}")),
         e => bad(format!("{path} {e}; give a file holding one secret line")),
     })?;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if m.uid() != me && m.uid() != 0 {
+    let owner = crate::os::fs::owner(&m);
+    if !owner.trusted() {
         return Err(bad(format!(
-            "{path} belongs to uid {}, not to you (uid {me}) or root: whoever owns it can change the secret; use a token file of your own",
-            m.uid()
+            "{path} belongs to {}, not to you ({}) or root: whoever owns it can change the secret; use a token file of your own",
+            owner.name,
+            crate::os::fs::me()
         )));
     }
-    if m.mode() & 0o077 != 0 {
+    if let Some(mode) = crate::os::fs::others_may_access(&m) {
         return Err(bad(format!(
-            "{path} is readable or writable by others (mode {:04o}): anyone who can read it can join; `chmod 600 {path}`",
-            m.mode() & 0o7777
+            "{path} is readable or writable by others ({mode}): anyone who can read it can join; `chmod 600 {path}`"
         )));
     }
     parse(&bytes).map_err(|m| bad(format!("{path} {m}")))
@@ -91,25 +89,24 @@ mod tests {
 
     #[test]
     fn files_are_bounded_and_private() {
-        use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("tok");
         std::fs::write(&p, "s3cret\n").unwrap();
         let path = p.to_str().unwrap();
         for mode in [0o644, 0o640, 0o604, 0o666, 0o620] {
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            crate::os::fs::set_permissions(&p, mode).unwrap();
             let e = read(path).unwrap_err().to_string();
             assert!(e.contains("chmod 600"), "{mode:o}: {e}");
         }
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        crate::os::fs::set_permissions(&p, 0o600).unwrap();
         assert_eq!(read(path).unwrap(), b"s3cret");
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o400)).unwrap();
+        crate::os::fs::set_permissions(&p, 0o400).unwrap();
         assert_eq!(read(path).unwrap(), b"s3cret");
         // A sparse gigabyte is refused from its size, not read.
         let big = d.path().join("big");
         let f = std::fs::File::create(&big).unwrap();
         f.set_len(1 << 30).unwrap();
-        std::fs::set_permissions(&big, std::fs::Permissions::from_mode(0o600)).unwrap();
+        crate::os::fs::set_permissions(&big, 0o600).unwrap();
         let e = read(big.to_str().unwrap()).unwrap_err().to_string();
         assert!(e.contains("larger than the 4096 bytes"), "{e}");
         let e = read("/dev/zero").unwrap_err().to_string();

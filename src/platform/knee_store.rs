@@ -20,15 +20,10 @@ struct Stored {
     probe: KneeProbe,
 }
 
-/// The folder results go to, from the environment; `None` without one.
+/// The folder probes are kept in (`bwscope/` in the user's cache
+/// folder); `None` without one.
 pub fn dir() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let base = var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")))?;
-    Some(base.join("bwscope"))
+    Some(crate::os::system::user_cache_dir()?.join("bwscope"))
 }
 
 /// What identifies this host's probe: the CPU, CPUID's cache geometry

@@ -1,10 +1,12 @@
 //! The memory devices from the firmware's SMBIOS tables, decoded by the
-//! `dmidecode` crate from Linux's copies: `/sys/firmware/dmi/tables/
-//! smbios_entry_point` and `DMI` (root only on most systems; absent in
-//! many VMs). `BWSCOPE_SMBIOS_DIR` names another folder holding the two
-//! files (a dump from another machine; the tests' fixtures). Nothing here
-//! fails a run: whatever cannot be read becomes a one-line reason and a
-//! null peak (`platform::dram`).
+//! `dmidecode` crate from the system's copies (`os::system::smbios_dir`:
+//! on Linux `/sys/firmware/dmi/tables/smbios_entry_point` and `DMI`, root
+//! only on most systems, absent in many VMs). `BWSCOPE_SMBIOS_DIR` names
+//! another folder holding the two files (a dump from another machine; the
+//! tests' fixtures). Both are read with the bounded reader (regular files
+//! only, never waiting, at most [`MAX_TABLE`] bytes). Nothing here fails a
+//! run: whatever cannot be read becomes a one-line reason and a null peak
+//! (`platform::dram`).
 
 use std::path::{Path, PathBuf};
 
@@ -14,28 +16,41 @@ use dmidecode::{EntryPoint, Structure};
 
 use crate::model::{Dram, DramDevice};
 
-/// Where Linux exposes the tables.
-pub const SYSFS: &str = "/sys/firmware/dmi/tables";
+/// The most bytes a table file may hold: SMBIOS 3 allows a 4 GiB table,
+/// real ones are tens of KiB.
+pub const MAX_TABLE: u64 = 16 << 20;
 
 /// The folder the tables are read from.
-fn dir() -> PathBuf {
+fn dir() -> Option<PathBuf> {
     std::env::var_os("BWSCOPE_SMBIOS_DIR")
         .filter(|v| !v.is_empty())
-        .map_or_else(|| PathBuf::from(SYSFS), PathBuf::from)
+        .map(PathBuf::from)
+        .or_else(crate::os::system::smbios_dir)
 }
 
 /// The memory system of this machine (or of `BWSCOPE_SMBIOS_DIR`'s dump).
 pub fn detect() -> Dram {
-    read(&dir())
+    match dir() {
+        Some(d) => read(&d),
+        None => unknown(
+            "SMBIOS",
+            "this system gives no SMBIOS tables to read".into(),
+        ),
+    }
 }
 
 /// Read and decode the two files in `dir`.
 pub fn read(dir: &Path) -> Dram {
     let source = format!("SMBIOS ({})", dir.display());
-    let load = |name: &str| std::fs::read(dir.join(name));
+    use crate::os::input::{read_regular, InputError, Rules};
+    let rules = Rules {
+        max: MAX_TABLE,
+        follow: true,
+    };
+    let load = |name: &str| read_regular(&dir.join(name), rules).map(|(b, _)| b);
     let (entry, table) = match (load("smbios_entry_point"), load("DMI")) {
         (Ok(e), Ok(t)) => (e, t),
-        (Err(e), _) | (_, Err(e)) => {
+        (Err(InputError::Io(e)), _) | (_, Err(InputError::Io(e))) => {
             let why = match e.kind() {
                 std::io::ErrorKind::NotFound => format!(
                     "no SMBIOS tables: {} does not exist (a VM without them?)",
@@ -48,6 +63,12 @@ pub fn read(dir: &Path) -> Dram {
                 _ => format!("SMBIOS tables unreadable: {e}"),
             };
             return unknown(&source, why);
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            return unknown(
+                &source,
+                format!("an SMBIOS table file in {} {e}", dir.display()),
+            )
         }
     };
     match decode(&entry, &table) {

@@ -64,7 +64,7 @@ fn too_large(path: &str) -> UserError {
 /// open descriptor, without waiting, so nothing can make the reader wait or
 /// grow without end, nor swap the file between the check and the read).
 pub fn read_input(path: &str) -> Result<Vec<u8>, UserError> {
-    use crate::util::input::{read_regular, InputError, Rules};
+    use crate::os::input::{read_regular, InputError, Rules};
     if path == "-" {
         return read_capped("stdin", std::io::stdin().lock());
     }
@@ -96,7 +96,7 @@ pub fn read_value(path: &str) -> Result<serde_json::Value, UserError> {
 
 fn value_of(path: &str, bytes: &[u8]) -> Result<serde_json::Value, UserError> {
     // A byte-order mark (some Windows editors write one) is not an error.
-    serde_json::from_slice(crate::util::input::strip_bom(bytes)).map_err(|e| {
+    serde_json::from_slice(crate::os::input::strip_bom(bytes)).map_err(|e| {
         // Only a file that ends too soon is likely cut; anything else is
         // a mistake inside it (or not a run at all).
         let hint = if e.is_eof() {

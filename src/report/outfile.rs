@@ -26,28 +26,18 @@
 //! - [`check_writable`] answers all this before anything is measured,
 //!   without creating or truncating anything.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::UserError;
+use crate::os::fs as sys;
 
 fn unwritable(path: &Path, detail: impl std::fmt::Display) -> UserError {
     UserError::Unwritable {
         path: path.display().to_string(),
         detail: detail.to_string(),
     }
-}
-
-/// `access(2)` with the effective ids.
-fn access(path: &Path, mode: libc::c_int) -> bool {
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: a valid NUL-terminated path; faccessat only reads it.
-    unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), mode, libc::AT_EACCESS) == 0 }
 }
 
 /// The directory a path lives in (`.` for a bare name).
@@ -58,35 +48,16 @@ fn dir_of(path: &Path) -> PathBuf {
     }
 }
 
-/// The descriptor a path names, for `/dev/stdout`, `/dev/stderr`,
-/// `/dev/fd/N` and `/proc/self/fd/N` (a shell's `>(...)` gives the last
-/// two). Such a path is the descriptor already open, not a file to
-/// replace: resolving it would find `pipe:[…]`, or replace the file the
-/// shell redirected to with a new one the descriptor no longer reaches.
-pub fn descriptor(path: &Path) -> Option<libc::c_int> {
-    let p = path.to_str()?;
-    match p {
-        "/dev/stdout" => return Some(1),
-        "/dev/stderr" => return Some(2),
-        _ => {}
-    }
-    let n = p
-        .strip_prefix("/dev/fd/")
-        .or_else(|| p.strip_prefix("/proc/self/fd/"))?;
-    n.parse().ok()
+/// The descriptor a path names (`/dev/stdout`, `/dev/fd/N`, …): see
+/// [`crate::os::fs::descriptor`].
+pub fn descriptor(path: &Path) -> Option<i32> {
+    sys::descriptor(path)
 }
 
 /// Is `path` another name for stdout (`/dev/stdout`, `/dev/fd/1`)? Those
 /// mean what `-` means.
 pub fn is_stdout(path: &str) -> bool {
     path == "-" || descriptor(Path::new(path)) == Some(1)
-}
-
-/// Is descriptor `fd` open for writing?
-fn fd_writable(fd: libc::c_int) -> bool {
-    // SAFETY: F_GETFL on any number only reads the descriptor table.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    fl >= 0 && matches!(fl & libc::O_ACCMODE, libc::O_WRONLY | libc::O_RDWR)
 }
 
 /// Where writing `path` really goes: itself, or the file a trusted symlink
@@ -98,7 +69,7 @@ fn resolve(path: &Path) -> Result<PathBuf, UserError> {
     if descriptor(path).is_some() {
         return Ok(path.to_path_buf());
     }
-    if path.as_os_str().as_bytes().ends_with(b"/") && !path.is_dir() {
+    if sys::ends_with_separator(path) && !path.is_dir() {
         return Err(unwritable(
             path,
             "it ends in '/', so it names a directory, and there is none: give a file name (e.g. results/run.json), after creating the directory",
@@ -111,20 +82,17 @@ fn resolve(path: &Path) -> Result<PathBuf, UserError> {
         return Ok(path.to_path_buf());
     }
     let dir = dir_of(path);
-    if let Ok(d) = std::fs::metadata(&dir) {
-        // SAFETY: geteuid has no preconditions.
-        let me = unsafe { libc::geteuid() };
-        let shared = d.mode() & 0o1002 == 0o1002;
-        if shared && m.uid() != me && m.uid() != d.uid() {
-            return Err(unwritable(
-                path,
-                format!(
-                    "it is a symlink owned by uid {} in the shared directory {}; bwscope does not follow it (fs.protected_symlinks rule): write to the file by its own path",
-                    m.uid(),
-                    dir.display()
-                ),
-            ));
-        }
+    if let Some(owner) = std::fs::metadata(&dir)
+        .ok()
+        .and_then(|d| sys::untrusted_link(&m, &d))
+    {
+        return Err(unwritable(
+            path,
+            format!(
+                "it is a symlink owned by {owner} in the shared directory {}; bwscope does not follow it (fs.protected_symlinks rule): write to the file by its own path",
+                dir.display()
+            ),
+        ));
     }
     std::fs::canonicalize(path).map_err(|e| {
         unwritable(
@@ -137,14 +105,14 @@ fn resolve(path: &Path) -> Result<PathBuf, UserError> {
 /// Refuse a regular file the caller may not write, or one nobody may write
 /// (root bypasses the permission bits; we do not).
 fn check_regular(path: &Path, m: &Metadata) -> Result<(), UserError> {
-    if m.mode() & 0o222 == 0 || !access(path, libc::W_OK) {
+    if sys::is_read_only(m) || !sys::can_write(path) {
         return Err(unwritable(
             path,
             "the file is read-only (chmod u+w would allow it)",
         ));
     }
     let dir = dir_of(path);
-    if !access(&dir, libc::W_OK | libc::X_OK) {
+    if !sys::can_write_dir(&dir) {
         return Err(unwritable(
             path,
             format!(
@@ -161,7 +129,7 @@ fn check_regular(path: &Path, m: &Metadata) -> Result<(), UserError> {
 pub fn check_writable(path: &Path) -> Result<(), UserError> {
     let target = resolve(path)?;
     if let Some(fd) = descriptor(path) {
-        return if fd_writable(fd) {
+        return if sys::descriptor_writable(fd) {
             Ok(())
         } else {
             Err(unwritable(
@@ -173,13 +141,13 @@ pub fn check_writable(path: &Path) -> Result<(), UserError> {
     match std::fs::metadata(&target) {
         Ok(m) if m.is_dir() => Err(unwritable(path, "it is a directory")),
         Ok(m) if m.is_file() => check_regular(&target, &m),
-        Ok(_) if access(&target, libc::W_OK) => Ok(()),
+        Ok(_) if sys::can_write(&target) => Ok(()),
         Ok(_) => Err(unwritable(path, "permission denied")),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let dir = dir_of(&target);
             match std::fs::metadata(&dir) {
                 Ok(d) if d.is_dir() => {
-                    if access(&dir, libc::W_OK | libc::X_OK) {
+                    if sys::can_write_dir(&dir) {
                         Ok(())
                     } else {
                         Err(unwritable(
@@ -205,20 +173,6 @@ pub fn check_writable(path: &Path) -> Result<(), UserError> {
     }
 }
 
-/// 64 random bits from the kernel (time and pid if that fails).
-fn random_u64() -> u64 {
-    let mut v = 0u64;
-    // SAFETY: writes at most 8 bytes into `v`.
-    let n = unsafe { libc::getrandom(&mut v as *mut u64 as *mut libc::c_void, 8, 0) };
-    if n == 8 {
-        return v;
-    }
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    crate::util::rng::XorShift64::new(t ^ u64::from(std::process::id()) << 32).next_u64()
-}
-
 /// A fresh temporary file beside `target`, created exclusively and without
 /// following links, with `mode`. Returns it and its path.
 pub fn create_temp(target: &Path, mode: u32) -> Result<(File, PathBuf), UserError> {
@@ -229,14 +183,8 @@ pub fn create_temp(target: &Path, mode: u32) -> Result<(File, PathBuf), UserErro
         .unwrap_or_default();
     let mut last = None;
     for _ in 0..16 {
-        let tmp = dir.join(format!(".{name}.{:016x}.tmp", random_u64()));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true) // O_CREAT | O_EXCL
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-        {
+        let tmp = dir.join(format!(".{name}.{:016x}.tmp", crate::os::random::u64()));
+        match sys::create_new(&tmp, mode) {
             Ok(f) => return Ok((f, tmp)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => return Err(unwritable(target, e)),
@@ -246,20 +194,6 @@ pub fn create_temp(target: &Path, mode: u32) -> Result<(File, PathBuf), UserErro
         target,
         format!("no free temporary name in its directory ({last:?})"),
     ))
-}
-
-/// Give the replacement the old file's mode and (where allowed) owner.
-fn copy_identity(f: &File, old: Option<&Metadata>) {
-    use std::os::fd::AsRawFd;
-    if let Some(m) = old {
-        // SAFETY: a valid open descriptor; failures are ignored (an
-        // unprivileged caller may not give the file away, and the mode set
-        // at creation already excludes what the umask removed).
-        unsafe {
-            libc::fchown(f.as_raw_fd(), m.uid(), m.gid());
-            libc::fchmod(f.as_raw_fd(), m.mode() & 0o777);
-        }
-    }
 }
 
 /// A file that replaces `target` when [`Replacement::commit`] is called;
@@ -289,8 +223,13 @@ impl Replacement {
             }
             Err(_) => None,
         };
-        let (file, tmp) = create_temp(&target, old.as_ref().map_or(0o666, |m| m.mode() & 0o777))?;
-        copy_identity(&file, old.as_ref());
+        let (file, tmp) = create_temp(
+            &target,
+            old.as_ref().map_or(0o666, |m| sys::mode_of(m) & 0o777),
+        )?;
+        if let Some(m) = &old {
+            sys::copy_identity(&file, m);
+        }
         Ok(Replacement {
             file,
             tmp,
@@ -347,30 +286,18 @@ impl Special {
     /// Open `path` (see [`is_special`]). A FIFO without a reader is waited
     /// for, saying so once on stderr.
     pub fn open(path: &Path) -> Result<Special, UserError> {
-        use std::os::fd::FromRawFd;
         if let Some(fd) = descriptor(path) {
             check_writable(path)?;
-            // SAFETY: dup of a descriptor checked to be open; the copy is
-            // ours to own and close.
-            let d = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
-            if d < 0 {
-                return Err(unwritable(path, std::io::Error::last_os_error()));
-            }
             return Ok(Special {
-                // SAFETY: `d` is a fresh descriptor nobody else owns.
-                file: unsafe { File::from_raw_fd(d) },
+                file: sys::dup_descriptor(fd).map_err(|e| unwritable(path, e))?,
                 path: path.to_path_buf(),
             });
         }
         let target = resolve(path)?;
-        let signals = crate::util::signal::count();
+        let signals = crate::os::signal::count();
         let mut said = false;
         loop {
-            match OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-                .open(&target)
-            {
+            match sys::open_special(&target) {
                 Ok(file) => {
                     return Ok(Special {
                         file,
@@ -378,7 +305,7 @@ impl Special {
                     })
                 }
                 // A FIFO nobody reads yet.
-                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                Err(e) if sys::is_no_reader(&e) => {
                     if !said {
                         eprintln!(
                             "note: waiting for a reader of the FIFO {} (Ctrl-C gives up on it)",
@@ -386,7 +313,7 @@ impl Special {
                         );
                         said = true;
                     }
-                    if crate::util::signal::count() != signals {
+                    if crate::os::signal::count() != signals {
                         return Err(unwritable(
                             path,
                             "no reader opened the FIFO before the stop signal; nothing was written there",
@@ -400,41 +327,19 @@ impl Special {
     }
 
     /// Write all of `bytes`, waiting in steps while a pipe is full.
-    pub fn write_all(&mut self, mut bytes: &[u8]) -> Result<(), UserError> {
-        use std::os::fd::AsRawFd;
-        let signals = crate::util::signal::count();
-        let fd = self.file.as_raw_fd();
-        while !bytes.is_empty() {
-            // SAFETY: writes at most bytes.len() bytes from a live slice.
-            let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-            if n > 0 {
-                bytes = &bytes[n as usize..];
-                continue;
-            }
-            if n == 0 {
-                return Err(unwritable(&self.path, "the write took no bytes"));
-            }
-            let e = std::io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EAGAIN) | Some(libc::EINTR) => {
-                    if crate::util::signal::count() != signals {
-                        return Err(unwritable(
-                            &self.path,
-                            "its reader stopped reading, and a stop signal came while waiting; the rest was not written",
-                        ));
-                    }
-                    let mut p = libc::pollfd {
-                        fd,
-                        events: libc::POLLOUT,
-                        revents: 0,
-                    };
-                    // SAFETY: one valid pollfd for the duration of the call.
-                    unsafe { libc::poll(&mut p, 1, STEP_MS) };
-                }
-                _ => return Err(unwritable(&self.path, e)),
-            }
-        }
-        Ok(())
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<(), UserError> {
+        let signals = crate::os::signal::count();
+        sys::write_all_nonblocking(&mut self.file, bytes, STEP_MS, || {
+            crate::os::signal::count() != signals
+        })
+        .map_err(|e| match e {
+            sys::WriteError::NoProgress => unwritable(&self.path, "the write took no bytes"),
+            sys::WriteError::GaveUp => unwritable(
+                &self.path,
+                "its reader stopped reading, and a stop signal came while waiting; the rest was not written",
+            ),
+            sys::WriteError::Io(e) => unwritable(&self.path, e),
+        })
     }
 }
 
@@ -504,10 +409,7 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         resolve(b).unwrap_or(b.to_path_buf()),
     );
     match (std::fs::metadata(&ra), std::fs::metadata(&rb)) {
-        (Ok(x), Ok(y)) => {
-            use std::os::unix::fs::FileTypeExt;
-            x.dev() == y.dev() && x.ino() == y.ino() && !x.file_type().is_char_device()
-        }
+        (Ok(x), Ok(y)) => sys::same_file(&x, &y),
         (Err(_), Err(_)) => {
             let abs = |p: &Path| {
                 let dir = std::fs::canonicalize(dir_of(p)).unwrap_or(dir_of(p));

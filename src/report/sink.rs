@@ -217,10 +217,10 @@ impl Sink {
         if let Err(e) = crate::util::out::try_write(bytes) {
             self.stdout_gone = true;
             if crate::util::out::is_closed_pipe(&e) {
-                crate::util::signal::request_stop(libc::SIGPIPE);
+                crate::os::signal::request_stop(crate::os::signal::Stop::ClosedPipe);
             } else {
                 eprintln!("error: cannot write to stdout: {e}; stopping");
-                crate::util::signal::request_stop(libc::SIGPIPE);
+                crate::os::signal::request_stop(crate::os::signal::Stop::ClosedPipe);
             }
         }
     }
@@ -324,8 +324,8 @@ impl Sink {
         self.run.complete = matches!(end, End::Complete);
         self.run.incomplete_reason = match end {
             End::Complete => None,
-            End::Stopped => Some(match crate::util::signal::received() {
-                Some(sig) => crate::util::signal::name(sig).to_string(),
+            End::Stopped => Some(match crate::os::signal::received() {
+                Some(why) => why.name().to_string(),
                 None => "a stop request".to_string(),
             }),
             End::Failed(why) => Some(why),

@@ -165,7 +165,7 @@ pub fn resolve_cpus(
 pub fn check_memory(need: u64, flag: &'static str, hint: &'static str) -> Result<(), UserError> {
     // The address-space limit, less a margin for code, stacks and the
     // allocator, binds first where one is set.
-    if let Some((left, limit)) = crate::platform::env::address_space_left() {
+    if let Some((left, limit)) = crate::os::process::address_space_left() {
         let usable = left.saturating_sub(left / 16 + (16 << 20));
         if need > usable {
             return Err(UserError::AddressSpace {
@@ -177,7 +177,7 @@ pub fn check_memory(need: u64, flag: &'static str, hint: &'static str) -> Result
             });
         }
     }
-    let avail = crate::platform::env::meminfo("MemAvailable");
+    let avail = crate::os::system::memory_available();
     if let Some(a) = avail {
         let limit = a / 10 * 9;
         if need > limit {

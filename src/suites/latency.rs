@@ -91,19 +91,10 @@ impl LatencyPlan {
     }
 }
 
-/// Huge pages free for MAP_HUGETLB and their size, from /proc/meminfo
-/// (`HugePages_Free` is a count, not kB).
+/// Huge pages free for MAP_HUGETLB and their size.
 fn hugetlb_free() -> (u64, u64) {
-    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let field = |key: &str| {
-        text.lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    let free = field("HugePages_Free:").unwrap_or(0);
-    let size = field("Hugepagesize:").map_or(HUGE, |kb| kb * 1024);
-    (free, size)
+    let (free, size) = crate::os::mem::default_huge_pages_free();
+    (free, size.unwrap_or(HUGE))
 }
 
 pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {

@@ -124,9 +124,10 @@ pub fn read(root: &Path, bus_id: &str) -> Option<PciContext> {
 /// Read from the real sysfs, or from `BWSCOPE_SYSFS_PCI_ROOT` when set (a
 /// fixture directory: how the tests give the stand-in driver a link).
 pub fn read_sysfs(bus_id: &str) -> Option<PciContext> {
-    let root =
-        std::env::var_os("BWSCOPE_SYSFS_PCI_ROOT").unwrap_or_else(|| "/sys/bus/pci/devices".into());
-    read(Path::new(&root), bus_id)
+    let root = std::env::var_os("BWSCOPE_SYSFS_PCI_ROOT")
+        .map(std::path::PathBuf::from)
+        .or_else(crate::os::system::pci_devices_dir)?;
+    read(&root, bus_id)
 }
 
 #[cfg(test)]

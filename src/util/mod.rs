@@ -1,11 +1,8 @@
-//! Small helpers with no better home: RNG, size units, cpu lists, stop
-//! signals, stdout that survives a closed pipe, small input files read
-//! without waiting or growing.
+//! Small helpers with no better home: RNG, size units, cpu lists, stdout
+//! that survives a closed pipe. (Everything that calls the system —
+//! signals, descriptors, input files — is in `os`.)
 
 pub mod cpulist;
-pub mod fds;
-pub mod input;
 pub mod out;
 pub mod rng;
-pub mod signal;
 pub mod units;

@@ -18,31 +18,18 @@ mod root;
 pub mod run;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use crate::cli::{FleetArgs, OutputArgs};
 use crate::cluster::{comm, launch, tcp};
 use crate::error::{UserError, EXIT_OK};
 
-extern "C" fn on_sigterm(_: libc::c_int) {
-    crate::util::signal::flag().store(true, Ordering::SeqCst);
-}
-
 /// Ctrl-C and SIGTERM (what `mpirun` and `srun` send when they are
 /// interrupted) both ask for an orderly stop that keeps every finished
 /// record.
 fn signals() -> &'static AtomicBool {
-    let stop = crate::util::signal::install();
-    // SAFETY: the handler only stores to an atomic (async-signal-safe).
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_sigterm as *const () as usize;
-        sa.sa_flags = libc::SA_RESETHAND;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
-    }
-    stop
+    crate::os::signal::install_for_fleet()
 }
 
 fn dry_run(

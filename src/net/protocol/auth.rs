@@ -45,26 +45,15 @@ pub fn auth_ok_as(
     keyed(token, label, nonce).verify_slice(mac).is_ok()
 }
 
-/// Unpredictable bytes from the kernel (nonces, cookies).
+/// Unpredictable bytes from the system (nonces, cookies).
 pub fn random_bytes<const N: usize>() -> [u8; N] {
     let mut a = [0u8; N];
-    let mut filled = 0;
-    while filled < N {
-        // SAFETY: writes at most N - filled bytes into `a` from offset `filled`.
-        let r = unsafe { libc::getrandom(a[filled..].as_mut_ptr().cast(), N - filled, 0) };
-        if r > 0 {
-            filled += r as usize;
-        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            // getrandom cannot fail on Linux ≥ 3.17 with a valid buffer; as a
-            // last resort mix the clock so a nonce is at least never constant.
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64);
-            let mut g = crate::util::rng::XorShift64::new(t ^ std::process::id() as u64);
-            for b in &mut a[filled..] {
-                *b = g.next_u64() as u8;
-            }
-            break;
+    if crate::os::random::fill(&mut a).is_err() {
+        // The system's generator cannot fail with a valid buffer; as a last
+        // resort mix the clock so a nonce is at least never constant.
+        let mut g = crate::util::rng::XorShift64::new(crate::os::random::u64());
+        for b in &mut a {
+            *b = g.next_u64() as u8;
         }
     }
     a

@@ -22,7 +22,6 @@ mod session;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -135,7 +134,7 @@ const FDS_RESERVE: u64 = 6;
 /// How many streams one test could have now, under the open-file limit
 /// (None: no limit), and the limit.
 pub fn stream_room() -> Option<(u64, u64)> {
-    crate::util::fds::free()
+    crate::os::fds::free()
         .map(|(free, limit)| (free.saturating_sub(FDS_RESERVE) / FDS_PER_STREAM, limit))
 }
 
@@ -156,9 +155,9 @@ impl AcceptFailures {
             self.unsaid += 1;
             return;
         }
-        let why = if crate::util::fds::is_exhausted(e) {
+        let why = if crate::os::fds::is_exhausted(e) {
             // (Counting the open ones would need one more descriptor.)
-            let limit = crate::util::fds::limit().map_or("no limit".into(), |l| {
+            let limit = crate::os::fds::limit().map_or("no limit".into(), |l| {
                 format!("all {l} of ulimit -n in use")
             });
             format!(
@@ -236,7 +235,6 @@ impl Server {
     /// Accept until `stop` (polled every 100 ms) or, with `once`, until the
     /// first leader run ended.
     pub fn serve(&self, stop: &AtomicBool) -> std::io::Result<()> {
-        let fd = self.listener.as_raw_fd();
         let mut failures = AcceptFailures::default();
         loop {
             if stop.load(Ordering::Relaxed) {
@@ -245,14 +243,7 @@ impl Server {
             if self.shared.cfg.once && self.shared.run_ended.load(Ordering::Acquire) {
                 return Ok(());
             }
-            let mut pfd = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd for the duration of the call.
-            let r = unsafe { libc::poll(&mut pfd, 1, 100) };
-            if r <= 0 {
+            if !crate::os::net::wait_readable(&self.listener, 100) {
                 continue; // timeout or EINTR: re-check the flags
             }
             let (s, peer) = match self.listener.accept() {
@@ -264,7 +255,7 @@ impl Server {
                     // Out of descriptors, the connection stays queued and
                     // poll wakes at once: one line a second, not a hundred,
                     // and a longer pause.
-                    let exhausted = crate::util::fds::is_exhausted(&e);
+                    let exhausted = crate::os::fds::is_exhausted(&e);
                     failures.note(&self.shared.log, &e);
                     std::thread::sleep(Duration::from_millis(if exhausted { 200 } else { 10 }));
                     continue;

@@ -95,7 +95,7 @@ pub fn midrs_from(
     }
     let from_cpuinfo = cpuinfo.map(midr::cpuinfo_midrs).unwrap_or_default();
     if !from_cpuinfo.is_empty() {
-        return (from_cpuinfo, "/proc/cpuinfo", None);
+        return (from_cpuinfo, crate::os::cpu::CPUINFO, None);
     }
     let foreign = cpuinfo.and_then(midr::foreign_cpuinfo).map(|what| {
         format!(
@@ -114,9 +114,9 @@ pub fn detect(online: &[u32]) -> (ArmHost, crate::model::Features) {
     let (asimd, sve, sve2, sme) = decode_hwcaps(r.hwcap, r.hwcap2);
     let dc_zva = dczid_block_bytes(r.dczid);
     let (dline, iline) = ctr_line_bytes(r.ctr);
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok();
+    let cpuinfo = crate::os::cpu::cpuinfo();
     let (midrs, source, foreign) = midrs_from(
-        Path::new("/sys/devices/system/cpu"),
+        crate::os::cpu::cpu_dir(),
         cpuinfo.as_deref(),
         online,
         Midr(r.midr as u32),
@@ -158,8 +158,8 @@ pub fn foreign_files() -> Option<&'static str> {
         if !cfg!(target_arch = "aarch64") {
             return None;
         }
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-        let sys = Path::new("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
+        let cpuinfo = crate::os::cpu::cpuinfo()?;
+        let sys = crate::os::cpu::cpu_dir().join("cpu0/regs/identification/midr_el1");
         if sys.exists() {
             return None;
         }
@@ -190,13 +190,7 @@ pub mod regs {
             core::arch::asm!("mrs {}, dczid_el0", out(reg) dczid, options(nomem, nostack));
             core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr, options(nomem, nostack));
         }
-        // SAFETY: getauxval has no preconditions.
-        let (hwcap, hwcap2) = unsafe {
-            (
-                libc::getauxval(libc::AT_HWCAP),
-                libc::getauxval(libc::AT_HWCAP2),
-            )
-        };
+        let (hwcap, hwcap2) = crate::os::cpu::hwcaps();
         Regs {
             hwcap,
             hwcap2,
@@ -206,14 +200,7 @@ pub mod regs {
         }
     }
 
-    /// The SVE vector length in bytes from `prctl(PR_SVE_GET_VL)` (its low
-    /// 16 bits; `sve.rst`), None where the kernel refuses (no SVE).
-    pub fn sve_vl_bytes() -> Option<u32> {
-        const PR_SVE_GET_VL: libc::c_int = 51;
-        // SAFETY: a query with no pointer arguments.
-        let r = unsafe { libc::prctl(PR_SVE_GET_VL, 0, 0, 0, 0) };
-        (r > 0).then_some((r & 0xffff) as u32)
-    }
+    pub use crate::os::cpu::sve_vl_bytes;
 }
 
 #[cfg(test)]

@@ -110,7 +110,7 @@ pub fn restate_dram(r: &Reference, f: &mut FleetRun) {
 /// Read and check a reference file: a regular file of at most
 /// [`MAX_REFERENCE_BYTES`], read without waiting (see [`parse`]).
 pub fn load(path: &str) -> Result<Reference, UserError> {
-    use crate::util::input::{read_regular, Rules};
+    use crate::os::input::{read_regular, Rules};
     let rules = Rules {
         max: MAX_REFERENCE_BYTES,
         follow: true,
@@ -127,12 +127,11 @@ pub fn load(path: &str) -> Result<Reference, UserError> {
 /// pass.
 pub fn parse(path: &str, bytes: &[u8]) -> Result<Reference, UserError> {
     let bad = |m: String| UserError::flag("--reference", format!("{path}: {m}"));
-    let r: Reference =
-        serde_json::from_slice(crate::util::input::strip_bom(bytes)).map_err(|e| {
-            bad(format!(
-                "not a bwscope reference file ({e}); see docs/fleet.md"
-            ))
-        })?;
+    let r: Reference = serde_json::from_slice(crate::os::input::strip_bom(bytes)).map_err(|e| {
+        bad(format!(
+            "not a bwscope reference file ({e}); see docs/fleet.md"
+        ))
+    })?;
     if r.bwscope_reference > REFERENCE_VERSION {
         return Err(bad(format!(
             "layout {} is newer than this bwscope reads ({REFERENCE_VERSION})",

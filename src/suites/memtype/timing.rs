@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use super::{Case, MemtypePlan, Target};
 use crate::kernels::{Kernel, KernelArgs};
-use crate::memory::device::{self, DeviceMapping};
-use crate::memory::{kind, smaps, Buffer};
+use crate::memory::{kind, Buffer};
 use crate::model::MemoryInfo;
+use crate::os::device::{self, DeviceMapping};
 
 /// Timings of one kind.
 #[derive(Debug, Clone)]
@@ -87,7 +87,7 @@ pub(super) fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome 
             }
         }
         (_, t) => {
-            let s = smaps::lookup(dst as usize);
+            let s = crate::os::mem::page_facts(dst as usize);
             (
                 MemoryInfo {
                     kind: t.label().into(),

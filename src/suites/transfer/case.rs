@@ -374,7 +374,7 @@ pub(super) fn spread_warnings(g: &Stats) -> Vec<Warning> {
 }
 
 pub(super) fn memory_info(kind: HostKind, addr: usize, size: u64) -> MemoryInfo {
-    let s = crate::memory::smaps::lookup(addr);
+    let s = crate::os::mem::page_facts(addr);
     MemoryInfo {
         kind: kind.name().into(),
         page_bytes: s.as_ref().map(|s| s.kernel_page_bytes),

@@ -7,42 +7,17 @@ use super::*;
 /// (device-local default) `node`. Failure is harmless (single-node
 /// machines, kernels without NUMA) and reported as a note.
 pub(super) fn set_mempolicy(node: u32, bind: bool) -> Result<(), String> {
-    const MPOL_PREFERRED: i64 = 1;
-    const MPOL_BIND: i64 = 2;
-    if node >= 1024 {
-        return Err("node id out of range".into());
+    if bind {
+        crate::os::numa::set_thread_policy(Some(node))
+    } else {
+        crate::os::numa::prefer_thread(node)
     }
-    let mut mask = [0u64; 16];
-    mask[(node / 64) as usize] |= 1 << (node % 64);
-    // SAFETY: set_mempolicy reads `maxnode` bits from the mask.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_set_mempolicy,
-            if bind { MPOL_BIND } else { MPOL_PREFERRED },
-            mask.as_ptr(),
-            (mask.len() * 64) as u64,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error().to_string());
-    }
-    Ok(())
 }
 
 /// Pin the calling thread to `cpus` (all of them: the driver may use
 /// helper threads, and a single cpu would make them compete).
 pub(super) fn pin_to(cpus: &[u32]) -> Result<(), String> {
-    // SAFETY: cpu_set_t is plain data.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c as usize, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error().to_string());
-        }
-    }
-    Ok(())
+    crate::os::cpu::pin_current_to(cpus)
 }
 
 /// Where the host thread runs and its memory lives.
@@ -137,36 +112,19 @@ pub(super) fn placement(
     })
 }
 
-/// Fraction of (up to 64 evenly spaced) pages of `[addr, addr + len)` that
-/// `move_pages` finds on `node`: where the host buffer actually landed.
+/// Fraction of (up to 64 evenly spaced) pages of `[addr, addr + len)`
+/// found on `node`, of those whose place is known: where the host buffer
+/// actually landed.
 pub(super) fn pages_on_node(addr: usize, len: usize, node: u32) -> Option<f64> {
     const PAGE: usize = 4096;
     let n_pages = len.div_ceil(PAGE).max(1);
     let count = n_pages.min(64);
     let step = n_pages / count;
     let base = addr & !(PAGE - 1);
-    let pages: Vec<*mut libc::c_void> = (0..count)
-        .map(|i| (base + i * step * PAGE) as *mut libc::c_void)
-        .collect();
-    let mut status = vec![-1i32; count];
-    // SAFETY: with a null `nodes` array move_pages only reports each page's
-    // node into `status`; both arrays hold `count` entries.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_move_pages,
-            0,
-            count as libc::c_ulong,
-            pages.as_ptr(),
-            std::ptr::null::<i32>(),
-            status.as_mut_ptr(),
-            0,
-        )
-    };
-    let valid: Vec<i32> = status.into_iter().filter(|s| *s >= 0).collect();
-    if r != 0 || valid.is_empty() {
-        return None;
-    }
-    Some(valid.iter().filter(|&&s| s as u32 == node).count() as f64 / valid.len() as f64)
+    let sample: Vec<usize> = (0..count).map(|i| base + i * step * PAGE).collect();
+    let c = crate::os::numa::census_of(&sample).ok()?;
+    let known = c.pages - c.unknown;
+    (known > 0).then(|| c.on_node(node) as f64 / known as f64)
 }
 
 /// Record where the host buffer's pages are, when a node was chosen.

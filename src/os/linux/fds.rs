@@ -1,7 +1,4 @@
-//! Open files: how many this process holds and may hold. A server or a
-//! fleet's rank 0 holds a descriptor per connection, so a low `ulimit -n`
-//! is a limit on streams and ranks that should be said up front rather
-//! than found as `accept` failing.
+//! Descriptors: `RLIMIT_NOFILE` and `/proc/self/fd`.
 
 /// Lift the soft limit on open files (often 1024) to the hard one; no
 /// privilege needed.
@@ -32,11 +29,6 @@ pub fn in_use() -> u64 {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count().saturating_sub(1) as u64)
 }
 
-/// Descriptors this process may still open: (free, limit).
-pub fn free() -> Option<(u64, u64)> {
-    limit().map(|l| (l.saturating_sub(in_use()), l))
-}
-
 /// Is `e` the process (EMFILE) or the system (ENFILE) out of descriptors?
 pub fn is_exhausted(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
@@ -48,7 +40,7 @@ mod tests {
     fn counts_are_sane() {
         let n = super::in_use();
         assert!(n >= 3, "{n}");
-        if let Some((free, lim)) = super::free() {
+        if let Some((free, lim)) = crate::os::fds::free() {
             assert!(free <= lim);
         }
         let f = std::fs::File::open("/proc/self/status").unwrap();

@@ -8,16 +8,15 @@
 //! file is refused; at most `max` bytes are read, however large the file
 //! is or grows while it is read.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Why a file was not read.
 #[derive(Debug)]
 pub enum InputError {
     /// `open`/`fstat`/`read` failed (missing, no permission, a symlink
-    /// where none may be followed: ELOOP).
+    /// where none may be followed: [`crate::os::fs::is_link_refused`]).
     Io(std::io::Error),
     Directory,
     /// A device, FIFO or socket.
@@ -52,15 +51,7 @@ pub struct Rules {
 
 /// The file's bytes and its metadata, read from one descriptor.
 pub fn read_regular(path: &Path, rules: Rules) -> Result<(Vec<u8>, Metadata), InputError> {
-    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
-    if !rules.follow {
-        flags |= libc::O_NOFOLLOW;
-    }
-    let f: File = OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(InputError::Io)?;
+    let f: File = super::imp::fs::open_for_input(path, rules.follow).map_err(InputError::Io)?;
     let m = f.metadata().map_err(InputError::Io)?;
     if m.is_dir() {
         return Err(InputError::Directory);
@@ -118,9 +109,7 @@ mod tests {
         ));
         // A FIFO without a writer: refused at once, not waited on.
         let fifo = d.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        crate::os::fs::make_fifo(&fifo).unwrap();
         assert!(matches!(
             read_regular(&fifo, R),
             Err(InputError::NotRegular)
@@ -128,7 +117,7 @@ mod tests {
         // A link is followed only when asked.
         let l = d.path().join("l");
         std::fs::write(&p, b"ok").unwrap();
-        std::os::unix::fs::symlink(&p, &l).unwrap();
+        crate::os::fs::symlink(&p, &l).unwrap();
         assert!(read_regular(&l, R).is_ok());
         let no = Rules { follow: false, ..R };
         assert!(matches!(read_regular(&l, no), Err(InputError::Io(_))));

@@ -1,8 +1,9 @@
-//! Read what the kernel gave a mapping from `/proc/self/smaps`.
+//! What the kernel gave a mapping, from the text of `/proc/self/smaps`.
 
-/// The fields of one smaps entry that tell page size and locking.
+/// The fields of one smaps entry that tell page size and locking: what
+/// the system gave the mapping at an address.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SmapsEntry {
+pub struct PageFacts {
     pub start: usize,
     pub end: usize,
     pub kernel_page_bytes: u64,
@@ -11,15 +12,9 @@ pub struct SmapsEntry {
     pub rss_bytes: u64,
 }
 
-/// The smaps entry whose range contains `addr`, if any.
-pub fn lookup(addr: usize) -> Option<SmapsEntry> {
-    let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
-    parse(&text, addr)
-}
-
 /// Parse smaps text and return the entry containing `addr`.
-pub fn parse(text: &str, addr: usize) -> Option<SmapsEntry> {
-    let mut cur: Option<SmapsEntry> = None;
+pub fn parse(text: &str, addr: usize) -> Option<PageFacts> {
+    let mut cur: Option<PageFacts> = None;
     for line in text.lines() {
         let first = line.split_whitespace().next().unwrap_or("");
         if let Some((a, b)) = first.split_once('-') {
@@ -29,7 +24,7 @@ pub fn parse(text: &str, addr: usize) -> Option<SmapsEntry> {
                         return Some(e);
                     }
                 }
-                cur = Some(SmapsEntry {
+                cur = Some(PageFacts {
                     start: a,
                     end: b,
                     ..Default::default()

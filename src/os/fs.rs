@@ -1,0 +1,96 @@
+//! Files as the system sees them: who owns one and who else may touch it,
+//! creating a file exclusively without following a link, writing special
+//! files (descriptors, FIFOs, devices) in place without blocking, and
+//! telling two names of one file apart.
+//!
+//! The policies built on these (replace a result atomically, trust a
+//! token only from its owner) live with their users (`report::outfile`,
+//! `net::token`, `cluster::rendezvous`); this module answers the system's
+//! part of each question.
+
+use std::fs::{File, Metadata};
+use std::io::Write;
+use std::path::Path;
+
+pub use super::imp::fs::{
+    can_write, can_write_dir, copy_identity, create_new, descriptor, descriptor_writable,
+    dup_descriptor, is_char_device, is_link_refused, is_no_reader, make_fifo, me, open_special,
+    others_may_access, owner, permissions, same_file, set_permissions, symlink, untrusted_link,
+    wait_writable,
+};
+
+/// Who owns a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    /// How the system names the owner in a message (`uid 1000`).
+    pub name: String,
+    /// This process's effective user.
+    pub is_me: bool,
+    /// The system's administrator (root).
+    pub is_admin: bool,
+}
+
+impl Owner {
+    /// Owned by us or by the administrator: someone whose content we may
+    /// trust (the rule for tokens and rendezvous notes).
+    pub fn trusted(&self) -> bool {
+        self.is_me || self.is_admin
+    }
+}
+
+/// A file's permissions as bits to give a replacement (0o666 where the
+/// system has no such bits for it).
+pub fn mode_of(m: &Metadata) -> u32 {
+    permissions(m)
+}
+
+/// Nobody may write it (by its permission bits; root included, by our
+/// rule).
+pub fn is_read_only(m: &Metadata) -> bool {
+    permissions(m) & 0o222 == 0
+}
+
+/// Write all of `bytes` to a special file opened with [`open_special`] or
+/// [`dup_descriptor`], waiting in steps of `step_ms` while a pipe is full;
+/// `give_up` is asked between steps (a stop signal came) and ends the wait
+/// with its own error.
+pub fn write_all_nonblocking(
+    file: &mut File,
+    mut bytes: &[u8],
+    step_ms: i32,
+    give_up: impl Fn() -> bool,
+) -> Result<(), WriteError> {
+    while !bytes.is_empty() {
+        match file.write(bytes) {
+            Ok(0) => return Err(WriteError::NoProgress),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                if give_up() {
+                    return Err(WriteError::GaveUp);
+                }
+                wait_writable(file, step_ms);
+            }
+            Err(e) => return Err(WriteError::Io(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Why [`write_all_nonblocking`] stopped.
+#[derive(Debug)]
+pub enum WriteError {
+    NoProgress,
+    GaveUp,
+    Io(std::io::Error),
+}
+
+/// Does `path` end in a separator (so names a directory)?
+pub fn ends_with_separator(path: &Path) -> bool {
+    let b = path.as_os_str().as_encoded_bytes();
+    b.ends_with(b"/") || (cfg!(windows) && b.ends_with(b"\\"))
+}

@@ -1,0 +1,12 @@
+//! The C library's `memcpy`/`memset` (glibc here; musl where linked so).
+
+/// Which C library the functions come from, for labels.
+pub const RUNTIME: &str = "libc";
+
+pub fn memcpy() -> crate::os::crt::Memcpy {
+    libc::memcpy
+}
+
+pub fn memset() -> crate::os::crt::Memset {
+    libc::memset
+}

@@ -1,0 +1,150 @@
+//! `mmap`/`munmap`, `madvise`, `mlock`, `/proc/self/smaps`, and the huge
+//! page pools in `/sys/kernel/mm`.
+
+use std::ptr::NonNull;
+
+use crate::os::mem::{PageFacts, Pages};
+use crate::os::parse;
+
+fn read(p: &str) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// An anonymous mapping, unmapped on drop.
+pub struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory owned by this value; moving it
+// between threads is fine, sharing needs the usual care its users take.
+unsafe impl Send for Mapping {}
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    fn map(len: usize, flags: libc::c_int) -> std::io::Result<Mapping> {
+        // SAFETY: an anonymous mapping, no file, checked for MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Mapping {
+            ptr: NonNull::new(p as *mut u8).ok_or_else(std::io::Error::last_os_error)?,
+            len,
+        })
+    }
+
+    /// `len` bytes of private memory (zeroed, not yet touched). Default
+    /// pages are not reserved (`MAP_NORESERVE`); huge pages of a pool are
+    /// (`MAP_HUGETLB | MAP_HUGE_*`, naturally aligned to their size).
+    pub fn private(len: usize, pages: Pages) -> std::io::Result<Mapping> {
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        match pages {
+            Pages::Default => Mapping::map(len, flags | libc::MAP_NORESERVE),
+            Pages::Reserved(p) => Mapping::map(
+                len,
+                flags | libc::MAP_HUGETLB | ((p.trailing_zeros() as i32) << libc::MAP_HUGE_SHIFT),
+            ),
+        }
+    }
+
+    /// `len` bytes shared with the processes this one forks afterwards.
+    pub fn shared(len: usize) -> std::io::Result<Mapping> {
+        Mapping::map(len, libc::MAP_SHARED | libc::MAP_ANONYMOUS)
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: exactly what mmap returned.
+        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Ask for huge pages (`true`, `MADV_HUGEPAGE`) or small ones
+/// (`MADV_NOHUGEPAGE`) for `addr..addr+len`. A hint: failure only means
+/// the pages stay as they are, which [`page_facts`] shows.
+///
+/// # Safety
+/// The range must lie inside a mapping this process owns.
+pub unsafe fn advise_huge(addr: *mut u8, len: usize, huge: bool) {
+    let a = if huge {
+        libc::MADV_HUGEPAGE
+    } else {
+        libc::MADV_NOHUGEPAGE
+    };
+    libc::madvise(addr as *mut libc::c_void, len, a);
+}
+
+/// Lock `addr..addr+len` in memory (every page made resident now).
+///
+/// # Safety
+/// The range must lie inside a mapping this process owns.
+pub unsafe fn lock(addr: *const u8, len: usize) -> std::io::Result<()> {
+    if libc::mlock(addr as *const libc::c_void, len) != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// What the kernel gave the mapping that holds `addr` (`/proc/self/smaps`).
+pub fn page_facts(addr: usize) -> Option<PageFacts> {
+    parse::smaps::parse(&std::fs::read_to_string("/proc/self/smaps").ok()?, addr)
+}
+
+/// The transparent huge page mode (`always`, `madvise`, `never`); None
+/// where the kernel has none.
+pub fn thp_mode() -> Option<String> {
+    read("/sys/kernel/mm/transparent_hugepage/enabled").and_then(|s| parse::selected(&s))
+}
+
+/// Where the pool of `page_bytes` pages is sized (for a hint a user can
+/// follow).
+pub fn hugetlb_pool_knob(page_bytes: usize) -> String {
+    format!(
+        "/sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages",
+        page_bytes / 1024
+    )
+}
+
+/// (reserved, free) pages of the pool of `page_bytes` pages; None when
+/// the kernel has no such pool.
+pub fn hugetlb_pool(page_bytes: usize) -> Option<(u64, u64)> {
+    let d = format!("/sys/kernel/mm/hugepages/hugepages-{}kB", page_bytes / 1024);
+    let n = read(&format!("{d}/nr_hugepages"))?.parse().ok()?;
+    let f = read(&format!("{d}/free_hugepages"))?.parse().ok()?;
+    Some((n, f))
+}
+
+/// Free pages of the default huge page pool and their size (`/proc/meminfo`
+/// `HugePages_Free`, `Hugepagesize`); the size None when not stated.
+pub fn default_huge_pages_free() -> (u64, Option<u64>) {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    (
+        parse::count_line(&text, "HugePages_Free").unwrap_or(0),
+        parse::kb_line(&text, "Hugepagesize"),
+    )
+}
