@@ -19,39 +19,45 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("util", &[]),
     ("error", &["util"]),
     ("stats", &["model"]),
+    // The operating system: the only layer that calls it (see OS_ONLY).
+    ("os", &["model", "util", "error"]),
     // Facts and tools of the machine.
-    ("platform", &["model", "util", "error", "stats"]),
-    ("memory", &["model", "util", "error", "platform"]),
+    ("platform", &["model", "util", "error", "stats", "os"]),
+    ("memory", &["model", "util", "error", "os", "platform"]),
     // (Its tests detect the CPU and map buffers.)
-    ("kernels", &["model", "util", "error", "platform", "memory"]),
-    ("transfer", &["model", "util", "error", "memory"]),
-    ("net", &["model", "util", "error"]),
+    (
+        "kernels",
+        &["model", "util", "error", "os", "platform", "memory"],
+    ),
+    ("transfer", &["model", "util", "error", "os", "memory"]),
+    ("net", &["model", "util", "error", "os"]),
     // Fleet's transport: ranks, rendezvous, control, pair tests.
-    ("cluster", &["model", "util", "error", "net"]),
+    ("cluster", &["model", "util", "error", "os", "net"]),
     // One sampler, the workers and the workloads.
     (
         "measure",
         &[
-            "model", "util", "error", "stats", "kernels", "memory", "platform",
+            "model", "util", "error", "stats", "os", "kernels", "memory", "platform",
         ],
     ),
     // Suites plan and measure; they never print and never see the CLI.
     (
         "suites",
         &[
-            "model", "util", "error", "stats", "kernels", "memory", "platform", "measure",
+            "model", "util", "error", "stats", "os", "kernels", "memory", "platform", "measure",
             "transfer", "net",
         ],
     ),
-    // The report reads the model only (and formats with util).
-    ("report", &["model", "util", "error", "stats"]),
+    // The report reads the model (and formats with util); it writes its
+    // files through os.
+    ("report", &["model", "util", "error", "stats", "os"]),
     // The command line: clap definitions only.
     ("cli", &["model", "util", "error"]),
     // The top floor.
     (
         "app",
         &[
-            "model", "util", "error", "stats", "kernels", "memory", "platform", "measure",
+            "model", "util", "error", "stats", "os", "kernels", "memory", "platform", "measure",
             "transfer", "net", "cluster", "suites", "report", "cli",
         ],
     ),
@@ -59,6 +65,179 @@ const ALLOWED: &[(&str, &[&str])] = &[
 
 /// Crates of the command line, allowed only in `cli` and `app`.
 const CLI_CRATES: &[&str] = &["clap", "clap_complete", "clap_mangen"];
+
+/// Every path a use tree spells out, from its root: `use a::{b, c::*}` is
+/// `a::b` and `a::c`; `use a::{self, b}` is `a` and `a::b`.
+fn use_paths(t: &syn::UseTree) -> Vec<Vec<String>> {
+    fn walk(prefix: &mut Vec<String>, t: &syn::UseTree, out: &mut Vec<Vec<String>>) {
+        let mut leaf = |ident: Option<&syn::Ident>| {
+            let mut p = prefix.clone();
+            p.extend(ident.filter(|i| *i != "self").map(|i| i.to_string()));
+            out.push(p);
+        };
+        match t {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                walk(prefix, &p.tree, out);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => leaf(Some(&n.ident)),
+            syn::UseTree::Rename(r) => leaf(Some(&r.ident)),
+            syn::UseTree::Glob(_) => leaf(None),
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    walk(prefix, t, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&mut Vec::new(), t, &mut out);
+    out
+}
+
+/// What only the `os` layer may name: the system's own crates and
+/// modules, configuration by operating system, and the system's paths.
+/// Everything else asks `os` (docs/architecture.md).
+const OS_CRATES: &[&str] = &["libc", "windows_sys"];
+const OS_STD_MODULES: &[&str] = &["unix", "windows", "fd"];
+const OS_CFG: &[&str] = &["unix", "windows", "target_os", "target_family"];
+const OS_PATH_PREFIXES: &[&str] = &["/proc/", "/sys/", "/dev/"];
+
+/// Collects what a file names of the system (see [`OS_CRATES`]).
+#[derive(Default)]
+struct SystemNames {
+    found: BTreeSet<String>,
+    /// Depth of `#[cfg(test)]` items being read: the system's paths are
+    /// allowed in tests (fixtures name them), the rest is not.
+    in_test: usize,
+}
+
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.meta
+                .require_list()
+                .is_ok_and(|l| l.tokens.to_string().trim() == "test")
+    })
+}
+
+impl SystemNames {
+    fn segments(&mut self, segs: &[String]) {
+        match segs {
+            [first, _, ..] if OS_CRATES.contains(&first.as_str()) => {
+                self.found.insert(format!("{first}::"));
+            }
+            [std, os, m, ..]
+                if (std == "std" || std == "core")
+                    && os == "os"
+                    && OS_STD_MODULES.contains(&m.as_str()) =>
+            {
+                self.found.insert(format!("std::os::{m}"));
+            }
+            _ => {}
+        }
+    }
+
+    /// Tokens (attribute arguments, macro bodies): a `cfg` naming the
+    /// operating system, and paths spelled inside.
+    fn tokens(&mut self, tokens: proc_macro2::TokenStream, in_cfg: bool) {
+        let t: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+        let mut path: Vec<String> = Vec::new();
+        for (i, tt) in t.iter().enumerate() {
+            match tt {
+                proc_macro2::TokenTree::Group(g) => {
+                    let cfg = in_cfg
+                        || matches!(i.checked_sub(1).map(|j| &t[j]),
+                            Some(proc_macro2::TokenTree::Ident(id)) if id == "cfg" || id == "cfg_attr" || id == "all" || id == "any" || id == "not");
+                    self.tokens(g.stream(), cfg);
+                    path.clear();
+                }
+                proc_macro2::TokenTree::Ident(id) => {
+                    let id = id.to_string();
+                    if in_cfg && OS_CFG.contains(&id.as_str()) {
+                        self.found.insert(format!("cfg({id})"));
+                    }
+                    path.push(id);
+                    let p = path.clone();
+                    self.segments(&p);
+                }
+                proc_macro2::TokenTree::Punct(p) if p.as_char() == ':' => {}
+                proc_macro2::TokenTree::Literal(l) => {
+                    self.literal(&l.to_string());
+                    path.clear();
+                }
+                _ => path.clear(),
+            }
+        }
+    }
+
+    fn literal(&mut self, quoted: &str) {
+        if self.in_test > 0 {
+            return;
+        }
+        let Some(s) = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')) else {
+            return;
+        };
+        if OS_PATH_PREFIXES.iter().any(|p| s.starts_with(p)) && !s.contains(char::is_whitespace) {
+            self.found.insert(format!("\"{s}\""));
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for SystemNames {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        let test = is_cfg_test(&m.attrs);
+        self.in_test += usize::from(test);
+        syn::visit::visit_item_mod(self, m);
+        self.in_test -= usize::from(test);
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        let test = is_cfg_test(&f.attrs);
+        self.in_test += usize::from(test);
+        syn::visit::visit_item_fn(self, f);
+        self.in_test -= usize::from(test);
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        for p in use_paths(&u.tree) {
+            self.segments(&p);
+        }
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.segments(&segs);
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        if a.path().is_ident("cfg") || a.path().is_ident("cfg_attr") {
+            if let Ok(l) = a.meta.require_list() {
+                self.tokens(l.tokens.clone(), true);
+            }
+        }
+        syn::visit::visit_attribute(self, a);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.tokens(m.tokens.clone(), m.path.is_ident("cfg"));
+        syn::visit::visit_macro(self, m);
+    }
+
+    fn visit_lit_str(&mut self, l: &'ast syn::LitStr) {
+        self.literal(&format!("{:?}", l.value()));
+    }
+}
+
+/// What `code` names of the system.
+fn system_names(code: &str) -> BTreeSet<String> {
+    let file = syn::parse_file(code).expect("parses");
+    let mut n = SystemNames::default();
+    n.visit_file(&file);
+    n.found
+}
 
 /// The module path of a source file (`src/suites/numa/cell.rs` →
 /// `suites::numa::cell`; a `mod.rs` is its folder).
@@ -116,37 +295,6 @@ impl Names {
             self.crate_modules.insert(top);
         }
     }
-
-    /// Every path a use tree spells out, from its root.
-    fn tree(&mut self, prefix: &mut Vec<String>, t: &syn::UseTree) {
-        match t {
-            syn::UseTree::Path(p) => {
-                prefix.push(p.ident.to_string());
-                self.tree(prefix, &p.tree);
-                prefix.pop();
-            }
-            syn::UseTree::Name(n) => self.leaf(prefix, &n.ident),
-            syn::UseTree::Rename(r) => self.leaf(prefix, &r.ident),
-            syn::UseTree::Glob(_) => {
-                let p = prefix.clone();
-                self.resolve(&p);
-            }
-            syn::UseTree::Group(g) => {
-                for t in &g.items {
-                    self.tree(prefix, t);
-                }
-            }
-        }
-    }
-
-    fn leaf(&mut self, prefix: &[String], ident: &syn::Ident) {
-        let mut p = prefix.to_vec();
-        // `use crate::report::{self, …}` names `crate::report`.
-        if ident != "self" {
-            p.push(ident.to_string());
-        }
-        self.resolve(&p);
-    }
 }
 
 impl<'ast> Visit<'ast> for Names {
@@ -157,7 +305,6 @@ impl<'ast> Visit<'ast> for Names {
     }
 
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        let mut prefix = Vec::new();
         if u.leading_colon.is_some() {
             // `use ::clap::Parser`: an external crate.
             if let syn::UseTree::Path(p) = &u.tree {
@@ -165,7 +312,9 @@ impl<'ast> Visit<'ast> for Names {
             }
             return;
         }
-        self.tree(&mut prefix, &u.tree);
+        for p in use_paths(&u.tree) {
+            self.resolve(&p);
+        }
     }
 
     /// Macro bodies are tokens, not syntax: `crate::x` in them counts too.
@@ -385,4 +534,77 @@ fn the_checker_sees_every_way_of_naming_a_layer() {
     )
     .is_empty());
     assert!(bad("app", "app::mod", "use crate::{report, suites, cli::Cli};").is_empty());
+}
+
+#[test]
+fn only_the_os_layer_names_the_system() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut all = Vec::new();
+    let mut os_names = BTreeSet::new();
+    for f in files {
+        let module = module_of(&src, &f);
+        let code = std::fs::read_to_string(&f).unwrap();
+        let names = system_names(&code);
+        if module.first().is_some_and(|m| m == "os") {
+            os_names.extend(names);
+            continue;
+        }
+        for n in names {
+            all.push(format!("{} names {n}", f.display()));
+        }
+    }
+    assert!(
+        all.is_empty(),
+        "only src/os may name the system's crates, std::os, cfg by operating system or the system's paths:\n{}",
+        all.join("\n")
+    );
+    // The rule sees what it looks for: the layer itself names all of it.
+    for n in [
+        "libc::",
+        "std::os::unix",
+        "cfg(target_os)",
+        "\"/proc/self/smaps\"",
+    ] {
+        assert!(os_names.contains(n), "src/os names no {n}: {os_names:?}");
+    }
+}
+
+#[test]
+fn the_system_rule_sees_every_way_of_naming_the_system() {
+    let n = |code: &str| system_names(code).into_iter().collect::<Vec<_>>();
+    assert_eq!(n("fn f() { unsafe { libc::getpid() }; }"), ["libc::"]);
+    assert_eq!(n("use libc::c_int;"), ["libc::"]);
+    assert_eq!(n("use std::os::unix::fs::MetadataExt;"), ["std::os::unix"]);
+    assert_eq!(n("use std::{os::fd::AsRawFd, io};"), ["std::os::fd"]);
+    assert_eq!(
+        n("fn f() { let _ = windows_sys::Win32::Foundation::TRUE; }"),
+        ["windows_sys::"]
+    );
+    assert_eq!(n("#[cfg(windows)] fn f() {}"), ["cfg(windows)"]);
+    assert_eq!(n("#[cfg(all(unix, test))] fn f() {}"), ["cfg(unix)"]);
+    assert_eq!(
+        n("#[cfg_attr(target_os = \"linux\", inline)] fn f() {}"),
+        ["cfg(target_os)"]
+    );
+    assert_eq!(
+        n("fn f() -> bool { cfg!(not(target_family = \"unix\")) }"),
+        ["cfg(target_family)"]
+    );
+    assert_eq!(
+        n("fn f() { let _ = std::fs::read(\"/proc/stat\"); }"),
+        ["\"/proc/stat\""]
+    );
+    assert_eq!(n("fn f() { println!(\"{}\", libc::EINVAL); }"), ["libc::"]);
+    // What is not the system: the CPU's architecture, a sentence naming a
+    // file, a system path in a test, a module of our own called os.
+    assert!(n("#[cfg(target_arch = \"aarch64\")] fn f() {}").is_empty());
+    assert!(
+        n("fn f() -> &'static str { \"/proc/cpuinfo describes another architecture\" }").is_empty()
+    );
+    assert!(
+        n("#[cfg(test)] mod tests { fn f() { let _ = std::fs::read(\"/dev/zero\"); } }").is_empty()
+    );
+    assert!(n("use crate::os::fs; fn f() { crate::os::signal::install(); }").is_empty());
 }
