@@ -5,6 +5,11 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // A worker of a process team started as a program of its own (Windows)
+    // does its work and nothing else.
+    if let Some(code) = bwscope::app::run_if_worker() {
+        return ExitCode::from(code.clamp(0, 255) as u8);
+    }
     let cli = bwscope::cli::Cli::parse();
     match bwscope::app::dispatch(cli) {
         // A run stopped by SIGTERM/SIGHUP/a closed pipe exits 128 + that

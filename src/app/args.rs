@@ -40,14 +40,15 @@ fn sampling(s: &SampleArgs) -> Sampling {
 }
 
 fn memory(m: MemoryArg) -> PageKind {
-    match m {
+    let kind = match m {
         MemoryArg::Thp => PageKind::Thp,
         MemoryArg::Regular => PageKind::Regular,
         MemoryArg::Nohuge => PageKind::NoHuge,
         MemoryArg::Hugetlb2M => PageKind::Hugetlb2M,
         MemoryArg::Hugetlb1G => PageKind::Hugetlb1G,
         MemoryArg::Locked => PageKind::Locked,
-    }
+    };
+    kind.available()
 }
 
 pub fn cache(a: &CacheArgs) -> Result<CacheOptions, UserError> {

@@ -15,6 +15,13 @@ use crate::error::UserError;
 use crate::model::{Host, SuiteId};
 use crate::suites::{self, Suite};
 
+/// When this process was started as a worker of a process team (on
+/// Windows, `threads --processes` starts its workers as programs of their
+/// own), do that work and return its exit code.
+pub fn run_if_worker() -> Option<i32> {
+    crate::os::team::run_if_worker(crate::measure::procs::worker)
+}
+
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     crate::os::signal::survive_file_size_limit();
     let top = cli.output.clone();

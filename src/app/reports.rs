@@ -346,8 +346,8 @@ mod tests {
     #[test]
     fn sibling_names() {
         assert_eq!(
-            super::sibling("out/a.svg", "latency-size"),
-            "out/a-latency-size.svg"
+            std::path::PathBuf::from(super::sibling("out/a.svg", "latency-size")),
+            std::path::Path::new("out").join("a-latency-size.svg")
         );
         assert_eq!(super::sibling("a.png", "x"), "a-x.png");
         assert_eq!(super::default_html_path("d/run.json"), "d/run.html");

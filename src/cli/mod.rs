@@ -265,7 +265,8 @@ pub struct SampleArgs {
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum MemoryArg {
-    /// MADV_HUGEPAGE: transparent huge pages (default)
+    /// MADV_HUGEPAGE: transparent huge pages (default; plain pages where the system has none, as
+    /// on Windows)
     Thp,
     /// Plain anonymous mmap with the kernel's default policy
     Regular,

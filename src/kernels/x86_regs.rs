@@ -22,10 +22,11 @@
 //!
 //! Stack kernels are `asm!` without `nostack`: they `push` or move `rsp`
 //! themselves and always restore it; they never touch memory above the
-//! `rsp` they started with. The push kernel reads its last four slots back
-//! from below `rsp` after restoring it: that is the red zone, which the
-//! compiler leaves free for an `asm!` block that is not `nostack`, and which
-//! signal delivery skips.
+//! `rsp` they started with, and never read below the current `rsp` (the
+//! Windows x64 ABI has no red zone: anything may overwrite that space). The
+//! push kernel releases the previous pass's 128 bytes at the start of the
+//! next (`add rsp, 128`, then 16 pushes), so its last four slots are still
+//! reserved when it reads them back.
 
 /// `{r}` = `{d0} + {d1} + {d2} + {d3}`.
 macro_rules! sum_d {
@@ -96,9 +97,9 @@ kernels! {
             "vpaddq zmm0, zmm0, zmm1\nvpaddq zmm2, zmm2, zmm3\nvpaddq zmm0, zmm0, zmm2\nvmovq {r}, xmm0\nvzeroupper");
     reg_push_64_scalar: Write 64 Scalar, Register cached, block 128, align 1,
         "push r64 ×16, then add rsp, 128",
-        regs!(vec stack, "",
-            concat!(rept!(4, "push {s0}", "push {s1}", "push {s2}", "push {s3}"), "\nadd rsp, 128"),
-            "mov {r}, qword ptr [rsp - 8]\nadd {r}, qword ptr [rsp - 16]\nadd {r}, qword ptr [rsp - 24]\nadd {r}, qword ptr [rsp - 32]");
+        regs!(vec stack, "sub rsp, 128",
+            concat!("add rsp, 128\n", rept!(4, "push {s0}", "push {s1}", "push {s2}", "push {s3}")),
+            "mov {r}, qword ptr [rsp]\nadd {r}, qword ptr [rsp + 8]\nadd {r}, qword ptr [rsp + 16]\nadd {r}, qword ptr [rsp + 24]\nadd rsp, 128");
     reg_pop_64_scalar: Read 64 Scalar, Register cached, block 128, align 1,
         "sub rsp, 128, then pop r64 ×16",
         regs!(gpr stack, concat!("sub rsp, 128\n", fill_stack!(4), "\nadd rsp, 128"),

@@ -129,15 +129,18 @@ mod tests {
     /// foreign load; the reading resolves far finer than a 10 ms tick.
     #[test]
     fn own_children_are_not_foreign_and_resolution_fits_the_window() {
+        if !crate::os::team::FORKS {
+            eprintln!("skipped: a worker here is this program started again, not the test");
+            return;
+        }
+        fn sleeper(_: &crate::os::team::Region, _: usize) -> i32 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            0
+        }
+        let region = crate::os::team::Region::new(4096).unwrap();
         // SAFETY: the worker only sleeps and exits; it touches no lock
         // another test thread may hold (nanosleep, then _exit).
-        let child = unsafe {
-            crate::os::team::start_worker(|| {
-                std::thread::sleep(std::time::Duration::from_millis(300));
-                0
-            })
-        }
-        .unwrap();
+        let child = unsafe { crate::os::team::start_worker(&region, 0, sleeper) }.unwrap();
         let pid = child.pid();
         let a = super::snapshot().unwrap();
         spin_for(std::time::Duration::from_millis(100));

@@ -19,8 +19,7 @@ use crate::error::UserError;
 use crate::kernels::{self, Kernel, KernelArgs};
 use crate::memory::{Buffer, PageKind};
 use crate::model::MemoryInfo;
-use crate::os::mem::Mapping;
-use crate::os::team::{self as os_team, Worker};
+use crate::os::team::{Region, Worker};
 
 /// Most worker processes one run may have.
 pub const MAX_PROCESSES: usize = 1024;
@@ -33,6 +32,9 @@ const CMD_QUIT: u64 = 2;
 struct Slot {
     /// 0 starting, 1 ready, 2 failed.
     state: AtomicU64,
+    /// The cpu the worker is to pin itself to (set by the parent).
+    want_cpu: AtomicU64,
+    /// The cpu it found itself on after pinning.
     cpu: AtomicU64,
     start_ns: AtomicU64,
     end_ns: AtomicU64,
@@ -54,14 +56,20 @@ struct Control {
     done: AtomicU32,
     barrier_count: AtomicU64,
     barrier_generation: AtomicU64,
+    /// What every worker needs to start, set before the first starts: the
+    /// team's size, each buffer's bytes, the page kind (its index in
+    /// `PageKind::ALL`).
+    size: AtomicU64,
+    buffer_bytes: AtomicU64,
+    page: AtomicU64,
     slots: [Slot; MAX_PROCESSES],
 }
 
 /// A group of pinned worker processes; dropping it ends them.
 pub struct ProcTeam {
     ctrl: *mut Control,
-    /// The mapping `ctrl` points into (unmapped after the workers ended).
-    _shared: Mapping,
+    /// The memory `ctrl` points into (released after the workers ended).
+    region: Region,
     workers: Vec<Worker>,
     pub cpus: Vec<u32>,
     memory: Option<MemoryInfo>,
@@ -77,24 +85,24 @@ pub struct ProcTeam {
 /// switch of address space each time): with one busy loop on the other
 /// cpu a 256 KiB read lost 16-22 % against `threads` and `cache`. The
 /// timeout only bounds a wait on a child that died.
-fn wait_done(done: &AtomicU32, n: u32) {
+fn wait_done(region: &Region, done: &AtomicU32, n: u32) {
     loop {
         let seen = done.load(Ordering::Acquire);
         if seen == n {
             return;
         }
-        os_team::wait_word(done, seen, std::time::Duration::from_millis(100));
+        region.wait(done, seen, std::time::Duration::from_millis(100));
     }
 }
 
 /// A child's end of a command: count itself done; the last one wakes the
 /// parent (only the last, so the parent never wakes beside a child still
 /// in its timed window).
-fn finish(done: &AtomicU32, n: u32) {
+fn finish(wake: impl Fn(), done: &AtomicU32, n: u32) {
     if done.fetch_add(1, Ordering::AcqRel) + 1 != n {
         return;
     }
-    os_team::wake_word(done);
+    wake();
 }
 
 fn spin_until(mut done: impl FnMut() -> bool) {
@@ -120,9 +128,20 @@ fn barrier(c: &Control, n: u64) {
     spin_until(|| c.barrier_generation.load(Ordering::Acquire) != gen);
 }
 
-/// The child's whole life; returns its exit code when told to quit.
-fn child(c: &Control, i: usize, n: u64, cpu: u32, len: usize, page: PageKind) -> i32 {
+/// A worker's entry (`os::team::Entry`): its whole life, on the team's
+/// region; returns its exit code when told to quit.
+pub fn worker(region: &Region, i: usize) -> i32 {
+    // SAFETY: the region holds the team's Control (the parent made it so
+    // before starting any worker) for the worker's whole life.
+    let c = unsafe { &*(region.as_ptr() as *const Control) };
+    if i >= MAX_PROCESSES {
+        return 2;
+    }
+    let n = c.size.load(Ordering::Acquire);
+    let len = c.buffer_bytes.load(Ordering::Acquire) as usize;
+    let page = PageKind::ALL[c.page.load(Ordering::Acquire) as usize % PageKind::ALL.len()];
     let slot = &c.slots[i];
+    let cpu = slot.want_cpu.load(Ordering::Acquire) as u32;
     let mut buf = match crate::os::cpu::pin_current(cpu)
         .ok()
         .and_then(|_| Buffer::new(len, page, 0x1234 + i as u64).ok())
@@ -178,7 +197,7 @@ fn child(c: &Control, i: usize, n: u64, cpu: u32, len: usize, page: PageKind) ->
                 slot.checksum.store(sum, Ordering::Relaxed);
             }
         }
-        finish(&c.done, n as u32);
+        finish(|| region.wake(&c.done), &c.done, n as u32);
     }
 }
 
@@ -191,24 +210,30 @@ impl ProcTeam {
                 format!("--processes supports at most {} workers", MAX_PROCESSES),
             ));
         }
-        let shared = Mapping::shared(std::mem::size_of::<Control>()).map_err(|e| {
+        let region = Region::new(std::mem::size_of::<Control>()).map_err(|e| {
             UserError::flag("--processes", format!("cannot map shared memory: {e}"))
         })?;
         // Zeroed memory is a valid Control (all atomics at 0).
         let mut team = ProcTeam {
-            ctrl: shared.as_ptr() as *mut Control,
-            _shared: shared,
+            ctrl: region.as_ptr() as *mut Control,
+            region,
             workers: Vec::new(),
             cpus: cpus.to_vec(),
             memory: None,
         };
-        let n = cpus.len() as u64;
+        let c = team.ctl();
+        c.size.store(cpus.len() as u64, Ordering::Release);
+        c.buffer_bytes.store(buffer_bytes as u64, Ordering::Release);
+        let page_index = PageKind::ALL.iter().position(|&k| k == page).unwrap_or(0);
+        c.page.store(page_index as u64, Ordering::Release);
         for (i, &cpu) in cpus.iter().enumerate() {
-            let ctl = team.ctl();
+            c.slots[i].want_cpu.store(u64::from(cpu), Ordering::Release);
+        }
+        for i in 0..cpus.len() {
             // SAFETY: see the module doc: single-threaded parent, and the
-            // worker only runs `child`.
-            let w = unsafe { os_team::start_worker(|| child(ctl, i, n, cpu, buffer_bytes, page)) }
-                .map_err(|e| {
+            // worker only runs `worker`.
+            let w =
+                unsafe { crate::os::team::start_worker(&team.region, i, worker) }.map_err(|e| {
                     UserError::flag("--processes", format!("cannot start a worker: {e}"))
                 })?;
             team.workers.push(w);
@@ -258,7 +283,7 @@ impl ProcTeam {
         c.done.store(0, Ordering::Release);
         c.cmd.store(cmd, Ordering::Release);
         c.generation.fetch_add(1, Ordering::AcqRel);
-        wait_done(&c.done, self.cpus.len() as u32);
+        wait_done(&self.region, &c.done, self.cpus.len() as u32);
     }
 
     /// Refill the first `len` bytes of every worker's buffer.
@@ -302,6 +327,6 @@ impl Drop for ProcTeam {
         for w in self.workers.drain(..) {
             w.reap();
         }
-        // `_shared` is unmapped after this, with no worker left to use it.
+        // `region` is released after this, with no worker left to use it.
     }
 }

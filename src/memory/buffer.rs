@@ -40,6 +40,7 @@ impl Buffer {
     /// and `Locked` is made resident by `mlock` here: that is its cost of
     /// first use.
     pub fn map(len: usize, kind: PageKind) -> Result<Buffer, UserError> {
+        let kind = kind.available();
         let page = kind.hugetlb_page_bytes().unwrap_or(4096);
         let len = len.max(4096).next_multiple_of(page);
         // Hugetlb mappings are naturally aligned to their page size.

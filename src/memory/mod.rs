@@ -61,6 +61,17 @@ impl PageKind {
             .find(|k| k.name().eq_ignore_ascii_case(name.trim()))
     }
 
+    /// The kind this system can give for it: transparent huge pages become
+    /// regular pages where the system has none (Windows), so the default
+    /// page policy means "the best default pages here" everywhere, and a
+    /// record names the kind it really had.
+    pub fn available(self) -> PageKind {
+        match self {
+            PageKind::Thp if !crate::os::mem::TRANSPARENT_HUGE_PAGES => PageKind::Regular,
+            k => k,
+        }
+    }
+
     /// The huge page size of a hugetlb kind.
     pub fn hugetlb_page_bytes(self) -> Option<usize> {
         match self {

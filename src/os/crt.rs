@@ -7,4 +7,4 @@ use core::ffi::{c_int, c_void};
 pub type Memcpy = unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> *mut c_void;
 pub type Memset = unsafe extern "C" fn(*mut c_void, c_int, usize) -> *mut c_void;
 
-pub use super::imp::crt::{memcpy, memset, RUNTIME};
+pub use super::imp::crt::{memcpy_fn as memcpy, memset_fn as memset, RUNTIME};

@@ -14,10 +14,20 @@ use std::path::Path;
 
 pub use super::imp::fs::{
     can_write, can_write_dir, copy_identity, create_new, descriptor, descriptor_writable,
-    dup_descriptor, is_char_device, is_link_refused, is_no_reader, make_fifo, me, open_special,
-    others_may_access, owner, permissions, same_file, set_permissions, symlink, untrusted_link,
+    dup_descriptor, facts, is_device_name, is_link_refused, is_no_reader, make_fifo, me,
+    open_special, owner_at, permissions, same_file, set_permissions, symlink, untrusted_link,
     wait_writable,
 };
+
+/// Who may touch a file, as its open handle says (so the answer is about
+/// the file read, not one swapped in at its name since).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    pub owner: Owner,
+    /// Others than the owner may read or write it: how, for a message
+    /// (`mode 0644`; on Windows the account an access entry names).
+    pub others_may_access: Option<String>,
+}
 
 /// Who owns a file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 //! file is refused; at most `max` bytes are read, however large the file
 //! is or grows while it is read.
 
-use std::fs::{File, Metadata};
+use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -49,8 +49,8 @@ pub struct Rules {
     pub follow: bool,
 }
 
-/// The file's bytes and its metadata, read from one descriptor.
-pub fn read_regular(path: &Path, rules: Rules) -> Result<(Vec<u8>, Metadata), InputError> {
+/// The file's bytes and who may touch it, read from one descriptor.
+pub fn read_regular(path: &Path, rules: Rules) -> Result<(Vec<u8>, super::fs::Facts), InputError> {
     let f: File = super::imp::fs::open_for_input(path, rules.follow).map_err(InputError::Io)?;
     let m = f.metadata().map_err(InputError::Io)?;
     if m.is_dir() {
@@ -69,7 +69,8 @@ pub fn read_regular(path: &Path, rules: Rules) -> Result<(Vec<u8>, Metadata), In
     if buf.len() as u64 > rules.max {
         return Err(InputError::TooLarge { max: rules.max });
     }
-    Ok((buf, m))
+    let facts = super::imp::fs::facts(&f).map_err(InputError::Io)?;
+    Ok((buf, facts))
 }
 
 /// The bytes with a UTF-8 byte-order mark at the start removed: editors on
@@ -103,21 +104,32 @@ mod tests {
             read_regular(d.path(), R),
             Err(InputError::Directory)
         ));
-        assert!(matches!(
-            read_regular(Path::new("/dev/zero"), R),
-            Err(InputError::NotRegular)
-        ));
+        if Path::new("/dev/zero").exists() {
+            assert!(matches!(
+                read_regular(Path::new("/dev/zero"), R),
+                Err(InputError::NotRegular)
+            ));
+        }
         // A FIFO without a writer: refused at once, not waited on.
         let fifo = d.path().join("fifo");
-        crate::os::fs::make_fifo(&fifo).unwrap();
-        assert!(matches!(
-            read_regular(&fifo, R),
-            Err(InputError::NotRegular)
-        ));
+        match crate::os::fs::make_fifo(&fifo) {
+            Ok(()) => assert!(matches!(
+                read_regular(&fifo, R),
+                Err(InputError::NotRegular)
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                eprintln!("no FIFOs here ({e}): that case is not tested")
+            }
+            Err(e) => panic!("{e}"),
+        }
         // A link is followed only when asked.
         let l = d.path().join("l");
         std::fs::write(&p, b"ok").unwrap();
         crate::os::fs::symlink(&p, &l).unwrap();
+        if crate::os::system::emulator().is_some() {
+            eprintln!("links are not tested under an emulator (wine stores a Windows target in a Unix link)");
+            return;
+        }
         assert!(read_regular(&l, R).is_ok());
         let no = Rules { follow: false, ..R };
         assert!(matches!(read_regular(&l, no), Err(InputError::Io(_))));

@@ -1,12 +1,24 @@
-//! Memory from the system: anonymous mappings (private, with small or
-//! reserved huge pages; shared between the processes of a team), the
-//! page-size policy of a range, locking, and what the system really gave
-//! a range ([`page_facts`]).
+//! Memory from the system: private mappings (with small or reserved huge
+//! pages, or a caching type of their own where the system gives one on
+//! plain RAM), the page-size policy of a range, locking, and what the
+//! system really gave a range ([`page_facts`], [`protection_at`]).
 
 pub use super::imp::mem::{
-    advise_huge, default_huge_pages_free, hugetlb_pool, hugetlb_pool_knob, lock, page_facts,
-    thp_mode, Mapping,
+    advise_huge, default_huge_pages_free, huge_pages_hint, hugetlb_pool, hugetlb_pool_knob, lock,
+    no_huge_pages, page_facts, protection_at, thp_mode, Mapping, TRANSPARENT_HUGE_PAGES,
 };
+
+/// The caching type of a mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caching {
+    /// Ordinary write-back memory.
+    WriteBack,
+    /// Write-combining: stores gather in buffers and go out as whole
+    /// lines; loads are not cached.
+    WriteCombining,
+    /// Uncached: every access goes to memory.
+    Uncached,
+}
 pub use super::parse::smaps::PageFacts;
 
 /// Which pages back a private mapping.

@@ -14,8 +14,8 @@
 //!
 //! Layout: each concern is a portable module here (`time`, `cpu`, `mem`,
 //! …) holding its types, its documentation and the functions every
-//! system shares; the system's own calls are in `linux/` (the one
-//! implementation today), chosen once below as `imp`. Parsers of what a
+//! system shares; each system's own calls are in its folder (`linux/`,
+//! `windows/`), chosen once below as `imp`. Parsers of what a
 //! system writes (`/proc` text, sysfs trees, firmware blobs) are pure and
 //! in `parse/`, built on every target so they are tested with captured
 //! data anywhere.
@@ -25,6 +25,10 @@
 
 #[cfg(target_os = "linux")]
 #[path = "linux/mod.rs"]
+mod imp;
+
+#[cfg(windows)]
+#[path = "windows/mod.rs"]
 mod imp;
 
 pub mod cpu;

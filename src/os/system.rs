@@ -4,8 +4,8 @@
 //! this boot of the machine.
 
 pub use super::imp::system::{
-    boot_id, cpu_ticks, environment, hostname, memory_available, memory_total, online_cpu_count,
-    pci_devices_dir, smbios_dir, ticks_per_second, user_cache_dir,
+    boot_id, cpu_ticks, emulator, environment, hostname, memory_available, memory_total,
+    online_cpu_count, pci_devices_dir, smbios_dir, smbios_raw, ticks_per_second, user_cache_dir,
 };
 
 /// One kernel instance: containers and network namespaces on one machine

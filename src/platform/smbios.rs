@@ -30,13 +30,44 @@ fn dir() -> Option<PathBuf> {
 
 /// The memory system of this machine (or of `BWSCOPE_SMBIOS_DIR`'s dump).
 pub fn detect() -> Dram {
-    match dir() {
-        Some(d) => read(&d),
-        None => unknown(
-            "SMBIOS",
-            "this system gives no SMBIOS tables to read".into(),
-        ),
+    if let Some(d) = dir() {
+        return read(&d);
     }
+    const SOURCE: &str = "SMBIOS (GetSystemFirmwareTable)";
+    match crate::os::system::smbios_raw() {
+        None => unknown(SOURCE, "the system gave no SMBIOS tables".into()),
+        Some(raw) => match from_raw(&raw).and_then(|(e, t)| decode(&e, &t)) {
+            Ok((version, devices)) => super::dram::peak(
+                &format!("SMBIOS {version} (GetSystemFirmwareTable)"),
+                devices,
+            ),
+            Err(why) => unknown(SOURCE, why),
+        },
+    }
+}
+
+/// Windows' `RawSMBIOSData` (`GetSystemFirmwareTable('RSMB')`: a calling
+/// method byte, the major and minor version, the DMI revision, the table's
+/// length, then the table) as an entry point and a table for [`decode`]:
+/// the entry point is an SMBIOS 3 one made for the table (the firmware's
+/// own is not handed out).
+pub fn from_raw(raw: &[u8]) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let header = raw
+        .get(..8)
+        .ok_or_else(|| format!("a {}-byte SMBIOS buffer (the header alone is 8)", raw.len()))?;
+    let len = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+    let table = raw
+        .get(8..8 + len as usize)
+        .ok_or_else(|| format!("truncated SMBIOS buffer: its header gives {len} table bytes"))?;
+    let mut ep = Vec::with_capacity(24);
+    ep.extend(b"_SM3_");
+    ep.push(0); // checksum, below
+    ep.push(24); // length
+    ep.extend([header[1].max(2), header[2], header[3], 1, 0]);
+    ep.extend(len.to_le_bytes());
+    ep.extend(0u64.to_le_bytes());
+    ep[5] = ep.iter().fold(0u8, |s, b| s.wrapping_sub(*b));
+    Ok((ep, table.to_vec()))
 }
 
 /// Read and decode the two files in `dir`.
@@ -207,5 +238,29 @@ fn form_name(f: dmidecode::memory_device::FormFactor) -> String {
         F::RowOfChips => "Row of chips".into(),
         F::Chip => "Chip".into(),
         other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Windows' raw buffer: an 8-byte header (method, 3.4, DMI revision 0,
+    /// the table's length) and a table holding only End-of-Table (type
+    /// 127): decoded through the made entry point, with no devices.
+    #[test]
+    fn a_raw_firmware_buffer_decodes_through_a_made_entry_point() {
+        let table = [127u8, 4, 0xff, 0xfe, 0, 0];
+        let mut raw = vec![0u8, 3, 4, 0];
+        raw.extend((table.len() as u32).to_le_bytes());
+        raw.extend(table);
+        let (ep, t) = super::from_raw(&raw).unwrap();
+        assert_eq!(t, table);
+        let (version, devices) = super::decode(&ep, &t).unwrap();
+        assert_eq!(version, "3.4");
+        assert!(devices.is_empty());
+        // A header alone, a length past the end.
+        assert!(super::from_raw(&raw[..5]).unwrap_err().contains("header"));
+        assert!(super::from_raw(&raw[..10])
+            .unwrap_err()
+            .contains("truncated"));
     }
 }

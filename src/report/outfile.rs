@@ -264,6 +264,7 @@ impl Drop for Replacement {
 /// place, and once?
 pub fn is_special(path: &Path) -> bool {
     descriptor(path).is_some()
+        || sys::is_device_name(path)
         || resolve(path)
             .ok()
             .and_then(|t| std::fs::metadata(t).ok())
@@ -408,9 +409,9 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         resolve(a).unwrap_or(a.to_path_buf()),
         resolve(b).unwrap_or(b.to_path_buf()),
     );
-    match (std::fs::metadata(&ra), std::fs::metadata(&rb)) {
-        (Ok(x), Ok(y)) => sys::same_file(&x, &y),
-        (Err(_), Err(_)) => {
+    match (sys::same_file(&ra, &rb), ra.exists(), rb.exists()) {
+        (Some(same), _, _) => same,
+        (None, false, false) => {
             let abs = |p: &Path| {
                 let dir = std::fs::canonicalize(dir_of(p)).unwrap_or(dir_of(p));
                 dir.join(p.file_name().unwrap_or_default())

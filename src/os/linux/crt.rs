@@ -3,10 +3,10 @@
 /// Which C library the functions come from, for labels.
 pub const RUNTIME: &str = "libc";
 
-pub fn memcpy() -> crate::os::crt::Memcpy {
+pub fn memcpy_fn() -> crate::os::crt::Memcpy {
     libc::memcpy
 }
 
-pub fn memset() -> crate::os::crt::Memset {
+pub fn memset_fn() -> crate::os::crt::Memset {
     libc::memset
 }

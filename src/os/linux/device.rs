@@ -23,7 +23,9 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::os::device::DeviceSpec;
 
 /// `IORESOURCE_IO`, `IORESOURCE_MEM`, `IORESOURCE_PREFETCH` (linux/ioport.h).
 const IORESOURCE_IO: u64 = 0x100;
@@ -43,27 +45,6 @@ const DRM_IOCTL_MODE_DESTROY_DUMB: u64 = 0xC004_64B4;
 const DUMB_WIDTH: u32 = 1024;
 
 pub const PAT_LIST: &str = "/sys/kernel/debug/x86/pat_memtype_list";
-
-/// A device region bwscope agreed to map.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct DeviceSpec {
-    /// The path as the user named it.
-    pub path: String,
-    /// The file mapped (symlinks resolved).
-    pub resolved: PathBuf,
-    /// `device-wc`, `device-uc`, `device-fb` or `device-dumb`: the mapping
-    /// asked for.
-    pub kind: &'static str,
-    /// Physical start address of the region (for the PAT lookup); 0 when
-    /// not known (DRM dumb buffers, shadow framebuffers).
-    pub phys_start: u64,
-    /// Bytes that may be mapped (dumb buffers: the largest allowed).
-    pub size: u64,
-    /// BAR flags from the `resource` file (PCI only).
-    pub flags: Option<u64>,
-    /// What it is, for the record: "PCI 0000:00:03.0 BAR 2 (prefetchable memory)".
-    pub what: String,
-}
 
 /// Parse one line of a PCI device's `resource` file: start, end, flags.
 fn parse_resource_line(line: &str) -> Option<(u64, u64, u64)> {

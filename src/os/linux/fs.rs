@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-use crate::os::fs::Owner;
+use crate::os::fs::{Facts, Owner};
 
 fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions.
@@ -34,7 +34,7 @@ pub fn can_write_dir(dir: &Path) -> bool {
 }
 
 /// The owner of the file `m` describes.
-pub fn owner(m: &Metadata) -> Owner {
+fn owner(m: &Metadata) -> Owner {
     Owner {
         name: format!("uid {}", m.uid()),
         is_me: m.uid() == euid(),
@@ -57,10 +57,20 @@ pub fn set_permissions(path: &Path, mode: u32) -> std::io::Result<()> {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
-/// Others than the owner may read or write it: its mode, for the message
-/// (`mode 0644`).
-pub fn others_may_access(m: &Metadata) -> Option<String> {
-    (m.mode() & 0o077 != 0).then(|| format!("mode {:04o}", m.mode() & 0o7777))
+/// Who may touch the open file `f` (its owner, and the mode when group or
+/// others have any bit).
+pub fn facts(f: &File) -> std::io::Result<Facts> {
+    let m = f.metadata()?;
+    Ok(Facts {
+        owner: owner(&m),
+        others_may_access: (m.mode() & 0o077 != 0)
+            .then(|| format!("mode {:04o}", m.mode() & 0o7777)),
+    })
+}
+
+/// The owner of what is at `path`, not following a link.
+pub fn owner_at(path: &Path) -> Option<Owner> {
+    std::fs::symlink_metadata(path).ok().map(|m| owner(&m))
 }
 
 /// The kernel's `fs.protected_symlinks` rule, which resolving a link
@@ -163,14 +173,17 @@ pub fn wait_writable(f: &File, ms: i32) {
     unsafe { libc::poll(&mut p, 1, ms) };
 }
 
-/// Are `a` and `b` one file (device and inode)? A character device such
-/// as /dev/null may take any number of outputs.
-pub fn same_file(a: &Metadata, b: &Metadata) -> bool {
-    a.dev() == b.dev() && a.ino() == b.ino() && !a.file_type().is_char_device()
+/// Are `a` and `b` (both existing) one file, by device and inode? A
+/// character device such as /dev/null may take any number of outputs.
+pub fn same_file(a: &Path, b: &Path) -> Option<bool> {
+    let (a, b) = (std::fs::metadata(a).ok()?, std::fs::metadata(b).ok()?);
+    Some(a.dev() == b.dev() && a.ino() == b.ino() && !a.file_type().is_char_device())
 }
 
-pub fn is_char_device(m: &Metadata) -> bool {
-    m.file_type().is_char_device()
+/// A name that means a device whatever the folder (none here: devices are
+/// files in /dev, which their metadata shows).
+pub fn is_device_name(_path: &Path) -> bool {
+    false
 }
 
 /// A symbolic link at `link` to `target` (tests, fixtures).

@@ -3,7 +3,7 @@
 
 use std::ptr::NonNull;
 
-use crate::os::mem::{PageFacts, Pages};
+use crate::os::mem::{Caching, PageFacts, Pages};
 use crate::os::parse;
 
 fn read(p: &str) -> Option<String> {
@@ -11,6 +11,9 @@ fn read(p: &str) -> Option<String> {
         .ok()
         .map(|s| s.trim().to_string())
 }
+
+/// The kernel can back memory with transparent huge pages on advice.
+pub const TRANSPARENT_HUGE_PAGES: bool = true;
 
 /// An anonymous mapping, unmapped on drop.
 pub struct Mapping {
@@ -60,8 +63,20 @@ impl Mapping {
     }
 
     /// `len` bytes shared with the processes this one forks afterwards.
-    pub fn shared(len: usize) -> std::io::Result<Mapping> {
+    pub(crate) fn shared(len: usize) -> std::io::Result<Mapping> {
         Mapping::map(len, libc::MAP_SHARED | libc::MAP_ANONYMOUS)
+    }
+
+    /// Write-combined or uncached anonymous memory: Linux maps those
+    /// types only over device memory (`--device-mem`).
+    pub fn private_caching(len: usize, caching: Caching) -> std::io::Result<Mapping> {
+        match caching {
+            Caching::WriteBack => Mapping::private(len, Pages::Default),
+            _ => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "Linux gives write-combined and uncached mappings only over device memory (--device-mem)",
+            )),
+        }
     }
 
     pub fn as_ptr(&self) -> *mut u8 {
@@ -147,4 +162,35 @@ pub fn default_huge_pages_free() -> (u64, Option<u64>) {
         parse::count_line(&text, "HugePages_Free").unwrap_or(0),
         parse::kb_line(&text, "Hugepagesize"),
     )
+}
+
+/// The protection of the page at `addr` as the system names it: Linux
+/// states no caching type for anonymous memory.
+pub fn protection_at(_addr: usize) -> Option<String> {
+    None
+}
+
+/// Why pages of `page_bytes` cannot be had: the kernel has no such pool.
+pub fn no_huge_pages(page_bytes: usize) -> String {
+    format!(
+        "this kernel has no {} huge pages ({} absent)",
+        crate::util::units::format_bytes(page_bytes as u64),
+        hugetlb_pool_knob(page_bytes)
+    )
+}
+
+/// What to run to reserve `target` pages of `page_bytes` (the pool has
+/// `reserved`, `free` of them free).
+pub fn huge_pages_hint(page_bytes: usize, target: u64, reserved: u64, free: u64) -> String {
+    if page_bytes == 2 << 20 {
+        format!(
+            "reserve 2 MiB huge pages as root: sysctl -w vm.nr_hugepages={target} (now {reserved}, {free} free)"
+        )
+    } else {
+        format!(
+            "reserve {} huge pages as root: echo {target} > {} (now {reserved}, {free} free)",
+            crate::util::units::format_bytes(page_bytes as u64),
+            hugetlb_pool_knob(page_bytes),
+        )
+    }
 }

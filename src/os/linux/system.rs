@@ -121,3 +121,14 @@ pub fn user_cache_dir() -> Option<std::path::PathBuf> {
     };
     var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")))
 }
+
+/// The tables are files here ([`smbios_dir`]).
+pub fn smbios_raw() -> Option<Vec<u8>> {
+    None
+}
+
+/// Not a compatibility layer (qemu-user is detected from what it shows of
+/// the host, in `platform::arm`).
+pub fn emulator() -> Option<&'static str> {
+    None
+}

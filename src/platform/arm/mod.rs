@@ -258,7 +258,7 @@ mod tests {
         // An arm64 cpuinfo.
         let arm = "processor\t: 0\nCPU implementer\t: 0x41\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\nprocessor\t: 1\nCPU implementer\t: 0x41\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n";
         let (m, src, foreign) = midrs_from(d.path(), Some(arm), &[0, 1], this);
-        assert_eq!(src, "/proc/cpuinfo");
+        assert_eq!(src, crate::os::cpu::CPUINFO);
         assert_eq!(m[1].1.core(), (0x41, 0xd0c));
         assert!(foreign.is_none());
         // Sysfs wins when every cpu has it.
