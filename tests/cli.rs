@@ -1,6 +1,10 @@
 //! CLI behaviour: JSON fields, bad-input errors and exit codes, SIGINT
 //! keeping records, and a physical sanity bound on every kernel.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;

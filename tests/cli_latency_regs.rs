@@ -1,6 +1,10 @@
 //! `bwscope latency`, `bwscope regs` and `bwscope cache --pattern` end to
 //! end: real runs with short samples, their JSON, and the bad-input exits.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;

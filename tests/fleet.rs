@@ -6,6 +6,10 @@
 //! truncated and future files. Real launchers: fleet_mpi.rs,
 //! fleet_netns.rs, fleet_slurm.rs.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 mod common;
 
 use std::io::Write as _;

@@ -5,6 +5,10 @@
 //! also runs its MPI control and MPI pair tests. Skips with a message
 //! where a launcher is missing (apt-get install openmpi-bin mpich).
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 mod common;
 
 use std::process::Command;

@@ -17,6 +17,10 @@
 //! MPI; skips with a message otherwise. The namespaces are removed even
 //! when an assertion fails.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 mod common;
 
 use std::io::{BufRead, BufReader};

@@ -7,6 +7,10 @@
 //! Needs root (slurmd runs the tasks) and slurm-wlm; skips with a message
 //! otherwise.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

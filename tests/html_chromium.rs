@@ -2,6 +2,10 @@
 //! errors, every chart present, tables sort, a screenshot is taken. Skips
 //! with a message where Chromium is not installed.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 mod common;
 
 use common::browser::{attr, chromium, dump_dom, headless};

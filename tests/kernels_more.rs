@@ -378,68 +378,6 @@ fn team_gives_each_worker_its_own_permutation_and_full_coverage() {
     }
 }
 
-/// `pages` fresh pages of 4 KiB (never touched, no huge pages) between two
-/// inaccessible guard pages: an access before or after the stream faults.
-struct Fresh {
-    base: *mut u8,
-    total: usize,
-}
-
-impl Fresh {
-    fn new(pages: usize) -> Fresh {
-        let total = (pages + 2) * 4096;
-        // SAFETY: an anonymous private mapping; checked below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                total,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(base, libc::MAP_FAILED);
-        let base = base as *mut u8;
-        // SAFETY: the stream pages lie inside the mapping.
-        unsafe {
-            let stream = base.add(4096) as *mut libc::c_void;
-            assert_eq!(
-                libc::madvise(stream, pages * 4096, libc::MADV_NOHUGEPAGE),
-                0
-            );
-            assert_eq!(libc::mprotect(stream, pages * 4096, libc::PROT_READ), 0);
-        }
-        Fresh { base, total }
-    }
-    fn stream(&self) -> *const u8 {
-        self.base.wrapping_add(4096)
-    }
-    /// Which stream pages are mapped (a read of an untouched page maps the
-    /// shared zero page, which counts).
-    fn touched(&self) -> Vec<bool> {
-        let pages = self.total / 4096 - 2;
-        let mut v = vec![0u8; pages];
-        // SAFETY: the range is page aligned and inside the mapping.
-        let rc = unsafe {
-            libc::mincore(
-                self.stream() as *mut libc::c_void,
-                pages * 4096,
-                v.as_mut_ptr(),
-            )
-        };
-        assert_eq!(rc, 0);
-        v.iter().map(|b| b & 1 == 1).collect()
-    }
-}
-
-impl Drop for Fresh {
-    fn drop(&mut self) {
-        // SAFETY: unmapping what `new` mapped.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.total) };
-    }
-}
-
 #[test]
 fn timed_reads_cover_the_stream_their_verification_checks() {
     // Every sequential and random read kernel is timed as a pure-load loop
@@ -475,9 +413,10 @@ fn timed_reads_cover_the_stream_their_verification_checks() {
         }
         let pages = 48;
         let len = pages * 4096;
-        let fresh = Fresh::new(pages);
+        // Fresh pages between two guard pages (`os::mem::Guarded`).
+        let fresh = bwscope::os::mem::Guarded::new(pages).unwrap();
         assert!(
-            fresh.touched().iter().all(|&t| !t),
+            fresh.touched().unwrap().iter().all(|&t| !t),
             "{}: fresh pages already mapped",
             k.name
         );
@@ -490,6 +429,7 @@ fn timed_reads_cover_the_stream_their_verification_checks() {
         unsafe { (k.func)(&a) };
         let missed: Vec<usize> = fresh
             .touched()
+            .unwrap()
             .iter()
             .enumerate()
             .filter(|(_, &t)| !t)

@@ -2,6 +2,10 @@
 //! through smaps, hugetlb for real when pages are reserved, locked memory,
 //! first-use records, and bad input (exit 2).
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;

@@ -13,6 +13,10 @@
 //! Skips with a message when QEMU, busybox-static, cpio or the kernel are
 //! missing. Scripts: tests/vm-memtype/.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,6 +1,10 @@
 //! The `net` subcommands as a user runs them: the built binary as child
 //! processes on loopback, and every bad input ending in one line and exit 2.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};

@@ -8,6 +8,10 @@
 //! A guard deletes the namespaces (and kills what runs in them) on drop,
 //! so a failing assertion still cleans up.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

@@ -14,6 +14,10 @@
 //! run that itself). Without them the test prints why and passes.
 //! `BWSCOPE_STATIC_BIN` skips building the static binary.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,6 +1,10 @@
 //! `bwscope report`: snapshots of every text format of a fixed recorded
 //! run, and every kind of bad input (one-line error naming the file, exit 2).
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 mod common;
 
 use common::{bwscope, fixture, fixture_path, write};

@@ -4,6 +4,10 @@
 //! after) and modes. Only loopback addresses are contacted; every wait is
 //! bounded.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -6,6 +6,10 @@
 //! (host memcpy behind the driver API) to exercise flag passing, the sweep,
 //! verification and the error paths; its numbers are never asserted.
 
+// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead).
+#![cfg(unix)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command as Proc;
 use std::sync::OnceLock;

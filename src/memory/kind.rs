@@ -4,7 +4,8 @@
 //! kind depends on (hugetlb free pages, `RLIMIT_MEMLOCK`, the THP mode) so
 //! a kind that cannot work fails with a message naming the knob to turn,
 //! instead of an `ENOMEM` or a silent fallback. After the first touch,
-//! [`verify`] checks `/proc/self/smaps` for what the kernel really gave.
+//! [`verify`] checks what the system really gave (`os::mem::page_facts`:
+//! `/proc/self/smaps` on Linux, `QueryWorkingSetEx` on Windows).
 
 use crate::memory::PageKind;
 use crate::model::MemoryInfo;
@@ -52,8 +53,10 @@ pub fn check_lockable(bytes: u64) -> Result<(), String> {
 /// Whether `buffers` buffers of `bytes` each can be had with `kind`; Err is
 /// the reason, naming the knob to turn.
 pub fn check_available(kind: PageKind, bytes: u64, buffers: u64) -> Result<(), String> {
-    match kind.available() {
+    match kind {
         PageKind::Regular | PageKind::NoHuge => Ok(()),
+        // Buffers map it as regular pages where the system has none.
+        PageKind::Thp if !crate::os::mem::TRANSPARENT_HUGE_PAGES => Ok(()),
         PageKind::Thp => match crate::os::mem::thp_mode() {
             None => Err("this kernel has no transparent huge pages (/sys/kernel/mm/transparent_hugepage absent)".into()),
             Some(m) if m == "never" => Err(
@@ -86,7 +89,7 @@ pub fn check_available(kind: PageKind, bytes: u64, buffers: u64) -> Result<(), S
 pub fn verify(kind: PageKind, info: &MemoryInfo, len: usize) -> Result<String, String> {
     let Some(page) = info.page_bytes else {
         return Err(
-            "the mapping was not found in /proc/self/smaps, so its pages cannot be verified".into(),
+            "the system does not describe the mapping's pages, so they cannot be verified".into(),
         );
     };
     let thp = info.thp_fraction.unwrap_or(0.0);
@@ -113,14 +116,14 @@ pub fn verify(kind: PageKind, info: &MemoryInfo, len: usize) -> Result<String, S
                 Ok(format!("KernelPageSize {}", format_bytes(page)))
             } else {
                 Err(format!(
-                    "asked for {} pages but smaps reports KernelPageSize {}",
+                    "asked for {} pages but the system reports pages of {}",
                     format_bytes(want),
                     format_bytes(page)
                 ))
             }
         }
         PageKind::Locked if locked < 0.999 => Err(format!(
-            "asked for locked memory but smaps reports {:.1} % Locked",
+            "asked for locked memory but the system reports {:.1} % of it locked",
             locked * 100.0
         )),
         PageKind::Locked => Ok(format!("Locked {:.0} % of the buffer", locked * 100.0)),
@@ -150,10 +153,10 @@ mod tests {
         };
         assert!(verify(PageKind::Hugetlb2M, &info, 4 << 20)
             .unwrap_err()
-            .contains("KernelPageSize 4 KiB"));
+            .contains("pages of 4 KiB"));
         assert!(verify(PageKind::Locked, &info, 4 << 20)
             .unwrap_err()
-            .contains("Locked"));
+            .contains("locked"));
         assert!(verify(PageKind::Thp, &info, 4 << 20).is_err());
         assert!(verify(PageKind::Regular, &info, 4 << 20).is_ok());
         let huge = MemoryInfo {

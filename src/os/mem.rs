@@ -5,11 +5,13 @@
 
 pub use super::imp::mem::{
     advise_huge, default_huge_pages_free, huge_pages_hint, hugetlb_pool, hugetlb_pool_knob, lock,
-    no_huge_pages, page_facts, protection_at, thp_mode, Mapping, TRANSPARENT_HUGE_PAGES,
+    no_huge_pages, page_facts, protection_at, thp_mode, Guarded, Mapping, PLAIN_RAM_CACHING,
+    TRANSPARENT_HUGE_PAGES,
 };
 
 /// The caching type of a mapping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Caching {
     /// Ordinary write-back memory.
     WriteBack,
@@ -29,4 +31,15 @@ pub enum Pages {
     /// Pages of this size from the reserved huge page pool, reserved at
     /// mapping time (a fault on an exhausted pool would kill the process).
     Reserved(usize),
+}
+
+impl Caching {
+    /// What the mapping asks the system for, as the system names it.
+    pub fn protection(self) -> &'static str {
+        match self {
+            Caching::WriteBack => "PAGE_READWRITE",
+            Caching::WriteCombining => "PAGE_READWRITE | PAGE_WRITECOMBINE",
+            Caching::Uncached => "PAGE_READWRITE | PAGE_NOCACHE",
+        }
+    }
 }

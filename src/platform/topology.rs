@@ -23,9 +23,10 @@ pub fn merge_caches(cpuid: &[super::cpu::CpuidCache], sysfs: &[Cache]) -> Vec<Ca
                 .iter()
                 .find(|s| s.level == c.level && s.kind == c.kind);
             let source = match s {
-                Some(s) if s.size_bytes == c.size_bytes => "cpuid+sysfs".to_string(),
+                Some(s) if s.size_bytes == c.size_bytes => format!("cpuid+{}", s.source),
                 Some(s) => format!(
-                    "cpuid (sysfs says {})",
+                    "cpuid ({} says {})",
+                    s.source,
                     crate::util::units::format_bytes(s.size_bytes)
                 ),
                 None => "cpuid".to_string(),

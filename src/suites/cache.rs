@@ -231,7 +231,7 @@ pub fn plan(o: &CacheOptions, host: &Host) -> Result<CachePlan, UserError> {
         samples: s.samples,
         min_sample_ms: s.min_sample.as_secs_f64() * 1000.0,
         settle: s.settle,
-        memory: o.memory,
+        memory: o.memory.available(),
         quick: o.quick,
         first_use: o.first_use,
         pattern: o.pattern.clone(),

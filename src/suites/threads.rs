@@ -200,7 +200,7 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
         smt: o.smt,
         samples: s.samples,
         min_sample_ms: s.min_sample.as_secs_f64() * 1000.0,
-        memory: o.memory,
+        memory: o.memory.available(),
     })
 }
 

@@ -4,7 +4,9 @@
 
 #![allow(dead_code)]
 
+#[cfg(unix)]
 pub mod browser;
+#[cfg(unix)]
 pub mod fleet;
 
 use std::path::{Path, PathBuf};

@@ -105,6 +105,14 @@ pub struct MemtypeDetail {
     /// Why the PAT list could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pat_note: Option<String>,
+    /// The protection a plain RAM kind asked for (`wc`, `uc`: Windows'
+    /// `PAGE_READWRITE | PAGE_WRITECOMBINE`, `… | PAGE_NOCACHE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection_asked: Option<String>,
+    /// What the system reports of the pages (`VirtualQuery`); null when it
+    /// reports nothing.
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub protection_got: Nullable<String>,
 }
 
 impl SuiteDetail for MemtypeDetail {

@@ -15,6 +15,10 @@ fn read(p: &str) -> Option<String> {
 /// The kernel can back memory with transparent huge pages on advice.
 pub const TRANSPARENT_HUGE_PAGES: bool = true;
 
+/// Write-combined and uncached memory only over devices, never on plain
+/// anonymous memory.
+pub const PLAIN_RAM_CACHING: bool = false;
+
 /// An anonymous mapping, unmapped on drop.
 pub struct Mapping {
     ptr: NonNull<u8>,
@@ -27,7 +31,7 @@ unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
-    fn map(len: usize, flags: libc::c_int) -> std::io::Result<Mapping> {
+    pub(crate) fn map(len: usize, flags: libc::c_int) -> std::io::Result<Mapping> {
         // SAFETY: an anonymous mapping, no file, checked for MAP_FAILED.
         let p = unsafe {
             libc::mmap(
@@ -192,5 +196,57 @@ pub fn huge_pages_hint(page_bytes: usize, target: u64, reserved: u64, free: u64)
             crate::util::units::format_bytes(page_bytes as u64),
             hugetlb_pool_knob(page_bytes),
         )
+    }
+}
+
+/// `pages` fresh readable pages of 4 KiB (never touched, no huge pages)
+/// between two inaccessible guard pages: an access before or after the
+/// stream faults. For tests that a kernel reads exactly its stream.
+pub struct Guarded {
+    map: Mapping,
+    pages: usize,
+}
+
+impl Guarded {
+    pub fn new(pages: usize) -> std::io::Result<Guarded> {
+        let total = (pages + 2) * 4096;
+        let map = Mapping::map(
+            total,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+        )?;
+        // SAFETY: the stream pages lie inside the mapping just made.
+        unsafe {
+            let all = map.as_ptr() as *mut libc::c_void;
+            let stream = map.as_ptr().add(4096) as *mut libc::c_void;
+            if libc::mprotect(all, total, libc::PROT_NONE) != 0
+                || libc::madvise(stream, pages * 4096, libc::MADV_NOHUGEPAGE) != 0
+                || libc::mprotect(stream, pages * 4096, libc::PROT_READ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(Guarded { map, pages })
+    }
+
+    pub fn stream(&self) -> *const u8 {
+        self.map.as_ptr().wrapping_add(4096)
+    }
+
+    /// Which stream pages are resident (a read of an untouched page maps
+    /// the shared zero page, which counts).
+    pub fn touched(&self) -> std::io::Result<Vec<bool>> {
+        let mut v = vec![0u8; self.pages];
+        // SAFETY: the range is page aligned and inside the mapping.
+        let rc = unsafe {
+            libc::mincore(
+                self.stream() as *mut libc::c_void,
+                self.pages * 4096,
+                v.as_mut_ptr(),
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(v.iter().map(|b| b & 1 == 1).collect())
     }
 }

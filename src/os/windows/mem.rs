@@ -25,6 +25,10 @@ use crate::os::mem::{Caching, PageFacts, Pages};
 /// No transparent huge pages: large pages only on request, with a right.
 pub const TRANSPARENT_HUGE_PAGES: bool = false;
 
+/// Any user may allocate plain RAM write-combined (`PAGE_WRITECOMBINE`) or
+/// uncached (`PAGE_NOCACHE`).
+pub const PLAIN_RAM_CACHING: bool = true;
+
 /// A private allocation, released on drop.
 pub struct Mapping {
     ptr: NonNull<u8>,
@@ -316,4 +320,48 @@ pub fn huge_pages_hint(page_bytes: usize, target: u64, _reserved: u64, free: u64
 /// No pool: 0 free, and the large page size.
 pub fn default_huge_pages_free() -> (u64, Option<u64>) {
     (0, Some(large_page() as u64).filter(|&p| p > 0))
+}
+
+/// `pages` fresh readable pages of 4 KiB (committed read-only, never
+/// touched) between two reserved, inaccessible guard pages: an access
+/// before or after the stream faults. For tests that a kernel reads
+/// exactly its stream.
+pub struct Guarded {
+    base: NonNull<u8>,
+    pages: usize,
+}
+
+impl Guarded {
+    pub fn new(pages: usize) -> std::io::Result<Guarded> {
+        use windows_sys::Win32::System::Memory::{PAGE_NOACCESS, PAGE_READONLY};
+        let total = (pages + 2) * 4096;
+        // SAFETY: a fresh reservation, no access; checked for null.
+        let p = unsafe { VirtualAlloc(std::ptr::null(), total, MEM_RESERVE, PAGE_NOACCESS) };
+        let base = NonNull::new(p.cast::<u8>()).ok_or_else(super::last_error)?;
+        let g = Guarded { base, pages };
+        // SAFETY: the stream pages lie inside the reservation.
+        let s = unsafe { VirtualAlloc(g.stream().cast(), pages * 4096, MEM_COMMIT, PAGE_READONLY) };
+        if s.is_null() {
+            return Err(super::last_error());
+        }
+        Ok(g)
+    }
+
+    pub fn stream(&self) -> *const u8 {
+        self.base.as_ptr().wrapping_add(4096)
+    }
+
+    /// Which stream pages are resident.
+    pub fn touched(&self) -> std::io::Result<Vec<bool>> {
+        working_set(self.stream() as usize, self.pages * 4096)
+            .map(|bits| bits.iter().map(|b| b & 1 == 1).collect())
+            .ok_or_else(super::last_error)
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        // SAFETY: exactly the reservation `new` made.
+        unsafe { VirtualFree(self.base.as_ptr().cast(), 0, MEM_RELEASE) };
+    }
 }

@@ -157,21 +157,26 @@ pub fn render(h: &Host) -> String {
         e.mem_available_bytes.map_or("?".into(), format_bytes)
     );
     let _ = writeln!(s, "kernel     {}", e.kernel.as_deref().unwrap_or("?"));
-    let _ = writeln!(
-        s,
-        "thp        enabled={} defrag={}  hugetlb 2M reserved={}",
-        e.thp_enabled.as_deref().unwrap_or("?"),
-        e.thp_defrag.as_deref().unwrap_or("?"),
-        e.hugepages_2m_reserved
-            .map_or("?".into(), |v| v.to_string())
-    );
-    let _ = writeln!(
-        s,
-        "clock src  {}   numa_balancing={}   governor={}",
-        e.clocksource.as_deref().unwrap_or("?"),
-        e.numa_balancing.map_or("?".into(), |v| v.to_string()),
-        e.governor.as_deref().unwrap_or("none")
-    );
+    // Knobs a system without them (Windows) does not state: no line.
+    if e.thp_enabled.is_some() || e.thp_defrag.is_some() || e.hugepages_2m_reserved.is_some() {
+        let _ = writeln!(
+            s,
+            "thp        enabled={} defrag={}  hugetlb 2M reserved={}",
+            e.thp_enabled.as_deref().unwrap_or("?"),
+            e.thp_defrag.as_deref().unwrap_or("?"),
+            e.hugepages_2m_reserved
+                .map_or("?".into(), |v| v.to_string())
+        );
+    }
+    if e.clocksource.is_some() || e.numa_balancing.is_some() || e.governor.is_some() {
+        let _ = writeln!(
+            s,
+            "clock src  {}   numa_balancing={}   governor={}",
+            e.clocksource.as_deref().unwrap_or("?"),
+            e.numa_balancing.map_or("?".into(), |v| v.to_string()),
+            e.governor.as_deref().unwrap_or("none")
+        );
+    }
     let _ = writeln!(
         s,
         "hypervisor {}",

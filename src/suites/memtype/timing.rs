@@ -10,6 +10,7 @@ use crate::kernels::{Kernel, KernelArgs};
 use crate::memory::{kind, Buffer};
 use crate::model::MemoryInfo;
 use crate::os::device::{self, DeviceMapping};
+use crate::os::mem::Mapping;
 
 /// Timings of one kind.
 #[derive(Debug, Clone)]
@@ -21,10 +22,13 @@ pub(super) struct Timed {
     pub(super) info: MemoryInfo,
     pub(super) verified: String,
     pub(super) pat: Option<Result<Vec<String>, String>>,
+    /// What the system reports of a plain RAM kind's pages (`VirtualQuery`).
+    pub(super) protection: Option<String>,
 }
 
 enum Mapped {
     Buf(Buffer),
+    Ram(Mapping),
     Dev(DeviceMapping),
 }
 
@@ -32,6 +36,7 @@ impl Mapped {
     fn ptr(&mut self) -> *mut u8 {
         match self {
             Mapped::Buf(b) => b.as_mut_ptr(),
+            Mapped::Ram(m) => m.as_ptr(),
             Mapped::Dev(d) => d.as_mut_ptr(),
         }
     }
@@ -63,6 +68,10 @@ pub(super) fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome 
             Ok(b) => Mapped::Buf(b),
             Err(e) => return Outcome::Skipped(e.to_string()),
         },
+        Target::Ram(k) => match Mapping::private_caching(n, k.caching()) {
+            Ok(m) => Mapped::Ram(m),
+            Err(e) => return Outcome::Skipped(format!("{}: {}", k.name(), e)),
+        },
         Target::Device(d) => match DeviceMapping::map(d, n) {
             Ok(m) if m.len() < n => {
                 return Outcome::Failed(format!(
@@ -78,6 +87,7 @@ pub(super) fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome 
     let setup = t0.elapsed().as_secs_f64();
     let dst = m.ptr();
     let first = copy_once(plan.copy, src.as_ptr(), dst, n);
+    let protection = crate::os::mem::protection_at(dst as usize);
     let (info, verified) = match (&m, &case.target) {
         (Mapped::Buf(b), Target::Anon(k)) => {
             let info = b.memory_info();
@@ -88,6 +98,11 @@ pub(super) fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome 
         }
         (_, t) => {
             let s = crate::os::mem::page_facts(dst as usize);
+            let verified = match (t, &protection) {
+                (Target::Ram(_), Some(p)) => format!("the system reports {p}"),
+                (Target::Ram(_), None) => "the system reports no protection".to_string(),
+                _ => "device mapping (see pat_type)".to_string(),
+            };
             (
                 MemoryInfo {
                     kind: t.label().into(),
@@ -95,7 +110,7 @@ pub(super) fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome 
                     thp_fraction: None,
                     locked_fraction: None,
                 },
-                "device mapping (see pat_type)".to_string(),
+                verified,
             )
         }
     };
@@ -135,5 +150,6 @@ pub(super) fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome 
         info,
         verified,
         pat,
+        protection,
     }))
 }

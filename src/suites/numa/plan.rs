@@ -54,7 +54,7 @@ pub fn plan(a: &NumaOptions, host: &Host) -> Result<NumaPlan, UserError> {
         size,
         samples: o.samples,
         min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
-        memory: a.memory,
+        memory: a.memory.available(),
         numa_balancing: host.env.numa_balancing,
     })
 }
