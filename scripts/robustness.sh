@@ -319,6 +319,19 @@ PMI_RANK=0 PMI_SIZE=1 timeout 60 "$BW" fleet --suites none --schedule none --out
 custom "a link planted as the fleet's write probe" "bwscope fleet --out shared-folder" "the link's target untouched" "$(cat victim)" $([ "$(cat victim)" = precious ] && echo 1 || echo 0)
 cd ..
 
+# ---- round 4 (issue 30): hostile tables, escapes, fleet bounds, stacks ----
+mkdir r4 && cd r4
+# item 3: a malformed SMBIOS table (a valid entry point before 8 zero bytes)
+mkdir smb && head -c 8 /dev/zero > smb/DMI
+printf '_SM3_\x00\x18\x03\x03\x00\x01\x00\x08\x00\x00\x00\x00\x00\x0f\x00\x00\x00\x00\x00' > smb/smbios_entry_point
+python3 -c 'import sys; b=bytearray(open(sys.argv[1],"rb").read()); b[5]=(-sum(b))&255; open(sys.argv[1],"wb").write(b)' smb/smbios_entry_point
+for c in "info --no-clock" "${TINY[*]}"; do
+  out=$(BWSCOPE_SMBIOS_DIR=smb timeout 60 "$BW" $c --json - 2>smb.err); rc=$?
+  note=$(jq -r '(.host // .).dram.note' <<<"$out" 2>/dev/null)
+  custom "SMBIOS: a structure of length 0 ($(cut -d' ' -f1 <<<"$c"))" "BWSCOPE_SMBIOS_DIR=d bwscope $(cut -d' ' -f1 <<<"$c") … (DMI: 8 zero bytes)" "exit 0, DRAM peak unknown" "exit $rc: $(cut -c1-90 <<<"$note")" $([ $rc = 0 ] && ! grep -q panicked smb.err && grep -q 'DRAM peak unknown (corrupt SMBIOS table' <<<"$note" && echo 1 || echo 0)
+done
+cd ..
+
 if [ "${CARGO_TESTS:-0}" = 1 ]; then
   (cd "$ROOT" && cargo test -q --test robustness --test fuzz >"$T/cargo.log" 2>&1); rc=$?
   [ $rc = 0 ] || tail -30 "$T/cargo.log" >&2

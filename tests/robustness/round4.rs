@@ -1,0 +1,71 @@
+//! Round 4 of the bad-input matrix (issue 30): hostile firmware tables,
+//! terminal escapes in run files, fleets of impossible sizes and lost
+//! rank 0s, an unthrottled server log, a tiny stack, and silent
+//! acceptance. One test per item, each named after what it guards.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{stderr_of, TINY};
+use crate::common::{bwscope, smbios_entry_point};
+
+// ---- item 3: a malformed SMBIOS table ---------------------------------------
+
+fn smbios_dir(dir: &Path, table: &[u8]) {
+    std::fs::write(
+        dir.join("smbios_entry_point"),
+        smbios_entry_point(table.len() as u32, 3, 3),
+    )
+    .unwrap();
+    std::fs::write(dir.join("DMI"), table).unwrap();
+}
+
+#[test]
+fn a_malformed_smbios_table_is_a_note_never_a_panic() {
+    let d = tempfile::tempdir().unwrap();
+    // (case, the table, what the note says)
+    let mut short_array = vec![16u8, 0x0B, 1, 0];
+    short_array.extend([3, 3, 6, 0, 0, 0, 0x80, 0, 0]);
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        // A structure whose length byte is 0: the crate sliced 4..2.
+        ("8 zero bytes", vec![0u8; 8], "less than its 4-byte header"),
+        // A type bwscope does not read, too short for its fields (Group
+        // Associations of 4 bytes: the crate indexed past its end).
+        (
+            "a 4-byte type 14",
+            vec![14, 4, 1, 0, 0, 0, 127, 4, 2, 0, 0, 0],
+            "",
+        ),
+        // A memory array shorter than its version's fields.
+        ("a short memory array", short_array, "shorter than the 15"),
+    ];
+    for (name, table, needle) in cases {
+        smbios_dir(d.path(), &table);
+        for args in [
+            vec!["info", "--no-clock", "--json", "-"],
+            TINY.iter().copied().chain(["--json", "-"]).collect(),
+        ] {
+            let o = bwscope()
+                .env("BWSCOPE_SMBIOS_DIR", d.path())
+                .args(&args)
+                .timeout(Duration::from_secs(60))
+                .output()
+                .unwrap();
+            let e = stderr_of(&o);
+            assert_eq!(o.status.code(), Some(0), "{name}: {args:?}: {e}");
+            assert!(!e.contains("panicked"), "{name}: {e}");
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let dram = if v["host"].is_null() {
+                &v["dram"]
+            } else {
+                &v["host"]["dram"]
+            };
+            let note = dram["note"].as_str().unwrap_or_default();
+            assert!(dram["peak_gbps"].is_null(), "{name}: {dram}");
+            assert!(
+                note.starts_with("DRAM peak unknown") && note.contains(needle),
+                "{name}: {note}"
+            );
+        }
+    }
+}
