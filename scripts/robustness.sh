@@ -330,6 +330,13 @@ for c in "info --no-clock" "${TINY[*]}"; do
   note=$(jq -r '(.host // .).dram.note' <<<"$out" 2>/dev/null)
   custom "SMBIOS: a structure of length 0 ($(cut -d' ' -f1 <<<"$c"))" "BWSCOPE_SMBIOS_DIR=d bwscope $(cut -d' ' -f1 <<<"$c") … (DMI: 8 zero bytes)" "exit 0, DRAM peak unknown" "exit $rc: $(cut -c1-90 <<<"$note")" $([ $rc = 0 ] && ! grep -q panicked smb.err && grep -q 'DRAM peak unknown (corrupt SMBIOS table' <<<"$note" && echo 1 || echo 0)
 done
+# item 11: a tiny stack
+out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
+custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)
+for c in --help kernels; do
+  err=$(bash -c "ulimit -s 64; exec '$BW' $c" 2>&1 >/dev/null); rc=$?
+  custom "$c under ulimit -s 64 (hard limit too)" "ulimit -s 64; bwscope $c" "exit 2, one line naming ulimit -s" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && [ "$(wc -l <<<"$err")" = 1 ] && grep -q '^error: ulimit -s' <<<"$err" && echo 1 || echo 0)
+done
 cd ..
 
 if [ "${CARGO_TESTS:-0}" = 1 ]; then

@@ -5,6 +5,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Before the command line is built: that alone needs more stack than
+    // a tiny `ulimit -s` gives.
+    if let Err(e) = bwscope::util::stack::ensure_room() {
+        eprintln!("error: {e}");
+        return ExitCode::from(bwscope::error::EXIT_USAGE);
+    }
     let cli = bwscope::cli::Cli::parse();
     match bwscope::app::dispatch(cli) {
         // A run stopped by SIGTERM/SIGHUP/a closed pipe exits 128 + that

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{stderr_of, TINY};
+use super::{stderr_of, usage_error, TINY};
 use crate::common::{bwscope, smbios_entry_point};
 
 // ---- item 3: a malformed SMBIOS table ---------------------------------------
@@ -67,5 +67,32 @@ fn a_malformed_smbios_table_is_a_note_never_a_panic() {
                 "{name}: {note}"
             );
         }
+    }
+}
+
+// ---- item 11: a tiny stack ----------------------------------------------------
+
+/// `bwscope ARGS` under `ulimit SET` (bash's `-s` sets the soft and the
+/// hard limit, `-Ss` the soft one only).
+fn under_stack_limit(set: &str, args: &str) -> std::process::Output {
+    std::process::Command::new("bash")
+        .args(["-c", &format!("ulimit {set}; exec {} {args}", super::BIN)])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_tiny_stack_works_or_is_refused_in_one_line() {
+    // A soft limit of 64 KiB under a higher hard one: raised, and it works.
+    for args in ["--help", "kernels", "info --no-clock"] {
+        let o = under_stack_limit("-Ss 64", args);
+        assert_eq!(o.status.code(), Some(0), "{args}: {}", stderr_of(&o));
+        assert!(!o.stdout.is_empty(), "{args}");
+    }
+    // Both limits at 64 KiB: one line naming the limit, exit 2, no signal.
+    for args in ["--help", "cache --sizes 16KiB"] {
+        let o = under_stack_limit("-s 64", args);
+        usage_error(&o, "ulimit -s");
+        assert_eq!(stderr_of(&o).lines().count(), 1, "{}", stderr_of(&o));
     }
 }
