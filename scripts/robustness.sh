@@ -330,6 +330,14 @@ for c in "info --no-clock" "${TINY[*]}"; do
   note=$(jq -r '(.host // .).dram.note' <<<"$out" 2>/dev/null)
   custom "SMBIOS: a structure of length 0 ($(cut -d' ' -f1 <<<"$c"))" "BWSCOPE_SMBIOS_DIR=d bwscope $(cut -d' ' -f1 <<<"$c") … (DMI: 8 zero bytes)" "exit 0, DRAM peak unknown" "exit $rc: $(cut -c1-90 <<<"$note")" $([ $rc = 0 ] && ! grep -q panicked smb.err && grep -q 'DRAM peak unknown (corrupt SMBIOS table' <<<"$note" && echo 1 || echo 0)
 done
+# item 7: terminal escapes and formulas in a run file
+jq '.records[0].kernel="k\u001b]0;pwned\u0007\u001b[2J" | .records[1].kernel="=HYPERLINK(\"http://x\")" | .host.cpu.model_name="CPU\u001b[2J"' ../run.json > esc.json
+for f in table md csv; do
+  "$BW" report esc.json -f $f > esc.$f 2>&1; rc=$?
+  custom "a run file with terminal escapes, report -f $f" "bwscope report esc.json -f $f" "exit 0, no ESC or BEL byte" "exit $rc, $(tr -cd '\033\007' < esc.$f | wc -c) ESC/BEL bytes" $([ $rc = 0 ] && [ "$(tr -cd '\033\007' < esc.$f | wc -c)" = 0 ] && echo 1 || echo 0)
+done
+cell=$(grep -o "'=HYPERLINK[^,]*" esc.csv | head -1)
+custom "…a kernel named =HYPERLINK(…) in the CSV" "bwscope report esc.json -f csv" "the cell starts with '" "${cell:-a bare formula}" $([ -n "$cell" ] && ! grep -qE ',"?=HYPERLINK' esc.csv && echo 1 || echo 0)
 # item 11: a tiny stack
 out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
 custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)

@@ -96,3 +96,52 @@ fn a_tiny_stack_works_or_is_refused_in_one_line() {
         assert_eq!(stderr_of(&o).lines().count(), 1, "{}", stderr_of(&o));
     }
 }
+
+// ---- item 7: terminal escapes and spreadsheet formulas in run files -----------
+
+#[test]
+fn escapes_and_formulas_in_a_run_file_never_reach_the_terminal_or_a_sheet() {
+    let d = tempfile::tempdir().unwrap();
+    let mut run = crate::common::fixture();
+    let esc = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\r";
+    run["records"][0]["kernel"] = format!("seq_read_64_scalar{esc}").into();
+    run["records"][1]["kernel"] = "=HYPERLINK(\"http://x\",\"y\")".into();
+    run["records"][2]["kernel"] = "@SUM(A1)".into();
+    run["host"]["cpu"]["model_name"] = format!("CPU{esc}").into();
+    run["incomplete_reason"] = format!("disk{esc}").into();
+    run["complete"] = false.into();
+    let p = crate::common::write(d.path(), "esc.json", &run);
+    let plain = |b: &[u8]| !b.iter().any(|&c| c == 0x1b || c == 0x07 || c == b'\r');
+    for args in [
+        vec!["report", &p, "-f", "table"],
+        vec!["report", &p, "-f", "md"],
+        vec!["report", &p, "-f", "csv"],
+        vec!["compare", &p, &p],
+        vec!["plot", &p, "--list"],
+    ] {
+        let o = bwscope().args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr_of(&o));
+        assert!(
+            plain(&o.stdout),
+            "{args:?}: {:?}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        assert!(plain(&o.stderr), "{args:?}: {}", stderr_of(&o));
+        assert!(
+            !String::from_utf8_lossy(&o.stdout).contains('\u{9b}'),
+            "{args:?}"
+        );
+    }
+    // A cell a spreadsheet would take for a formula starts with a quote;
+    // numbers (negative ones too) stay numbers.
+    let o = bwscope()
+        .args(["report", &p, "-f", "csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let kernels: Vec<String> = rows.records().map(|r| r.unwrap()[1].to_string()).collect();
+    assert_eq!(kernels[1], "'=HYPERLINK(\"http://x\",\"y\")", "{text}");
+    assert_eq!(kernels[2], "'@SUM(A1)", "{text}");
+    assert!(!text.contains(",=") && !text.contains(",@"), "{text}");
+}
