@@ -338,6 +338,18 @@ for f in table md csv; do
 done
 cell=$(grep -o "'=HYPERLINK[^,]*" esc.csv | head -1)
 custom "…a kernel named =HYPERLINK(…) in the CSV" "bwscope report esc.json -f csv" "the cell starts with '" "${cell:-a bare formula}" $([ -n "$cell" ] && ! grep -qE ',"?=HYPERLINK' esc.csv && echo 1 || echo 0)
+# item 8: fleet job sizes no launcher produces, rank 0 of a large job
+err=$(OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4294967295 timeout 60 "$BW" fleet --suites info --schedule none --timeout 3 2>&1 >/dev/null); rc=$?
+custom "a fleet of 4,294,967,295 ranks" "OMPI_COMM_WORLD_SIZE=4294967295 bwscope fleet" "exit 2, names the variable" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && grep -q 'OMPI_COMM_WORLD_SIZE=4294967295 is more ranks' <<<"$err" && echo 1 || echo 0)
+check "fleet --dry-run --nodes 1000000" 2 "at most 262144" -- fleet --dry-run --nodes 1000000
+t0=$(date +%s%N)
+OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=30000 OMPI_MCA_ess_base_jobid=r4big timeout 120 "$BW" fleet --suites info --schedule none --timeout 3 --out big >/dev/null 2>&1
+s8=$(( ($(date +%s%N) - t0) / 1000000000 )); n=$(jq '.nodes|length' big/fleet.json 2>/dev/null)
+custom "rank 0 of 30,000 ranks, none joins" "OMPI_COMM_WORLD_SIZE=30000 bwscope fleet --timeout 3" "done in well under 30 s" "${s8} s, ${n:-no} nodes in fleet.json" $([ "$s8" -lt 30 ] && [ "$n" = 30000 ] && echo 1 || echo 0)
+OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=30000 OMPI_MCA_ess_base_jobid=r4term "$BW" fleet --suites info --schedule none --timeout 60 --out term >/dev/null 2>&1 & pid=$!
+for _ in $(seq 200); do [ -e .bwscope-fleet-r4term.json ] && break; sleep 0.1; done
+t0=$(date +%s%N); kill -TERM $pid; wait $pid; rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+custom "…the first SIGTERM to it" "kill -TERM <rank 0 of 30,000>" "exit 130 at once, interrupted" "exit $rc after $ms ms, interrupted $(jq .interrupted term/fleet.json 2>/dev/null)" $([ $rc = 130 ] && [ $ms -lt 15000 ] && [ "$(jq .interrupted term/fleet.json)" = true ] && echo 1 || echo 0)
 # item 11: a tiny stack
 out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
 custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)

@@ -4,7 +4,7 @@
 //! acceptance. One test per item, each named after what it guards.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{stderr_of, usage_error, TINY};
 use crate::common::{bwscope, smbios_entry_point};
@@ -144,4 +144,110 @@ fn escapes_and_formulas_in_a_run_file_never_reach_the_terminal_or_a_sheet() {
     assert_eq!(kernels[1], "'=HYPERLINK(\"http://x\",\"y\")", "{text}");
     assert_eq!(kernels[2], "'@SUM(A1)", "{text}");
     assert!(!text.contains(",=") && !text.contains(",@"), "{text}");
+}
+
+// ---- item 8: fleets of impossible sizes, and rank 0 at a large one ------------
+
+/// Rank `r` of `n` as Open MPI's `mpirun` would start it, in `dir`.
+fn ompi_rank(r: u32, n: u64, job: &str, dir: &Path, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(super::BIN);
+    c.arg("fleet")
+        .args(["--control", "tcp", "--suites", "info", "--schedule", "none"])
+        .args(args)
+        .current_dir(dir)
+        .env("OMPI_COMM_WORLD_RANK", r.to_string())
+        .env("OMPI_COMM_WORLD_SIZE", n.to_string())
+        .env("OMPI_MCA_ess_base_jobid", job)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+fn job(what: &str) -> String {
+    format!("r4-{what}-{}", std::process::id())
+}
+
+#[test]
+fn a_job_size_no_launcher_could_produce_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    for n in [4_294_967_295u64, 1_000_000, 262_145] {
+        let t0 = Instant::now();
+        let o = ompi_rank(0, n, &job("size"), d.path(), &["--timeout", "3"])
+            .output()
+            .unwrap();
+        usage_error(&o, &format!("OMPI_COMM_WORLD_SIZE={n}"));
+        assert!(
+            stderr_of(&o).contains("at most 262144"),
+            "{}",
+            stderr_of(&o)
+        );
+        assert!(t0.elapsed() < Duration::from_secs(10), "{n}");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "{n}");
+    }
+    let o = bwscope()
+        .args(["fleet", "--dry-run", "--nodes", "1000000"])
+        .output()
+        .unwrap();
+    usage_error(&o, "--nodes: 1000000");
+}
+
+#[test]
+fn rank_0_of_a_large_job_keeps_its_timeout_and_its_first_sigterm() {
+    // 30,000 ranks, none of which ever joins: rank 0 waits its --timeout,
+    // marks them lost and writes the fleet (it took minutes when every
+    // node's label was compared with every other's).
+    let d = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let mut c = ompi_rank(
+        0,
+        30_000,
+        &job("big"),
+        d.path(),
+        &["--timeout", "3", "--out", "res"],
+    )
+    .spawn()
+    .unwrap();
+    while c.try_wait().unwrap().is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "rank 0 of 30000 still running after 30 s at --timeout 3"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let f: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("res/fleet.json")).unwrap()).unwrap();
+    assert_eq!(f["nodes"].as_array().unwrap().len(), 30_000);
+    // The first SIGTERM (what `timeout` and `mpirun` send) ends it in
+    // order, at once: every file written, marked interrupted, exit 130.
+    let d = tempfile::tempdir().unwrap();
+    let c = ompi_rank(
+        0,
+        30_000,
+        &job("term"),
+        d.path(),
+        &["--timeout", "60", "--out", "res"],
+    )
+    .spawn()
+    .unwrap();
+    let note = d
+        .path()
+        .join(format!(".bwscope-fleet-{}.json", job("term")));
+    let t0 = Instant::now();
+    while !note.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no rendezvous file");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+    let t0 = Instant::now();
+    let o = c.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(15),
+        "{:?} after SIGTERM",
+        t0.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
+    let f: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("res/fleet.json")).unwrap()).unwrap();
+    assert_eq!(f["interrupted"], true);
 }

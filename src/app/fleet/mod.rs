@@ -54,6 +54,16 @@ fn dry_run(
         (_, Some(0)) => {
             return Err(UserError::flag("--nodes", "0 nodes is no fleet: give 1 or more").into())
         }
+        (_, Some(n)) if n > launch::MAX_RANKS => {
+            return Err(UserError::flag(
+                "--nodes",
+                format!(
+                    "{n} is more nodes than a fleet can have: give at most {}",
+                    launch::MAX_RANKS
+                ),
+            )
+            .into())
+        }
         (_, Some(n)) => (n, l.map_or(0, |l| l.rank)),
         (Some(l), None) => (l.size, l.rank),
         _ => return Err(UserError::flag(
