@@ -350,6 +350,15 @@ OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=30000 OMPI_MCA_ess_base_jobid=r4term
 for _ in $(seq 200); do [ -e .bwscope-fleet-r4term.json ] && break; sleep 0.1; done
 t0=$(date +%s%N); kill -TERM $pid; wait $pid; rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 custom "…the first SIGTERM to it" "kill -TERM <rank 0 of 30,000>" "exit 130 at once, interrupted" "exit $rc after $ms ms, interrupted $(jq .interrupted term/fleet.json 2>/dev/null)" $([ $rc = 130 ] && [ $ms -lt 15000 ] && [ "$(jq .interrupted term/fleet.json)" = true ] && echo 1 || echo 0)
+# item 9: the ranks of a stopped rank 0
+r9() { OMPI_COMM_WORLD_RANK=$1 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r4stop exec "$BW" fleet --control tcp --suites cache --samples 50 --schedule none --timeout 5 "${@:2}"; }
+r9 0 --out stop >/dev/null 2>&1 & p0=$!
+for _ in $(seq 200); do [ -e .bwscope-fleet-r4stop.json ] && break; sleep 0.1; done
+( r9 1 >/dev/null 2>r9.err ) & p1=$!
+( sleep 120; kill $p1 ) 2>/dev/null & w9=$!
+for _ in $(seq 300); do [ -e .bwscope-fleet-r4stop.json ] || break; sleep 0.05; done
+kill -STOP $p0; t0=$(date +%s); wait $p1; rc=$?; s9=$(( $(date +%s) - t0 )); kill -CONT $p0; kill -KILL $p0 $w9; wait $p0 $w9 2>/dev/null
+custom "rank 0 stopped (SIGSTOP) after rank 1 joined" "kill -STOP <rank 0>; rank 1 at --timeout 5" "rank 1 ends within ~5 s, says why" "exit $rc after $s9 s: $(grep -o 'rank 0 has been silent for [0-9]* s' r9.err)" $([ $rc != 0 ] && [ $rc != 143 ] && [ $s9 -le 15 ] && grep -q 'rank 0 has been silent' r9.err && echo 1 || echo 0)
 # item 11: a tiny stack
 out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
 custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)

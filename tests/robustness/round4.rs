@@ -152,7 +152,7 @@ fn escapes_and_formulas_in_a_run_file_never_reach_the_terminal_or_a_sheet() {
 fn ompi_rank(r: u32, n: u64, job: &str, dir: &Path, args: &[&str]) -> std::process::Command {
     let mut c = std::process::Command::new(super::BIN);
     c.arg("fleet")
-        .args(["--control", "tcp", "--suites", "info", "--schedule", "none"])
+        .args(["--control", "tcp", "--schedule", "none"])
         .args(args)
         .current_dir(dir)
         .env("OMPI_COMM_WORLD_RANK", r.to_string())
@@ -172,9 +172,15 @@ fn a_job_size_no_launcher_could_produce_is_refused() {
     let d = tempfile::tempdir().unwrap();
     for n in [4_294_967_295u64, 1_000_000, 262_145] {
         let t0 = Instant::now();
-        let o = ompi_rank(0, n, &job("size"), d.path(), &["--timeout", "3"])
-            .output()
-            .unwrap();
+        let o = ompi_rank(
+            0,
+            n,
+            &job("size"),
+            d.path(),
+            &["--timeout", "3", "--suites", "info"],
+        )
+        .output()
+        .unwrap();
         usage_error(&o, &format!("OMPI_COMM_WORLD_SIZE={n}"));
         assert!(
             stderr_of(&o).contains("at most 262144"),
@@ -203,7 +209,7 @@ fn rank_0_of_a_large_job_keeps_its_timeout_and_its_first_sigterm() {
         30_000,
         &job("big"),
         d.path(),
-        &["--timeout", "3", "--out", "res"],
+        &["--timeout", "3", "--suites", "info", "--out", "res"],
     )
     .spawn()
     .unwrap();
@@ -225,7 +231,7 @@ fn rank_0_of_a_large_job_keeps_its_timeout_and_its_first_sigterm() {
         30_000,
         &job("term"),
         d.path(),
-        &["--timeout", "60", "--out", "res"],
+        &["--timeout", "60", "--suites", "info", "--out", "res"],
     )
     .spawn()
     .unwrap();
@@ -250,4 +256,56 @@ fn rank_0_of_a_large_job_keeps_its_timeout_and_its_first_sigterm() {
     let f: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.path().join("res/fleet.json")).unwrap()).unwrap();
     assert_eq!(f["interrupted"], true);
+}
+
+// ---- item 9: the ranks of a stopped rank 0 -------------------------------------
+
+/// Send `sig` to the process `pid` (our own child).
+fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: a signal to a child of this test.
+    unsafe { libc::kill(pid as i32, sig) };
+}
+
+#[test]
+fn a_rank_whose_rank_0_is_stopped_ends_after_its_timeout() {
+    let d = tempfile::tempdir().unwrap();
+    let j = job("stopped");
+    let slow = ["--timeout", "5", "--suites", "cache", "--samples", "50"];
+    let mut r0 = ompi_rank(0, 2, &j, d.path(), &slow)
+        .args(["--out", "res"])
+        .spawn()
+        .unwrap();
+    let note = d.path().join(format!(".bwscope-fleet-{j}.json"));
+    let t0 = Instant::now();
+    while !note.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no rendezvous file");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r1 = ompi_rank(1, 2, &j, d.path(), &slow).spawn().unwrap();
+    // Rank 0 removes its note once every rank has joined: then stop it.
+    while note.exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "rank 1 never joined"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(r0.id(), libc::SIGSTOP);
+    let t1 = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(r1.wait_with_output().unwrap()));
+    let got = rx.recv_timeout(Duration::from_secs(40));
+    signal(r0.id(), libc::SIGCONT);
+    signal(r0.id(), libc::SIGKILL);
+    let _ = r0.wait();
+    let o = got.expect("rank 1 still waiting 40 s after rank 0 stopped, at --timeout 5");
+    let e = stderr_of(&o);
+    assert!(
+        t1.elapsed() < Duration::from_secs(25),
+        "{:?}: {e}",
+        t1.elapsed()
+    );
+    assert_ne!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("rank 0 has been silent for"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
 }
