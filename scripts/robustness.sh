@@ -359,6 +359,14 @@ for _ in $(seq 200); do [ -e .bwscope-fleet-r4stop.json ] && break; sleep 0.1; d
 for _ in $(seq 300); do [ -e .bwscope-fleet-r4stop.json ] || break; sleep 0.05; done
 kill -STOP $p0; t0=$(date +%s); wait $p1; rc=$?; s9=$(( $(date +%s) - t0 )); kill -CONT $p0; kill -KILL $p0 $w9; wait $p0 $w9 2>/dev/null
 custom "rank 0 stopped (SIGSTOP) after rank 1 joined" "kill -STOP <rank 0>; rank 1 at --timeout 5" "rank 1 ends within ~5 s, says why" "exit $rc after $s9 s: $(grep -o 'rank 0 has been silent for [0-9]* s' r9.err)" $([ $rc != 0 ] && [ $rc != 143 ] && [ $s9 -le 15 ] && grep -q 'rank 0 has been silent' r9.err && echo 1 || echo 0)
+# item 13: refused fleets leave no folder
+OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r4mix timeout 60 "$BW" fleet --control tcp --schedule none --suites cache --timeout 20 >/dev/null 2>&1 &
+err=$(OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r4mix timeout 60 "$BW" fleet --control tcp --schedule none --suites none --timeout 20 --out mixed 2>&1 >/dev/null); rc=$?; wait
+custom "a fleet refused for mixed flags, --out mixed" "rank 0 --suites none, rank 1 --suites cache" "exit 2, no folder mixed" "exit $rc, mixed $( [ -e mixed ] && echo present || echo absent)" $([ $rc = 2 ] && [ ! -e mixed ] && echo 1 || echo 0)
+PMI_RANK=0 PMI_SIZE=2 timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 8 --out p1 >/dev/null 2>&1 & p1=$!
+for _ in $(seq 100); do [ -e .bwscope-fleet-default.json ] && break; sleep 0.1; done
+err=$(PMI_RANK=0 PMI_SIZE=2 timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 8 --out p2/nested 2>&1 >/dev/null); rc=$?; kill $p1; wait $p1 2>/dev/null
+custom "a second rank 0 refused, --out p2/nested" "PMI_RANK=0 … bwscope fleet (twice)" "exit 2, no folder p2" "exit $rc, p2 $( [ -e p2 ] && echo present || echo absent)" $([ $rc = 2 ] && [ ! -e p2 ] && echo 1 || echo 0)
 # item 11: a tiny stack
 out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
 custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)

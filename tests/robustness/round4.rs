@@ -309,3 +309,74 @@ fn a_rank_whose_rank_0_is_stopped_ends_after_its_timeout() {
     assert!(e.contains("rank 0 has been silent for"), "{e}");
     assert!(!e.contains("panicked"), "{e}");
 }
+
+// ---- item 13: refused fleets leave no folder -------------------------------------
+
+#[test]
+fn a_refused_fleet_leaves_no_empty_results_folder() {
+    // Ranks started with other flags than rank 0.
+    let d = tempfile::tempdir().unwrap();
+    let j = job("mixed");
+    let r1 = ompi_rank(
+        1,
+        2,
+        &j,
+        d.path(),
+        &["--timeout", "20", "--suites", "cache"],
+    )
+    .spawn()
+    .unwrap();
+    let o = ompi_rank(0, 2, &j, d.path(), &["--timeout", "20", "--suites", "none"])
+        .args(["--out", "mixed"])
+        .output()
+        .unwrap();
+    let _ = r1.wait_with_output();
+    usage_error(&o, "other flags than rank 0");
+    assert!(
+        !d.path().join("mixed").exists(),
+        "an empty --out folder is left"
+    );
+    // A second rank 0 in the same folder, without a job name.
+    let pmi = |out: &str| {
+        let mut c = std::process::Command::new(super::BIN);
+        c.args(["fleet", "--control", "tcp", "--suites", "none"])
+            .args(["--schedule", "none", "--timeout", "8", "--out", out])
+            .current_dir(d.path())
+            .env("PMI_RANK", "0")
+            .env("PMI_SIZE", "2")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        c
+    };
+    let mut first = pmi("first").spawn().unwrap();
+    let note = d.path().join(".bwscope-fleet-default.json");
+    let t0 = Instant::now();
+    while !note.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no rendezvous file");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = pmi("second/nested").output().unwrap();
+    let _ = first.kill();
+    let _ = first.wait();
+    usage_error(&o, "another fleet is starting");
+    assert!(
+        !d.path().join("second").exists(),
+        "an empty --out folder is left"
+    );
+    // A flag refused after the folder was made.
+    let o = ompi_rank(
+        0,
+        1,
+        &job("om"),
+        d.path(),
+        &["--suites", "none", "--out", "om"],
+    )
+    .args(["--openmetrics", "-"])
+    .output()
+    .unwrap();
+    usage_error(&o, "--openmetrics");
+    assert!(
+        !d.path().join("om").exists(),
+        "an empty --out folder is left"
+    );
+}

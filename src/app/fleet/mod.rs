@@ -118,6 +118,11 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     } else {
         None
     };
+    // A fleet refused before it wrote anything (other flags, a second rank
+    // 0, mixed releases) leaves no empty results folder behind.
+    let _folder = outputs
+        .as_ref()
+        .map(|o| crate::report::outfile::RemoveIfEmpty(o.folder.clone()));
     // The clock is measured later, at the rank's turn: ranks sharing a
     // machine would otherwise measure it against each other.
     let host = crate::platform::detect_host(false);
