@@ -367,6 +367,29 @@ PMI_RANK=0 PMI_SIZE=2 timeout 60 "$BW" fleet --control tcp --suites none --sched
 for _ in $(seq 100); do [ -e .bwscope-fleet-default.json ] && break; sleep 0.1; done
 err=$(PMI_RANK=0 PMI_SIZE=2 timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 8 --out p2/nested 2>&1 >/dev/null); rc=$?; kill $p1; wait $p1 2>/dev/null
 custom "a second rank 0 refused, --out p2/nested" "PMI_RANK=0 … bwscope fleet (twice)" "exit 2, no folder p2" "exit $rc, p2 $( [ -e p2 ] && echo present || echo absent)" $([ $rc = 2 ] && [ ! -e p2 ] && echo 1 || echo 0)
+# item 10: the server's log of failed handshakes, and its room
+"$BW" net serve --port 0 --timeout 3 2>fl.err & spid=$!
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' fl.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+n=$(python3 - "$port" <<'PY' 2>/dev/null
+import socket, struct, sys, time
+t0, n = time.time(), 0
+while time.time() - t0 < 5:
+    try:
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.connect(("127.0.0.1", int(sys.argv[1]))); s.send(b"GET / HTTP/1.0\r\n\r\n"); s.close(); n += 1
+    except OSError:
+        pass
+print(n)
+PY
+)
+sleep 1.5; kill $spid; wait $spid 2>/dev/null
+l=$(( $(wc -l < fl.err) - 1 )); q=$(grep -c ' ?:' fl.err)
+custom "5 s of HTTP requests that reset, to net serve" "${n:-?} connections to bwscope net serve" "≤ 6 lines a second, every peer named" "$l lines, $q naming the peer ?" $([ "$l" -le 40 ] && [ "$q" = 0 ] && grep -q 'more failed handshakes' fl.err && echo 1 || echo 0)
+( ulimit -n 20; exec "$BW" net serve --port 0 --timeout 3 ) 2>room.err & spid=$!
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' room.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+room=$(grep -o 'room for [0-9]* streams' room.err | grep -o '[0-9]*')
+err=$(timeout 60 "$BW" net run "127.0.0.1:$port" -m stream -P "${room:-1}" -t 0.3 -O 0.1 -s 64KiB 2>&1 >/dev/null); rc=$?; kill $spid; wait $spid 2>/dev/null
+custom "…under ulimit -n 20, a leader asks for the room it announced" "bwscope net run … -P <room>" "exit 0" "room for ${room:-?} streams, exit $rc$(grep -m1 -o 'can take [0-9]* now' <<<"$err" | sed 's/^/: /')" $([ -n "$room" ] && [ $rc = 0 ] && echo 1 || echo 0)
 # item 11: a tiny stack
 out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
 custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)

@@ -380,3 +380,94 @@ fn a_refused_fleet_leaves_no_empty_results_folder() {
         "an empty --out folder is left"
     );
 }
+
+// ---- item 10: the server's log and its room --------------------------------------
+
+#[test]
+fn failed_handshakes_are_logged_a_few_a_second_naming_the_peer() {
+    use std::io::Write;
+    let srv = super::round3::serve(None, &["--timeout", "3"]);
+    let dst: std::net::SocketAddr = format!("127.0.0.1:{}", srv.port).parse().unwrap();
+    // Three seconds of connections that send an HTTP request and reset
+    // (thousands): each used to be a line, most of them naming the peer `?`.
+    let t0 = Instant::now();
+    let mut sent = 0;
+    while t0.elapsed() < Duration::from_secs(3) {
+        let from = std::net::Ipv4Addr::new(127, 0, 2, 1 + (sent % 4) as u8);
+        if let Ok(mut s) = super::connect_from(from, dst) {
+            let _ = s.write_all(b"GET / HTTP/1.0\r\n\r\n");
+            let _ = socket2_linger_zero(&s);
+            sent += 1;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut lines = Vec::new();
+    while let Ok(l) = srv.lines.recv_timeout(Duration::from_millis(500)) {
+        lines.push(l);
+    }
+    assert!(sent > 100, "only {sent} connections");
+    assert!(
+        lines.len() <= 40,
+        "{} lines for {sent} connections",
+        lines.len()
+    );
+    assert!(lines.iter().all(|l| !l.contains(" ?:")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l.contains("more failed handshakes")),
+        "{lines:?}"
+    );
+    // The counts add up to every connection.
+    let counted: u64 = lines
+        .iter()
+        .map(|l| match l.split_once(" more failed handshakes") {
+            Some((head, _)) => head.rsplit(' ').next().unwrap().parse().unwrap(),
+            None => 1,
+        })
+        .sum();
+    assert_eq!(counted, sent, "{lines:?}");
+}
+
+/// Close with a reset (SO_LINGER 0), as a scanner does.
+fn socket2_linger_zero(s: &std::net::TcpStream) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket and a linger struct of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&l as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[test]
+fn a_server_takes_the_streams_it_says_it_has_room_for() {
+    let srv = super::round3::serve(Some(20), &["--timeout", "3"]);
+    let room: u32 = srv
+        .first
+        .split("room for ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", srv.first));
+    assert!(room >= 1, "{}", srv.first);
+    let addr = format!("127.0.0.1:{}", srv.port);
+    let streams = room.to_string();
+    let o = bwscope()
+        .args(["net", "run", &addr, "-m", "stream", "-P", &streams])
+        .args(["-t", "0.3", "-O", "0.1", "-s", "64KiB"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}: {}", srv.first, stderr_of(&o));
+}
