@@ -390,6 +390,10 @@ for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' room.err | head -1 | cu
 room=$(grep -o 'room for [0-9]* streams' room.err | grep -o '[0-9]*')
 err=$(timeout 60 "$BW" net run "127.0.0.1:$port" -m stream -P "${room:-1}" -t 0.3 -O 0.1 -s 64KiB 2>&1 >/dev/null); rc=$?; kill $spid; wait $spid 2>/dev/null
 custom "…under ulimit -n 20, a leader asks for the room it announced" "bwscope net run … -P <room>" "exit 0" "room for ${room:-?} streams, exit $rc$(grep -m1 -o 'can take [0-9]* now' <<<"$err" | sed 's/^/: /')" $([ -n "$room" ] && [ $rc = 0 ] && echo 1 || echo 0)
+# item 12: compare across machines
+jq '.host.env.hostname="node17" | .host.cpu.model_name="Intel Xeon Platinum 8480+"' ../run.json > other-host.json
+out=$("$BW" compare ../run.json other-host.json 2>&1); rc=$?
+custom "compare of runs from two machines" "bwscope compare run.json other-host.json" "exit 0, says the machines differ" "exit $rc: $(grep -m1 -o 'these runs come from different machines ([^:]*' <<<"$out")" $([ $rc = 0 ] && grep -q 'different machines (host names and CPU models differ' <<<"$out" && echo 1 || echo 0)
 # item 11: a tiny stack
 out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
 custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)

@@ -471,3 +471,60 @@ fn a_server_takes_the_streams_it_says_it_has_room_for() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}: {}", srv.first, stderr_of(&o));
 }
+
+// ---- item 12: compare across machines says so -------------------------------------
+
+#[test]
+fn compare_of_runs_from_other_machines_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    let run = crate::common::fixture();
+    let a = crate::common::write(d.path(), "a.json", &run);
+    let mut other = run.clone();
+    other["host"]["env"]["hostname"] = "node17".into();
+    other["host"]["cpu"]["model_name"] = "Intel(R) Xeon(R) Platinum 8480+".into();
+    let b = crate::common::write(d.path(), "b.json", &other);
+    let mut same_cpu = run.clone();
+    same_cpu["host"]["env"]["hostname"] = "node18".into();
+    let c = crate::common::write(d.path(), "c.json", &same_cpu);
+    for (x, y, needles) in [
+        (
+            &a,
+            &b,
+            vec![
+                "different machines",
+                "host vm",
+                "host node17",
+                "AMD EPYC",
+                "Xeon",
+            ],
+        ),
+        (&a, &c, vec!["different machines", "host node18"]),
+    ] {
+        for f in ["table", "md"] {
+            let o = bwscope()
+                .args(["compare", x, y, "--format", f])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+            let text = String::from_utf8(o.stdout).unwrap();
+            for n in &needles {
+                assert!(text.contains(n), "{f}: {n:?} not in {text}");
+            }
+        }
+        let o = bwscope()
+            .args(["compare", x, y, "--format", "json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(
+            v["machine_note"]
+                .as_str()
+                .unwrap()
+                .contains("different machines"),
+            "{v}"
+        );
+    }
+    // One machine: nothing said.
+    let o = bwscope().args(["compare", &a, &a]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("different machines"));
+}
