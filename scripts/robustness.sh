@@ -394,6 +394,9 @@ custom "…under ulimit -n 20, a leader asks for the room it announced" "bwscope
 jq '.host.env.hostname="node17" | .host.cpu.model_name="Intel Xeon Platinum 8480+"' ../run.json > other-host.json
 out=$("$BW" compare ../run.json other-host.json 2>&1); rc=$?
 custom "compare of runs from two machines" "bwscope compare run.json other-host.json" "exit 0, says the machines differ" "exit $rc: $(grep -m1 -o 'these runs come from different machines ([^:]*' <<<"$out")" $([ $rc = 0 ] && grep -q 'different machines (host names and CPU models differ' <<<"$out" && echo 1 || echo 0)
+# item 14: a misspelt BWSCOPE_DISABLE_ISA
+err=$(BWSCOPE_DISABLE_ISA=avx512 timeout 60 "$BW" info --no-clock 2>&1 >/dev/null); rc=$?
+custom "BWSCOPE_DISABLE_ISA=avx512 (for avx512f)" "BWSCOPE_DISABLE_ISA=avx512 bwscope info" "exit 2, names it and the known ones" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && grep -q "^error: BWSCOPE_DISABLE_ISA: 'avx512' is not a feature" <<<"$err" && grep -q 'avx512f' <<<"$err" && echo 1 || echo 0)
 # item 11: a tiny stack
 out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
 custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)

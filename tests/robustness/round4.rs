@@ -528,3 +528,26 @@ fn compare_of_runs_from_other_machines_says_so() {
     let o = bwscope().args(["compare", &a, &a]).output().unwrap();
     assert!(!String::from_utf8_lossy(&o.stdout).contains("different machines"));
 }
+
+// ---- item 14: a misspelt BWSCOPE_DISABLE_ISA --------------------------------------
+
+#[test]
+fn a_misspelt_disable_isa_feature_is_named_with_the_known_ones() {
+    for args in [vec!["info", "--no-clock"], TINY.to_vec(), vec!["kernels"]] {
+        let o = bwscope()
+            .env("BWSCOPE_DISABLE_ISA", "avx2, avx512")
+            .args(&args)
+            .output()
+            .unwrap();
+        usage_error(&o, "BWSCOPE_DISABLE_ISA: 'avx512' is not a feature");
+        let e = stderr_of(&o);
+        assert!(e.contains("avx512f") && e.contains("dc_zva"), "{e}");
+    }
+    // Known names, spaces and an empty item are fine.
+    let o = bwscope()
+        .env("BWSCOPE_DISABLE_ISA", "avx512f, avx2,,sve")
+        .args(["info", "--no-clock"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+}
