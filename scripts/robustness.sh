@@ -397,6 +397,13 @@ custom "compare of runs from two machines" "bwscope compare run.json other-host.
 # item 14: a misspelt BWSCOPE_DISABLE_ISA
 err=$(BWSCOPE_DISABLE_ISA=avx512 timeout 60 "$BW" info --no-clock 2>&1 >/dev/null); rc=$?
 custom "BWSCOPE_DISABLE_ISA=avx512 (for avx512f)" "BWSCOPE_DISABLE_ISA=avx512 bwscope info" "exit 2, names it and the known ones" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && grep -q "^error: BWSCOPE_DISABLE_ISA: 'avx512' is not a feature" <<<"$err" && grep -q 'avx512f' <<<"$err" && echo 1 || echo 0)
+# item 15: impossible records, cpus that do not exist
+jq '.records[0].threads=0' ../run.json > t0.json
+check "a record with threads: 0" 2 "threads = 0 is not a possible value" -- report t0.json -f table
+jq '.records[0].size_bytes=0' ../run.json > s0.json
+check "a record with size_bytes: 0" 2 "size_bytes = 0 is not a possible value" -- plot s0.json --list
+check "--cpus 0-999999999" 2 "cpus [0-9]+-999999999 are offline" -- cache --cpus 0-999999999
+check "--cpu-nodes 0-999999999" 2 "-999999999 do not exist" -- numa --cpu-nodes 0-999999999
 # item 11: a tiny stack
 out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
 custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)

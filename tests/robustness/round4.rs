@@ -551,3 +551,52 @@ fn a_misspelt_disable_isa_feature_is_named_with_the_known_ones() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
 }
+
+// ---- item 15: impossible records, and cpus that do not exist -------------------------
+
+#[test]
+fn records_with_no_threads_or_no_bytes_are_refused_naming_them() {
+    let d = tempfile::tempdir().unwrap();
+    for (field, value, needle) in [
+        ("threads", 0, "threads = 0"),
+        ("size_bytes", 0, "size_bytes = 0"),
+    ] {
+        let mut run = crate::common::fixture();
+        run["records"][0][field] = value.into();
+        let p = crate::common::write(d.path(), "bad.json", &run);
+        for args in [
+            vec!["report", p.as_str(), "-f", "table"],
+            vec!["plot", p.as_str(), "--list"],
+            vec!["compare", p.as_str(), p.as_str()],
+        ] {
+            let o = bwscope().args(&args).output().unwrap();
+            usage_error(&o, needle);
+            assert!(stderr_of(&o).contains("record 1"), "{}", stderr_of(&o));
+        }
+    }
+}
+
+#[test]
+fn cpus_and_nodes_that_do_not_exist_are_named_not_called_no_list() {
+    for (args, needle) in [
+        (
+            vec!["cache", "--cpus", "0-999999999"],
+            "-999999999 are offline",
+        ),
+        (
+            vec!["threads", "--cpus", "0,5000000-5000009"],
+            "5000000-5000009",
+        ),
+        (
+            vec!["numa", "--cpu-nodes", "0-999999999"],
+            "-999999999 do not exist",
+        ),
+    ] {
+        let o = bwscope().args(&args).output().unwrap();
+        usage_error(&o, needle);
+        assert!(!stderr_of(&o).contains("is not a"), "{}", stderr_of(&o));
+    }
+    // A list that is no list is still called one.
+    let o = bwscope().args(["cache", "--cpus", "0-x"]).output().unwrap();
+    usage_error(&o, "is not a cpu list");
+}
