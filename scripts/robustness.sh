@@ -319,6 +319,100 @@ PMI_RANK=0 PMI_SIZE=1 timeout 60 "$BW" fleet --suites none --schedule none --out
 custom "a link planted as the fleet's write probe" "bwscope fleet --out shared-folder" "the link's target untouched" "$(cat victim)" $([ "$(cat victim)" = precious ] && echo 1 || echo 0)
 cd ..
 
+# ---- round 4 (issue 30): hostile tables, escapes, fleet bounds, stacks ----
+mkdir r4 && cd r4
+# item 3: a malformed SMBIOS table (a valid entry point before 8 zero bytes)
+mkdir smb && head -c 8 /dev/zero > smb/DMI
+printf '_SM3_\x00\x18\x03\x03\x00\x01\x00\x08\x00\x00\x00\x00\x00\x0f\x00\x00\x00\x00\x00' > smb/smbios_entry_point
+python3 -c 'import sys; b=bytearray(open(sys.argv[1],"rb").read()); b[5]=(-sum(b))&255; open(sys.argv[1],"wb").write(b)' smb/smbios_entry_point
+for c in "info --no-clock" "${TINY[*]}"; do
+  out=$(BWSCOPE_SMBIOS_DIR=smb timeout 60 "$BW" $c --json - 2>smb.err); rc=$?
+  note=$(jq -r '(.host // .).dram.note' <<<"$out" 2>/dev/null)
+  custom "SMBIOS: a structure of length 0 ($(cut -d' ' -f1 <<<"$c"))" "BWSCOPE_SMBIOS_DIR=d bwscope $(cut -d' ' -f1 <<<"$c") … (DMI: 8 zero bytes)" "exit 0, DRAM peak unknown" "exit $rc: $(cut -c1-90 <<<"$note")" $([ $rc = 0 ] && ! grep -q panicked smb.err && grep -q 'DRAM peak unknown (corrupt SMBIOS table' <<<"$note" && echo 1 || echo 0)
+done
+# item 7: terminal escapes and formulas in a run file
+jq '.records[0].kernel="k\u001b]0;pwned\u0007\u001b[2J" | .records[1].kernel="=HYPERLINK(\"http://x\")" | .host.cpu.model_name="CPU\u001b[2J"' ../run.json > esc.json
+for f in table md csv; do
+  "$BW" report esc.json -f $f > esc.$f 2>&1; rc=$?
+  custom "a run file with terminal escapes, report -f $f" "bwscope report esc.json -f $f" "exit 0, no ESC or BEL byte" "exit $rc, $(tr -cd '\033\007' < esc.$f | wc -c) ESC/BEL bytes" $([ $rc = 0 ] && [ "$(tr -cd '\033\007' < esc.$f | wc -c)" = 0 ] && echo 1 || echo 0)
+done
+cell=$(grep -o "'=HYPERLINK[^,]*" esc.csv | head -1)
+custom "…a kernel named =HYPERLINK(…) in the CSV" "bwscope report esc.json -f csv" "the cell starts with '" "${cell:-a bare formula}" $([ -n "$cell" ] && ! grep -qE ',"?=HYPERLINK' esc.csv && echo 1 || echo 0)
+# item 8: fleet job sizes no launcher produces, rank 0 of a large job
+err=$(OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4294967295 timeout 60 "$BW" fleet --suites info --schedule none --timeout 3 2>&1 >/dev/null); rc=$?
+custom "a fleet of 4,294,967,295 ranks" "OMPI_COMM_WORLD_SIZE=4294967295 bwscope fleet" "exit 2, names the variable" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && grep -q 'OMPI_COMM_WORLD_SIZE=4294967295 is more ranks' <<<"$err" && echo 1 || echo 0)
+check "fleet --dry-run --nodes 1000000" 2 "at most 262144" -- fleet --dry-run --nodes 1000000
+t0=$(date +%s%N)
+OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=30000 OMPI_MCA_ess_base_jobid=r4big timeout 120 "$BW" fleet --suites info --schedule none --timeout 3 --out big >/dev/null 2>&1
+s8=$(( ($(date +%s%N) - t0) / 1000000000 )); n=$(jq '.nodes|length' big/fleet.json 2>/dev/null)
+custom "rank 0 of 30,000 ranks, none joins" "OMPI_COMM_WORLD_SIZE=30000 bwscope fleet --timeout 3" "done in well under 30 s" "${s8} s, ${n:-no} nodes in fleet.json" $([ "$s8" -lt 30 ] && [ "$n" = 30000 ] && echo 1 || echo 0)
+OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=30000 OMPI_MCA_ess_base_jobid=r4term "$BW" fleet --suites info --schedule none --timeout 60 --out term >/dev/null 2>&1 & pid=$!
+for _ in $(seq 200); do [ -e .bwscope-fleet-r4term.json ] && break; sleep 0.1; done
+t0=$(date +%s%N); kill -TERM $pid; wait $pid; rc=$?; ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+custom "…the first SIGTERM to it" "kill -TERM <rank 0 of 30,000>" "exit 130 at once, interrupted" "exit $rc after $ms ms, interrupted $(jq .interrupted term/fleet.json 2>/dev/null)" $([ $rc = 130 ] && [ $ms -lt 15000 ] && [ "$(jq .interrupted term/fleet.json)" = true ] && echo 1 || echo 0)
+# item 9: the ranks of a stopped rank 0
+r9() { OMPI_COMM_WORLD_RANK=$1 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r4stop exec "$BW" fleet --control tcp --suites cache --samples 50 --schedule none --timeout 5 "${@:2}"; }
+r9 0 --out stop >/dev/null 2>&1 & p0=$!
+for _ in $(seq 200); do [ -e .bwscope-fleet-r4stop.json ] && break; sleep 0.1; done
+( r9 1 >/dev/null 2>r9.err ) & p1=$!
+( sleep 120; kill $p1 ) 2>/dev/null & w9=$!
+for _ in $(seq 300); do [ -e .bwscope-fleet-r4stop.json ] || break; sleep 0.05; done
+kill -STOP $p0; t0=$(date +%s); wait $p1; rc=$?; s9=$(( $(date +%s) - t0 )); kill -CONT $p0; kill -KILL $p0 $w9; wait $p0 $w9 2>/dev/null
+custom "rank 0 stopped (SIGSTOP) after rank 1 joined" "kill -STOP <rank 0>; rank 1 at --timeout 5" "rank 1 ends within ~5 s, says why" "exit $rc after $s9 s: $(grep -o 'rank 0 has been silent for [0-9]* s' r9.err)" $([ $rc != 0 ] && [ $rc != 143 ] && [ $s9 -le 15 ] && grep -q 'rank 0 has been silent' r9.err && echo 1 || echo 0)
+# item 13: refused fleets leave no folder
+OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r4mix timeout 60 "$BW" fleet --control tcp --schedule none --suites cache --timeout 20 >/dev/null 2>&1 &
+err=$(OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r4mix timeout 60 "$BW" fleet --control tcp --schedule none --suites none --timeout 20 --out mixed 2>&1 >/dev/null); rc=$?; wait
+custom "a fleet refused for mixed flags, --out mixed" "rank 0 --suites none, rank 1 --suites cache" "exit 2, no folder mixed" "exit $rc, mixed $( [ -e mixed ] && echo present || echo absent)" $([ $rc = 2 ] && [ ! -e mixed ] && echo 1 || echo 0)
+PMI_RANK=0 PMI_SIZE=2 timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 8 --out p1 >/dev/null 2>&1 & p1=$!
+for _ in $(seq 100); do [ -e .bwscope-fleet-default.json ] && break; sleep 0.1; done
+err=$(PMI_RANK=0 PMI_SIZE=2 timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 8 --out p2/nested 2>&1 >/dev/null); rc=$?; kill $p1; wait $p1 2>/dev/null
+custom "a second rank 0 refused, --out p2/nested" "PMI_RANK=0 … bwscope fleet (twice)" "exit 2, no folder p2" "exit $rc, p2 $( [ -e p2 ] && echo present || echo absent)" $([ $rc = 2 ] && [ ! -e p2 ] && echo 1 || echo 0)
+# item 10: the server's log of failed handshakes, and its room
+"$BW" net serve --port 0 --timeout 3 2>fl.err & spid=$!
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' fl.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+n=$(python3 - "$port" <<'PY' 2>/dev/null
+import socket, struct, sys, time
+t0, n = time.time(), 0
+while time.time() - t0 < 5:
+    try:
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.connect(("127.0.0.1", int(sys.argv[1]))); s.send(b"GET / HTTP/1.0\r\n\r\n"); s.close(); n += 1
+    except OSError:
+        pass
+print(n)
+PY
+)
+sleep 1.5; kill $spid; wait $spid 2>/dev/null
+l=$(( $(wc -l < fl.err) - 1 )); q=$(grep -c ' ?:' fl.err)
+custom "5 s of HTTP requests that reset, to net serve" "${n:-?} connections to bwscope net serve" "≤ 6 lines a second, every peer named" "$l lines, $q naming the peer ?" $([ "$l" -le 40 ] && [ "$q" = 0 ] && grep -q 'more failed handshakes' fl.err && echo 1 || echo 0)
+( ulimit -n 20; exec "$BW" net serve --port 0 --timeout 3 ) 2>room.err & spid=$!
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' room.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+room=$(grep -o 'room for [0-9]* streams' room.err | grep -o '[0-9]*')
+err=$(timeout 60 "$BW" net run "127.0.0.1:$port" -m stream -P "${room:-1}" -t 0.3 -O 0.1 -s 64KiB 2>&1 >/dev/null); rc=$?; kill $spid; wait $spid 2>/dev/null
+custom "…under ulimit -n 20, a leader asks for the room it announced" "bwscope net run … -P <room>" "exit 0" "room for ${room:-?} streams, exit $rc$(grep -m1 -o 'can take [0-9]* now' <<<"$err" | sed 's/^/: /')" $([ -n "$room" ] && [ $rc = 0 ] && echo 1 || echo 0)
+# item 12: compare across machines
+jq '.host.env.hostname="node17" | .host.cpu.model_name="Intel Xeon Platinum 8480+"' ../run.json > other-host.json
+out=$("$BW" compare ../run.json other-host.json 2>&1); rc=$?
+custom "compare of runs from two machines" "bwscope compare run.json other-host.json" "exit 0, says the machines differ" "exit $rc: $(grep -m1 -o 'these runs come from different machines ([^:]*' <<<"$out")" $([ $rc = 0 ] && grep -q 'different machines (host names and CPU models differ' <<<"$out" && echo 1 || echo 0)
+# item 14: a misspelt BWSCOPE_DISABLE_ISA
+err=$(BWSCOPE_DISABLE_ISA=avx512 timeout 60 "$BW" info --no-clock 2>&1 >/dev/null); rc=$?
+custom "BWSCOPE_DISABLE_ISA=avx512 (for avx512f)" "BWSCOPE_DISABLE_ISA=avx512 bwscope info" "exit 2, names it and the known ones" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && grep -q "^error: BWSCOPE_DISABLE_ISA: 'avx512' is not a feature" <<<"$err" && grep -q 'avx512f' <<<"$err" && echo 1 || echo 0)
+# item 15: impossible records, cpus that do not exist
+jq '.records[0].threads=0' ../run.json > t0.json
+check "a record with threads: 0" 2 "threads = 0 is not a possible value" -- report t0.json -f table
+jq '.records[0].size_bytes=0' ../run.json > s0.json
+check "a record with size_bytes: 0" 2 "size_bytes = 0 is not a possible value" -- plot s0.json --list
+check "--cpus 0-999999999" 2 "cpus [0-9]+-999999999 are offline" -- cache --cpus 0-999999999
+check "--cpu-nodes 0-999999999" 2 "-999999999 do not exist" -- numa --cpu-nodes 0-999999999
+# item 11: a tiny stack
+out=$(bash -c "ulimit -Ss 64; exec '$BW' --help" 2>&1); rc=$?
+custom "--help under a 64 KiB soft stack limit" "ulimit -Ss 64; bwscope --help" "exit 0, the help" "exit $rc: $(head -1 <<<"$out" | cut -c1-60)" $([ $rc = 0 ] && grep -q Usage <<<"$out" && echo 1 || echo 0)
+for c in --help kernels; do
+  err=$(bash -c "ulimit -s 64; exec '$BW' $c" 2>&1 >/dev/null); rc=$?
+  custom "$c under ulimit -s 64 (hard limit too)" "ulimit -s 64; bwscope $c" "exit 2, one line naming ulimit -s" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && [ "$(wc -l <<<"$err")" = 1 ] && grep -q '^error: ulimit -s' <<<"$err" && echo 1 || echo 0)
+done
+cd ..
+
 if [ "${CARGO_TESTS:-0}" = 1 ]; then
   (cd "$ROOT" && cargo test -q --test robustness --test fuzz >"$T/cargo.log" 2>&1); rc=$?
   [ $rc = 0 ] || tail -30 "$T/cargo.log" >&2

@@ -10,6 +10,12 @@ fn main() -> ExitCode {
     if let Some(code) = bwscope::app::run_if_worker() {
         return ExitCode::from(code.clamp(0, 255) as u8);
     }
+    // Before the command line is built: that alone needs more stack than
+    // a tiny `ulimit -s` gives.
+    if let Err(e) = bwscope::os::stack::ensure_room() {
+        eprintln!("error: {e}");
+        return ExitCode::from(bwscope::error::EXIT_USAGE);
+    }
     let cli = bwscope::cli::Cli::parse();
     match bwscope::app::dispatch(cli) {
         // A run stopped by SIGTERM/SIGHUP/a closed pipe exits 128 + that

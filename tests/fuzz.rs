@@ -1,8 +1,8 @@
 //! Fuzz targets run by `cargo test` (proptest, so CI runs them without a
 //! nightly toolchain): the size-list parser, the run-file reader, the
-//! fleet's reference-file reader and the token-file reader get large
-//! generated inputs and must answer with a value or an error, never a
-//! panic, and within bounded memory (the parser never yields more than
+//! fleet's reference-file reader, the token-file reader and the SMBIOS
+//! reader get large generated inputs and must answer with a value or an
+//! error, never a panic, and within bounded memory (the parser never yields more than
 //! `MAX_POINTS` sizes; the readers are capped before they parse).
 
 mod common;
@@ -262,6 +262,67 @@ proptest! {
                 prop_assert!(bytes.windows(t.len()).any(|w| w == t.as_slice()));
             }
             Err(e) => prop_assert!(!e.is_empty()),
+        }
+    }
+}
+
+/// One SMBIOS structure, mostly right: a type the decoder looks at (16
+/// and 17, the memory array and device; 127, the end), another or any;
+/// a length byte that is its formatted area's, too short (below the
+/// 4-byte header included), or any; random fields; strings that end, or
+/// do not.
+fn smbios_structure() -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop_oneof![
+            Just(16u8),
+            Just(17),
+            Just(127),
+            Just(4),
+            Just(7),
+            any::<u8>()
+        ],
+        prop_oneof![
+            0u8..6,
+            Just(0x17),
+            Just(0x28),
+            Just(0x54),
+            Just(0x5C),
+            any::<u8>()
+        ],
+        prop::collection::vec(any::<u8>(), 0..0x60),
+        prop::collection::vec("[ -~]{0,8}", 0..6),
+        prop_oneof![Just(2usize), Just(1), Just(0)],
+    )
+        .prop_map(|(kind, len, fields, strings, nuls)| {
+            let mut s = vec![kind, len];
+            s.extend(fields.iter().take(usize::from(len).saturating_sub(2)));
+            for t in strings.iter().filter(|t| !t.is_empty()) {
+                s.extend(t.as_bytes());
+                s.push(0);
+            }
+            s.extend(std::iter::repeat_n(0u8, nuls));
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    /// The SMBIOS reader over hostile tables (structures with short or
+    /// overstated lengths, strings without an end, an entry point whose
+    /// length is not the table's, random bytes for either file): a device
+    /// list or a reason, never a panic.
+    #[test]
+    fn smbios_reader_never_panics(parts in prop::collection::vec(smbios_structure(), 0..12), slack in -8i64..8, major in 2u8..4, minor in any::<u8>(), bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        use bwscope::platform::smbios::decode;
+        let table: Vec<u8> = parts.concat();
+        let len = (table.len() as i64 + slack).max(0) as u32;
+        let entry = common::smbios_entry_point(len, major, minor);
+        for (e, t) in [(&entry, &table), (&entry, &bytes), (&bytes, &table)] {
+            match decode(e, t) {
+                Ok((_, devices)) => prop_assert!(devices.len() <= t.len() / 4),
+                Err(why) => prop_assert!(why.contains("SMBIOS"), "{why}"),
+            }
         }
     }
 }

@@ -977,3 +977,6 @@ fn progress_shows_on_a_terminal_and_never_in_pipes_or_json() {
 
 #[path = "robustness/round3.rs"]
 mod round3;
+
+#[path = "robustness/round4.rs"]
+mod round4;

@@ -24,6 +24,8 @@ pub fn run_if_worker() -> Option<i32> {
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     crate::os::signal::survive_file_size_limit();
+    crate::platform::cpu::check_disable_isa()
+        .map_err(|m| UserError::flag("BWSCOPE_DISABLE_ISA", m))?;
     let top = cli.output.clone();
     if let Some(rate) = &cli.dram_peak {
         let gbps =

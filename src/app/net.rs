@@ -87,7 +87,7 @@ pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
     // How many streams a test may have here, said now rather than found
     // as connections that never join.
     let most = u64::from(protocol::MAX_STREAMS);
-    let room = match crate::net::server::stream_room() {
+    let room = match crate::net::server::stream_room(0) {
         Some((n, limit)) if n < most => format!(", room for {n} streams (ulimit -n {limit})"),
         _ => format!(", room for {most} streams"),
     };

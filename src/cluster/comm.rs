@@ -16,7 +16,8 @@ use crate::model::fleet::FLEET_SCHEMA_VERSION;
 use crate::model::SCHEMA_VERSION;
 
 /// Version of the rank ↔ rank 0 conversation (framing, messages, order).
-pub const PROTOCOL: u32 = 1;
+/// 2: rank 0 sends `Alive` every second.
+pub const PROTOCOL: u32 = 2;
 
 /// Who a rank is, sent first so rank 0 can refuse a mixed fleet before
 /// anything is measured.

@@ -58,6 +58,13 @@ const LAUNCHERS: &[(&str, &str, &str, &str, &[&str])] = &[
 /// Fallback job names where the launcher's own variables give none.
 const JOB_FALLBACKS: &[&str] = &["PMIX_NAMESPACE", "PMI_KVSNAME", "SLURM_JOB_ID"];
 
+/// The most ranks a fleet may have: one rank per node, and no machine has
+/// this many nodes (the largest, Fugaku, has 158,976). A size beyond it is
+/// a variable set by hand or garbage, and rank 0 would only spend its
+/// memory on a roster of ranks that cannot exist (4,294,967,295 aborted
+/// it allocating 515 GB).
+pub const MAX_RANKS: u32 = 1 << 18;
+
 /// The command a user should type, for the error outside a launcher.
 pub const HOW_TO_LAUNCH: &str = "run it under a launcher, one rank per node: `mpirun -np N bwscope fleet` (Open MPI, MPICH) or `srun -N N --ntasks-per-node=1 bwscope fleet` (Slurm); `bwscope fleet --dry-run --nodes N` prints the plan here";
 
@@ -78,6 +85,11 @@ pub fn detect(env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Launch>, St
         if size == 0 || rank >= size {
             return Err(format!(
                 "{rank_var}={rank} and {size_var}={size} do not describe a rank of a job (launcher {launcher})"
+            ));
+        }
+        if size > MAX_RANKS {
+            return Err(format!(
+                "{size_var}={size} is more ranks than a fleet can have (at most {MAX_RANKS}, one per node); no launcher started this job (launcher {launcher})"
             ));
         }
         let local_rank = env(local_var).and_then(|v| v.trim().parse().ok());
@@ -206,5 +218,11 @@ mod tests {
         assert!(e.contains("PMI_RANK=x"), "{e}");
         let e = with(&[("PMI_RANK", "3"), ("PMI_SIZE", "3")]).unwrap_err();
         assert!(e.contains("PMI_SIZE=3"), "{e}");
+        let e = with(&[("PMI_RANK", "0"), ("PMI_SIZE", "262145")]).unwrap_err();
+        assert!(
+            e.contains("PMI_SIZE=262145") && e.contains("at most 262144"),
+            "{e}"
+        );
+        assert!(with(&[("PMI_RANK", "0"), ("PMI_SIZE", "262144")]).is_ok());
     }
 }

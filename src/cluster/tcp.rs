@@ -5,12 +5,17 @@
 //!
 //! Rank 0 reads every connection on its own thread, so a rank that dies is
 //! noticed by its closed connection and a rank that hangs by the gather's
-//! deadline; either is marked lost and the fleet goes on without it.
+//! deadline; either is marked lost and the fleet goes on without it. The
+//! other way round, rank 0 sends `Alive` every second from a thread of its
+//! own, and a rank that hears nothing from it for `--timeout` ends: a rank
+//! 0 that is stopped or hung keeps its connections open, and its ranks
+//! waited for their next command without bound.
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -24,6 +29,9 @@ use crate::net::protocol::random_bytes;
 
 /// How long rank 0 still waits for partial results after a Ctrl-C.
 const AFTER_STOP: Duration = Duration::from_secs(15);
+
+/// How often rank 0 says it is alive.
+const ALIVE_EVERY: Duration = Duration::from_secs(1);
 
 /// How to meet rank 0.
 #[derive(Debug, Clone)]
@@ -58,6 +66,42 @@ pub struct TcpComm {
     stop: &'static AtomicBool,
     stop_sent: bool,
     phase: String,
+    /// Other ranks: how long rank 0 may be silent (`--timeout`).
+    silence: Duration,
+    /// Rank 0: the ranks the `Alive` thread writes to, locked for every
+    /// write to a rank so its frames never interleave with a command's.
+    writing: Arc<Mutex<Vec<TcpStream>>>,
+    /// Rank 0: ends the `Alive` thread when dropped.
+    _alive: Option<Alive>,
+}
+
+/// Rank 0's `Alive` thread, ended when this is dropped.
+struct Alive(Arc<AtomicBool>);
+
+impl Alive {
+    /// Say `Alive` to every rank in `to` each [`ALIVE_EVERY`]; a rank whose
+    /// connection fails is dropped from the list (the gathers mark it
+    /// lost).
+    fn start(to: Arc<Mutex<Vec<TcpStream>>>) -> std::io::Result<Alive> {
+        let done = Arc::new(AtomicBool::new(false));
+        let end = done.clone();
+        std::thread::Builder::new()
+            .name("fleet-alive".into())
+            .spawn(move || {
+                while !end.load(Ordering::Relaxed) {
+                    std::thread::sleep(ALIVE_EVERY);
+                    let mut to = to.lock().unwrap_or_else(|e| e.into_inner());
+                    to.retain_mut(|p| write_msg(p, &Wire::Alive).is_ok());
+                }
+            })?;
+        Ok(Alive(done))
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Join the fleet: rank 0 listens and waits for everyone, the others
@@ -158,6 +202,9 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
     ids[0] = Some(Identity::this(0, size, s.launch.job.clone()));
     let mut streams: Vec<Option<TcpStream>> = (0..size).map(|_| None).collect();
     let mut joined = 1;
+    // Ranks that joined wait for the others: they hear `Alive` meanwhile.
+    let writing = Arc::new(Mutex::new(Vec::new()));
+    let alive = Alive::start(writing.clone())?;
     while joined < size && Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
         if crate::os::net::wait_readable(&listener, 50) {
             if let Ok((c, _)) = listener.accept() {
@@ -179,6 +226,9 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
                             },
                         );
                         continue;
+                    }
+                    if let Ok(a) = c.try_clone() {
+                        writing.lock().unwrap_or_else(|e| e.into_inner()).push(a);
                     }
                     streams[r] = Some(c);
                     ids[r] = Some(id);
@@ -232,6 +282,9 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
         stop,
         stop_sent: false,
         phase: "startup".into(),
+        silence: s.startup,
+        writing,
+        _alive: Some(alive),
     };
     let present: Vec<Identity> = comm.ids.iter().flatten().cloned().collect();
     if let Err(reason) = check_identities(&present) {
@@ -318,7 +371,8 @@ fn leaf(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
         }
         if let Ok((addrs, token)) = found {
             for a in addrs {
-                match join(a, &id, token.as_deref()) {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match join(a, &id, token.as_deref(), left) {
                     Ok(c) => {
                         let (tx, rx) = mpsc::channel();
                         spawn_reader(c.try_clone()?, 0, tx, Some(stop));
@@ -336,6 +390,10 @@ fn leaf(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
                             stop,
                             stop_sent: false,
                             phase: "startup".into(),
+                            // Rank 0's `Alive` comes every second.
+                            silence: s.startup.max(ALIVE_EVERY * 3),
+                            writing: Arc::new(Mutex::new(Vec::new())),
+                            _alive: None,
                         };
                         return Ok((comm, token));
                     }
@@ -380,6 +438,7 @@ fn refused(reason: String) -> anyhow::Error {
 
 impl TcpComm {
     fn refuse_all(&mut self, reason: &str) {
+        let _w = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         for p in self.peers.iter_mut().flatten() {
             let _ = write_msg(
                 p,
@@ -410,6 +469,7 @@ impl TcpComm {
 
     fn send_stop(&mut self) {
         self.stop_sent = true;
+        let _w = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         for r in self.live() {
             if let Some(p) = self.peers[r as usize].as_mut() {
                 let _ = write_msg(p, &Wire::Stop);
@@ -445,17 +505,30 @@ impl Comm for TcpComm {
             };
             for r in self.live() {
                 let failed = match self.peers[r as usize].as_mut() {
-                    Some(p) => write_msg(p, &msg).err(),
+                    Some(p) => {
+                        let _w = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+                        write_msg(p, &msg).err()
+                    }
                     None => None,
                 };
                 if let Some(e) = failed {
-                    self.mark_lost(r, format!("cannot send to it: {e}"));
+                    // Rank 0's `Alive` may be what met a dead rank's reset
+                    // first: then the command's write finds the pipe broken.
+                    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+                    let why = match e.kind() {
+                        BrokenPipe | ConnectionReset | ConnectionAborted => {
+                            format!("its connection closed ({e}): the process died or was killed")
+                        }
+                        _ => format!("cannot send to it: {e}"),
+                    };
+                    self.mark_lost(r, why);
                 }
             }
             return Ok(body);
         }
+        // Every message (rank 0's `Alive` each second) restarts the wait.
         loop {
-            match self.rx.recv() {
+            match self.rx.recv_timeout(self.silence) {
                 Ok((_, Incoming::Msg(Wire::Data { body, .. }))) => return Ok(body),
                 Ok((_, Incoming::Msg(Wire::Refused { reason }))) => return Err(refused(reason)),
                 Ok((_, Incoming::Msg(_))) => continue,
@@ -463,7 +536,14 @@ impl Comm for TcpComm {
                     "rank {}: lost contact with rank 0 ({e}); rank 0 went on without this rank or ended",
                     self.rank
                 ),
-                Err(_) => anyhow::bail!("rank {}: lost contact with rank 0", self.rank),
+                Err(RecvTimeoutError::Timeout) => anyhow::bail!(
+                    "rank {}: rank 0 has been silent for {:.0} s (--timeout): it is stopped, hung or cut off from this node; ending this rank",
+                    self.rank,
+                    self.silence.as_secs_f64()
+                ),
+                Err(RecvTimeoutError::Disconnected) => {
+                    anyhow::bail!("rank {}: lost contact with rank 0", self.rank)
+                }
             }
         }
     }

@@ -69,6 +69,10 @@ pub enum Wire {
     Proof {
         mac: String,
     },
+    /// Rank 0 is alive: sent every second, so a rank waiting for its next
+    /// command can tell a long phase from a rank 0 that is stopped, hung
+    /// or cut off (its connection stays open either way).
+    Alive,
 }
 
 /// 32 bytes from hex, if that is what `text` is.
@@ -179,13 +183,16 @@ pub(super) fn admit(
     Ok((s, id))
 }
 
-/// A rank's side of the join. `Err(Ok(reason))`: refused (final);
-/// `Err(Err(e))`: could not talk (retry).
+/// A rank's side of the join, each step bounded by `within` (the rank's
+/// startup time left) and at most [`HANDSHAKE`]. `Err(Ok(reason))`:
+/// refused (final); `Err(Err(e))`: could not talk (retry).
 pub(super) fn join(
     addr: SocketAddr,
     id: &Identity,
     token: Option<&[u8]>,
+    within: Duration,
 ) -> Result<TcpStream, Result<String, String>> {
+    let step = Some(within.clamp(Duration::from_millis(100), HANDSHAKE));
     let mut c = TcpStream::connect_timeout(&addr, Duration::from_secs(2))
         .map_err(|e| Err(e.to_string()))?;
     let _ = c.set_nodelay(true);
@@ -208,7 +215,7 @@ pub(super) fn join(
         },
     )
     .map_err(|e| talk(e.to_string()))?;
-    match read_msg(&mut c, PRE_AUTH_MAX, Some(HANDSHAKE)).map_err(talk)? {
+    match read_msg(&mut c, PRE_AUTH_MAX, step).map_err(talk)? {
         Wire::Challenge { nonce: None } if token.is_some() => {
             return Err(Ok(format!(
                 "the rank 0 at {addr} asks for no token while this rank has one: it is not your fleet's rank 0, or the ranks were given different --token-file"
@@ -223,7 +230,7 @@ pub(super) fn join(
                 ));
             };
             // Rank 0 proves it holds the token before this rank answers.
-            let proven = match read_msg(&mut c, PRE_AUTH_MAX, Some(HANDSHAKE)).map_err(talk)? {
+            let proven = match read_msg(&mut c, PRE_AUTH_MAX, step).map_err(talk)? {
                 Wire::Proof { mac } => nonce_of(&mac).is_some_and(|m| {
                     mine.is_some_and(|mine| auth_ok_as(SERVER_LABEL, token, &mine, &m))
                 }),
@@ -246,7 +253,7 @@ pub(super) fn join(
         Wire::Refused { reason } => return Err(Ok(reason)),
         _ => return Err(talk("an unexpected answer".into())),
     }
-    match read_msg(&mut c, PRE_AUTH_MAX, Some(HANDSHAKE)).map_err(talk)? {
+    match read_msg(&mut c, PRE_AUTH_MAX, step).map_err(talk)? {
         Wire::Accepted => Ok(c),
         Wire::Refused { reason } => Err(Ok(reason)),
         _ => Err(talk("an unexpected answer".into())),

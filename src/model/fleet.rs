@@ -319,7 +319,13 @@ impl LinkVerdict {
 
 impl FleetRun {
     pub fn node(&self, rank: u32) -> Option<&FleetNode> {
-        self.nodes.iter().find(|n| n.rank == rank)
+        // Rank 0 lists the nodes by rank, so the node is at its index
+        // (callers ask for every node in turn: a search each would be
+        // quadratic in the job size); any other order is searched.
+        match self.nodes.get(rank as usize) {
+            Some(n) if n.rank == rank => Some(n),
+            _ => self.nodes.iter().find(|n| n.rank == rank),
+        }
     }
 
     /// The node with this label or host name.

@@ -44,6 +44,7 @@ pub mod parse;
 pub mod process;
 pub mod random;
 pub mod signal;
+pub mod stack;
 pub mod system;
 pub mod team;
 pub mod time;

@@ -14,31 +14,88 @@ use crate::model::{CpuIdent, Features};
 /// hiding a feature from the kernels does not make it another core.
 pub fn detect_features() -> Features {
     let mut f = detect_raw();
-    if let Ok(list) = std::env::var("BWSCOPE_DISABLE_ISA") {
-        for name in list.split(',').map(str::trim) {
-            match name {
-                "sse2" => f.sse2 = false,
-                "avx" => f.avx = false,
-                "avx2" => f.avx2 = false,
-                "avx512f" => f.avx512f = false,
-                "avx512bw" => f.avx512bw = false,
-                "avx512_vbmi2" => f.avx512_vbmi2 = false,
-                "avx512_fp16" => f.avx512_fp16 = false,
-                "amx_tile" => f.amx_tile = false,
-                "amx_fp16" => f.amx_fp16 = false,
-                "avx_vnni" => f.avx_vnni = false,
-                "erms" => f.erms = false,
-                "fsrm" => f.fsrm = false,
-                "asimd" | "neon" => f.asimd = false,
-                "sve" => f.sve = false,
-                "sve2" => f.sve2 = false,
-                "sme" => f.sme = false,
-                "dc_zva" => f.dc_zva = false,
-                _ => {}
-            }
-        }
+    for name in disabled_isa() {
+        hide(&mut f, name);
     }
     f
+}
+
+/// How one feature is hidden.
+type Hide = fn(&mut Features);
+
+/// The features `BWSCOPE_DISABLE_ISA` may name (on either architecture)
+/// and how each is hidden.
+const HIDE: &[(&str, Hide)] = &[
+    ("sse2", |f| f.sse2 = false),
+    ("avx", |f| f.avx = false),
+    ("avx2", |f| f.avx2 = false),
+    ("avx512f", |f| f.avx512f = false),
+    ("avx512bw", |f| f.avx512bw = false),
+    ("avx512_vbmi2", |f| f.avx512_vbmi2 = false),
+    ("avx512_fp16", |f| f.avx512_fp16 = false),
+    ("amx_tile", |f| f.amx_tile = false),
+    ("amx_fp16", |f| f.amx_fp16 = false),
+    ("avx_vnni", |f| f.avx_vnni = false),
+    ("erms", |f| f.erms = false),
+    ("fsrm", |f| f.fsrm = false),
+    ("asimd", |f| f.asimd = false),
+    ("neon", |f| f.asimd = false),
+    ("sve", |f| f.sve = false),
+    ("sve2", |f| f.sve2 = false),
+    ("sme", |f| f.sme = false),
+    ("dc_zva", |f| f.dc_zva = false),
+];
+
+/// Hide `name` from `f`; false when it is no feature of [`HIDE`].
+fn hide(f: &mut Features, name: &str) -> bool {
+    HIDE.iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, h)| h(f))
+        .is_some()
+}
+
+/// The names in `BWSCOPE_DISABLE_ISA` (comma-separated, spaces and empty
+/// items ignored).
+fn disabled_isa() -> Vec<&'static str> {
+    let list = std::env::var("BWSCOPE_DISABLE_ISA").unwrap_or_default();
+    let names: Vec<String> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect();
+    HIDE.iter()
+        .map(|(h, _)| *h)
+        .filter(|h| names.iter().any(|n| n == h))
+        .collect()
+}
+
+/// A name in `BWSCOPE_DISABLE_ISA` that is no feature (`avx512` for
+/// `avx512f`) hid nothing, silently: the message names it and the known
+/// ones (the caller adds the variable's name).
+pub fn check_disable_isa() -> Result<(), String> {
+    let list = std::env::var("BWSCOPE_DISABLE_ISA").unwrap_or_default();
+    let Some(bad) = list
+        .split(',')
+        .map(str::trim)
+        .find(|n| !n.is_empty() && !hide(&mut Features::default(), n))
+    else {
+        return Ok(());
+    };
+    let known: Vec<&str> = HIDE.iter().map(|(h, _)| *h).collect();
+    let close: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|h| h.starts_with(bad) || bad.starts_with(h))
+        .collect();
+    let hint = match close.as_slice() {
+        [one] => format!(" (did you mean {one}?)"),
+        _ => String::new(),
+    };
+    Err(format!(
+        "'{bad}' is not a feature bwscope can hide{hint}; give a comma-separated list of {}",
+        known.join(", ")
+    ))
 }
 
 /// CPUID leaf 7 subleaves 0 and 1 as (EBX, ECX, EDX) and EAX, zero where

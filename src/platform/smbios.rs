@@ -134,9 +134,10 @@ pub fn decode(entry: &[u8], table: &[u8]) -> Result<(String, Vec<DramDevice>), S
         ));
     }
     let version = format!("{}.{}", ep.major(), ep.minor());
+    let table = memory_structures(&table[..need], ep.major(), ep.minor())?;
     let mut arrays: Vec<(u16, MemoryArrayUse)> = Vec::new();
     let mut devices = Vec::new();
-    for s in ep.structures(&table[..need]) {
+    for s in ep.structures(&table) {
         match s.map_err(|e| format!("corrupt SMBIOS table: {e}"))? {
             Structure::PhysicalMemoryArray(a) => arrays.push((a.handle, a.r#use)),
             Structure::MemoryDevice(d) => devices.push(d),
@@ -184,6 +185,68 @@ pub fn decode(entry: &[u8], table: &[u8]) -> Result<(String, Vec<DramDevice>), S
         })
         .collect();
     Ok((version, out))
+}
+
+/// The table as the crate may decode it: the structures walked as the
+/// crate walks them (a 4-byte header whose second byte is the formatted
+/// area's length, then strings up to a double NUL; SMBIOS 3 stops at
+/// End-of-Table), refusing what it would slice out of range (a length
+/// below the header's own 4 bytes, a structure or strings running past
+/// the table, a memory array shorter than its version's fields), and
+/// every structure bwscope does not read marked Inactive (type 126), so
+/// the crate's decoders of those types, which index without checking,
+/// never see them.
+fn memory_structures(table: &[u8], major: u8, minor: u8) -> Result<Vec<u8>, String> {
+    let mut out = table.to_vec();
+    let mut at = 0usize;
+    while at + 4 <= table.len() {
+        let (kind, len) = (table[at], usize::from(table[at + 1]));
+        let corrupt = |what: &str| {
+            Err(format!(
+                "corrupt SMBIOS table: the structure at offset {at} (type {kind}) {what}"
+            ))
+        };
+        if len < 4 {
+            return corrupt(&format!(
+                "gives its length as {len}, less than its 4-byte header"
+            ));
+        }
+        let strings = at + len;
+        if strings >= table.len() {
+            return corrupt("runs past the end of the table");
+        }
+        let Some(end) = table[strings..].windows(2).position(|w| w == [0, 0]) else {
+            return corrupt("has strings that never end");
+        };
+        match kind {
+            16 => {
+                // Type 16's fields: 0Fh bytes from 2.1 on, and from 2.7 on
+                // the Extended Maximum Capacity (to 17h) when Maximum
+                // Capacity says 8000_0000h, "see extended" (§7.17).
+                let v = (major, minor);
+                let extended = table.get(at + 7..at + 11) == Some(&[0, 0, 0, 0x80][..]);
+                let need = if v > (2, 7) && len >= 0x0F && extended {
+                    0x17
+                } else if v > (2, 1) {
+                    0x0F
+                } else {
+                    4
+                };
+                if len < need {
+                    return corrupt(&format!(
+                        "is a memory array of {len} bytes, shorter than the {need} its fields need"
+                    ));
+                }
+            }
+            17 | 127 => {}
+            _ => out[at] = 126,
+        }
+        at = strings + end + 2;
+        if major >= 3 && kind == 127 {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Type 17's Size: 0 an empty slot, 0xFFFF unknown (the crate gives None),

@@ -14,6 +14,10 @@
 //!   faster).
 //!
 //! `--fail-if-slower PCT` fails when any case is `slower` by more than PCT.
+//!
+//! Runs from different machines (another host name or CPU model) are
+//! compared all the same, but every format says so first: the change then
+//! measures the machines as much as the change made between the runs.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -86,6 +90,52 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Per run: cases with a figure that no other run has.
     pub unmatched: Vec<usize>,
+    /// Per run: the machine it ran on (`host NAME, CPU MODEL`).
+    pub machines: Vec<String>,
+    /// What differs between the runs' machines, as one sentence; null when
+    /// every run is of one host and one CPU model.
+    pub machine_note: Option<String>,
+}
+
+/// `host NAME, CPU MODEL` of a run.
+fn machine(run: &Run) -> String {
+    format!(
+        "host {}, {}",
+        run.host.env.hostname.as_deref().unwrap_or("unknown"),
+        run.host.cpu.model_name.trim()
+    )
+}
+
+/// Which of host name and CPU model differ between the runs, with each
+/// run's machine; None when none does.
+fn machine_note(runs: &[(String, Run)]) -> Option<String> {
+    let differs = |f: &dyn Fn(&Run) -> String| runs.iter().any(|(_, r)| f(r) != f(&runs[0].1));
+    let what: Vec<&str> = [
+        (
+            differs(&|r: &Run| r.host.env.hostname.clone().unwrap_or_default()),
+            "host names",
+        ),
+        (
+            differs(&|r: &Run| r.host.cpu.model_name.trim().to_string()),
+            "CPU models",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(d, w)| d.then_some(w))
+    .collect();
+    if what.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (_, r))| format!("{} on {}", run_letter(i), machine(r)))
+        .collect();
+    Some(format!(
+        "⚠ these runs come from different machines ({} differ: {}): a change measures the machines as much as what changed between the runs",
+        what.join(" and "),
+        each.join("; ")
+    ))
 }
 
 /// A readable case name: `cache seq_read_256_avx2 16 KiB ×1`.
@@ -221,6 +271,8 @@ pub fn compare(runs: &[(String, Run)], stat: StatKind) -> Result<Comparison, Use
         stat,
         rows,
         unmatched,
+        machines: runs.iter().map(|(_, r)| machine(r)).collect(),
+        machine_note: machine_note(runs),
     })
 }
 
@@ -341,6 +393,9 @@ impl Comparison {
 
     pub fn render_table(&self) -> String {
         let mut s = format!("{}\n", self.legend());
+        if let Some(n) = &self.machine_note {
+            let _ = writeln!(s, "{n}");
+        }
         s.push_str(&super::table::grid(&self.grid()));
         let _ = writeln!(s, "{}", self.summary_line());
         s.push_str(NOISE_RULE);
@@ -350,6 +405,9 @@ impl Comparison {
 
     pub fn render_markdown(&self) -> String {
         let mut s = format!("**Runs:** {}\n\n", self.legend());
+        if let Some(n) = &self.machine_note {
+            let _ = writeln!(s, "{}\n", super::markdown::cell(n));
+        }
         s.push_str(&super::markdown::table(&self.grid()));
         let _ = writeln!(
             s,

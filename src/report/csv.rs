@@ -92,13 +92,29 @@ fn detail_json(r: &Record) -> String {
     }
 }
 
-/// Header + one row, as CSV bytes (for streaming).
+/// Header + one row, as CSV bytes (for streaming). Every cell is made
+/// safe to open: see [`cell`].
 pub fn encode(rows: &[Vec<String>]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
-        w.write_record(r).expect("writing to a Vec cannot fail");
+        w.write_record(r.iter().map(|c| cell(c).into_owned()))
+            .expect("writing to a Vec cannot fail");
     }
     w.into_inner().expect("flush to a Vec cannot fail")
+}
+
+/// A cell as a spreadsheet may open it: control characters shown as `�`
+/// (`util::out::printable`), and text that a spreadsheet would run as a
+/// formula (starting with `=`, `+`, `-` or `@`, OWASP's rule) behind a
+/// `'`; numbers, negative ones too, stay numbers.
+fn cell(c: &str) -> std::borrow::Cow<'_, str> {
+    let c = crate::util::out::printable(c);
+    let formula = c.starts_with(['=', '+', '-', '@']) && c.parse::<f64>().is_err();
+    if formula {
+        format!("'{c}").into()
+    } else {
+        c
+    }
 }
 
 pub fn header() -> Vec<String> {
@@ -126,5 +142,16 @@ mod tests {
         assert_eq!(row(&r).len(), HEADER.len());
         let text = String::from_utf8(encode(&[header(), row(&r)])).unwrap();
         assert!(text.lines().nth(1).unwrap().contains("skipped"));
+    }
+
+    #[test]
+    fn cells_that_would_run_as_formulas_are_quoted_and_numbers_are_not() {
+        assert_eq!(cell("=1+1"), "'=1+1");
+        assert_eq!(cell("+cmd"), "'+cmd");
+        assert_eq!(cell("-x"), "'-x");
+        assert_eq!(cell("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(cell("-0.5"), "-0.5");
+        assert_eq!(cell("1e3"), "1e3");
+        assert_eq!(cell("seq\u{1b}[2J"), "seq�[2J");
     }
 }

@@ -96,16 +96,47 @@ pub fn read_value(path: &str) -> Result<serde_json::Value, UserError> {
 
 fn value_of(path: &str, bytes: &[u8]) -> Result<serde_json::Value, UserError> {
     // A byte-order mark (some Windows editors write one) is not an error.
-    serde_json::from_slice(crate::os::input::strip_bom(bytes)).map_err(|e| {
-        // Only a file that ends too soon is likely cut; anything else is
-        // a mistake inside it (or not a run at all).
-        let hint = if e.is_eof() {
-            "is the file truncated?"
-        } else {
-            "is it a bwscope run, edited or damaged?"
-        };
-        bad(path, format!("not valid JSON ({e}); {hint}"))
-    })
+    let mut v: serde_json::Value = serde_json::from_slice(crate::os::input::strip_bom(bytes))
+        .map_err(|e| {
+            // Only a file that ends too soon is likely cut; anything else is
+            // a mistake inside it (or not a run at all).
+            let hint = if e.is_eof() {
+                "is the file truncated?"
+            } else {
+                "is it a bwscope run, edited or damaged?"
+            };
+            bad(path, format!("not valid JSON ({e}); {hint}"))
+        })?;
+    printable(&mut v);
+    Ok(v)
+}
+
+/// Every string of a file others may have written (values and keys)
+/// without control characters, before any of it is shown: a kernel or
+/// CPU name carrying terminal escapes would otherwise retitle or clear
+/// the terminal of whoever reads the report (`util::out::printable`).
+fn printable(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    let fix = |s: &str| match crate::util::out::printable(s) {
+        std::borrow::Cow::Owned(o) => Some(o),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    match v {
+        Value::String(s) => {
+            if let Some(o) = fix(s) {
+                *s = o;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(printable),
+        Value::Object(m) => {
+            if m.keys().any(|k| fix(k).is_some()) {
+                let old = std::mem::take(m);
+                m.extend(old.into_iter().map(|(k, v)| (fix(&k).unwrap_or(k), v)));
+            }
+            m.values_mut().for_each(printable);
+        }
+        _ => {}
+    }
 }
 
 /// A run from JSON already read: checked to be a bwscope run of a schema

@@ -359,6 +359,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
 /// A results folder (`--out DIR`): made and probed before anything is
 /// measured, so an unwritable path fails at once; removed again, with the
 /// parents made for it, when the run ends with nothing to put in it.
+#[derive(Debug, Clone)]
 pub struct Folder {
     pub path: PathBuf,
     /// The folders this run made, outermost first.
@@ -398,6 +399,16 @@ impl Folder {
                 break;
             }
         }
+    }
+}
+
+/// A [`Folder`] removed when this is dropped, if the run put nothing in
+/// it: every way out of a run, errors included, without a path each.
+pub struct RemoveIfEmpty(pub Folder);
+
+impl Drop for RemoveIfEmpty {
+    fn drop(&mut self) {
+        self.0.remove_if_empty();
     }
 }
 

@@ -5,7 +5,7 @@
 //! change. The bounds are far outside anything real, so a genuine run
 //! never trips them.
 
-use crate::model::{Record, Run, Stats};
+use crate::model::{Record, Run, Stats, Status};
 
 /// Bandwidth, GB/s: 1 PB/s, about 50× the aggregate L1 bandwidth of the
 /// largest server CPUs.
@@ -90,6 +90,18 @@ fn detail_value(what: &str, path: &str, v: &serde_json::Value) -> Result<(), Str
 
 fn record(i: usize, r: &Record) -> Result<(), String> {
     let what = label(i, r);
+    // A working set of no bytes, or a measurement on no thread (a skipped
+    // record states none).
+    if r.size_bytes == Some(0) {
+        return Err(format!(
+            "{what}: size_bytes = 0 is not a possible value (a working set has at least 1 byte); the file was edited or corrupted"
+        ));
+    }
+    if r.threads == 0 && r.status == Status::Ok {
+        return Err(format!(
+            "{what}: threads = 0 is not a possible value (a measured record ran on at least 1 thread); the file was edited or corrupted"
+        ));
+    }
     if let Some(s) = &r.gbps {
         stats(&what, "gbps", s, MAX_GBPS, "GB/s")?;
     }
@@ -164,6 +176,7 @@ mod tests {
         Record {
             kernel: "seq_read_64_scalar".into(),
             size_bytes: Some(16384),
+            threads: 1,
             gbps: Some(Stats {
                 best,
                 median: 1.0,
@@ -221,5 +234,19 @@ mod tests {
         .into();
         let e = check(&run(r)).unwrap_err();
         assert!(e.contains("extra.latency_ns_samples[1]"), "{e}");
+    }
+
+    #[test]
+    fn no_threads_or_no_bytes_are_named_and_skipped_records_state_none() {
+        let mut r = rec(10.0);
+        assert!(check(&run(r.clone())).is_ok());
+        r.threads = 0;
+        assert!(check(&run(r.clone())).unwrap_err().contains("threads = 0"));
+        r.threads = 1;
+        r.size_bytes = Some(0);
+        assert!(check(&run(r)).unwrap_err().contains("size_bytes = 0"));
+        let skipped = Record::skipped(SuiteId::Cache, "seq_read_512_avx512f", "needs avx512f");
+        assert_eq!(skipped.threads, 0);
+        assert!(check(&run(skipped)).is_ok());
     }
 }

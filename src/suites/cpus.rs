@@ -104,6 +104,7 @@ pub fn resolve_cpus(
         };
     }
     if let Some(list) = cpus {
+        not_allowed(host, list, "--cpus")?;
         let parsed = parse_cpu_list(list).ok_or_else(|| {
             UserError::flag(
                 "--cpus",
@@ -112,16 +113,6 @@ pub fn resolve_cpus(
         })?;
         if parsed.is_empty() {
             return Err(UserError::flag("--cpus", "the list is empty"));
-        }
-        if let Some(bad) = parsed.iter().find(|c| !host.allowed_cpus.contains(c)) {
-            return Err(UserError::flag(
-                "--cpus",
-                format!(
-                    "cpu {} is offline or not allowed for this process (allowed: {})",
-                    bad,
-                    format_cpu_list(&host.allowed_cpus)
-                ),
-            ));
         }
         if let Some(t) = threads {
             if t != parsed.len() {
@@ -285,6 +276,7 @@ pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32
     if let Some(kind) = kind_cpus(host, list, flag) {
         return kind;
     }
+    not_allowed(host, list, flag)?;
     // Keep the order given (threads are added in it); ranges expand in place.
     let mut parsed: Vec<u32> = Vec::new();
     for part in list.split(',').filter(|p| !p.trim().is_empty()) {
@@ -303,17 +295,28 @@ pub fn parse_cpus(host: &Host, list: &str, flag: &'static str) -> Result<Vec<u32
     if parsed.is_empty() {
         return Err(UserError::flag(flag, "the list is empty"));
     }
-    if let Some(bad) = parsed.iter().find(|c| !host.allowed_cpus.contains(c)) {
-        return Err(UserError::flag(
-            flag,
-            format!(
-                "cpu {} is offline or not allowed for this process (allowed: {})",
-                bad,
-                crate::util::cpulist::format_cpu_list(&host.allowed_cpus)
-            ),
-        ));
-    }
     Ok(parsed)
+}
+
+/// The cpus of `list` this process may not use, named as ranges before
+/// the list is expanded: `0-999999999` was "not a cpu list" (a range too
+/// wide to expand) rather than the cpus it names that do not exist.
+fn not_allowed(host: &Host, list: &str, flag: &'static str) -> Result<(), UserError> {
+    let mut allowed = host.allowed_cpus.clone();
+    allowed.sort_unstable();
+    let bad = crate::util::cpulist::missing(list, &allowed);
+    let what = match bad.as_slice() {
+        [] => return Ok(()),
+        [(a, b)] if a == b => format!("cpu {a} is"),
+        _ => format!("cpus {} are", crate::util::cpulist::format_ranges(&bad)),
+    };
+    Err(UserError::flag(
+        flag,
+        format!(
+            "{what} offline or not allowed for this process (allowed: {})",
+            format_cpu_list(&host.allowed_cpus)
+        ),
+    ))
 }
 
 #[cfg(test)]

@@ -9,9 +9,24 @@
 
 use std::io::{self, Write};
 
-/// Write `text` to stdout, or end the process as described above.
+/// Write `text` to stdout, or end the process as described above. Text
+/// can carry what others wrote (a run file, a fleet's node, firmware
+/// strings), so control characters are shown as `�`: see [`printable`].
 pub fn print(text: &str) {
-    write_bytes(text.as_bytes());
+    write_bytes(printable(text).as_bytes());
+}
+
+/// `s` with every control character but newline and tab (C0, DEL and C1:
+/// ESC and 8-bit CSI start terminal escapes that retitle, clear or
+/// rewrite the screen; BEL and CR hide or overwrite text) replaced by
+/// `�`, one character for one so columns stay aligned.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if s.contains(bad) {
+        s.replace(bad, "\u{fffd}").into()
+    } else {
+        s.into()
+    }
 }
 
 /// Write `bytes` to stdout, or end the process as described above.
@@ -40,4 +55,20 @@ fn gone(e: &io::Error) -> ! {
     }
     eprintln!("error: cannot write to stdout: {e}");
     std::process::exit(1);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn printable_keeps_lines_and_tabs_and_replaces_escapes_one_for_one() {
+        use super::printable;
+        assert!(matches!(
+            printable("a\tb\nc"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let hostile = "k\u{1b}]0;x\u{7}\u{1b}[2J\r\u{9b}1m\u{7f}";
+        let p = printable(hostile);
+        assert_eq!(p, "k�]0;x��[2J��1m�");
+        assert_eq!(p.chars().count(), hostile.chars().count());
+    }
 }

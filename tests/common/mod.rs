@@ -126,3 +126,20 @@ pub fn empty_fontconfig(dir: &Path) -> PathBuf {
     std::fs::write(&p, "<?xml version=\"1.0\"?>\n<!DOCTYPE fontconfig SYSTEM \"fonts.dtd\">\n<fontconfig></fontconfig>\n").unwrap();
     p
 }
+
+/// The SMBIOS 3.x entry point (DSP0134 §5.2.2) for a structure table of
+/// `len` bytes, version `major.minor`, with the checksum that makes its 24
+/// bytes sum to 0, so a table written beside it reaches the decoder.
+pub fn smbios_entry_point(len: u32, major: u8, minor: u8) -> Vec<u8> {
+    let mut e = vec![0u8; 0x18];
+    e[0x00..0x05].copy_from_slice(b"_SM3_");
+    e[0x06] = 0x18;
+    e[0x07] = major;
+    e[0x08] = minor;
+    e[0x0A] = 0x01;
+    e[0x0C..0x10].copy_from_slice(&len.to_le_bytes());
+    e[0x10..0x18].copy_from_slice(&0x000F_0000u64.to_le_bytes());
+    let sum = e.iter().fold(0u8, |a, b| a.wrapping_add(*b));
+    e[0x05] = 0u8.wrapping_sub(sum);
+    e
+}

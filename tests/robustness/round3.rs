@@ -863,11 +863,11 @@ fn hydra_jobs_started_at_once_in_one_folder_keep_their_own_ranks() {
 
 /// A running `bwscope net serve`: the child, its port, its first line and
 /// the lines after it.
-struct Served {
+pub(super) struct Served {
     child: std::process::Child,
-    port: u16,
-    first: String,
-    lines: std::sync::mpsc::Receiver<String>,
+    pub(super) port: u16,
+    pub(super) first: String,
+    pub(super) lines: std::sync::mpsc::Receiver<String>,
 }
 
 impl Drop for Served {
@@ -879,7 +879,7 @@ impl Drop for Served {
 
 /// `bwscope net serve --port 0 ARGS` with `ulimit -n` at `nofile` (None:
 /// unchanged).
-fn serve(nofile: Option<u64>, args: &[&str]) -> Served {
+pub(super) fn serve(nofile: Option<u64>, args: &[&str]) -> Served {
     use std::io::BufRead;
     use std::os::unix::process::CommandExt;
     let mut c = std::process::Command::new(super::BIN);

@@ -41,6 +41,16 @@ fn dry_run(
         (_, Some(0)) => {
             return Err(UserError::flag("--nodes", "0 nodes is no fleet: give 1 or more").into())
         }
+        (_, Some(n)) if n > launch::MAX_RANKS => {
+            return Err(UserError::flag(
+                "--nodes",
+                format!(
+                    "{n} is more nodes than a fleet can have: give at most {}",
+                    launch::MAX_RANKS
+                ),
+            )
+            .into())
+        }
         (_, Some(n)) => (n, l.map_or(0, |l| l.rank)),
         (Some(l), None) => (l.size, l.rank),
         _ => return Err(UserError::flag(
@@ -95,6 +105,11 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     } else {
         None
     };
+    // A fleet refused before it wrote anything (other flags, a second rank
+    // 0, mixed releases) leaves no empty results folder behind.
+    let _folder = outputs
+        .as_ref()
+        .map(|o| crate::report::outfile::RemoveIfEmpty(o.folder.clone()));
     // The clock is measured later, at the rank's turn: ranks sharing a
     // machine would otherwise measure it against each other.
     let host = crate::platform::detect_host(false);

@@ -2,7 +2,9 @@
 //! `./bwscope-fleet/<UTC time>`) with fleet.json, fleet.csv, fleet.html,
 //! verdicts.txt and drain.txt; `--json`/`--csv` move the first two,
 //! `--openmetrics` and `--write-reference` add files. The folder is made
-//! and tested before anything is measured.
+//! and tested before anything is measured, after every other check, and
+//! removed again (with the parents made for it) when rank 0 ends in an
+//! error before writing into it: a refused fleet leaves no empty folder.
 
 use std::path::{Path, PathBuf};
 
@@ -10,10 +12,13 @@ use crate::cli::{FleetArgs, OutputArgs};
 use crate::error::UserError;
 use crate::model::fleet::FleetRun;
 use crate::report::fleet::{self as view};
+use crate::report::outfile::Folder;
 use crate::report::sink::write_atomic;
 
 pub struct Outputs {
     pub dir: PathBuf,
+    /// The folder as made, to remove again if nothing is written.
+    pub folder: Folder,
     /// None: the fleet JSON goes to stdout at the end (`--json -`).
     json: Option<PathBuf>,
     csv: PathBuf,
@@ -37,7 +42,6 @@ impl Outputs {
             .as_ref()
             .map(PathBuf::from)
             .unwrap_or_else(default_dir);
-        crate::report::outfile::Folder::prepare(&dir, "--out")?;
         for (flag, p) in [
             ("--openmetrics", &out.openmetrics),
             ("--write-reference", &a.write_reference),
@@ -69,7 +73,9 @@ impl Outputs {
                 "a fleet writes its CSV to a file: give a path (or use the results folder)",
             ));
         }
+        let folder = Folder::prepare(&dir, "--out")?;
         Ok(Outputs {
+            folder,
             json,
             csv: out
                 .csv

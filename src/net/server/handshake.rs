@@ -34,6 +34,11 @@ impl<'a> Handshaking<'a> {
         })
     }
 
+    /// Still in the handshake (not yet set up or joined)?
+    pub(super) fn in_handshake(&self) -> bool {
+        self.counted
+    }
+
     /// The handshake is over (however it ended).
     pub(super) fn leave(&mut self) {
         if std::mem::take(&mut self.counted) {

@@ -10,8 +10,11 @@
 //! so a single host cannot fill every slot with connections that never
 //! authenticate; whoever is turned away gets a `server full` error frame.
 //! A test is bounded in duration and bytes. A leader arriving while a test
-//! runs is answered `Busy` at once. Each test and each refused or broken
-//! connection produces exactly one log line.
+//! runs is answered `Busy` at once. Each test and each broken connection
+//! produces one log line; connections that fail or are turned away before
+//! their handshake ends (anyone can open them, thousands a second) are
+//! logged [`HANDSHAKE_LINES`] a second at most, the rest counted in a line
+//! once that second is over.
 //!
 //! This module is the accept loop and the limits on connections;
 //! [`handshake`] takes a connection as far as setup or join, and
@@ -27,7 +30,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::protocol::{self, Frame, COOKIE_LEN};
-use super::{peer_name, write_frame};
+use super::write_frame;
 use handshake::{session, Handshaking};
 
 /// Where log lines go (stderr in the CLI, a vector in tests).
@@ -82,6 +85,8 @@ struct Pending {
 struct Shared {
     cfg: ServerConfig,
     log: Log,
+    /// Lines about connections that never finished their handshake.
+    unshaken: Mutex<Throttle>,
     pending: Mutex<Option<Pending>>,
     conns: AtomicUsize,
     /// Connections in the handshake, per peer address.
@@ -132,10 +137,18 @@ pub const FDS_PER_STREAM: u64 = 2;
 const FDS_RESERVE: u64 = 6;
 
 /// How many streams one test could have now, under the open-file limit
-/// (None: no limit), and the limit.
-pub fn stream_room() -> Option<(u64, u64)> {
-    crate::os::fds::free()
-        .map(|(free, limit)| (free.saturating_sub(FDS_RESERVE) / FDS_PER_STREAM, limit))
+/// (None: no limit), and the limit. `held`: the descriptors of the
+/// reserve the caller already holds (a control connection at its setup:
+/// 1), which the count of free ones no longer includes; at start the
+/// server said room for 4 streams under `ulimit -n 20` and then refused 4
+/// at setup, counting its control connection twice.
+pub fn stream_room(held: u64) -> Option<(u64, u64)> {
+    crate::os::fds::free().map(|(free, limit)| {
+        (
+            (free + held).saturating_sub(FDS_RESERVE) / FDS_PER_STREAM,
+            limit,
+        )
+    })
 }
 
 /// `accept` failures, logged at most once a second with a count of those
@@ -187,6 +200,64 @@ impl AcceptFailures {
     }
 }
 
+/// Most lines a second about connections that fail or are turned away
+/// before their handshake ends.
+pub const HANDSHAKE_LINES: u32 = 5;
+
+/// Log lines about unauthenticated connections: [`HANDSHAKE_LINES`] in
+/// each second, then a count of the rest when the second is over.
+struct Throttle {
+    since: Instant,
+    said: u32,
+    unsaid: u64,
+}
+
+impl Throttle {
+    fn new() -> Throttle {
+        Throttle {
+            since: Instant::now(),
+            said: 0,
+            unsaid: 0,
+        }
+    }
+
+    fn line(&mut self, log: &Log, text: &str) {
+        self.tick(log);
+        if self.said < HANDSHAKE_LINES {
+            self.said += 1;
+            log(text);
+        } else {
+            self.unsaid += 1;
+        }
+    }
+
+    /// Once the second is over: the count of lines not shown, and a new
+    /// second.
+    fn tick(&mut self, log: &Log) {
+        let waited = self.since.elapsed();
+        if waited < Duration::from_secs(1) {
+            return;
+        }
+        if self.unsaid > 0 {
+            log(&format!(
+                "{} more failed handshakes in the last {:.0} s (not shown one by one)",
+                self.unsaid,
+                waited.as_secs_f64()
+            ));
+        }
+        *self = Throttle::new();
+    }
+}
+
+impl Shared {
+    /// Log a line about a connection that never finished its handshake.
+    fn unshaken(&self, text: &str) {
+        if let Ok(mut t) = self.unshaken.lock() {
+            t.line(&self.log, text);
+        }
+    }
+}
+
 /// Decrements the connection count when a handler ends.
 struct ConnGuard(Arc<Shared>);
 
@@ -214,6 +285,7 @@ impl Server {
             shared: Arc::new(Shared {
                 cfg,
                 log,
+                unshaken: Mutex::new(Throttle::new()),
                 pending: Mutex::new(None),
                 conns: AtomicUsize::new(0),
                 handshaking: Mutex::new(HashMap::new()),
@@ -243,7 +315,11 @@ impl Server {
             if self.shared.cfg.once && self.shared.run_ended.load(Ordering::Acquire) {
                 return Ok(());
             }
-            if !crate::os::net::wait_readable(&self.listener, 100) {
+            let readable = crate::os::net::wait_readable(&self.listener, 100);
+            if let Ok(mut t) = self.shared.unshaken.lock() {
+                t.tick(&self.shared.log);
+            }
+            if !readable {
                 continue; // timeout or EINTR: re-check the flags
             }
             let (s, peer) = match self.listener.accept() {
@@ -267,7 +343,7 @@ impl Server {
                     "server full: {} connections already open; try again later",
                     self.shared.cfg.max_conns
                 );
-                (self.shared.log)(&format!("{}: refused, {}", peer, why));
+                self.shared.unshaken(&format!("{}: refused, {}", peer, why));
                 turn_away(s, &why);
                 continue;
             }
@@ -285,7 +361,7 @@ impl Server {
                     self.shared.cfg.max_handshakes_per_addr,
                     peer.ip()
                 );
-                (self.shared.log)(&format!("{}: refused, {}", peer, why));
+                self.shared.unshaken(&format!("{}: refused, {}", peer, why));
                 turn_away(s, &why);
                 continue;
             }
@@ -294,7 +370,7 @@ impl Server {
                 .name("bwscope-conn".into())
                 .spawn(move || {
                     let _g = ConnGuard(shared.clone());
-                    handle(s, &shared);
+                    handle(s, peer, &shared);
                 });
             if let Err(e) = spawned {
                 self.shared.conns.fetch_sub(1, Ordering::AcqRel);
@@ -305,12 +381,12 @@ impl Server {
 }
 
 /// One connection, start to end; logs one line unless it joined a test.
-fn handle(mut s: TcpStream, sh: &Shared) {
-    let peer = peer_name(&s);
+/// `addr` is the peer as `accept` gave it: a peer that has already reset
+/// the connection has no address to ask the socket for.
+fn handle(mut s: TcpStream, addr: SocketAddr, sh: &Shared) {
+    let peer = addr.to_string();
     let _ = s.set_nodelay(true);
-    let ip = s
-        .peer_addr()
-        .map_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |a| a.ip());
+    let ip = addr.ip();
     // The accept loop checked the count a moment ago; a race with another
     // connection from the same address is settled here.
     let Some(mut hs) = Handshaking::enter(sh, ip) else {
@@ -318,7 +394,7 @@ fn handle(mut s: TcpStream, sh: &Shared) {
             "server full: {} connections from {} are still in the handshake; try again later",
             sh.cfg.max_handshakes_per_addr, ip
         );
-        (sh.log)(&format!("{}: refused, {}", peer, why));
+        sh.unshaken(&format!("{}: refused, {}", peer, why));
         turn_away(s, &why);
         return;
     };
@@ -333,7 +409,12 @@ fn handle(mut s: TcpStream, sh: &Shared) {
                 &Frame::Error(msg.clone()),
                 Duration::from_millis(500),
             );
-            (sh.log)(&format!("{}: {}", peer, msg));
+            let line = format!("{}: {}", peer, msg);
+            if hs.in_handshake() {
+                sh.unshaken(&line);
+            } else {
+                (sh.log)(&line);
+            }
             linger(&mut s);
         }
     }

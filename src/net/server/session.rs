@@ -53,7 +53,7 @@ fn validate(st: &Setup, cfg: &ServerConfig) -> Result<(), String> {
         ));
     }
     // Streams that could not be accepted would only time out in the join.
-    if let Some((room, limit)) = super::stream_room() {
+    if let Some((room, limit)) = super::stream_room(1) {
         if u64::from(st.streams) > room {
             return Err(format!(
                 "setup: {} streams; this server can take {room} now, under its open-file limit (ulimit -n {limit}): ask for fewer --streams, or raise the limit where the server runs",
@@ -187,7 +187,7 @@ fn run_control(
                 have += 1;
             }
             Err(_) => {
-                let short = super::stream_room()
+                let short = super::stream_room(1)
                     .filter(|(room, _)| *room == 0)
                     .map_or(String::new(), |(_, limit)| {
                         format!(" (the server is out of open files: ulimit -n {limit})")

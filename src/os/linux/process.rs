@@ -105,3 +105,31 @@ pub fn lock_room() -> Option<LockRoom> {
         locked: parse::kb_line(&status, "VmLck").unwrap_or(0),
     })
 }
+
+/// Raise the soft `RLIMIT_STACK` to `want` (or to the hard limit, if
+/// lower); the soft limit then in force and the hard one (None:
+/// unlimited), or None when the soft limit is unlimited or unreadable.
+pub fn raise_stack_limit(want: u64) -> Option<(u64, Option<u64>)> {
+    // SAFETY: plain data, filled by getrlimit.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid rlimit to fill.
+    if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut r) } != 0
+        || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let hard = (r.rlim_max != libc::RLIM_INFINITY).then_some(r.rlim_max);
+    let target = hard.map_or(want, |h| h.min(want));
+    if r.rlim_cur < target {
+        let raised = libc::rlimit {
+            rlim_cur: target,
+            rlim_max: r.rlim_max,
+        };
+        // SAFETY: plain data; raising the soft limit up to the hard one
+        // needs no privilege.
+        if unsafe { libc::setrlimit(libc::RLIMIT_STACK, &raised) } == 0 {
+            r.rlim_cur = target;
+        }
+    }
+    Some((r.rlim_cur, hard))
+}

@@ -80,3 +80,9 @@ pub fn address_space_left() -> Option<(u64, u64)> {
 pub fn lock_room() -> Option<LockRoom> {
     None
 }
+
+/// The main thread's stack is set at link time (its reserve in the
+/// executable's header): nothing to raise.
+pub fn raise_stack_limit(_want: u64) -> Option<(u64, Option<u64>)> {
+    None
+}

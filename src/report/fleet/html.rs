@@ -91,8 +91,15 @@ fn verdict_word(v: Option<&NodeVerdict>) -> (&'static str, &'static str) {
 
 /// The node table: one row per node, the farthest from the fleet first.
 fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> String {
-    let verdicts = f.verdicts.as_ref();
-    let v_of = |r: u32| verdicts.and_then(|v| v.nodes.iter().find(|n| n.rank == r));
+    // Looked up by rank once per node (and in the sort): maps, not
+    // searches, so a fleet of many thousand nodes is not quadratic.
+    let verdicts: std::collections::HashMap<u32, _> = f
+        .verdicts
+        .iter()
+        .flat_map(|v| v.nodes.iter().map(|n| (n.rank, n)))
+        .collect();
+    let v_of = |r: u32| verdicts.get(&r).copied();
+    let figs = super::metrics::by_rank(figs);
     let mut order: Vec<u32> = f.nodes.iter().map(|n| n.rank).collect();
     order.sort_by(|a, b| {
         let d = |r: u32| {
@@ -130,11 +137,7 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
             esc(&n.label),
             d = v.map_or(0.0, |v| v.distance)
         );
-        let mine = figs
-            .iter()
-            .find(|(x, _)| *x == r)
-            .map(|(_, v)| v.as_slice())
-            .unwrap_or(&[]);
+        let mine = figs.get(&r).copied().unwrap_or(&[]);
         for m in metrics {
             let check = v.and_then(|v| v.checks.iter().find(|c| c.metric == m.metric));
             match mine.iter().find(|g| g.metric == m.metric) {

@@ -228,6 +228,12 @@ pub fn fleet_figures(fleet: &FleetRun) -> Vec<(u32, Vec<Figure>)> {
         .collect()
 }
 
+/// [`fleet_figures`] by rank: each node's figures found at once, so
+/// tables over many thousand nodes stay linear.
+pub fn by_rank(figs: &[(u32, Vec<Figure>)]) -> std::collections::HashMap<u32, &[Figure]> {
+    figs.iter().map(|(r, v)| (*r, v.as_slice())).collect()
+}
+
 /// Each metric once, in the order it first appears (a figure stands for
 /// its definition: name, unit, direction, what it is).
 pub fn definitions(figs: &[(u32, Vec<Figure>)]) -> Vec<Figure> {

@@ -204,6 +204,7 @@ pub fn summary(f: &FleetRun) -> String {
         h.extend(defs.iter().map(|d| format!("{} {}", d.metric, d.unit)));
         h
     }];
+    let by_rank = metrics::by_rank(&figs);
     let mut order: Vec<&NodeVerdict> = v.nodes.iter().collect();
     order.sort_by(|a, b| {
         (b.drain, b.distance)
@@ -222,11 +223,7 @@ pub fn summary(f: &FleetRun) -> String {
             },
             format!("{:.1}", n.distance),
         ];
-        let mine = figs
-            .iter()
-            .find(|(r, _)| *r == n.rank)
-            .map(|(_, v)| v.as_slice())
-            .unwrap_or(&[]);
+        let mine = by_rank.get(&n.rank).copied().unwrap_or(&[]);
         for d in &defs {
             let check = n.checks.iter().find(|c| c.metric == d.metric);
             let mark = match check {

@@ -299,6 +299,27 @@ fn matrix_mode(a: &NumaOptions, cell_cpus: &[(u32, Vec<u32>)]) -> Result<Mode, U
 }
 
 fn parse_nodes(host: &Host, s: &str, flag: &'static str) -> Result<Vec<u32>, UserError> {
+    let mut ids: Vec<u32> = host.nodes.iter().map(|n| n.id).collect();
+    ids.sort_unstable();
+    // Named before the list is expanded (`0-999999999`).
+    let bad = crate::util::cpulist::missing(s, &ids);
+    let what = match bad.as_slice() {
+        [] => None,
+        [(a, b)] if a == b => Some(format!("node {a} does not exist")),
+        _ => Some(format!(
+            "nodes {} do not exist",
+            crate::util::cpulist::format_ranges(&bad)
+        )),
+    };
+    if let Some(what) = what {
+        return Err(UserError::flag(
+            flag,
+            format!(
+                "{what} (nodes here: {})",
+                crate::util::cpulist::format_cpu_list(&ids)
+            ),
+        ));
+    }
     let v = crate::util::cpulist::parse_cpu_list(s).ok_or_else(|| {
         UserError::flag(
             flag,
@@ -307,17 +328,6 @@ fn parse_nodes(host: &Host, s: &str, flag: &'static str) -> Result<Vec<u32>, Use
     })?;
     if v.is_empty() {
         return Err(UserError::flag(flag, "the list is empty"));
-    }
-    let ids: Vec<u32> = host.nodes.iter().map(|n| n.id).collect();
-    if let Some(bad) = v.iter().find(|n| !ids.contains(n)) {
-        return Err(UserError::flag(
-            flag,
-            format!(
-                "node {} does not exist (nodes here: {})",
-                bad,
-                crate::util::cpulist::format_cpu_list(&ids)
-            ),
-        ));
     }
     Ok(v)
 }
