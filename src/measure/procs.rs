@@ -13,8 +13,9 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use super::sampler::{timed, OnCpu};
 use super::team::dst_offset;
-use super::{now_ns, Stamp};
+use super::Stamp;
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, KernelArgs};
 use crate::memory::{Buffer, PageKind};
@@ -37,6 +38,9 @@ struct Slot {
     start_ns: AtomicU64,
     end_ns: AtomicU64,
     checksum: AtomicU64,
+    /// What the worker had of its cpu in its last timed interval.
+    cpu_ns: AtomicU64,
+    preempted: AtomicU64,
     thp_fraction_bits: AtomicU64,
     page_bytes: AtomicU64,
 }
@@ -168,14 +172,15 @@ fn child(c: &Control, i: usize, n: u64, cpu: u32, len: usize, page: PageKind) ->
                 // SAFETY: the parent sized the buffer for both streams.
                 args.dst = unsafe { base.add(dst_offset(k, stream_len)) };
                 barrier(c, n);
-                let start = now_ns();
                 // SAFETY: streams inside the buffer; the parent only sends
                 // kernels this CPU supports.
-                let sum = unsafe { (k.func)(&args) };
-                let end = now_ns();
-                slot.start_ns.store(start, Ordering::Relaxed);
-                slot.end_ns.store(end, Ordering::Relaxed);
-                slot.checksum.store(sum, Ordering::Relaxed);
+                let s = timed(|| unsafe { (k.func)(&args) });
+                let ran = s.on_cpu.unwrap_or_default();
+                slot.start_ns.store(s.start_ns, Ordering::Relaxed);
+                slot.end_ns.store(s.end_ns, Ordering::Relaxed);
+                slot.checksum.store(s.checksum, Ordering::Relaxed);
+                slot.cpu_ns.store(ran.cpu_ns, Ordering::Relaxed);
+                slot.preempted.store(ran.preempted, Ordering::Relaxed);
             }
         }
         finish(&c.done, n as u32);
@@ -288,6 +293,10 @@ impl ProcTeam {
                     start_ns: s.start_ns.load(Ordering::Relaxed),
                     end_ns: s.end_ns.load(Ordering::Relaxed),
                     checksum: s.checksum.load(Ordering::Relaxed),
+                    on_cpu: Some(OnCpu {
+                        cpu_ns: s.cpu_ns.load(Ordering::Relaxed),
+                        preempted: s.preempted.load(Ordering::Relaxed),
+                    }),
                 }
             })
             .collect()

@@ -195,6 +195,17 @@ pub struct Record {
     pub reason: Option<String>,
     pub warnings: Vec<Warning>,
     pub noise: Option<Noise>,
+    /// Samples taken again because a worker was descheduled in them (its
+    /// cpu taken by another task or the hypervisor: a time share, not the
+    /// hardware); absent where the workload cannot tell (transfers) and in
+    /// runs from before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_retaken: Option<u32>,
+    /// Of `samples`, those in which a worker was descheduled: kept only
+    /// when no clean sample came within the retake budget (then a
+    /// `descheduled` warning says so); absent as `samples_retaken` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_descheduled: Option<u32>,
     pub memory: Option<MemoryInfo>,
     pub placement: Option<Placement>,
     /// The kind of core the record ran on, where cores differ in kind
@@ -239,6 +250,8 @@ impl Record {
             reason: None,
             warnings: Vec::new(),
             noise: None,
+            samples_retaken: None,
+            samples_descheduled: None,
             memory: None,
             placement: None,
             core_kind: None,

@@ -55,6 +55,10 @@ pub enum Warning {
     ForeignLoad { cpus: f64 },
     /// The hypervisor stole time while measuring.
     Steal { cpus: f64 },
+    /// Every sample kept was taken while a worker was descheduled (another
+    /// task or the hypervisor had its cpu), after `retaken` more were
+    /// taken in vain: the figure is a time share of the cpu.
+    Descheduled { samples: u32, retaken: u32 },
     /// Running under a hypervisor: caches and DRAM may be shared.
     VirtualMachine { hypervisor: String },
     /// The add chain and the imul chain give clocks more than 3 % apart;
@@ -123,6 +127,9 @@ impl Warning {
             }
             Warning::ForeignLoad { .. } => "stop other work on this machine and run again",
             Warning::Steal { .. } => "the host is oversubscribed; compare `best` only",
+            Warning::Descheduled { .. } => {
+                "the machine is busy: stop other work (or leave the measuring cpus to bwscope) and run again"
+            }
             Warning::VirtualMachine { .. } => {
                 "caches, DRAM and clocks may be shared with other guests; compare runs side by side"
             }
@@ -178,6 +185,11 @@ impl fmt::Display for Warning {
                 write!(f, "other processes used {:.2} CPUs while measuring", cpus)
             }
             Warning::Steal { cpus } => write!(f, "hypervisor stole {:.2} CPUs", cpus),
+            Warning::Descheduled { samples, retaken } => write!(
+                f,
+                "no clean sample in {} tries: the {samples} kept were taken while a worker was descheduled",
+                samples + retaken
+            ),
             Warning::VirtualMachine { hypervisor } => {
                 write!(f, "running in a virtual machine ({})", hypervisor)
             }

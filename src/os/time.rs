@@ -1,5 +1,20 @@
 //! Clocks: one monotonic clock every worker stamps (threads and forked
-//! processes alike, so their stamps compare), and CPU-time clocks of
-//! processes.
+//! processes alike, so their stamps compare), CPU-time clocks of
+//! processes, and what the calling thread has had of its cpu.
 
-pub use super::imp::time::{now_ns, process_cpu_ns, self_cpu_ns};
+pub use super::imp::time::{now_ns, process_cpu_ns, self_cpu_ns, thread_run};
+
+/// What the calling thread has had of its cpu so far ([`thread_run`]):
+/// read before and after a timed interval, the difference says whether
+/// the thread was descheduled inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ThreadRun {
+    /// The thread's CPU time, ns (`CLOCK_THREAD_CPUTIME_ID`: exact, read
+    /// at the call; where the kernel accounts hypervisor steal, as Linux
+    /// guests with paravirtual steal time do, stolen time is not in it).
+    pub cpu_ns: u64,
+    /// Involuntary context switches: times the scheduler took the cpu
+    /// away from the thread for another task (`getrusage(RUSAGE_THREAD)`
+    /// `ru_nivcsw`).
+    pub preempted: u64,
+}

@@ -409,7 +409,7 @@ pub fn measure_case(
             .iter()
             .map(|t| crate::model::Sample {
                 seconds: t.seconds,
-                bytes: hops * 8,
+                bytes: t.units * 8,
             })
             .collect(),
         noise: m.noise,
@@ -420,9 +420,7 @@ pub fn measure_case(
     r.warnings
         .extend(super::record::spread_warnings(lat.as_ref(), false));
     r.warnings.extend(super::record::noise_warnings(&r));
-    if m.cut_short {
-        r.warnings.push(super::record::cut_short(&m));
-    }
+    super::record::sampled(&mut r, &m);
     Ok(Measured {
         record: r,
         hint: Some(m.hint()),

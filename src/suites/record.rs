@@ -25,7 +25,6 @@ pub fn bandwidth(
     let rates = m.rates(1e9);
     let payload_ratio = pass.payload as f64 / (pass.read + pass.written) as f64;
     let payload: Vec<f64> = rates.iter().map(|g| g * payload_ratio).collect();
-    let per_worker_bytes = (pass.read + pass.written) * m.reps;
     let ceiling = kernel_ceiling(k, host, m.clock_hz.or(host.clock_hz), cpus);
     let facts = Bandwidth {
         clock_hz: m.clock_hz,
@@ -52,7 +51,7 @@ pub fn bandwidth(
         gbps: stats::summarize(&rates, true),
         payload_gbps: stats::summarize(&payload, true),
         per_thread_gbps: if threads > 1 {
-            per_worker_best(m, |_| per_worker_bytes)
+            m.per_worker_best(|_| pass.read + pass.written, 1e9)
         } else {
             Vec::new()
         },
@@ -67,9 +66,7 @@ pub fn bandwidth(
     r.set_limit(limit(&r, k, host));
     // Extend: `label` may have warned already.
     r.warnings.extend(bandwidth_warnings(&r, k, host));
-    if m.cut_short {
-        r.warnings.push(cut_short(m));
-    }
+    sampled(&mut r, m);
     r
 }
 
@@ -92,25 +89,24 @@ pub fn label(r: &mut Record, k: &Kernel, host: &Host) {
     }
 }
 
-/// Each worker's best GB/s over its own intervals, given the bytes worker
-/// `i` moves per sample.
-pub fn per_worker_best(m: &Measured, bytes: impl Fn(usize) -> u64) -> Vec<f64> {
-    m.per_worker_seconds()
-        .iter()
-        .enumerate()
-        .map(|(i, secs)| {
-            secs.iter()
-                .map(|s| bytes(i) as f64 / s / 1e9)
-                .fold(0.0, f64::max)
-        })
-        .collect()
-}
-
-/// The warning of a record whose sampling a stop request cut short.
-pub fn cut_short(m: &Measured) -> Warning {
-    Warning::Other {
-        message: format!("interrupted after {} sample(s)", m.samples.len()),
-        hint: "the run was stopped; its statistics rest on fewer samples than asked".into(),
+/// What the sampler says of how `r`'s samples were taken, into `r`: the
+/// samples retaken because a worker was descheduled, those kept although
+/// it was (a warning: no clean sample came), and a stop request that cut
+/// the sampling short (a warning).
+pub fn sampled(r: &mut Record, m: &Measured) {
+    r.samples_retaken = m.retaken;
+    r.samples_descheduled = m.descheduled;
+    if let Some(samples) = m.descheduled.filter(|&k| k > 0) {
+        r.warnings.push(Warning::Descheduled {
+            samples,
+            retaken: m.retaken.unwrap_or(0),
+        });
+    }
+    if m.cut_short {
+        r.warnings.push(Warning::Other {
+            message: format!("interrupted after {} sample(s)", m.samples.len()),
+            hint: "the run was stopped; its statistics rest on fewer samples than asked".into(),
+        });
     }
 }
 
