@@ -13,7 +13,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use super::sampler::{timed, OnCpu};
+use super::sampler::timed;
 use super::team::dst_offset;
 use super::Stamp;
 use crate::error::UserError;
@@ -22,6 +22,7 @@ use crate::memory::{Buffer, PageKind};
 use crate::model::MemoryInfo;
 use crate::os::mem::Mapping;
 use crate::os::team::{self as os_team, Worker};
+use crate::os::time::ThreadRun;
 
 /// Most worker processes one run may have.
 pub const MAX_PROCESSES: usize = 1024;
@@ -293,7 +294,7 @@ impl ProcTeam {
                     start_ns: s.start_ns.load(Ordering::Relaxed),
                     end_ns: s.end_ns.load(Ordering::Relaxed),
                     checksum: s.checksum.load(Ordering::Relaxed),
-                    on_cpu: Some(OnCpu {
+                    on_cpu: Some(ThreadRun {
                         cpu_ns: s.cpu_ns.load(Ordering::Relaxed),
                         preempted: s.preempted.load(Ordering::Relaxed),
                     }),

@@ -17,7 +17,7 @@
 //!    the latest start minus the earliest (likwid's `EXECUTE`, McCalpin).
 //!    A sample in which a worker was descheduled — another task took its
 //!    cpu (an involuntary context switch) or it lost more than
-//!    [`DESCHEDULED`] of its interval off the cpu (a hypervisor's steal)
+//!    [`limits::DESCHEDULED`] of its interval off the cpu (a hypervisor's steal)
 //!    — measured a time share, not the hardware: it is taken again, each
 //!    retake at half the work down to 1/[`SHORTEST`] of it (a busy cpu
 //!    hands out runs of a few milliseconds), up to [`RETAKES`] ×
@@ -36,7 +36,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::noise;
-use crate::model::{Noise, Sample};
+use crate::model::{limits, Noise, Sample};
+use crate::os::time::{thread_run, ThreadRun};
 
 /// The most repetitions one call may have, for every workload: ~10^12
 /// passes is hours of work at any size, so hitting it means the workload
@@ -114,13 +115,6 @@ pub fn settled(seconds: &[f64], k: usize) -> bool {
         >= k
 }
 
-/// A worker off its cpu for more than this fraction of its timed interval
-/// was descheduled in it, even where no context switch was counted (a
-/// hypervisor stealing the vCPU: Linux guests with paravirtual steal time
-/// leave stolen time out of the thread's CPU clock). A sample that lost
-/// less reads within [`SETTLED`] of a clean one.
-pub const DESCHEDULED: f64 = SETTLED;
-
 /// A descheduled sample is taken again up to this many times the samples
 /// asked for: on a machine where a compiler runs beside the measurement,
 /// about one 10 ms sample in four is clean (a 2-vCPU Zen 4 guest at load
@@ -150,21 +144,11 @@ pub struct Stamp {
     /// What the worker's kernel returned (a read kernel's checksum, a
     /// chase's last address), so the work is observable.
     pub checksum: u64,
-    /// What the worker had of its cpu between its stamps; None where the
-    /// workload cannot tell (a transfer's host thread sleeps on the device
-    /// by design).
-    pub on_cpu: Option<OnCpu>,
-}
-
-/// What one worker had of its cpu during its timed interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct OnCpu {
-    /// CPU time the worker's thread got, ns (the reads around the stamps
-    /// included, so a worker never descheduled gets at least its wall
-    /// time).
-    pub cpu_ns: u64,
-    /// Times another task took the worker's cpu (involuntary switches).
-    pub preempted: u64,
+    /// What the worker's thread had of its cpu between its stamps (the
+    /// reads around them included, so a worker never descheduled has at
+    /// least its wall time); None where the workload cannot tell (a
+    /// transfer's host thread sleeps on the device by design).
+    pub on_cpu: Option<ThreadRun>,
 }
 
 impl Stamp {
@@ -173,12 +157,11 @@ impl Stamp {
     }
 
     /// The worker was descheduled in its interval: preempted, or off its
-    /// cpu for more than [`DESCHEDULED`] of it.
+    /// cpu for more than [`limits::DESCHEDULED`] of it.
     pub fn descheduled(&self) -> bool {
-        self.on_cpu.is_some_and(|r| {
-            let wall = self.end_ns.saturating_sub(self.start_ns);
-            r.preempted > 0 || wall.saturating_sub(r.cpu_ns) as f64 > DESCHEDULED * wall as f64
-        })
+        let wall = self.end_ns.saturating_sub(self.start_ns);
+        self.on_cpu
+            .is_some_and(|r| r.descheduled(wall, limits::DESCHEDULED))
     }
 }
 
@@ -187,19 +170,16 @@ impl Stamp {
 /// thread had of its cpu in between.
 #[inline(always)]
 pub fn timed(work: impl FnOnce() -> u64) -> Stamp {
-    let before = crate::os::time::thread_run();
+    let before = thread_run();
     let start_ns = super::now_ns();
     let checksum = work();
     let end_ns = super::now_ns();
-    let after = crate::os::time::thread_run();
+    let ran = thread_run().since(before);
     Stamp {
         start_ns,
         end_ns,
         checksum: std::hint::black_box(checksum),
-        on_cpu: Some(OnCpu {
-            cpu_ns: after.cpu_ns.saturating_sub(before.cpu_ns),
-            preempted: after.preempted.saturating_sub(before.preempted),
-        }),
+        on_cpu: Some(ran),
     }
 }
 
@@ -597,7 +577,7 @@ mod tests {
                         start_ns: base + off,
                         end_ns: base + off + ran + lost,
                         checksum: reps,
-                        on_cpu: hit.map(|h| OnCpu {
+                        on_cpu: hit.map(|h| ThreadRun {
                             cpu_ns: ran,
                             preempted: u64::from(h && i == 0),
                         }),
@@ -797,7 +777,7 @@ mod tests {
             start_ns: 0,
             end_ns: 10_000_000,
             checksum: 0,
-            on_cpu: Some(OnCpu { cpu_ns, preempted }),
+            on_cpu: Some(ThreadRun { cpu_ns, preempted }),
         };
         assert!(!at(10_000_500, 0).descheduled(), "ran throughout");
         assert!(!at(9_950_000, 0).descheduled(), "0.5 % off: IRQs");

@@ -70,6 +70,10 @@ pub struct ClockProbe {
     /// Absent on x86-64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub second_chain: Option<CrossCheck>,
+    /// Samples taken again because the probing thread was descheduled in
+    /// them (absent in runs from before it was counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retaken: Option<usize>,
 }
 
 /// The clock probe's cross-check chain.
@@ -91,6 +95,7 @@ impl ClockProbe {
             hz: None,
             samples,
             second_chain: None,
+            retaken: None,
         };
         let hz = if p.disagreement() > limits::CLOCK_DISAGREE {
             add_hz.min(imul_hz)

@@ -28,6 +28,13 @@ pub mod limits {
     pub const CLOCK_MAX_HZ: f64 = 6.5e9;
     /// Below 0.2 GHz the probe was starved (a stopped or throttled vCPU).
     pub const CLOCK_MIN_HZ: f64 = 0.2e9;
+    /// A thread off its cpu for more than this fraction of a timed
+    /// interval was descheduled in it, even where no context switch was
+    /// counted (a hypervisor stealing the vCPU: Linux guests with
+    /// paravirtual steal time leave stolen time out of the thread's CPU
+    /// clock). Less than this moves a sample by less than the 1 % a best
+    /// jitters by on a quiet machine.
+    pub const DESCHEDULED: f64 = 0.01;
     /// A measured cache boundary more than 2× from CPUID's is not noise or
     /// a quarter-octave grid: the process does not see the cache CPUID
     /// describes (a VM told the host socket's L3), so regimes follow the

@@ -18,3 +18,20 @@ pub struct ThreadRun {
     /// `ru_nivcsw`).
     pub preempted: u64,
 }
+
+impl ThreadRun {
+    /// What the thread had of its cpu from `before` to this reading.
+    pub fn since(&self, before: ThreadRun) -> ThreadRun {
+        ThreadRun {
+            cpu_ns: self.cpu_ns.saturating_sub(before.cpu_ns),
+            preempted: self.preempted.saturating_sub(before.preempted),
+        }
+    }
+
+    /// Over an interval of `wall_ns` in which the thread had this much of
+    /// its cpu (a [`ThreadRun::since`]): it was descheduled — preempted,
+    /// or off its cpu for more than `fraction` of the interval.
+    pub fn descheduled(&self, wall_ns: u64, fraction: f64) -> bool {
+        self.preempted > 0 || wall_ns.saturating_sub(self.cpu_ns) as f64 > fraction * wall_ns as f64
+    }
+}
