@@ -230,7 +230,12 @@ pub fn warning_lines(run: &Run) -> Vec<String> {
     out.extend(super::run_state(run));
     let measured = ok(run).count();
     let count = |f: &dyn Fn(&Warning) -> bool| ok(run).filter(|r| r.warnings.iter().any(f)).count();
-    let noisy_load = count(&|w| matches!(w, Warning::ForeignLoad { .. } | Warning::Steal { .. }));
+    let noisy_load = count(&|w| {
+        matches!(
+            w,
+            Warning::ForeignLoad { .. } | Warning::Steal { .. } | Warning::Descheduled { .. }
+        )
+    });
     let spread = count(&|w| matches!(w, Warning::HighCv { .. } | Warning::BestMedianSpread { .. }));
     let above = count(&|w| matches!(w, Warning::AboveCeiling { .. }));
     if noisy_load > 0 {
