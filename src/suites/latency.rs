@@ -399,7 +399,13 @@ pub fn measure_case(
         size_bytes: Some(ws),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: host.regime_of(ws, 1, Curve::Latency),
+        // The random chase is what the knee probe measured: its plateaus
+        // place a transition; other views keep the size's regime.
+        regime: if case.view == View::Random {
+            host.chase_regime(ws, lat.map(|s| s.median))
+        } else {
+            host.regime_of(ws, 1, Curve::Latency)
+        },
         bytes_read_per_pass: Some(nodes * 8),
         bytes_written_per_pass: Some(0),
         reps_per_sample: Some(m.reps),

@@ -255,7 +255,7 @@ pub(super) fn latency_record(m: &Measured, host: &Host, cpus: &[u32], ws: u64) -
         size_bytes: Some(ws),
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
-        regime: host.regime_of(ws, 1, Curve::Latency),
+        regime: host.chase_regime(ws, lat.map(|s| s.median)),
         noise: m.noise,
         ..Record::new(detail)
     };
