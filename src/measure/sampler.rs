@@ -6,7 +6,8 @@
 //!    sample, so a rising sweep starts where the last point ended) or one
 //!    repetition, grow until one call lasts at least `min_sample`, and trim
 //!    a call that overshot back to ~`min_sample`; never above
-//!    [`MAX_REPS`]. The calibration calls are the warm-up of the caches and
+//!    [`MAX_REPS`]. A call in which a worker was descheduled counts the
+//!    time its workers ran, not its wall time. The calibration calls are the warm-up of the caches and
 //!    TLBs and are never reported. Samples of ~10 ms dwarf the clock's
 //!    ~25 ns resolution by 10^5 and are short enough that preemption hits
 //!    few of them.
@@ -131,11 +132,6 @@ pub const RETAKES: usize = 2;
 /// sample still lasts ~50,000 clock resolutions.
 const SHORTEST: u64 = 8;
 
-/// Calibration calls in which a worker was descheduled are repeated at
-/// the same repetitions up to this many times (the fastest counts), so a
-/// preempted call does not pass for a long enough one.
-const CALIBRATION_TRIES: usize = 3;
-
 /// When one worker started and ended one call, on `CLOCK_MONOTONIC` (ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Stamp {
@@ -197,6 +193,20 @@ impl Call {
     /// A worker was descheduled in this call ([`Stamp::descheduled`]).
     pub fn descheduled(&self) -> bool {
         self.stamps.iter().any(Stamp::descheduled)
+    }
+
+    /// How long the call's work took, seconds: its span, or where a
+    /// worker was descheduled, the longest any worker ran (its CPU time),
+    /// so a preempted call does not pass for a long enough one.
+    fn work_seconds(&self) -> f64 {
+        if !self.descheduled() {
+            return span(&self.stamps).0;
+        }
+        self.stamps
+            .iter()
+            .filter_map(|s| s.on_cpu)
+            .map(|r| r.cpu_ns as f64 / 1e9)
+            .fold(0.0, f64::max)
     }
 }
 
@@ -484,14 +494,7 @@ impl<'a> Sampler<'a> {
             if self.stopped() {
                 return Err(Failure::Stopped);
             }
-            let mut secs = f64::INFINITY;
-            for _ in 0..CALIBRATION_TRIES {
-                let call = w.run(reps).map_err(Failure::Failed)?;
-                secs = secs.min(span(&call.stamps).0);
-                if !call.descheduled() {
-                    break;
-                }
-            }
+            let secs = w.run(reps).map_err(Failure::Failed)?.work_seconds();
             if secs >= min || reps >= MAX_REPS {
                 // A call that overshot (a hinted start, or a rate that
                 // fell) is long enough to scale from; longer samples
@@ -844,13 +847,15 @@ mod tests {
         assert_eq!(m.samples.len(), 3);
         assert_eq!(m.descheduled, Some(3));
         assert_eq!(m.retaken, Some((RETAKES * 3) as u32));
-        // Calibration repeated each preempted call before growing, and
-        // judged it by the fastest try: no call was trimmed to half.
+        // Calibration judged each preempted call by the time its worker
+        // ran, so it found the repetitions a clean run finds.
+        let mut clean = Mock::new(vec![1_000]);
+        clean.preempted = Some(vec![]);
+        let c = Sampler::new(opts(3, 10), &stop)
+            .measure(&mut clean, None)
+            .unwrap();
+        assert_eq!(m.reps, c.reps);
         let calls = w.calls.borrow().clone();
-        let calibration = &calls[..calls.len() - 3 * (1 + RETAKES)];
-        assert!(calibration
-            .chunks(CALIBRATION_TRIES)
-            .all(|c| c.iter().all(|&r| r == c[0])));
         // Retakes shorten to an eighth of the calibrated work, no less.
         assert!(calls
             .iter()
