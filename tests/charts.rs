@@ -200,3 +200,108 @@ fn bad_plot_arguments() {
         assert!(err.contains(needle), "{err}");
     }
 }
+
+/// The polylines of an SVG: each one's points.
+fn polylines(svg: &str) -> Vec<Vec<(f64, f64)>> {
+    roxmltree::Document::parse(svg)
+        .unwrap()
+        .descendants()
+        .filter(|n| n.tag_name().name() == "polyline")
+        .map(|n| {
+            n.attribute("points")
+                .unwrap_or("")
+                .split_whitespace()
+                .filter_map(|p| {
+                    let (x, y) = p.split_once(',')?;
+                    Some((x.parse().ok()?, y.parse().ok()?))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Issue 29, item 4, on a survey's shape (Zen 4: 32 KiB L1, 1 MiB L2,
+/// 32 MiB L3): records at a level's lower edge carry the level below's
+/// higher limit (a 47 KiB copy: L1 store ports, 236 GB/s), and the L2
+/// and L3 lines were drawn there, labelled "L1 store ports 236 GB/s",
+/// while the summary said L2 is bound by the L2→L1 fill at 118. The
+/// threads chart drew one single-point series per per-thread size.
+#[test]
+fn limit_lines_name_each_regimes_own_ceiling_and_thread_scaling_is_one_line() {
+    let mut run = synthetic_run();
+    let t = run["records"][0].clone();
+    let rec = |kernel: &str, size: u64, regime: &str, limit: f64, bound: &str| {
+        let mut r = t.clone();
+        r["suite"] = "cache".into();
+        r["kernel"] = kernel.into();
+        r["op"] = kernel.split('_').nth(1).unwrap().into();
+        r["size_bytes"] = size.into();
+        r["regime"] = regime.into();
+        r["limit_gbps"] = limit.into();
+        r["bound_by"] = bound.into();
+        r
+    };
+    const K: u64 = 1 << 10;
+    const M: u64 = 1 << 20;
+    let read = "seq_read_512_avx512f";
+    let copy = "seq_copy_512_avx512f";
+    let (l1_load, l1_store, fill) = ("l1_load_ports", "l1_store_ports", "l2_fill");
+    let cache = vec![
+        rec(read, 16 * K, "L1", 236.4, l1_load),
+        rec(copy, 16 * K, "L1", 236.4, l1_store),
+        rec(read, 47 * K, "L2", 236.4, l1_load),
+        rec(copy, 47 * K, "L2", 236.4, l1_store),
+        rec(read, 512 * K, "L2", 118.2, fill),
+        rec(copy, 512 * K, "L2", 118.2, fill),
+        rec(copy, 1536 * K, "L3", 236.4, l1_store),
+        rec(read, 1536 * K, "L3", 118.2, fill),
+        rec(read, 8 * M, "L3", 118.2, fill),
+        rec("seq_write_512_avx512f", 8 * M, "L3", 118.2, l1_store),
+    ];
+    let mut threads = Vec::new();
+    for (n, size) in [(1u32, 256 * M), (2, 128 * M)] {
+        let mut r = t.clone();
+        r["suite"] = "threads".into();
+        r["kernel"] = read.into();
+        r["op"] = "read".into();
+        r["size_bytes"] = size.into();
+        r["regime"] = "DRAM".into();
+        r["threads"] = n.into();
+        r["gbps"]["best"] = (20.0 * n as f64).into();
+        r["gbps"]["median"] = (19.0 * n as f64).into();
+        threads.push(r);
+    }
+    let recs = run["records"].as_array_mut().unwrap();
+    recs.retain(|r| r["suite"] != "cache" && r["suite"] != "threads");
+    // The cache chart first: it is the one drawn at `-o`.
+    recs.splice(0..0, cache);
+    recs.extend(threads);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "survey.json", &run);
+    let base = dir.path().join("s.svg");
+    bwscope()
+        .env("FONTCONFIG_FILE", empty_fontconfig(dir.path()))
+        .args(["plot", &path, "-o", base.to_str().unwrap()])
+        .assert()
+        .success();
+    let cache = texts(&std::fs::read_to_string(&base).unwrap());
+    let limits: Vec<&String> = cache.iter().filter(|t| t.contains(" limit: ")).collect();
+    assert_eq!(
+        limits,
+        [
+            "L1 limit: L1 load ports 236 GB/s",
+            "L2 limit: L2→L1 fill 118 GB/s",
+            "L3 limit: L2→L1 fill 118 GB/s"
+        ],
+        "{cache:?}"
+    );
+    let svg = std::fs::read_to_string(dir.path().join("s-threads-threads.svg")).unwrap();
+    let thr = texts(&svg);
+    let named: Vec<&String> = thr.iter().filter(|t| t.starts_with("seq_")).collect();
+    assert_eq!(named, [read], "one series over thread counts: {thr:?}");
+    assert!(
+        polylines(&svg).iter().any(|p| p.len() == 2),
+        "a line through 1 and 2 threads: {:?}",
+        polylines(&svg)
+    );
+}

@@ -8,6 +8,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::browser::{attr, chromium, dump_dom, headless};
 use common::{bwscope, synthetic_run, write};
 
@@ -89,6 +91,26 @@ fn report_renders_in_chromium() {
     }
 }
 
+/// `html` in headless Chromium at a window `width` px wide: the widths of
+/// a table and of its container, from the page's `attribute` on `<body>`.
+fn widths(bin: &Path, dir: &Path, html: &Path, width: u32, attribute: &str) -> (f64, f64) {
+    let (dom, log) = headless(
+        bin,
+        &dir.join("profile"),
+        &[
+            "--dump-dom".into(),
+            "--virtual-time-budget=3000".into(),
+            format!("--window-size={width},1000"),
+        ],
+        &format!("file://{}", html.display()),
+    );
+    let fit = attr(&dom, "<body", attribute)
+        .unwrap_or_else(|| panic!("no {attribute}; chromium said:\n{log}"));
+    eprintln!("{attribute}: table and container widths {fit}");
+    let (table, wrap) = fit.split_once(' ').unwrap();
+    (table.parse().unwrap(), wrap.parse().unwrap())
+}
+
 /// A fleet of five nodes with every figure (the synthetic run's suites on
 /// each node, TCP and MPI matrices), long host names and a long note.
 fn wide_fleet() -> serde_json::Value {
@@ -143,24 +165,51 @@ fn the_fleet_node_table_fits_a_1400_px_window() {
     let text = std::fs::read_to_string(&html).unwrap();
     let columns = text.matches("<th class=metric").count();
     assert!(columns >= 10, "every figure has a column: {columns}");
-    let (dom, log) = headless(
-        &bin,
-        &dir.path().join("profile"),
-        &[
-            "--dump-dom".into(),
-            "--virtual-time-budget=3000".into(),
-            "--window-size=1400,1000".into(),
-        ],
-        &format!("file://{}", html.display()),
-    );
-    let fit = attr(&dom, "<body", "data-nodes-fit")
-        .unwrap_or_else(|| panic!("no data-nodes-fit; chromium said:\n{log}"));
-    eprintln!("node table and container widths: {fit}");
-    let (table, wrap) = fit.split_once(' ').unwrap();
-    let (table, wrap): (f64, f64) = (table.parse().unwrap(), wrap.parse().unwrap());
+    let (table, wrap) = widths(&bin, dir.path(), &html, 1400, "data-nodes-fit");
     assert!(wrap > 800.0, "the container is the page's width: {wrap}");
     assert!(
         table <= wrap,
         "the node table ({table} px) is wider than its container ({wrap} px) at 1400 px"
+    );
+}
+
+/// Issue 29: the record table of a survey's report was 1,793 px wide in a
+/// 1,135 px container at a 1280 px window, its warnings column cut. Kernel
+/// names break after an underscore and warnings between words, so it fits.
+#[test]
+fn the_record_table_fits_a_1280_px_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = synthetic_run();
+    let long = serde_json::json!([
+        {"kind": "above_ceiling", "gbps": 236.4, "ceiling_gbps": 216.1, "bound_by": "l1_store_ports"},
+        {"kind": "foreign_load", "cpus": 0.85},
+        {"kind": "descheduled", "samples": 7, "retaken": 14},
+        {"kind": "other", "message": "this record's threads ran on several kinds of core (mixed: cortex-a55×1+cortex-a76×1)", "hint": "pick one kind"}
+    ]);
+    for r in run["records"].as_array_mut().unwrap() {
+        r["kernel"] = format!("{}_with_a_long_suffix_nt", r["kernel"].as_str().unwrap()).into();
+        r["warnings"] = long.clone();
+    }
+    let path = write(dir.path(), "run.json", &run);
+    let html = dir.path().join("report.html");
+    bwscope()
+        .args(["report", &path, "-o", html.to_str().unwrap()])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        text.contains("td.notes{white-space:normal"),
+        "warnings wrap"
+    );
+    assert!(text.contains("<td class=k>seq_<wbr>read_<wbr>512_<wbr>"));
+    let Some(bin) = chromium() else {
+        eprintln!("SKIP the_record_table_fits_a_1280_px_window: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let (table, wrap) = widths(&bin, dir.path(), &html, 1280, "data-records-fit");
+    assert!(wrap > 1000.0, "the container is the page's width: {wrap}");
+    assert!(
+        table <= wrap,
+        "the record table ({table} px) is wider than its container ({wrap} px) at 1280 px"
     );
 }

@@ -926,6 +926,11 @@ fn compare_footer_states_the_rule_the_code_applies() {
 /// to a pipe; returns what the terminal saw. None where `script` is
 /// missing.
 pub(crate) fn on_a_terminal(args: &[&str]) -> Option<String> {
+    on_a_terminal_with(&[], args)
+}
+
+/// [`on_a_terminal`] with `env` set for the run.
+pub(crate) fn on_a_terminal_with(env: &[(&str, &Path)], args: &[&str]) -> Option<String> {
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("skipped: util-linux `script` is not installed");
         return None;
@@ -936,6 +941,7 @@ pub(crate) fn on_a_terminal(args: &[&str]) -> Option<String> {
         .collect::<Vec<_>>()
         .join(" ");
     let o = Command::new("script")
+        .envs(env.iter().copied())
         .args(["-qec", &format!("{cmd} >/dev/null"), "/dev/null"])
         .output()
         .unwrap();

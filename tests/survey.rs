@@ -69,5 +69,24 @@ fn survey_saves_json_and_report() {
     assert!(recs
         .iter()
         .any(|r| r["suite"] == "cache" && r["regime"] == "DRAM" && r["status"] == "ok"));
+    // The DRAM reads were measured once more at the end (issue 29).
+    let again: Vec<&serde_json::Value> = recs
+        .iter()
+        .filter(|r| {
+            r["repeats"]["turns"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["at"] == "again"))
+        })
+        .collect();
+    assert!(
+        again
+            .iter()
+            .any(|r| r["suite"] == "cache" && r["threads"] == 1),
+        "the single-thread DRAM read has its turns"
+    );
+    assert!(
+        stdout.contains(" measurements)"),
+        "the summary gives the range: {stdout}"
+    );
     assert!(html.contains("L1 read "));
 }

@@ -2,6 +2,7 @@
 //! the same [`runner`]. `main` calls [`dispatch`] and maps its result to an
 //! exit code (see `error`).
 
+pub(crate) mod again;
 pub mod args;
 pub mod fleet;
 pub mod info;

@@ -3,11 +3,10 @@
 //! print the view → exit code. Suites only plan and measure; everything a
 //! person or a file sees happens here.
 
-use indicatif::ProgressBar;
-
 use crate::cli::{OutputArgs, UnitsArg};
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::model::{Host, Record, Run, SuiteId, Units, Warning};
+use crate::report::progress::Progress;
 use crate::report::sink::{End, Sink};
 use crate::suites::{self, Ctx, Flow, Out, Suite};
 
@@ -22,7 +21,7 @@ pub fn units(u: UnitsArg) -> Units {
 /// complete) and the progress bar on stderr.
 pub struct Recorder {
     pub sink: Sink,
-    bar: ProgressBar,
+    progress: Progress,
     /// A step is under way (the next one completes it).
     in_step: bool,
     /// Print notes to stderr (off when nobody watches: a quiet test run).
@@ -42,10 +41,10 @@ impl Recorder {
         run.warnings = suites::host_warnings(&run.host);
         let sink = Sink::new(run, out.json.as_deref(), out.csv.as_deref())?
             .with_openmetrics(out.openmetrics.as_deref())?;
-        let bar = crate::report::progress::bar(0, sink.stdout_taken());
+        let progress = Progress::new(sink.stdout_taken());
         Ok(Recorder {
             sink,
-            bar,
+            progress,
             in_step: false,
             notes: true,
         })
@@ -57,7 +56,7 @@ impl Recorder {
         sink.echo_warnings = false;
         Recorder {
             sink,
-            bar: crate::report::progress::bar(0, true),
+            progress: Progress::new(true),
             in_step: false,
             notes: false,
         }
@@ -78,7 +77,7 @@ impl Recorder {
     ) -> anyhow::Result<Flow> {
         let mut cx = Ctx::new(host, stop, self);
         let flow = suite.run(&mut cx);
-        self.bar.finish_and_clear();
+        self.progress.bar().finish_and_clear();
         // A stop request that arrived after the last sample still marks
         // the run as interrupted: its records are whole, the run is not.
         match flow {
@@ -128,22 +127,21 @@ impl Out for Recorder {
     }
 
     fn plan_steps(&mut self, total: u64) {
-        self.bar.set_length(total);
-        self.bar.set_position(0);
+        self.progress.plan(total);
         self.in_step = false;
     }
 
     fn step(&mut self, label: &str) {
         if self.in_step {
-            self.bar.inc(1);
+            self.progress.bar().inc(1);
         }
         self.in_step = true;
-        self.bar.set_message(label.to_string());
+        self.progress.bar().set_message(label.to_string());
     }
 
     fn note(&mut self, text: &str) {
         if self.notes {
-            self.bar.suspend(|| eprintln!("{text}"));
+            self.progress.bar().suspend(|| eprintln!("{text}"));
         }
     }
 }

@@ -67,6 +67,10 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     steps.extend(
         suites::survey().map(|(d, _)| serde_json::json!({"name": d.id.name(), "what": d.about})),
     );
+    steps.push(serde_json::json!({
+        "name": "again",
+        "what": "the DRAM reads (one thread, all cores) once more at the end: their spread, and whether the memory was contended from outside",
+    }));
     let options = serde_json::json!({ "steps": steps });
     let mut rec = Recorder::start("survey", options, &out, host.clone())?;
     let quiet = rec.sink.stdout_taken();
@@ -74,7 +78,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         crate::util::out::print(&format!("{}\n", crate::report::views::info::render(&host)));
     }
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let steps = suites::survey().count() + 1;
+    let steps = suites::survey().count() + 2;
     if tty {
         eprintln!("[1/{steps}] knees: where each cache level ends");
     }
@@ -118,6 +122,12 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
             }
             rec.measure(&host, suite.as_ref())
         });
+    }
+    if matches!(flow, Ok(Flow::Done)) {
+        if tty {
+            eprintln!("[{steps}/{steps}] again: the DRAM reads once more, for their spread");
+        }
+        flow = super::again::dram_reads(rec.sink.run_mut());
     }
     // The summary below says the same as the per-kind warning lines, more
     // briefly; critical warnings were already printed as they happened.

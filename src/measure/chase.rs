@@ -11,8 +11,8 @@
 //! head would re-walk the same prefix of the cycle, which then sits in the
 //! caches (a DRAM-sized chain measured at L3 latency).
 
-use super::sampler::{Call, Workload};
-use super::{now_ns, Stamp};
+use super::sampler::{timed, Call, Workload};
+use super::Stamp;
 use crate::kernels::{Kernel, KernelArgs, Pattern};
 
 /// Bytes per chase node in a line-granular chain: one cache line.
@@ -73,16 +73,10 @@ impl Chase {
 
     fn walk(&mut self, reps: u64) -> Stamp {
         let a = KernelArgs::new(self.cur as *const u8, std::ptr::null_mut(), 0, reps);
-        let start_ns = now_ns();
         // SAFETY: `cur` is always a node of the chain (see `new`).
-        let end = unsafe { (self.kernel.func)(&a) };
-        let end_ns = now_ns();
-        self.cur = std::hint::black_box(end);
-        Stamp {
-            start_ns,
-            end_ns,
-            checksum: end,
-        }
+        let s = timed(|| unsafe { (self.kernel.func)(&a) });
+        self.cur = s.checksum;
+        s
     }
 
     /// Where the chase stands now (tests check the chain's shape with it).

@@ -151,16 +151,11 @@ impl Workload for Here {
     fn run(&mut self, reps: u64) -> Result<Call, String> {
         let mut args = KernelArgs::new(self.addr, self.addr, self.len, reps);
         args.pattern = PATTERN;
-        let start_ns = super::now_ns();
-        // SAFETY: see `new`.
-        let sum = unsafe { (self.kernel.func)(&args) };
-        let end_ns = super::now_ns();
         Ok(Call {
-            stamps: vec![super::Stamp {
-                start_ns,
-                end_ns,
-                checksum: std::hint::black_box(sum),
-            }],
+            // SAFETY: see `new`.
+            stamps: vec![super::sampler::timed(|| unsafe {
+                (self.kernel.func)(&args)
+            })],
             device_seconds: None,
         })
     }

@@ -22,9 +22,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::kernel::PATTERN;
-use super::sampler::{Call, Workload};
+use super::sampler::{timed, Call, Workload};
 use super::team::{SpinBarrier, Team};
-use super::{now_ns, Stamp};
 use crate::kernels::{self, Kernel, KernelArgs, Op};
 use crate::model::Host;
 
@@ -263,19 +262,16 @@ impl Workload for MixWork<'_> {
             let (_, _, chunks) = pass_bytes(&m, ws.min(buf.len())).unwrap_or((0, 0, 0));
             let base = buf.as_mut_ptr();
             barrier.wait();
-            let start_ns = now_ns();
-            let mut sum = 0u64;
-            for _ in 0..reps {
-                // SAFETY: chunks * CHUNK ≤ ws ≤ buffer length; the kernels
-                // come from `MixKernels::widest`, which only picks
-                // supported ones.
-                sum = sum.wrapping_add(unsafe { pass(&ks, &m, base, chunks, PATTERN) });
-            }
-            Stamp {
-                start_ns,
-                end_ns: now_ns(),
-                checksum: std::hint::black_box(sum),
-            }
+            timed(|| {
+                let mut sum = 0u64;
+                for _ in 0..reps {
+                    // SAFETY: chunks * CHUNK ≤ ws ≤ buffer length; the
+                    // kernels come from `MixKernels::widest`, which only
+                    // picks supported ones.
+                    sum = sum.wrapping_add(unsafe { pass(&ks, &m, base, chunks, PATTERN) });
+                }
+                sum
+            })
         });
         Ok(Call {
             stamps,

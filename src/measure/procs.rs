@@ -13,13 +13,15 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use super::sampler::timed;
 use super::team::dst_offset;
-use super::{now_ns, Stamp};
+use super::Stamp;
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, KernelArgs};
 use crate::memory::{Buffer, PageKind};
 use crate::model::MemoryInfo;
 use crate::os::team::{Region, Worker};
+use crate::os::time::ThreadRun;
 
 /// Most worker processes one run may have.
 pub const MAX_PROCESSES: usize = 1024;
@@ -39,6 +41,9 @@ struct Slot {
     start_ns: AtomicU64,
     end_ns: AtomicU64,
     checksum: AtomicU64,
+    /// What the worker had of its cpu in its last timed interval.
+    cpu_ns: AtomicU64,
+    preempted: AtomicU64,
     thp_fraction_bits: AtomicU64,
     page_bytes: AtomicU64,
 }
@@ -187,14 +192,19 @@ pub fn worker(region: &Region, i: usize) -> i32 {
                 // SAFETY: the parent sized the buffer for both streams.
                 args.dst = unsafe { base.add(dst_offset(k, stream_len)) };
                 barrier(c, n);
-                let start = now_ns();
                 // SAFETY: streams inside the buffer; the parent only sends
                 // kernels this CPU supports.
-                let sum = unsafe { (k.func)(&args) };
-                let end = now_ns();
-                slot.start_ns.store(start, Ordering::Relaxed);
-                slot.end_ns.store(end, Ordering::Relaxed);
-                slot.checksum.store(sum, Ordering::Relaxed);
+                let s = timed(|| unsafe { (k.func)(&args) });
+                // u64::MAX: the system cannot tell what the thread had.
+                let ran = s.on_cpu.unwrap_or(ThreadRun {
+                    cpu_ns: u64::MAX,
+                    preempted: 0,
+                });
+                slot.start_ns.store(s.start_ns, Ordering::Relaxed);
+                slot.end_ns.store(s.end_ns, Ordering::Relaxed);
+                slot.checksum.store(s.checksum, Ordering::Relaxed);
+                slot.cpu_ns.store(ran.cpu_ns, Ordering::Relaxed);
+                slot.preempted.store(ran.preempted, Ordering::Relaxed);
             }
         }
         finish(|| region.wake(&c.done), &c.done, n as u32);
@@ -313,6 +323,11 @@ impl ProcTeam {
                     start_ns: s.start_ns.load(Ordering::Relaxed),
                     end_ns: s.end_ns.load(Ordering::Relaxed),
                     checksum: s.checksum.load(Ordering::Relaxed),
+                    on_cpu: Some(ThreadRun {
+                        cpu_ns: s.cpu_ns.load(Ordering::Relaxed),
+                        preempted: s.preempted.load(Ordering::Relaxed),
+                    })
+                    .filter(|r| r.cpu_ns != u64::MAX),
                 }
             })
             .collect()

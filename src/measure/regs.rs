@@ -2,8 +2,7 @@
 //! repetition moves the kernel's block (`granule` bytes) through registers
 //! or the stack on the calling thread.
 
-use super::sampler::{Call, Workload};
-use super::{now_ns, Stamp};
+use super::sampler::{timed, Call, Workload};
 use crate::kernels::{Kernel, KernelArgs};
 
 pub struct Regs {
@@ -27,17 +26,10 @@ impl Workload for Regs {
 
     fn run(&mut self, reps: u64) -> Result<Call, String> {
         let a = KernelArgs::new(std::ptr::null(), std::ptr::null_mut(), 0, reps);
-        let start_ns = now_ns();
-        // SAFETY: register kernels touch no buffer (stack kernels restore
-        // rsp), and `new`'s caller checked the ISA.
-        let r = unsafe { (self.kernel.func)(&a) };
-        let end_ns = now_ns();
         Ok(Call {
-            stamps: vec![Stamp {
-                start_ns,
-                end_ns,
-                checksum: std::hint::black_box(r),
-            }],
+            // SAFETY: register kernels touch no buffer (stack kernels
+            // restore rsp), and `new`'s caller checked the ISA.
+            stamps: vec![timed(|| unsafe { (self.kernel.func)(&a) })],
             device_seconds: None,
         })
     }

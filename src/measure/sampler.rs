@@ -6,7 +6,8 @@
 //!    sample, so a rising sweep starts where the last point ended) or one
 //!    repetition, grow until one call lasts at least `min_sample`, and trim
 //!    a call that overshot back to ~`min_sample`; never above
-//!    [`MAX_REPS`]. The calibration calls are the warm-up of the caches and
+//!    [`MAX_REPS`]. A call in which a worker was descheduled counts the
+//!    time its workers ran, not its wall time. The calibration calls are the warm-up of the caches and
 //!    TLBs and are never reported. Samples of ~10 ms dwarf the clock's
 //!    ~25 ns resolution by 10^5 and are short enough that preemption hits
 //!    few of them.
@@ -15,6 +16,15 @@
 //!    threads and processes alike), so a sample lasts from the earliest
 //!    start to the latest end (the slowest worker counts) and its skew is
 //!    the latest start minus the earliest (likwid's `EXECUTE`, McCalpin).
+//!    A sample in which a worker was descheduled — another task took its
+//!    cpu (an involuntary context switch) or it lost more than
+//!    [`limits::DESCHEDULED`] of its interval off the cpu (a hypervisor's steal)
+//!    — measured a time share, not the hardware: it is taken again, each
+//!    retake at half the work down to 1/[`SHORTEST`] of it (a busy cpu
+//!    hands out runs of a few milliseconds), up to [`RETAKES`] ×
+//!    `samples` times, and the result says how many were retaken. Only
+//!    when no clean sample came within that budget are descheduled
+//!    samples kept, and the result says so.
 //! 4. **Noise** is read around the samples.
 //!
 //! A stop request (SIGINT/SIGTERM/SIGHUP) is honoured between calls: during
@@ -27,7 +37,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::noise;
-use crate::model::{Noise, Sample};
+use crate::model::{limits, Noise, Sample};
+use crate::os::time::{thread_run, ThreadRun};
 
 /// The most repetitions one call may have, for every workload: ~10^12
 /// passes is hours of work at any size, so hitting it means the workload
@@ -105,6 +116,22 @@ pub fn settled(seconds: &[f64], k: usize) -> bool {
         >= k
 }
 
+/// A descheduled sample is taken again up to this many times the samples
+/// asked for: on a machine where a compiler runs beside the measurement,
+/// about one 10 ms sample in four is clean (a 2-vCPU Zen 4 guest at load
+/// average 4: 12 of 50), and shorter retakes fare better (see
+/// [`SHORTEST`]), so 7 samples find clean ones within 21 tries; on a
+/// quiet machine nothing is retaken and nothing is spent.
+pub const RETAKES: usize = 2;
+
+/// A retake after a descheduled sample does half its work, down to this
+/// fraction of the calibrated repetitions: on a busy cpu the scheduler
+/// hands out runs of a few milliseconds, and a shorter sample fits in one
+/// (the same 2-vCPU guest at load average 7: 11 of 100 samples of 10 ms
+/// clean, 61 of 2.5 ms, 78 of 1 ms). At 1/8 of the 10 ms default a
+/// sample still lasts ~50,000 clock resolutions.
+const SHORTEST: u64 = 8;
+
 /// When one worker started and ended one call, on `CLOCK_MONOTONIC` (ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Stamp {
@@ -113,11 +140,42 @@ pub struct Stamp {
     /// What the worker's kernel returned (a read kernel's checksum, a
     /// chase's last address), so the work is observable.
     pub checksum: u64,
+    /// What the worker's thread had of its cpu between its stamps (the
+    /// reads around them included, so a worker never descheduled has at
+    /// least its wall time); None where the workload cannot tell (a
+    /// transfer's host thread sleeps on the device by design).
+    pub on_cpu: Option<ThreadRun>,
 }
 
 impl Stamp {
     pub fn seconds(&self) -> f64 {
         self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+
+    /// The worker was descheduled in its interval: preempted, or off its
+    /// cpu for more than [`limits::DESCHEDULED`] of it.
+    pub fn descheduled(&self) -> bool {
+        let wall = self.end_ns.saturating_sub(self.start_ns);
+        self.on_cpu
+            .is_some_and(|r| r.descheduled(wall, limits::DESCHEDULED))
+    }
+}
+
+/// Run `work` as one worker's timed interval on the calling thread: its
+/// start and end on the monotonic clock, what it returned, and what the
+/// thread had of its cpu in between.
+#[inline(always)]
+pub fn timed(work: impl FnOnce() -> u64) -> Stamp {
+    let before = thread_run();
+    let start_ns = super::now_ns();
+    let checksum = work();
+    let end_ns = super::now_ns();
+    let ran = thread_run().zip(before).map(|(after, b)| after.since(b));
+    Stamp {
+        start_ns,
+        end_ns,
+        checksum: std::hint::black_box(checksum),
+        on_cpu: ran,
     }
 }
 
@@ -129,6 +187,27 @@ pub struct Call {
     /// Time the device measured for the call (transfer sessions: CUDA or
     /// OpenCL events), carried along next to the host-clock span.
     pub device_seconds: Option<f64>,
+}
+
+impl Call {
+    /// A worker was descheduled in this call ([`Stamp::descheduled`]).
+    pub fn descheduled(&self) -> bool {
+        self.stamps.iter().any(Stamp::descheduled)
+    }
+
+    /// How long the call's work took, seconds: its span, or where a
+    /// worker was descheduled, the longest any worker ran (its CPU time),
+    /// so a preempted call does not pass for a long enough one.
+    fn work_seconds(&self) -> f64 {
+        if !self.descheduled() {
+            return span(&self.stamps).0;
+        }
+        self.stamps
+            .iter()
+            .filter_map(|s| s.on_cpu)
+            .map(|r| r.cpu_ns as f64 / 1e9)
+            .fold(0.0, f64::max)
+    }
 }
 
 /// Work the sampler can time: `run(reps)` does `reps` repetitions on every
@@ -186,6 +265,10 @@ pub enum Failure {
 /// One timed sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timing {
+    /// Repetitions per worker (the calibrated ones, or fewer in a retake).
+    pub reps: u64,
+    /// Units of work, all workers: `units_per_rep × reps`.
+    pub units: u64,
     /// Earliest start → latest end, seconds.
     pub seconds: f64,
     /// Latest start − earliest start, seconds.
@@ -201,7 +284,8 @@ pub struct Timing {
 pub struct Measured {
     /// Repetitions per call, from calibration.
     pub reps: u64,
-    /// Units of work per sample (all workers): `units_per_rep × reps`.
+    /// Units of work per sample (all workers): `units_per_rep × reps`
+    /// (a retaken sample may have done less: its [`Timing::units`]).
     pub units_per_sample: u64,
     pub samples: Vec<Timing>,
     pub noise: Option<Noise>,
@@ -213,6 +297,13 @@ pub struct Measured {
     pub clock_hz: Option<f64>,
     /// The workload proved its work after the samples ([`Workload::verify`]).
     pub verified: bool,
+    /// Samples discarded because a worker was descheduled in them (each
+    /// taken again while the budget lasted); None where the workload
+    /// cannot tell.
+    pub retaken: Option<u32>,
+    /// Samples in `samples` in which a worker was descheduled: kept only
+    /// when no clean sample came within the budget (a busy machine).
+    pub descheduled: Option<u32>,
 }
 
 impl Measured {
@@ -223,7 +314,7 @@ impl Measured {
             .iter()
             .map(|t| Sample {
                 seconds: t.seconds,
-                bytes: self.units_per_sample,
+                bytes: t.units,
             })
             .collect()
     }
@@ -232,7 +323,7 @@ impl Measured {
     pub fn rates(&self, scale: f64) -> Vec<f64> {
         self.samples
             .iter()
-            .map(|t| self.units_per_sample as f64 / t.seconds / scale)
+            .map(|t| t.units as f64 / t.seconds / scale)
             .collect()
     }
 
@@ -241,11 +332,17 @@ impl Measured {
         self.samples.iter().map(|t| t.skew).fold(0.0, f64::max)
     }
 
-    /// Each worker's intervals, worker-major.
-    pub fn per_worker_seconds(&self) -> Vec<Vec<f64>> {
+    /// Each worker's best rate over its own intervals, given the units
+    /// worker `i` does per repetition.
+    pub fn per_worker_best(&self, units_per_rep: impl Fn(usize) -> u64, scale: f64) -> Vec<f64> {
         let n = self.samples.first().map_or(0, |t| t.per_worker.len());
         (0..n)
-            .map(|w| self.samples.iter().map(|t| t.per_worker[w]).collect())
+            .map(|i| {
+                self.samples
+                    .iter()
+                    .map(|t| (units_per_rep(i) * t.reps) as f64 / t.per_worker[i] / scale)
+                    .fold(0.0, f64::max)
+            })
             .collect()
     }
 
@@ -293,7 +390,7 @@ impl<'a> Sampler<'a> {
         }
         w.warm_up().map_err(Failure::Failed)?;
         let reps = self.calibrate(w, hint)?;
-        self.sample(w, reps)
+        self.sample(w, reps, (reps / SHORTEST).max(1))
     }
 
     /// Like [`Sampler::measure`] at a fixed `reps` (the same work in every
@@ -306,38 +403,67 @@ impl<'a> Sampler<'a> {
         let reps = reps.clamp(1, MAX_REPS);
         w.warm_up().map_err(Failure::Failed)?;
         w.run(reps).map_err(Failure::Failed)?;
-        self.sample(w, reps)
+        // The same work in every sample: retakes are not shortened.
+        self.sample(w, reps, reps)
     }
 
-    /// Take the samples at `reps` and read the noise around them.
-    fn sample(&self, w: &mut dyn Workload, reps: u64) -> Result<Measured, Failure> {
-        let units_per_sample = w.units_per_rep().saturating_mul(reps);
+    /// Take the samples at `reps` and read the noise around them; retake
+    /// descheduled ones, each retake halving the work down to `shortest`
+    /// repetitions (see the module doc).
+    fn sample(&self, w: &mut dyn Workload, reps: u64, shortest: u64) -> Result<Measured, Failure> {
+        let per_rep = w.units_per_rep();
+        let units_per_sample = per_rep.saturating_mul(reps);
+        let mut now = reps;
         let before = noise::snapshot();
         let n = self.opts.samples.max(1);
-        let mut samples = Vec::with_capacity(n);
+        let tries = n + RETAKES * n;
+        let mut clean: Vec<Timing> = Vec::with_capacity(n);
+        let mut descheduled: Vec<Timing> = Vec::new();
         let mut checksums = Vec::new();
         let mut cut_short = false;
-        for _ in 0..n {
+        let mut tells = true;
+        while clean.len() < n && clean.len() + descheduled.len() < tries {
             if self.stopped() {
                 cut_short = true;
                 break;
             }
-            let call = w.run(reps).map_err(Failure::Failed)?;
+            let call = w.run(now).map_err(Failure::Failed)?;
             let (seconds, skew) = span(&call.stamps);
-            samples.push(Timing {
+            tells &= call.stamps.iter().all(|s| s.on_cpu.is_some());
+            let t = Timing {
+                reps: now,
+                units: per_rep.saturating_mul(now),
                 seconds,
                 skew,
                 per_worker: call.stamps.iter().map(Stamp::seconds).collect(),
                 device_seconds: call.device_seconds,
-            });
+            };
             checksums = call.stamps.iter().map(|s| s.checksum).collect();
+            if call.descheduled() {
+                descheduled.push(t);
+                now = (now / 2).max(shortest);
+                continue;
+            }
+            clean.push(t);
             if let Some(k) = self.opts.settle {
-                let secs: Vec<f64> = samples.iter().map(|t| t.seconds).collect();
+                // Time per unit: retaken samples may be shorter.
+                let secs: Vec<f64> = clean.iter().map(|t| t.seconds / t.units as f64).collect();
                 if settled(&secs, k) {
                     break;
                 }
             }
         }
+        let retaken = descheduled.len();
+        // No clean sample within the budget: the last `n` descheduled
+        // ones stand, said to be descheduled.
+        let (samples, kept) = if clean.is_empty() {
+            let from = descheduled.len().saturating_sub(n);
+            let kept: Vec<Timing> = descheduled.drain(from..).collect();
+            let k = kept.len();
+            (kept, k)
+        } else {
+            (clean, 0)
+        };
         if samples.is_empty() {
             return Err(Failure::Stopped);
         }
@@ -352,6 +478,8 @@ impl<'a> Sampler<'a> {
             cut_short,
             clock_hz: w.clock_after(),
             verified,
+            retaken: tells.then_some((retaken - kept) as u32),
+            descheduled: tells.then_some(kept as u32),
         })
     }
 
@@ -366,7 +494,7 @@ impl<'a> Sampler<'a> {
             if self.stopped() {
                 return Err(Failure::Stopped);
             }
-            let (secs, _) = span(&w.run(reps).map_err(Failure::Failed)?.stamps);
+            let secs = w.run(reps).map_err(Failure::Failed)?.work_seconds();
             if secs >= min || reps >= MAX_REPS {
                 // A call that overshot (a hinted start, or a rate that
                 // fell) is long enough to scale from; longer samples
@@ -402,6 +530,9 @@ mod tests {
         fail_after: Option<usize>,
         stop_after: Option<(usize, &'static AtomicBool)>,
         clock: u64,
+        /// Calls (by index) in which worker 0 is preempted: they last
+        /// twice as long and say so; None: the mock tells nothing.
+        preempted: Option<Vec<usize>>,
     }
 
     impl Mock {
@@ -415,6 +546,7 @@ mod tests {
                 fail_after: None,
                 stop_after: None,
                 clock: 1_000_000,
+                preempted: None,
             }
         }
     }
@@ -435,14 +567,24 @@ mod tests {
             }
             self.calls.borrow_mut().push(reps);
             let base = self.clock;
+            let hit = self.preempted.as_ref().map(|p| p.contains(&n));
             let stamps: Vec<Stamp> = self
                 .ns_per_rep
                 .iter()
                 .zip(&self.start_offset_ns)
-                .map(|(&ns, &off)| Stamp {
-                    start_ns: base + off,
-                    end_ns: base + off + ns * reps,
-                    checksum: reps,
+                .enumerate()
+                .map(|(i, (&ns, &off))| {
+                    let ran = ns * reps;
+                    let lost = if i == 0 && hit == Some(true) { ran } else { 0 };
+                    Stamp {
+                        start_ns: base + off,
+                        end_ns: base + off + ran + lost,
+                        checksum: reps,
+                        on_cpu: hit.map(|h| ThreadRun {
+                            cpu_ns: ran,
+                            preempted: u64::from(h && i == 0),
+                        }),
+                    }
                 })
                 .collect();
             self.clock = stamps.iter().map(|s| s.end_ns).max().unwrap() + 1000;
@@ -589,7 +731,7 @@ mod tests {
         assert!((t.skew - 5e-6).abs() < 1e-12);
         assert!((t.per_worker[1] - slow).abs() < 1e-12);
         assert!((m.max_skew() - 5e-6).abs() < 1e-12);
-        assert_eq!(m.per_worker_seconds().len(), 2);
+        assert_eq!(m.per_worker_best(|_| 1000, 1.0).len(), 2);
         assert_eq!(t.device_seconds, Some(0.5));
         assert_eq!(span(&[]), (0.0, 0.0));
     }
@@ -630,6 +772,96 @@ mod tests {
         assert_eq!(m.reps, 77);
         // One warm-up call, then the samples, all at the given work.
         assert_eq!(*w.calls.borrow(), vec![77; 4]);
+    }
+
+    #[test]
+    fn a_worker_off_its_cpu_or_preempted_was_descheduled() {
+        let at = |cpu_ns, preempted| Stamp {
+            start_ns: 0,
+            end_ns: 10_000_000,
+            checksum: 0,
+            on_cpu: Some(ThreadRun { cpu_ns, preempted }),
+        };
+        assert!(!at(10_000_500, 0).descheduled(), "ran throughout");
+        assert!(!at(9_950_000, 0).descheduled(), "0.5 % off: IRQs");
+        assert!(at(9_800_000, 0).descheduled(), "2 % off: stolen");
+        assert!(at(10_000_000, 1).descheduled(), "preempted");
+        let untold = Stamp {
+            on_cpu: None,
+            ..at(0, 0)
+        };
+        assert!(!untold.descheduled(), "a workload that cannot tell");
+    }
+
+    #[test]
+    fn descheduled_samples_are_taken_again_and_counted() {
+        let stop = AtomicBool::new(false);
+        // Which calls are calibration: measure a clean twin first.
+        let calib = {
+            let mut p = Mock::new(vec![1_000]);
+            p.preempted = Some(vec![]);
+            let m = Sampler::new(opts(5, 10), &stop)
+                .measure(&mut p, None)
+                .unwrap();
+            assert_eq!((m.retaken, m.descheduled), (Some(0), Some(0)));
+            let calls = p.calls.borrow().len();
+            calls - 5
+        };
+        // The 2nd and 4th samples are preempted (and twice as slow).
+        let mut w = Mock::new(vec![1_000]);
+        w.preempted = Some(vec![calib + 1, calib + 3]);
+        let m = Sampler::new(opts(5, 10), &stop)
+            .measure(&mut w, None)
+            .unwrap();
+        assert_eq!(m.samples.len(), 5);
+        assert_eq!((m.retaken, m.descheduled), (Some(2), Some(0)));
+        let calls = w.calls.borrow().clone();
+        assert_eq!(calls.len(), calib + 7);
+        // Each retake did half the work of the sample before it.
+        let r = m.reps;
+        assert_eq!(calls[calib..], [r, r, r / 2, r / 2, r / 4, r / 4, r / 4]);
+        let rates = m.rates(1.0);
+        assert!(
+            rates.iter().all(|&g| (g / 1e9 - 1.0).abs() < 1e-9),
+            "only the hardware's rate stands, never a time share: {rates:?}"
+        );
+        let bytes: Vec<u64> = m.model_samples().iter().map(|s| s.bytes).collect();
+        assert_eq!(bytes, [r, r / 2, r / 4, r / 4, r / 4].map(|x| x * 1000));
+        // A workload that cannot tell: nothing retaken, nothing said.
+        let mut w = Mock::new(vec![1_000]);
+        let m = Sampler::new(opts(5, 10), &stop)
+            .measure(&mut w, None)
+            .unwrap();
+        assert_eq!((m.retaken, m.descheduled), (None, None));
+    }
+
+    #[test]
+    fn without_a_clean_sample_the_budget_ends_and_says_so() {
+        let stop = AtomicBool::new(false);
+        // Every call preempted, calibration included.
+        let mut w = Mock::new(vec![1_000]);
+        w.preempted = Some((0..1000).collect());
+        let m = Sampler::new(opts(3, 10), &stop)
+            .measure(&mut w, None)
+            .unwrap();
+        assert_eq!(m.samples.len(), 3);
+        assert_eq!(m.descheduled, Some(3));
+        assert_eq!(m.retaken, Some((RETAKES * 3) as u32));
+        // Calibration judged each preempted call by the time its worker
+        // ran, so it found the repetitions a clean run finds.
+        let mut clean = Mock::new(vec![1_000]);
+        clean.preempted = Some(vec![]);
+        let c = Sampler::new(opts(3, 10), &stop)
+            .measure(&mut clean, None)
+            .unwrap();
+        assert_eq!(m.reps, c.reps);
+        let calls = w.calls.borrow().clone();
+        // Retakes shorten to an eighth of the calibrated work, no less.
+        assert!(calls
+            .iter()
+            .rev()
+            .take(4)
+            .all(|&r| r == (m.reps / 8).max(1)));
     }
 
     /// A workload whose proof of work fails after sampling.

@@ -8,7 +8,8 @@
 //! shared-buffer team — on the worker's chunk of one buffer the caller
 //! owns.
 
-use super::{now_ns, Stamp};
+use super::sampler::timed;
+use super::Stamp;
 use crate::error::UserError;
 use crate::kernels::{Kernel, KernelArgs, Op};
 use crate::memory::{Buffer, PageKind};
@@ -370,17 +371,10 @@ fn run_one(
     let k = job.kernel;
     let args = job.args(buf, worker, workers);
     barrier.wait();
-    let start_ns = now_ns();
     // SAFETY: streams lie inside the buffer, aligned (2 MiB base, offsets
     // multiples of the kernel's alignment); the suite only runs kernels the
     // CPU supports.
-    let checksum = unsafe { (k.func)(&args) };
-    let end_ns = now_ns();
-    Stamp {
-        start_ns,
-        end_ns,
-        checksum: std::hint::black_box(checksum),
-    }
+    timed(|| unsafe { (k.func)(&args) })
 }
 
 impl Drop for Team {

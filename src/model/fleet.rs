@@ -265,6 +265,12 @@ pub struct Check {
     /// the node.
     #[serde(default)]
     pub noisy: bool,
+    /// The record behind the figure moved between measurements at
+    /// different moments by more than its node's load explains
+    /// (`Record::repeats`): the memory was contended from outside, so a
+    /// bad figure is `noisy`, not a failure (absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub contended: bool,
 }
 
 impl Check {

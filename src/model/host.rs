@@ -70,6 +70,10 @@ pub struct ClockProbe {
     /// Absent on x86-64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub second_chain: Option<CrossCheck>,
+    /// Samples taken again because the probing thread was descheduled in
+    /// them (absent in runs from before it was counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retaken: Option<usize>,
 }
 
 /// The clock probe's cross-check chain.
@@ -91,6 +95,7 @@ impl ClockProbe {
             hz: None,
             samples,
             second_chain: None,
+            retaken: None,
         };
         let hz = if p.disagreement() > limits::CLOCK_DISAGREE {
             add_hz.min(imul_hz)
@@ -447,6 +452,42 @@ impl Host {
             .next()
             .is_some()
             .then(|| self.regime(bytes, threads, curve))
+    }
+
+    /// The regime of a random chase over `bytes` that measured `ns` per
+    /// load: by size ([`Host::regime_of`]), except in a transition. Past a
+    /// knee of the measured latency curve a chase still hits the level
+    /// that ended with about C/n of its loads (C its capacity as the curve
+    /// saw it, n the set), and its latency lies between the two plateaus
+    /// in that proportion; where most loads are still served by the level
+    /// that ended — the set within 2× of the knee and the latency nearer
+    /// that level's plateau than the next one's — it is labelled by that
+    /// level, never by the one below it (issue 29: an 8 MiB chase at 32 ns,
+    /// between a 15 ns L3 and 115–135 ns DRAM, past a knee placed at 6 MiB,
+    /// was labelled DRAM while the read curve said L3 ran to 32 MiB).
+    pub fn chase_regime(&self, bytes: u64, ns: Option<f64>) -> Option<String> {
+        let by_size = self.regime_of(bytes, 1, Curve::Latency)?;
+        let rank = |r: &str| r.strip_prefix('L').and_then(|l| l.parse::<u8>().ok());
+        let knee = self
+            .knees
+            .iter()
+            .flat_map(|p| &p.knees)
+            .filter(|k| k.end_bytes < bytes)
+            .max_by_key(|k| k.end_bytes);
+        let served_by = match (knee, ns) {
+            (Some(k), Some(ns))
+                if bytes <= k.end_bytes.saturating_mul(2)
+                    && ns < (k.latency_ns + k.next_latency_ns) / 2.0 =>
+            {
+                k.level
+            }
+            _ => None,
+        };
+        Some(match served_by {
+            // Only ever up to the level that ended: DRAM has no rank.
+            Some(l) if rank(&by_size).is_none_or(|r| l < r) => format!("L{l}"),
+            _ => by_size,
+        })
     }
 
     /// Whether a single-thread working set of `bytes` labelled `regime` by

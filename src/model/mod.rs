@@ -25,7 +25,8 @@ pub use host::{
 pub use knees::{BandwidthKnee, CurvePoint, Knee, KneeProbe};
 pub use limit::{BoundBy, Limit, LimitCase};
 pub use record::{
-    noise_slowdown, MemoryInfo, Noise, NoiseMethod, Placement, Record, Sample, Stats, Status,
+    noise_slowdown, MemoryInfo, Noise, NoiseMethod, Placement, Record, Repeats, Sample, Stats,
+    Status, Turn,
 };
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};

@@ -114,6 +114,63 @@ impl Noise {
     }
 }
 
+/// One measurement of a case at one moment of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Turn {
+    /// When: `knees` (the knee probe's read curve, at the start), `record`
+    /// (the record's own samples), `again` (measured once more at the end),
+    /// `remeasure` (a fleet node's second turn).
+    pub at: String,
+    /// Best GB/s of that turn.
+    pub gbps: f64,
+    /// Other processes' load in that turn, CPUs; null where not read.
+    pub foreign_cpus: Option<f64>,
+}
+
+/// The same case measured at several moments of a run, earliest first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Repeats {
+    pub turns: Vec<Turn>,
+    /// The rate moved between turns by more than
+    /// [`limits::MEMORY_MOVED`](super::limits::MEMORY_MOVED) and the slow
+    /// turn's own load ([`noise_slowdown`]) does not explain it: the
+    /// memory was contended from outside (other guests on the host share
+    /// its controllers, and nothing inside this machine shows it).
+    pub contended: bool,
+}
+
+impl Repeats {
+    /// Judge `turns` of a case on `threads` threads of `online` cpus.
+    pub fn of(turns: Vec<Turn>, threads: u32, online: usize) -> Repeats {
+        let lo = turns.iter().min_by(|a, b| a.gbps.total_cmp(&b.gbps));
+        let hi = turns.iter().map(|t| t.gbps).fold(0.0, f64::max);
+        let contended = lo.is_some_and(|lo| {
+            let explained = noise_slowdown(lo.foreign_cpus.unwrap_or(0.0), threads, online);
+            lo.gbps > 0.0
+                && hi / lo.gbps - 1.0 > super::limits::MEMORY_MOVED
+                && lo.gbps * explained < hi
+        });
+        Repeats { turns, contended }
+    }
+
+    /// The lowest and highest turn, GB/s.
+    pub fn range(&self) -> (f64, f64) {
+        self.turns.iter().fold((f64::MAX, 0.0f64), |(lo, hi), t| {
+            (lo.min(t.gbps), hi.max(t.gbps))
+        })
+    }
+
+    /// The warning a contended case deserves.
+    pub fn warning(&self) -> Option<Warning> {
+        let (low_gbps, high_gbps) = self.range();
+        self.contended.then_some(Warning::MemoryContended {
+            low_gbps,
+            high_gbps,
+            turns: self.turns.len() as u32,
+        })
+    }
+}
+
 /// Where the memory of a record lived and what pages it got.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct MemoryInfo {
@@ -195,6 +252,22 @@ pub struct Record {
     pub reason: Option<String>,
     pub warnings: Vec<Warning>,
     pub noise: Option<Noise>,
+    /// Samples taken again because a worker was descheduled in them (its
+    /// cpu taken by another task or the hypervisor: a time share, not the
+    /// hardware); absent where the workload cannot tell (transfers) and in
+    /// runs from before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_retaken: Option<u32>,
+    /// Of `samples`, those in which a worker was descheduled: kept only
+    /// when no clean sample came within the retake budget (then a
+    /// `descheduled` warning says so); absent as `samples_retaken` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_descheduled: Option<u32>,
+    /// The same case measured at other moments of the run (the survey's
+    /// DRAM reads, a fleet node's second turn), this record's own samples
+    /// among them; absent where it was measured once and in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
     pub memory: Option<MemoryInfo>,
     pub placement: Option<Placement>,
     /// The kind of core the record ran on, where cores differ in kind
@@ -239,6 +312,9 @@ impl Record {
             reason: None,
             warnings: Vec::new(),
             noise: None,
+            samples_retaken: None,
+            samples_descheduled: None,
+            repeats: None,
             memory: None,
             placement: None,
             core_kind: None,
@@ -289,5 +365,47 @@ impl Record {
             key.push_str(&format!("/case_{}={}", p.name, p.value));
         }
         key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turns(gbps: &[f64], foreign: f64) -> Vec<Turn> {
+        gbps.iter()
+            .map(|&g| Turn {
+                at: "record".into(),
+                gbps: g,
+                foreign_cpus: Some(foreign),
+            })
+            .collect()
+    }
+
+    /// Issue 29: a 2-vCPU Zen 4 guest's two-thread DRAM read in six rounds
+    /// a minute apart, with no foreign load inside the guest.
+    #[test]
+    fn a_dram_read_that_moves_more_than_the_load_explains_was_contended() {
+        let issue = [32.1, 35.7, 34.5, 34.0, 34.1, 58.5];
+        let r = Repeats::of(turns(&issue, 0.0), 2, 2);
+        assert!(r.contended);
+        assert_eq!(r.range(), (32.1, 58.5));
+        match r.warning() {
+            Some(Warning::MemoryContended {
+                low_gbps,
+                high_gbps,
+                turns,
+            }) => assert_eq!((low_gbps, high_gbps, turns), (32.1, 58.5, 6)),
+            other => panic!("{other:?}"),
+        }
+        // The plateau's own spread is not contention.
+        let quiet = Repeats::of(turns(&issue[..5], 0.0), 2, 2);
+        assert!(!quiet.contended && quiet.warning().is_none());
+        // A drop the guest's own load explains is not contention: 1.9
+        // CPUs of other work beside two threads on two cpus can slow
+        // them 3.8×.
+        assert!(!Repeats::of(turns(&issue, 1.9), 2, 2).contended);
+        // One turn says nothing.
+        assert!(!Repeats::of(turns(&[58.5], 0.0), 1, 2).contended);
     }
 }

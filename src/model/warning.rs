@@ -28,6 +28,19 @@ pub mod limits {
     pub const CLOCK_MAX_HZ: f64 = 6.5e9;
     /// Below 0.2 GHz the probe was starved (a stopped or throttled vCPU).
     pub const CLOCK_MIN_HZ: f64 = 0.2e9;
+    /// A thread off its cpu for more than this fraction of a timed
+    /// interval was descheduled in it, even where no context switch was
+    /// counted (a hypervisor stealing the vCPU: Linux guests with
+    /// paravirtual steal time leave stolen time out of the thread's CPU
+    /// clock). Less than this moves a sample by less than the 1 % a best
+    /// jitters by on a quiet machine.
+    pub const DESCHEDULED: f64 = 0.01;
+    /// The same DRAM case more than 15 % apart between two moments of a
+    /// run is not the plateau's own spread (a 2-vCPU Zen 4 guest's DRAM
+    /// read moved by 5-9 % between sizes of one sweep) but the memory
+    /// itself: other guests on the host took its controllers (six rounds
+    /// a minute apart read 32.1-35.7 and once 58.5 GB/s).
+    pub const MEMORY_MOVED: f64 = 0.15;
     /// A measured cache boundary more than 2× from CPUID's is not noise or
     /// a quarter-octave grid: the process does not see the cache CPUID
     /// describes (a VM told the host socket's L3), so regimes follow the
@@ -55,6 +68,18 @@ pub enum Warning {
     ForeignLoad { cpus: f64 },
     /// The hypervisor stole time while measuring.
     Steal { cpus: f64 },
+    /// Every sample kept was taken while a worker was descheduled (another
+    /// task or the hypervisor had its cpu), after `retaken` more were
+    /// taken in vain: the figure is a time share of the cpu.
+    Descheduled { samples: u32, retaken: u32 },
+    /// The same case moved between `low_gbps` and `high_gbps` over `turns`
+    /// measurements at different moments, by more than the machine's own
+    /// load explains: the memory was contended from outside.
+    MemoryContended {
+        low_gbps: f64,
+        high_gbps: f64,
+        turns: u32,
+    },
     /// Running under a hypervisor: caches and DRAM may be shared.
     VirtualMachine { hypervisor: String },
     /// The add chain and the imul chain give clocks more than 3 % apart;
@@ -123,6 +148,12 @@ impl Warning {
             }
             Warning::ForeignLoad { .. } => "stop other work on this machine and run again",
             Warning::Steal { .. } => "the host is oversubscribed; compare `best` only",
+            Warning::MemoryContended { .. } => {
+                "another guest on the host shares the memory controllers; the figure is this moment's: compare the range, or measure again at a quieter time"
+            }
+            Warning::Descheduled { .. } => {
+                "the machine is busy: stop other work (or leave the measuring cpus to bwscope) and run again"
+            }
             Warning::VirtualMachine { .. } => {
                 "caches, DRAM and clocks may be shared with other guests; compare runs side by side"
             }
@@ -178,6 +209,19 @@ impl fmt::Display for Warning {
                 write!(f, "other processes used {:.2} CPUs while measuring", cpus)
             }
             Warning::Steal { cpus } => write!(f, "hypervisor stole {:.2} CPUs", cpus),
+            Warning::MemoryContended {
+                low_gbps,
+                high_gbps,
+                turns,
+            } => write!(
+                f,
+                "the memory was contended from outside: {turns} measurements at different moments read {low_gbps:.1} to {high_gbps:.1} GB/s, more apart than this machine's own load explains"
+            ),
+            Warning::Descheduled { samples, retaken } => write!(
+                f,
+                "no clean sample in {} tries: the {samples} kept were taken while a worker was descheduled",
+                samples + retaken
+            ),
             Warning::VirtualMachine { hypervisor } => {
                 write!(f, "running in a virtual machine ({})", hypervisor)
             }

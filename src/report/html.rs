@@ -66,6 +66,8 @@ figure.chart figcaption{color:var(--muted);font-size:13px;margin-top:4px}
 .tablewrap{overflow-x:auto;max-height:70vh;overflow-y:auto;border:1px solid var(--line);border-radius:6px}
 table{border-collapse:collapse;font-size:13px;width:100%}
 th,td{padding:4px 8px;border-bottom:1px solid var(--line);white-space:nowrap}
+td.k{white-space:normal}
+td.notes{white-space:normal;min-width:12em}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 th{background:var(--band);position:sticky;top:0;text-align:left;cursor:pointer;user-select:none}
 th.sorted-asc::after{content:" ▲"}th.sorted-desc::after{content:" ▼"}
@@ -90,6 +92,7 @@ rows.sort(function(r1,r2){var c=cmp(key(r1.cells[i]),key(r2.cells[i]));return as
 var f=document.createDocumentFragment();rows.forEach(function(r){f.appendChild(r);});tb.appendChild(f);}
 document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){sortBy(th);});});
 document.body.setAttribute('data-charts',String(document.querySelectorAll('figure.chart svg').length));
+var rt=document.querySelector('#records table');if(rt){document.body.setAttribute('data-records-fit',rt.offsetWidth+' '+rt.parentNode.clientWidth);}
 if(location.hash==='#selftest'){
  var t=document.querySelector('table.sortable'),out='no table';
  if(t){var th=null;t.querySelectorAll('th').forEach(function(h){if(h.getAttribute('data-k')==='best')th=h;});
@@ -144,7 +147,14 @@ fn records_table(recs: &[&Record]) -> String {
             Status::Error => "error",
         };
         let _ = write!(s, "<tr class={status}>");
-        s.push_str(&text_cell(&r.kernel));
+        // A kernel name may break after an underscore, the warnings
+        // between words: the table fits its container (issue 29: at
+        // 1280 px its warnings column was cut).
+        let _ = write!(
+            s,
+            "<td class=k>{}</td>",
+            esc(&r.kernel).replace('_', "_<wbr>")
+        );
         s.push_str(&text_cell(&r.op));
         s.push_str(&text_cell(r.pattern.as_deref().unwrap_or("")));
         match r.size_bytes {
@@ -174,7 +184,7 @@ fn records_table(recs: &[&Record]) -> String {
         if let Some(reason) = &r.reason {
             notes.insert(0, reason.clone());
         }
-        s.push_str(&text_cell(&notes.join("; ")));
+        let _ = write!(s, "<td class=notes>{}</td>", esc(&notes.join("; ")));
         s.push_str("</tr>\n");
     }
     s.push_str("</tbody></table></div>\n");

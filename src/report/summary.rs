@@ -166,11 +166,22 @@ pub fn headline(run: &Run) -> Vec<String> {
                         gbps(l)
                     ));
                 }
+                s.push_str(&moments(r));
                 if let Some((a, t)) = all_cores(run, "read") {
                     s.push_str(&format!(", {} with {} threads", gbps(a), t.threads));
                     if let Some(p) = t.percent_of_limit {
                         s.push_str(&format!(" = {p:.0} %"));
                     }
+                    s.push_str(&moments(t));
+                }
+                if [Some(r), all_cores(run, "read").map(|a| a.1)]
+                    .iter()
+                    .flatten()
+                    .any(|r| r.repeats.as_ref().is_some_and(|x| x.contended))
+                {
+                    s.push_str(
+                        "; the memory was contended from outside (other guests on the host): these are this moment's figures",
+                    );
                 }
             }
             _ => s.push_str(&share(r).unwrap_or_default()),
@@ -211,6 +222,21 @@ pub fn headline(run: &Run) -> Vec<String> {
     parts
 }
 
+/// " (32.1–58.5 GB/s over 3 measurements)" for a record measured at
+/// several moments of the run; empty for one measured once.
+fn moments(r: &Record) -> String {
+    let Some(rep) = r.repeats.as_ref().filter(|x| x.turns.len() > 1) else {
+        return String::new();
+    };
+    let (lo, hi) = rep.range();
+    format!(
+        " ({}–{} over {} measurements)",
+        gbps(lo).trim_end_matches(" GB/s"),
+        gbps(hi),
+        rep.turns.len()
+    )
+}
+
 fn gbps(g: f64) -> String {
     if g >= 100.0 {
         format!("{g:.0} GB/s")
@@ -230,7 +256,12 @@ pub fn warning_lines(run: &Run) -> Vec<String> {
     out.extend(super::run_state(run));
     let measured = ok(run).count();
     let count = |f: &dyn Fn(&Warning) -> bool| ok(run).filter(|r| r.warnings.iter().any(f)).count();
-    let noisy_load = count(&|w| matches!(w, Warning::ForeignLoad { .. } | Warning::Steal { .. }));
+    let noisy_load = count(&|w| {
+        matches!(
+            w,
+            Warning::ForeignLoad { .. } | Warning::Steal { .. } | Warning::Descheduled { .. }
+        )
+    });
     let spread = count(&|w| matches!(w, Warning::HighCv { .. } | Warning::BestMedianSpread { .. }));
     let above = count(&|w| matches!(w, Warning::AboveCeiling { .. }));
     if noisy_load > 0 {
@@ -421,6 +452,38 @@ mod tests {
                 ..LatencyDetail::default()
             })
         }
+    }
+
+    /// Issue 29, item 7: the DRAM read measured at several moments shows
+    /// its range, and says plainly when the memory was contended from
+    /// outside.
+    #[test]
+    fn the_dram_headline_says_its_range_and_when_memory_was_contended() {
+        use crate::model::{Repeats, Turn};
+        let mut run = guest();
+        let mut r = read(&run, 1 << 30, 34.2);
+        let turns = |gbps: &[f64]| {
+            gbps.iter()
+                .map(|&g| Turn {
+                    at: "again".into(),
+                    gbps: g,
+                    foreign_cpus: Some(0.0),
+                })
+                .collect()
+        };
+        r.repeats = Some(Repeats::of(turns(&[34.2, 32.1, 58.5]), 1, 2));
+        run.records.push(r.clone());
+        let h = headline(&run).join(" | ");
+        assert!(
+            h.contains("DRAM read 34.2 GB/s per core (32.1–58.5 GB/s over 3 measurements)"),
+            "{h}"
+        );
+        assert!(h.contains("the memory was contended from outside"), "{h}");
+        // Within the plateau's spread: the range, no claim.
+        run.records[0].repeats = Some(Repeats::of(turns(&[34.2, 33.0]), 1, 2));
+        let h = headline(&run).join(" | ");
+        assert!(h.contains("(33.0–34.2 GB/s over 2 measurements)"), "{h}");
+        assert!(!h.contains("contended"), "{h}");
     }
 
     #[test]

@@ -387,6 +387,8 @@ mod tests {
                 reps: 1,
                 units_per_sample: pass.read,
                 samples: vec![measure::sampler::Timing {
+                    reps: 1,
+                    units: pass.read,
                     seconds: 0.01,
                     skew: 0.0,
                     per_worker: vec![0.01],
@@ -397,6 +399,8 @@ mod tests {
                 cut_short: false,
                 clock_hz: None,
                 verified: false,
+                retaken: None,
+                descheduled: None,
             };
             super::super::record::bandwidth(k, &m, pass, &host, &[0], |b| {
                 crate::model::detail::CacheDetail::from(b).into()

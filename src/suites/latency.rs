@@ -399,7 +399,13 @@ pub fn measure_case(
         size_bytes: Some(ws),
         threads: 1,
         cpus: vec![plan.cpu],
-        regime: host.regime_of(ws, 1, Curve::Latency),
+        // The random chase is what the knee probe measured: its plateaus
+        // place a transition; other views keep the size's regime.
+        regime: if case.view == View::Random {
+            host.chase_regime(ws, lat.map(|s| s.median))
+        } else {
+            host.regime_of(ws, 1, Curve::Latency)
+        },
         bytes_read_per_pass: Some(nodes * 8),
         bytes_written_per_pass: Some(0),
         reps_per_sample: Some(m.reps),
@@ -409,7 +415,7 @@ pub fn measure_case(
             .iter()
             .map(|t| crate::model::Sample {
                 seconds: t.seconds,
-                bytes: hops * 8,
+                bytes: t.units * 8,
             })
             .collect(),
         noise: m.noise,
@@ -420,9 +426,7 @@ pub fn measure_case(
     r.warnings
         .extend(super::record::spread_warnings(lat.as_ref(), false));
     r.warnings.extend(super::record::noise_warnings(&r));
-    if m.cut_short {
-        r.warnings.push(super::record::cut_short(&m));
-    }
+    super::record::sampled(&mut r, &m);
     Ok(Measured {
         record: r,
         hint: Some(m.hint()),

@@ -138,8 +138,6 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
     r.warnings
         .extend(super::record::spread_warnings(r.gbps.as_ref(), true));
     r.warnings.extend(super::record::noise_warnings(&r));
-    if m.cut_short {
-        r.warnings.push(super::record::cut_short(m));
-    }
+    super::record::sampled(&mut r, m);
     r
 }

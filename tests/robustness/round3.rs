@@ -1008,8 +1008,18 @@ fn the_transfer_progress_bar_counts_to_its_total() {
         "--min-sample-ms",
         "5",
     ];
-    if !bwscope().args(args).output().unwrap().status.success() {
-        eprintln!("skipping: no OpenCL device (PoCL) here");
+    // No device: a loader without a platform (wine's ocl-icd) exits 0
+    // with a skipped record, which has no bar to count.
+    let o = bwscope().args(args).args(["--json", "-"]).output().unwrap();
+    let why = match serde_json::from_slice::<serde_json::Value>(&o.stdout) {
+        Ok(run) if o.status.success() => match &run["records"][0] {
+            r if r["status"] == "skipped" => Some(r["reason"].to_string()),
+            _ => None,
+        },
+        _ => Some(format!("exit {:?}: {}", o.status, stderr_of(&o))),
+    };
+    if let Some(why) = why {
+        eprintln!("skipping: no OpenCL device here: {why}");
         return;
     }
     let Some(tty) = super::on_a_terminal(&args) else {
@@ -1027,4 +1037,32 @@ fn the_transfer_progress_bar_counts_to_its_total() {
     for (n, t) in positions {
         assert!(t > 0 && n <= t, "{n}/{t} in {tty}");
     }
+}
+
+#[test]
+fn an_opencl_loader_without_a_platform_draws_no_bar() {
+    // An ICD loader whose vendor folder is empty (a desktop with wine's
+    // ocl-icd and no GPU driver): one skipped record, exit 0, and on a
+    // terminal the reason, never a full bar reading 0/0.
+    let empty = tempfile::tempdir().unwrap();
+    let env = [
+        ("OCL_ICD_VENDORS", empty.path()),
+        ("OPENCL_VENDOR_PATH", empty.path()),
+    ];
+    let args = ["transfer", "--backend", "opencl", "--sizes", "64KiB"];
+    let o = bwscope()
+        .envs(env)
+        .args(args)
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let run: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(run["records"][0]["status"], "skipped", "{run}");
+    let Some(tty) = super::on_a_terminal_with(&env, &args) else {
+        return;
+    };
+    assert!(tty.contains("transfer: skipped"), "{tty}");
+    assert!(!tty.contains("0/0"), "a bar with nothing to count: {tty}");
+    assert!(!tty.contains('\u{2588}'), "a drawn bar: {tty}");
 }

@@ -46,3 +46,47 @@ pub fn self_cpu_ns() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     ns(&ts)
 }
+
+/// The calling thread's CPU time and involuntary context switches
+/// (`os::time::ThreadRun`): always known here.
+pub fn thread_run() -> Option<crate::os::time::ThreadRun> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: out-pointer to a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    // SAFETY: an all-zero rusage is valid; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: out-pointer to a local; RUSAGE_THREAD is Linux's.
+    let ok = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } == 0;
+    Some(crate::os::time::ThreadRun {
+        cpu_ns: ns(&ts),
+        preempted: if ok { ru.ru_nivcsw as u64 } else { 0 },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_thread_that_sleeps_gains_no_cpu_time() {
+        let a = super::thread_run().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let b = super::thread_run().unwrap();
+        // A sleep is voluntary and takes almost no cpu.
+        assert!(b.cpu_ns - a.cpu_ns < 10_000_000, "{a:?} {b:?}");
+        assert!(b.preempted >= a.preempted);
+        // Spinning for 20 ms of wall time takes cpu time, nearly all of
+        // it on a quiet cpu (and never more than the wall time plus the
+        // reads themselves).
+        let a = super::thread_run().unwrap();
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_millis(20) {
+            std::hint::spin_loop();
+        }
+        let wall = t.elapsed().as_nanos() as u64;
+        let b = super::thread_run().unwrap();
+        assert!(b.cpu_ns - a.cpu_ns <= wall + 1_000_000, "{a:?} {b:?}");
+        assert!(b.cpu_ns - a.cpu_ns > 0);
+    }
+}

@@ -599,6 +599,46 @@ fn this_guest_under_load_keeps_l1_and_l2_near_cpuid_and_loses_most_of_l3() {
     }
 }
 
+/// Issue 29: on this guest the chase read 15 ns at 4 MiB, 32 ns at 8 MiB,
+/// 115 at 16 MiB and 135 at 32 MiB; the knee went to 6 MiB and the 8 MiB
+/// point was labelled DRAM although most of its loads hit L3 (the read
+/// curve said L3 ran to 32 MiB). A point between two plateaus is labelled
+/// by where most of its loads are served.
+#[test]
+fn a_chase_between_two_plateaus_is_labelled_by_where_most_loads_are_served() {
+    let mut p = KneeProbe {
+        latency: this_guest(0),
+        ..KneeProbe::default()
+    };
+    for pt in &mut p.latency {
+        match pt.size_bytes {
+            s if s == 8 * M => pt.value = 32.0,
+            s if s == 16 * M => pt.value = 115.0,
+            s if s == 32 * M => pt.value = 135.0,
+            _ => {}
+        }
+    }
+    let mut h = host_with(&[(1, 32 * K), (2, M), (3, 32 * M)]);
+    analyse(&mut p, &h);
+    let l3 = p.knees.iter().find(|k| k.level == Some(3)).unwrap().clone();
+    assert_eq!(l3.end_bytes, 6 * M, "{:?}", p.knees);
+    apply(&mut h, p);
+    // By size alone, 8 MiB is past the 6 MiB knee: DRAM.
+    assert_eq!(h.regime(8 * M, 1, Curve::Latency), "DRAM");
+    // At 32 ns, 17 of the ~125 ns between the plateaus: most loads hit L3.
+    assert_eq!(h.chase_regime(8 * M, Some(32.0)).as_deref(), Some("L3"));
+    // Nearer DRAM's plateau, or more than 2× past the knee: DRAM.
+    assert_eq!(h.chase_regime(8 * M, Some(100.0)).as_deref(), Some("DRAM"));
+    assert_eq!(h.chase_regime(16 * M, Some(115.0)).as_deref(), Some("DRAM"));
+    assert_eq!(h.chase_regime(64 * M, Some(5.0)).as_deref(), Some("DRAM"));
+    // Inside a level, and without a latency: the size's regime.
+    assert_eq!(h.chase_regime(4 * M, Some(15.0)).as_deref(), Some("L3"));
+    assert_eq!(h.chase_regime(8 * M, None).as_deref(), Some("DRAM"));
+    // The same rule at L2's end: past the 768 KiB knee, at L2's latency,
+    // a label never moves down to the level below the size's.
+    assert_eq!(h.chase_regime(512 * K, Some(3.8)).as_deref(), Some("L2"));
+}
+
 /// The read curve against the latency curve: which regime each kind of
 /// record gets.
 mod read_curve;

@@ -26,6 +26,10 @@ pub struct Figure {
     /// The most that load can slow the figure down (≥ 1; see
     /// [`noise_slowdown`]); None without a noise reading.
     pub noise_slowdown: Option<f64>,
+    /// The record behind it moved between measurements at different
+    /// moments by more than its node's load explains
+    /// (`Repeats::contended`): the memory was contended from outside.
+    pub contended: bool,
 }
 
 fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str) -> Figure {
@@ -37,6 +41,7 @@ fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str
         what: what.into(),
         foreign_cpus: None,
         noise_slowdown: None,
+        contended: false,
     }
 }
 
@@ -51,6 +56,7 @@ impl Figure {
         self.noise_slowdown = self
             .foreign_cpus
             .map(|f| noise_slowdown(f, r.threads, run.host.cpus.len()));
+        self.contended = r.repeats.as_ref().is_some_and(|x| x.contended);
         self
     }
 }

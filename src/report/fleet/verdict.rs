@@ -172,14 +172,17 @@ fn check(
         r.map(|r| r.median).filter(|_| outlier),
         bound.filter(|_| below_reference),
     ];
+    // A figure whose memory was contended from outside (it moved between
+    // turns by more than the node's load explains) is not the node's.
     let noisy = (outlier || below_reference)
-        && g.foreign_cpus.is_some_and(|f| f >= NOISY_CPUS)
-        && g.noise_slowdown.is_some_and(|k| {
-            points
-                .iter()
-                .flatten()
-                .all(|&p| within_noise(g.value, p, hib, k))
-        });
+        && (g.contended
+            || g.foreign_cpus.is_some_and(|f| f >= NOISY_CPUS)
+                && g.noise_slowdown.is_some_and(|k| {
+                    points
+                        .iter()
+                        .flatten()
+                        .all(|&p| within_noise(g.value, p, hib, k))
+                }));
     Check {
         metric: g.metric.clone(),
         unit: g.unit.into(),
@@ -193,6 +196,7 @@ fn check(
         foreign_cpus: g.foreign_cpus,
         noise_slowdown: g.noise_slowdown,
         noisy,
+        contended: g.contended,
     }
 }
 
@@ -249,13 +253,20 @@ fn node_state(n: &FleetNode, checks: &[Check]) -> (bool, Option<String>, bool) {
         .iter()
         .filter(|c| c.noisy)
         .map(|c| {
-            format!(
-                "{} {} {} measured while other processes used {:.1} CPUs",
-                c.metric,
-                crate::report::fleet::text::num(c.value),
-                c.unit,
-                c.foreign_cpus.unwrap_or(0.0)
-            )
+            let num = crate::report::fleet::text::num(c.value);
+            if c.contended {
+                format!(
+                    "{} {num} {} moved between measurements by more than this node's load explains (its memory was contended from outside)",
+                    c.metric, c.unit
+                )
+            } else {
+                format!(
+                    "{} {num} {} measured while other processes used {:.1} CPUs",
+                    c.metric,
+                    c.unit,
+                    c.foreign_cpus.unwrap_or(0.0)
+                )
+            }
         })
         .collect();
     if !noisy.is_empty() {

@@ -216,7 +216,19 @@ fn line_charts(
     x: XAxis,
     stat: StatKind,
 ) -> Vec<Chart> {
-    let v = vary(recs);
+    let mut v = vary(recs);
+    if x == XAxis::Threads && v.size {
+        // A size that follows the thread count (the survey splits 256 MiB
+        // over the threads: 256 MiB at 1, 128 MiB each at 2) is one line
+        // over thread counts; the size names series only where one thread
+        // count has several (issue 29: one single-point series per size).
+        v.size = false;
+        let key = |r: &Record| (series_name(r, &v, x), r.threads);
+        v.size = recs.iter().any(|a| {
+            recs.iter()
+                .any(|b| key(a) == key(b) && a.size_bytes != b.size_bytes)
+        });
+    }
     // Split by unit (a suite may mix bandwidth and latency records), then
     // by op when there are too many lines for one picture.
     let mut groups: BTreeMap<(&'static str, String), Vec<&Record>> = BTreeMap::new();
@@ -313,7 +325,7 @@ fn line_charts(
             Vec::new()
         };
         let limits = if x == XAxis::Bytes && unit != "ns" {
-            limit_lines(&rs)
+            limit_lines(run, &rs)
         } else {
             Vec::new()
         };
@@ -333,17 +345,47 @@ fn line_charts(
     out
 }
 
-/// One labelled line per regime the records reach with a known limit: at
-/// the highest limit there (the widest kernel's), spanning that regime's
-/// sizes, named by the ceiling it is.
-pub fn limit_lines(recs: &[&Record]) -> Vec<LimitLine> {
+/// One labelled line per regime the records reach with a known limit,
+/// spanning that regime's sizes, named by the ceiling it is: the regime's
+/// own limit, read from the records well inside it — past twice the level
+/// below, where a record no longer takes that level's higher limit
+/// (`suites::record::limit`) — and from its reads where the chart has
+/// reads (the headline op, as the summary judges it), else the highest
+/// (the widest kernel's). Issue 29: a survey's L2 and L3 lines were drawn
+/// at the 236 GB/s of a copy at the L1 edge, labelled "L1 store ports",
+/// while the summary said L2 was bound by the L2→L1 fill at 118.
+pub fn limit_lines(run: &Run, recs: &[&Record]) -> Vec<LimitLine> {
     let mut out: Vec<LimitLine> = Vec::new();
+    let below = |regime: &str| match regime {
+        "L2" => Some(1),
+        "L3" => Some(2),
+        "DRAM" => run.host.data_caches().map(|c| c.level).max(),
+        _ => None,
+    };
     for regime in ["L1", "L2", "L3", "DRAM"] {
         let here: Vec<&&Record> = recs
             .iter()
             .filter(|r| r.regime.as_deref() == Some(regime) && r.size_bytes.is_some())
             .collect();
-        let top = here
+        let edge = below(regime)
+            .and_then(|l| run.host.cache_size(l, Curve::Bandwidth))
+            .map_or(0, |s| s.saturating_mul(2));
+        let with_limit = |r: &&&Record| r.limit_gbps.is_some() && r.bound_by.is_some();
+        let inside: Vec<&&Record> = here
+            .iter()
+            .copied()
+            .filter(|r| r.size_bytes.is_some_and(|s| s > edge))
+            .filter(with_limit)
+            .collect();
+        // Only records at the edge: theirs is the best there is.
+        let pool = if inside.is_empty() {
+            here.iter().copied().filter(with_limit).collect()
+        } else {
+            inside
+        };
+        let reads: Vec<&&Record> = pool.iter().copied().filter(|r| r.op == "read").collect();
+        let pool = if reads.is_empty() { pool } else { reads };
+        let top = pool
             .iter()
             .filter_map(|r| Some((r.limit_gbps?, r.bound_by?)))
             .max_by(|a, b| a.0.total_cmp(&b.0));

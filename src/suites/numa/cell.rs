@@ -105,8 +105,7 @@ pub(super) fn mix_record(
         gbps: stats::summarize(&rates, true),
         payload_gbps: stats::summarize(&rates, true),
         per_thread_gbps: if cpus.len() > 1 {
-            let reps = m.m.reps;
-            per_worker_best(&m.m, |i| (m.passes[i].0 + m.passes[i].1) * reps)
+            m.m.per_worker_best(|i| m.passes[i].0 + m.passes[i].1, 1e9)
         } else {
             Vec::new()
         },
@@ -125,9 +124,7 @@ pub(super) fn mix_record(
     }));
     r.warnings = spread_warnings(r.gbps.as_ref(), true);
     r.warnings.extend(noise_warnings(&r));
-    if m.m.cut_short {
-        r.warnings.push(cut_short(&m.m));
-    }
+    sampled(&mut r, &m.m);
     r
 }
 
@@ -258,14 +255,12 @@ pub(super) fn latency_record(m: &Measured, host: &Host, cpus: &[u32], ws: u64) -
         size_bytes: Some(ws),
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
-        regime: host.regime_of(ws, 1, Curve::Latency),
+        regime: host.chase_regime(ws, lat.map(|s| s.median)),
         noise: m.noise,
         ..Record::new(detail)
     };
     r.warnings = spread_warnings(lat.as_ref(), false);
     r.warnings.extend(noise_warnings(&r));
-    if m.cut_short {
-        r.warnings.push(cut_short(m));
-    }
+    sampled(&mut r, m);
     r
 }

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::record::{cut_short, noise_warnings, per_worker_best, spread_warnings};
+use super::record::{noise_warnings, sampled, spread_warnings};
 use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::measure::mix::{self, Mix, MixKernels, MixWork};

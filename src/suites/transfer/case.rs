@@ -166,6 +166,9 @@ impl Workload for TransferWork<'_> {
                 // The session's own host-clock span of the batch.
                 end_ns: start_ns + (t.host_s * 1e9) as u64,
                 checksum: 0,
+                // The host thread waits on the device by design: its time
+                // off the cpu says nothing of the copy.
+                on_cpu: None,
             }],
             device_seconds: t.device_s,
         })

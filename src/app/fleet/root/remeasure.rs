@@ -19,9 +19,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::Root;
+use crate::app::again;
 use crate::app::fleet::run::{measure, to_value, Cmd};
 use crate::model::fleet::NodeStatus;
-use crate::model::{Record, Run, Warning};
+use crate::model::{Record, Repeats, Run, Warning};
 use crate::report::fleet::{reference, verdict};
 use crate::report::metric;
 
@@ -131,6 +132,7 @@ impl Root<'_> {
 /// cases the second turn won.
 pub(super) fn keep_better(first: &mut Run, again: Run) -> usize {
     let mut won = 0;
+    let online = first.host.cpus.len();
     for new in again.records {
         let key = new.case_key();
         let Some(old) = first.records.iter_mut().find(|r| r.case_key() == key) else {
@@ -139,6 +141,13 @@ pub(super) fn keep_better(first: &mut Run, again: Run) -> usize {
         let Some((o, n, higher)) = figures(old, &new) else {
             continue;
         };
+        // A DRAM figure that moved between the turns by more than the
+        // node's load explains was contended from outside (issue 29):
+        // both turns stay on the record kept, and its verdict is noisy.
+        let repeats = (old.regime.as_deref() == Some("DRAM")).then(|| {
+            let turns = [again::turn("record", old), again::turn("remeasure", &new)];
+            Repeats::of(turns.into_iter().flatten().collect(), old.threads, online)
+        });
         let better = if higher { n > o } else { n < o };
         if better {
             let mut new = new;
@@ -150,6 +159,10 @@ pub(super) fn keep_better(first: &mut Run, again: Run) -> usize {
             });
             *old = new;
             won += 1;
+        }
+        if let Some(r) = repeats {
+            old.warnings.extend(r.warning());
+            old.repeats = Some(r);
         }
     }
     won
@@ -216,6 +229,36 @@ mod tests {
         c.size_bytes = Some(c.size_bytes.unwrap() * 3);
         assert_eq!(keep_better(&mut first, run_of(vec![c])), 0);
         assert_eq!(first.records.len(), 2);
+    }
+
+    /// Issue 29, item 7: a DRAM figure that moved between the turns by
+    /// more than the node's load explains keeps both turns, contended.
+    #[test]
+    fn a_dram_figure_that_moved_between_turns_keeps_both_contended() {
+        let base: Run =
+            serde_json::from_str(include_str!("../../../../tests/fixtures/cache-quick.json"))
+                .unwrap();
+        let mut a = base
+            .records
+            .iter()
+            .find(|r| r.status == Status::Ok && r.regime.as_deref() == Some("DRAM"))
+            .cloned()
+            .expect("the fixture has a DRAM record");
+        a.gbps = Some(stats(39.0));
+        // Measured quietly both times.
+        a.noise = None;
+        let mut slow = a.clone();
+        slow.gbps = Some(stats(24.0));
+        let mut first = run_of(vec![slow]);
+        assert_eq!(keep_better(&mut first, run_of(vec![a])), 1);
+        let r = &first.records[0];
+        let rep = r.repeats.as_ref().expect("both turns kept");
+        assert_eq!(rep.range(), (24.0, 39.0));
+        assert!(rep.contended);
+        assert!(r
+            .warnings
+            .iter()
+            .any(|w| matches!(w, Warning::MemoryContended { .. })));
     }
 
     #[test]

@@ -164,6 +164,43 @@ fn settings() -> Settings {
     }
 }
 
+/// Issue 29, item 7: a node whose DRAM read moved between its turns by
+/// more than its own load explains had its memory contended from outside
+/// (other guests on the host): UNKNOWN, saying so, not FAIL.
+#[test]
+fn a_node_whose_dram_moved_between_turns_is_unknown_not_failed() {
+    use crate::model::{Repeats, Turn};
+    let gbps = [40.0, 40.8, 39.6, 40.4, 24.0];
+    let mut f = memory_fleet(&gbps, &[0.0; 5]);
+    let turn = |at: &str, gbps: f64| Turn {
+        at: at.into(),
+        gbps,
+        foreign_cpus: Some(0.0),
+    };
+    let rec = &mut f.nodes[4].run.as_mut().unwrap().records[0];
+    // Slow both times: not contended, it fails.
+    rec.repeats = Some(Repeats::of(
+        vec![turn("record", 24.0), turn("remeasure", 24.5)],
+        1,
+        2,
+    ));
+    let v = judge(&f, &settings());
+    assert!(v.nodes[4].drain, "{:?}", v.nodes[4]);
+    // 24 and 39 GB/s at two moments with no load: contended.
+    let rec = &mut f.nodes[4].run.as_mut().unwrap().records[0];
+    rec.repeats = Some(Repeats::of(
+        vec![turn("record", 39.0), turn("remeasure", 24.0)],
+        1,
+        2,
+    ));
+    let v = judge(&f, &settings());
+    let n = &v.nodes[4];
+    assert!(!n.drain && !n.ok, "{n:?}");
+    assert!(n.checks[0].noisy && n.checks[0].contended);
+    let why = n.reason.as_deref().unwrap();
+    assert!(why.contains("contended from outside"), "{why}");
+}
+
 #[test]
 fn a_node_slow_under_heavy_foreign_load_is_unknown_not_failed() {
     let gbps = [40.0, 40.8, 39.6, 40.4, 24.0];
