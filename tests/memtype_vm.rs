@@ -132,7 +132,13 @@ fn device_wc_and_uc_in_a_qemu_guest() {
         (&recs[1], "uncached-minus", "resource2"),
         (&recs[2], "write-combining", "resource2_wc"),
     ] {
-        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(
+            r["status"],
+            "ok",
+            "{}: {}\n{r}",
+            r["memory"]["kind"],
+            r["reason"]
+        );
         assert_eq!(r["extra"]["data_verified"], true);
         assert_eq!(r["extra"]["pat_type"], pat, "{r}");
         assert!(r["extra"]["case_device"].as_str().unwrap().ends_with(file));
@@ -161,7 +167,13 @@ fn device_wc_and_uc_in_a_qemu_guest() {
                 .collect();
             assert_eq!(kinds, ["regular", "device-dumb", "device-fb"]);
             for r in &recs[1..] {
-                assert_eq!(r["status"], "ok", "{r}");
+                assert_eq!(
+                    r["status"],
+                    "ok",
+                    "{}: {}\n{r}",
+                    r["memory"]["kind"],
+                    r["reason"]
+                );
                 assert_eq!(r["extra"]["data_verified"], true);
                 // Neither exposes a physical address: said, not guessed.
                 assert!(r["extra"]["pat_type"].is_null());

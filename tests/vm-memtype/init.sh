@@ -40,6 +40,12 @@ $B memtype --kinds device-uc,device-wc --device-mem $d/resource2 --device-mem $d
 if [ -f /lib/modules/load-order ]; then
   for m in $(cat /lib/modules/load-order); do insmod /lib/modules/$m || echo "BWSCOPE-VM: insmod $m failed"; done
   sleep 1
+  # The framebuffer console draws into /dev/fb0 (its cursor blinks every
+  # 200 ms): a writer beside ours that would make the read-back check fail
+  # whenever a blink lands inside the copy. Unbind it, as a user would.
+  for v in /sys/class/vtconsole/vtcon*; do
+    grep -q "frame buffer" $v/name 2>/dev/null && echo 0 > $v/bind && echo "BWSCOPE-VM: unbound $(cat $v/name)"
+  done
 fi
 if [ -e /dev/dri/card0 ]; then
   echo BWSCOPE-DRM-BEGIN

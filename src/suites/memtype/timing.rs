@@ -131,8 +131,18 @@ pub(super) fn measure(plan: &MemtypePlan, case: &Case, src: &Buffer) -> Outcome 
     // SAFETY: dst holds n initialised bytes (just copied).
     let got = unsafe { std::slice::from_raw_parts(dst as *const u8, n) };
     if let Some(off) = got.iter().zip(src.as_slice()).position(|(a, b)| a != b) {
+        // Device memory can have a second writer: the device itself, or a
+        // framebuffer console drawing its cursor into /dev/fb0.
+        let hint = match &case.target {
+            Target::Device(_) => {
+                "; something else writes this memory while bwscope measures it \
+                 (a framebuffer console draws into it until its vtconsole is \
+                 unbound: write 0 to the vtconsole's bind file as root)"
+            }
+            _ => "",
+        };
         return Outcome::Failed(format!(
-            "{}: read back differs from what was written at byte {}",
+            "{}: read back differs from what was written at byte {}{hint}",
             case.target.label(),
             off
         ));
