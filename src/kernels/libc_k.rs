@@ -19,7 +19,7 @@ use crate::os::crt::{Memcpy, Memset};
 
 kernels! {
     libc_memcpy: Copy 0 Libc, Seq cached, block 1, align 1,
-        "libc memcpy (implementation chosen by libc; may use NT stores above its threshold)",
+        "the C library's memcpy (glibc on Linux, msvcrt on Windows; may use NT stores above its threshold)",
         rust!(|a| {
             let f: Memcpy = std::hint::black_box(crate::os::crt::memcpy());
             for _ in 0..a.reps {
@@ -28,7 +28,7 @@ kernels! {
             0
         });
     libc_memset: Write 0 Libc, Seq cached, block 1, align 1,
-        "libc memset (implementation chosen by libc; may use NT stores above its threshold)",
+        "the C library's memset (glibc on Linux, msvcrt on Windows; may use NT stores above its threshold)",
         rust!(|a| {
             let f: Memset = std::hint::black_box(crate::os::crt::memset());
             for _ in 0..a.reps {
