@@ -133,11 +133,9 @@ fn device_wc_and_uc_in_a_qemu_guest() {
         (&recs[2], "write-combining", "resource2_wc"),
     ] {
         assert_eq!(
-            r["status"],
-            "ok",
+            r["status"], "ok",
             "{}: {}\n{r}",
-            r["memory"]["kind"],
-            r["reason"]
+            r["memory"]["kind"], r["reason"]
         );
         assert_eq!(r["extra"]["data_verified"], true);
         assert_eq!(r["extra"]["pat_type"], pat, "{r}");
@@ -168,11 +166,9 @@ fn device_wc_and_uc_in_a_qemu_guest() {
             assert_eq!(kinds, ["regular", "device-dumb", "device-fb"]);
             for r in &recs[1..] {
                 assert_eq!(
-                    r["status"],
-                    "ok",
+                    r["status"], "ok",
                     "{}: {}\n{r}",
-                    r["memory"]["kind"],
-                    r["reason"]
+                    r["memory"]["kind"], r["reason"]
                 );
                 assert_eq!(r["extra"]["data_verified"], true);
                 // Neither exposes a physical address: said, not guessed.

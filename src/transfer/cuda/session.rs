@@ -283,23 +283,44 @@ impl Session for CuSession<'_> {
         self.run_async(dir, reps, blocker)
     }
 
+    // The verification's own copies go on stream 0 and are waited for: a
+    // synchronous cuMemcpyHtoD from pageable memory returns once the bytes
+    // are staged, before they land (CUDA's "API synchronization behavior"),
+    // and the timed copies run on non-blocking streams that do not wait for
+    // the legacy stream. Without this the destination's pre-fill could land
+    // after a D2D copy and fail its check (seen on an H100: 1 MiB d2d).
     fn write_device(&mut self, i: usize, src: &[u8]) -> Result<(), DriverError> {
-        // SAFETY: device buffer i holds self.bytes ≥ src.len() bytes.
+        let s0 = self.b.streams[0];
+        // SAFETY: device buffer i holds self.bytes ≥ src.len() bytes; src
+        // outlives the copy (the stream is synchronised before returning).
         unsafe {
             ck(
-                "cuMemcpyHtoD_v2",
-                sys::cuMemcpyHtoD_v2(self.dev[i], src.as_ptr() as *const c_void, src.len()),
-            )
+                "cuMemcpyHtoDAsync_v2",
+                sys::cuMemcpyHtoDAsync_v2(
+                    self.dev[i],
+                    src.as_ptr() as *const c_void,
+                    src.len(),
+                    s0,
+                ),
+            )?;
+            ck("cuStreamSynchronize", sys::cuStreamSynchronize(s0))
         }
     }
 
     fn read_device(&mut self, i: usize, dst: &mut [u8]) -> Result<(), DriverError> {
+        let s0 = self.b.streams[0];
         // SAFETY: as above.
         unsafe {
             ck(
-                "cuMemcpyDtoH_v2",
-                sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, self.dev[i], dst.len()),
-            )
+                "cuMemcpyDtoHAsync_v2",
+                sys::cuMemcpyDtoHAsync_v2(
+                    dst.as_mut_ptr() as *mut c_void,
+                    self.dev[i],
+                    dst.len(),
+                    s0,
+                ),
+            )?;
+            ck("cuStreamSynchronize", sys::cuStreamSynchronize(s0))
         }
     }
 
