@@ -17,6 +17,14 @@ set -euo pipefail
 OLD=${1:?usage: compare-builds.sh OLD_BINARY NEW_BINARY}
 NEW=${2:?usage: compare-builds.sh OLD_BINARY NEW_BINARY}
 ROUNDS=${ROUNDS:-3}
+# Both builds and likwid-bench on the same pages: likwid-bench's buffers get
+# transparent huge pages only under THP `always` (MEM= keeps bwscope's default).
+if [ -z "${MEM+x}" ]; then
+  case $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) in
+    *"[always]"*) MEM=thp ;; *) MEM=nohuge ;;
+  esac
+fi
+echo "pages: bwscope --memory ${MEM:-<default>}; THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)"
 CPU=${CPU:-$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')}
 command -v likwid-bench >/dev/null || { echo "needs likwid-bench: apt-get install likwid" >&2; exit 2; }
 LIKWID_TESTS=$(likwid-bench -a 2>/dev/null || true)
@@ -46,7 +54,7 @@ kernel_of() {
 }
 
 bw_best() { # binary kernel size -> best GB/s
-  "$1" cache --kernel "$2" --sizes "${3}B" --cpus "$CPU" --json - 2>/dev/null |
+  "$1" cache --kernel "$2" --sizes "${3}B" --cpus "$CPU" ${MEM:+--memory "$MEM"} --json - 2>/dev/null |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["records"][0]["gbps"]["best"])'
 }
 

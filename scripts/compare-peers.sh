@@ -31,7 +31,8 @@
 # latency, memtype, net, transfer, reports (each its own
 # scripts/compare-peers-<topic>.sh, callable alone).
 #
-# Env: ROUNDS (3), CPU (cpu for single-thread cells; default the last
+# Env: PAGES (matched: bwscope gets the pages the peers get; default:
+# bwscope's own choice, said in each table), ROUNDS (3), CPU (cpu for single-thread cells; default the last
 # allowed cpu, away from cpu 0's interrupts), SECTIONS, CELLS (likwid test
 # names), SIZES (bytes, overrides the cache-derived sizes), OUT (where the
 # Markdown goes; default docs/peers/<row id>.md for a full run, nothing for
@@ -54,6 +55,22 @@ else
   ALL_CELLS="load_sse load_avx load_avx512 store_sse store_avx store_avx512 copy_sse copy_avx copy_avx512
   store_mem_sse store_mem_avx store_mem_avx512 copy_mem_sse copy_mem_avx copy_mem_avx512"
 fi
+# Like for like: the peers (likwid-bench, STREAM, mbw) allocate plain
+# memory, which gets transparent huge pages only under THP `always`; by
+# default bwscope is given the same pages (PAGES=matched), so a ratio
+# compares tools, not page sizes. PAGES=default keeps bwscope's own choice
+# (THP where it can) and says so in every table.
+THP_POLICY=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)
+PAGES=${PAGES:-matched}
+case $PAGES in
+  matched)
+    if [ "$THP_POLICY" = always ]; then BW_MEM=thp; PAGES_SAID="both THP (policy always)"
+    else BW_MEM=nohuge; PAGES_SAID="both 4 KiB pages (bwscope --memory nohuge; THP policy ${THP_POLICY:-unknown}, so the peers get none)"; fi ;;
+  default)
+    BW_MEM=""; PAGES_SAID="bwscope's default (THP where it can), peers plain pages (THP policy ${THP_POLICY:-unknown}): NOT like for like" ;;
+  *) echo "PAGES must be matched or default" >&2; exit 2 ;;
+esac
+export BWSCOPE_PEER_MEMORY=$BW_MEM
 SECTIONS=${SECTIONS:-$ALL_SECTIONS}
 CELLS=${CELLS:-$ALL_CELLS}
 cargo build --release -q
@@ -160,7 +177,7 @@ kernel_for() {
 }
 
 bw_json() { # kernel size(bytes) file -> the run's JSON in file
-  "$BW" cache --kernel "$1" --sizes "${2}B" --cpus "$CPU" --json "$3" >/dev/null 2>&1
+  "$BW" cache --kernel "$1" --sizes "${2}B" --cpus "$CPU" ${BW_MEM:+--memory "$BW_MEM"} --json "$3" >/dev/null 2>&1
 }
 
 field() { # file kernel expr -> value from the first ok record of kernel
@@ -197,6 +214,7 @@ section_machine() {
   echo "| likwid-bench | $(dpkg-query -W -f '${Version}' likwid 2>/dev/null || echo '?') |"
   echo "| rounds | $ROUNDS, alternating bwscope and the peer; best of each |"
   echo "| single-thread cpu | $CPU |"
+  echo "| pages | $PAGES_SAID |"
 }
 
 section_clock() {
@@ -259,7 +277,7 @@ EOF
 }
 
 section_cache() {
-  echo "## Single-thread cells vs likwid-bench (taskset -c $CPU, -w S0:<size>B:1), best of $ROUNDS alternating rounds"
+  echo "## Single-thread cells vs likwid-bench (taskset -c $CPU, -w S0:<size>B:1), best of $ROUNDS alternating rounds; pages: $PAGES_SAID"
   echo
   echo "bwscope's figure per round is its record's best sample (7 samples of >= 10 ms); likwid's is its one"
   echo "figure over ~1 s. The median column is bwscope's median sample, best over the rounds, for comparison."
@@ -301,7 +319,7 @@ section_threads() {
   # likwid's S0 domain, first two hardware threads (physical cores first).
   local cpus
   cpus=$(likwid-pin -p 2>/dev/null | awk '/^Domain S0:/ {getline; gsub(/[ \t]/, ""); print; exit}' | cut -d, -f1,2)
-  echo "## 2-thread DRAM aggregate vs likwid-bench -w S0:1GB:2 (cpus ${cpus:-?}), best of $ROUNDS alternating rounds"
+  echo "## 2-thread DRAM aggregate vs likwid-bench -w S0:1GB:2 (cpus ${cpus:-?}), best of $ROUNDS alternating rounds; pages: $PAGES_SAID"
   echo
   echo "| likwid test | bwscope kernel | bwscope GB/s | likwid GB/s | ratio |"
   echo "|---|---|---|---|---|"
@@ -318,7 +336,7 @@ section_threads() {
     runs_here "$k" && likwid_has "$t" || continue
     local bb=() lk=()
     for i in $(seq "$ROUNDS"); do
-      "$BW" threads --counts 2 --threads 2 ${cpus:+--cpus "$cpus"} --sizes 1GB --kernel "$k" \
+      "$BW" threads --counts 2 --threads 2 ${cpus:+--cpus "$cpus"} --sizes 1GB --kernel "$k" ${BW_MEM:+--memory "$BW_MEM"} \
         --json "$WORK/thr.json" >/dev/null 2>&1 || true
       bb+=("$(python3 -c '
 import json, sys

@@ -137,6 +137,11 @@ if has badinput; then
 fi
 
 if has cores; then
+  # Like for like: STREAM's static arrays get transparent huge pages only
+  # under THP `always`; bwscope is given the same pages (summary.md says which).
+  thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)
+  if [ "$thp" = always ]; then mem=thp; else mem=nohuge; fi
+  echo "bwscope --memory $mem; THP policy ${thp:-unknown} (STREAM's arrays get THP only under always)" > "$DIR/pages.txt"
   log "cores: STREAM build"
   ncpu=$(nproc)
   counts=$(python3 -c "n=$ncpu; print(','.join(str(c) for c in sorted({1,2,4,8,12,16,n}) if c<=n))")
@@ -146,7 +151,7 @@ if has cores; then
   : > "$DIR/stream.txt"
   for round in $(seq "$ROUNDS"); do
     log "cores: round $round: bwscope threads"
-    "$BW" threads --smt --counts "$counts" --placement scatter ${THREADS_FLAGS:-} --json "$DIR/threads-$round.json" \
+    "$BW" threads --smt --counts "$counts" --placement scatter --memory "$mem" ${THREADS_FLAGS:-} --json "$DIR/threads-$round.json" \
       > "$DIR/threads-$round.txt" 2>&1
     log "cores: round $round: STREAM"
     for t in ${counts//,/ }; do

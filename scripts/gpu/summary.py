@@ -280,6 +280,9 @@ threads = [t for t in threads if t]
 if not threads or not os.path.exists(stream_txt):
     p("\nnot run")
 else:
+    pages = os.path.join(D, "pages.txt")
+    p("\npages: " + (open(pages).read().strip() if os.path.exists(pages)
+                      else "not recorded (an older run: bwscope had its default THP pages, STREAM 4 KiB ones)"))
     stream = {}
     t = None
     for line in open(stream_txt):
