@@ -25,6 +25,11 @@
 //!   someone made read-only is not silently replaced.
 //! - [`check_writable`] answers all this before anything is measured,
 //!   without creating or truncating anything.
+//! - A file or folder a live run writes is claimed ([`Claim`]) before
+//!   anything is measured: a second run given the same `--json`, `--csv`
+//!   or `--out` is refused in one line instead of interleaving its files
+//!   with the first's; a default results folder is never shared
+//!   ([`Folder::fresh`]).
 
 use std::fs::{File, Metadata};
 use std::io::Write;
@@ -176,24 +181,7 @@ pub fn check_writable(path: &Path) -> Result<(), UserError> {
 /// A fresh temporary file beside `target`, created exclusively and without
 /// following links, with `mode`. Returns it and its path.
 pub fn create_temp(target: &Path, mode: u32) -> Result<(File, PathBuf), UserError> {
-    let dir = dir_of(target);
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().chars().take(120).collect::<String>())
-        .unwrap_or_default();
-    let mut last = None;
-    for _ in 0..16 {
-        let tmp = dir.join(format!(".{name}.{:016x}.tmp", crate::os::random::u64()));
-        match sys::create_new(&tmp, mode) {
-            Ok(f) => return Ok((f, tmp)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(unwritable(target, e)),
-        }
-    }
-    Err(unwritable(
-        target,
-        format!("no free temporary name in its directory ({last:?})"),
-    ))
+    sys::create_temp_beside(target, mode).map_err(|e| unwritable(target, e))
 }
 
 /// A file that replaces `target` when [`Replacement::commit`] is called;
@@ -356,50 +344,224 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
     r.commit()
 }
 
+/// A file or folder this run writes, held for the run: an exclusive lock
+/// (`flock`; `LockFile` on Windows) on a lock file beside it
+/// (`.NAME.bwscope-lock`; `.bwscope-lock` inside a folder), taken without
+/// waiting. The system drops the lock when the process ends, however it
+/// ends, so a run that was killed never blocks the next; the lock file
+/// is removed when the claim is dropped.
+#[derive(Debug)]
+pub struct Claim {
+    lock: PathBuf,
+    _file: File,
+}
+
+/// How often a claim is retried when the lock file was replaced between
+/// its open and its lock (another run releasing it meanwhile).
+const CLAIM_TRIES: usize = 8;
+
+impl Claim {
+    /// Claim the output `path` (after a trusted link); nothing to claim
+    /// for stdout, a descriptor or a special file.
+    pub fn output(path: &Path) -> Result<Option<Claim>, UserError> {
+        if is_stdout(&path.to_string_lossy()) || is_special(path) {
+            return Ok(None);
+        }
+        let target = resolve(path)?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let lock = dir_of(&target).join(format!(".{name}.bwscope-lock"));
+        Claim::take(&lock, path).map(Some)
+    }
+
+    /// Claim the folder `dir`.
+    pub fn folder(dir: &Path) -> Result<Claim, UserError> {
+        Claim::take(&dir.join(".bwscope-lock"), dir)
+    }
+
+    fn take(lock: &Path, what: &Path) -> Result<Claim, UserError> {
+        for _ in 0..CLAIM_TRIES {
+            let file = match sys::create_new(lock, 0o600) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    match sys::open_for_input(lock, false) {
+                        Ok(f) => f,
+                        // Removed since: take it afresh.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(unwritable(what, claim_error(lock, e))),
+                    }
+                }
+                Err(e) => return Err(unwritable(what, claim_error(lock, e))),
+            };
+            if !file.metadata().is_ok_and(|m| m.is_file()) {
+                return Err(unwritable(
+                    what,
+                    format!(
+                        "its lock file {} is not a regular file: someone else put it there; remove it",
+                        lock.display()
+                    ),
+                ));
+            }
+            if !sys::try_lock(&file).map_err(|e| unwritable(what, claim_error(lock, e)))? {
+                let owner = sys::facts(&file)
+                    .ok()
+                    .filter(|f| !f.owner.is_me)
+                    .map_or(String::new(), |f| format!(" of {}", f.owner.name));
+                return Err(unwritable(
+                    what,
+                    format!(
+                        "another bwscope run{owner} is writing it now (it holds {}); wait for it to end, or give another path",
+                        lock.display()
+                    ),
+                ));
+            }
+            // The one at the name now, not one its last holder removed
+            // between our open and our lock.
+            if sys::is_file_at(&file, lock) == Some(true) {
+                return Ok(Claim {
+                    lock: lock.to_path_buf(),
+                    _file: file,
+                });
+            }
+        }
+        Err(unwritable(
+            what,
+            format!(
+                "its lock file {} kept changing: other runs are writing it",
+                lock.display()
+            ),
+        ))
+    }
+
+    /// Remove the lock file (the lock itself lasts until the claim is
+    /// dropped): a folder with nothing else in it is then empty.
+    fn release(&self) {
+        let _ = std::fs::remove_file(&self.lock);
+    }
+}
+
+fn claim_error(lock: &Path, e: std::io::Error) -> String {
+    if sys::is_link_refused(&e) {
+        return format!(
+            "cannot take its lock file {}: it is a symbolic link, which bwscope never makes there (someone else put it there); remove it",
+            lock.display()
+        );
+    }
+    format!("cannot take its lock file {}: {e}", lock.display())
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        // Removed while still locked: a run that opened it meanwhile finds
+        // another file at the name once it has the lock, and tries again.
+        self.release();
+    }
+}
+
 /// A results folder (`--out DIR`): made and probed before anything is
-/// measured, so an unwritable path fails at once; removed again, with the
-/// parents made for it, when the run ends with nothing to put in it.
+/// measured, so an unwritable path fails at once; claimed for the run;
+/// removed again, with the parents made for it, when the run ends with
+/// nothing to put in it.
 #[derive(Debug, Clone)]
 pub struct Folder {
     pub path: PathBuf,
     /// The folders this run made, outermost first.
     made: Vec<PathBuf>,
+    claim: Option<std::sync::Arc<Claim>>,
 }
 
 impl Folder {
     /// Make `path` (and its parents), and create and remove one file in it;
     /// `flag` names the option in errors.
     pub fn prepare(path: &Path, flag: &str) -> Result<Folder, UserError> {
-        let made: Vec<PathBuf> = path
-            .ancestors()
-            .filter(|a| !a.as_os_str().is_empty() && !a.exists())
-            .map(Path::to_path_buf)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let made = missing_ancestors(path);
         std::fs::create_dir_all(path).map_err(|e| unwritable(path, format!("{e} ({flag})")))?;
+        Folder::probed(path.to_path_buf(), made, flag)
+    }
+
+    /// A folder of its own for this run: `base` if nobody has made it yet,
+    /// else `base-2`, `base-3`, …, each made exclusively (`mkdir`), so two
+    /// runs started in the same second never share one.
+    pub fn fresh(base: &Path, flag: &str) -> Result<Folder, UserError> {
+        let parent = dir_of(base);
+        let mut made = missing_ancestors(&parent);
+        std::fs::create_dir_all(&parent)
+            .map_err(|e| unwritable(&parent, format!("{e} ({flag})")))?;
+        let name = base.file_name().unwrap_or_default().to_string_lossy();
+        for n in 1..=1000 {
+            let path = match n {
+                1 => base.to_path_buf(),
+                _ => parent.join(format!("{name}-{n}")),
+            };
+            match std::fs::create_dir(&path) {
+                Ok(()) => {
+                    made.push(path.clone());
+                    return Folder::probed(path, made, flag);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(unwritable(&path, format!("{e} ({flag})"))),
+            }
+        }
+        Err(unwritable(
+            base,
+            format!("1000 folders of that name exist already ({flag}): give one with {flag}"),
+        ))
+    }
+
+    /// Probe the folder made at `path` and claim it.
+    fn probed(path: PathBuf, made: Vec<PathBuf>, flag: &str) -> Result<Folder, UserError> {
+        let mut folder = Folder {
+            path,
+            made,
+            claim: None,
+        };
+        let path = &folder.path;
         // A fresh random name, created O_EXCL|O_NOFOLLOW: a fixed one
         // could be a link planted in a shared folder, and writing it would
         // truncate the link's target.
-        let (_, probe) = create_temp(&path.join(".bwscope-write-test"), 0o600)
-            .map_err(|e| unwritable(path, format!("{e} ({flag})")))?;
-        let _ = std::fs::remove_file(probe);
-        Ok(Folder {
-            path: path.to_path_buf(),
-            made,
-        })
+        let claimed = create_temp(&path.join(".bwscope-write-test"), 0o600)
+            .map_err(|e| unwritable(path, format!("{e} ({flag})")))
+            .and_then(|(_, probe)| {
+                let _ = std::fs::remove_file(probe);
+                Claim::folder(path)
+            });
+        match claimed {
+            Ok(c) => {
+                folder.claim = Some(std::sync::Arc::new(c));
+                Ok(folder)
+            }
+            Err(e) => {
+                folder.remove_if_empty();
+                Err(e)
+            }
+        }
     }
 
     /// Remove the folders this run made, innermost first, as long as they
     /// are empty (a folder with anything in it stays).
     pub fn remove_if_empty(&self) {
+        if let Some(c) = &self.claim {
+            c.release();
+        }
         for d in self.made.iter().rev() {
             if std::fs::remove_dir(d).is_err() {
                 break;
             }
         }
     }
+}
+
+/// The folders `path` needs that do not exist, outermost first.
+fn missing_ancestors(path: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = path
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    v.reverse();
+    v
 }
 
 /// A [`Folder`] removed when this is dropped, if the run put nothing in
@@ -430,5 +592,53 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
             abs(&ra) == abs(&rb)
         }
         _ => false,
+    }
+}
+
+/// Is the output `path` (after a trusted link) the file stdin reads (a
+/// shell's `< path`)? A device such as /dev/null never is.
+pub fn is_stdin(path: &Path) -> bool {
+    let target = resolve(path).unwrap_or(path.to_path_buf());
+    sys::stdin_is(&target).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_or_file_is_claimed_by_one_run_at_a_time() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let first = Folder::prepare(&out, "--out").unwrap();
+        let e = Folder::prepare(&out, "--out").unwrap_err().to_string();
+        assert!(e.contains("another bwscope run is writing it now"), "{e}");
+        // A run that wrote nothing leaves no folder (its lock file is not
+        // "something in it").
+        first.remove_if_empty();
+        assert!(!out.exists(), "a folder the run made and left empty");
+        drop(first);
+        // Released when the run ends, lock file and all.
+        let again = Folder::prepare(&out, "--out").unwrap();
+        std::fs::write(out.join("run.json"), "{}").unwrap();
+        drop(again);
+        assert!(!out.join(".bwscope-lock").exists());
+        assert!(Folder::prepare(&out, "--out").is_ok());
+        // A default folder taken (by a run started the same second) gets
+        // a suffix; the one taken is left alone.
+        let base = d.path().join("results").join("2026-11-26T10-00-00Z");
+        std::fs::create_dir_all(&base).unwrap();
+        let f = Folder::fresh(&base, "--out").unwrap();
+        assert_eq!(f.path, base.with_file_name("2026-11-26T10-00-00Z-2"));
+        let g = Folder::fresh(&base, "--out").unwrap();
+        assert_eq!(g.path, base.with_file_name("2026-11-26T10-00-00Z-3"));
+        // Files.
+        let p = d.path().join("run.json");
+        let c = Claim::output(&p).unwrap().unwrap();
+        let e = Claim::output(&p).unwrap_err().to_string();
+        assert!(e.contains("another bwscope run"), "{e}");
+        drop(c);
+        assert!(Claim::output(&p).unwrap().is_some());
+        assert!(Claim::output(Path::new("-")).unwrap().is_none());
     }
 }
