@@ -38,6 +38,9 @@ use std::path::{Path, PathBuf};
 use crate::error::UserError;
 use crate::os::fs as sys;
 
+mod claim;
+pub use claim::Claim;
+
 fn unwritable(path: &Path, detail: impl std::fmt::Display) -> UserError {
     UserError::Unwritable {
         path: path.display().to_string(),
@@ -344,122 +347,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
     r.commit()
 }
 
-/// A file or folder this run writes, held for the run: an exclusive lock
-/// (`flock`; `LockFile` on Windows) on a lock file beside it
-/// (`.NAME.bwscope-lock`; `.bwscope-lock` inside a folder), taken without
-/// waiting. The system drops the lock when the process ends, however it
-/// ends, so a run that was killed never blocks the next; the lock file
-/// is removed when the claim is dropped.
-#[derive(Debug)]
-pub struct Claim {
-    lock: PathBuf,
-    _file: File,
-}
-
-/// How often a claim is retried when the lock file was replaced between
-/// its open and its lock (another run releasing it meanwhile).
-const CLAIM_TRIES: usize = 8;
-
-impl Claim {
-    /// Claim the output `path` (after a trusted link); nothing to claim
-    /// for stdout, a descriptor or a special file.
-    pub fn output(path: &Path) -> Result<Option<Claim>, UserError> {
-        if is_stdout(&path.to_string_lossy()) || is_special(path) {
-            return Ok(None);
-        }
-        let target = resolve(path)?;
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let lock = dir_of(&target).join(format!(".{name}.bwscope-lock"));
-        Claim::take(&lock, path).map(Some)
-    }
-
-    /// Claim the folder `dir`.
-    pub fn folder(dir: &Path) -> Result<Claim, UserError> {
-        Claim::take(&dir.join(".bwscope-lock"), dir)
-    }
-
-    fn take(lock: &Path, what: &Path) -> Result<Claim, UserError> {
-        for _ in 0..CLAIM_TRIES {
-            let file = match sys::create_new(lock, 0o600) {
-                Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    match sys::open_for_input(lock, false) {
-                        Ok(f) => f,
-                        // Removed since: take it afresh.
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                        Err(e) => return Err(unwritable(what, claim_error(lock, e))),
-                    }
-                }
-                Err(e) => return Err(unwritable(what, claim_error(lock, e))),
-            };
-            if !file.metadata().is_ok_and(|m| m.is_file()) {
-                return Err(unwritable(
-                    what,
-                    format!(
-                        "its lock file {} is not a regular file: someone else put it there; remove it",
-                        lock.display()
-                    ),
-                ));
-            }
-            if !sys::try_lock(&file).map_err(|e| unwritable(what, claim_error(lock, e)))? {
-                let owner = sys::facts(&file)
-                    .ok()
-                    .filter(|f| !f.owner.is_me)
-                    .map_or(String::new(), |f| format!(" of {}", f.owner.name));
-                return Err(unwritable(
-                    what,
-                    format!(
-                        "another bwscope run{owner} is writing it now (it holds {}); wait for it to end, or give another path",
-                        lock.display()
-                    ),
-                ));
-            }
-            // The one at the name now, not one its last holder removed
-            // between our open and our lock.
-            if sys::is_file_at(&file, lock) == Some(true) {
-                return Ok(Claim {
-                    lock: lock.to_path_buf(),
-                    _file: file,
-                });
-            }
-        }
-        Err(unwritable(
-            what,
-            format!(
-                "its lock file {} kept changing: other runs are writing it",
-                lock.display()
-            ),
-        ))
-    }
-
-    /// Remove the lock file (the lock itself lasts until the claim is
-    /// dropped): a folder with nothing else in it is then empty.
-    fn release(&self) {
-        let _ = std::fs::remove_file(&self.lock);
-    }
-}
-
-fn claim_error(lock: &Path, e: std::io::Error) -> String {
-    if sys::is_link_refused(&e) {
-        return format!(
-            "cannot take its lock file {}: it is a symbolic link, which bwscope never makes there (someone else put it there); remove it",
-            lock.display()
-        );
-    }
-    format!("cannot take its lock file {}: {e}", lock.display())
-}
-
-impl Drop for Claim {
-    fn drop(&mut self) {
-        // Removed while still locked: a run that opened it meanwhile finds
-        // another file at the name once it has the lock, and tries again.
-        self.release();
-    }
-}
-
 /// A results folder (`--out DIR`): made and probed before anything is
 /// measured, so an unwritable path fails at once; claimed for the run;
 /// removed again, with the parents made for it, when the run ends with
@@ -476,6 +363,7 @@ impl Folder {
     /// Make `path` (and its parents), and create and remove one file in it;
     /// `flag` names the option in errors.
     pub fn prepare(path: &Path, flag: &str) -> Result<Folder, UserError> {
+        no_planted_link(path, flag)?;
         let made = missing_ancestors(path);
         std::fs::create_dir_all(path).map_err(|e| unwritable(path, format!("{e} ({flag})")))?;
         Folder::probed(path.to_path_buf(), made, flag)
@@ -486,6 +374,7 @@ impl Folder {
     /// runs started in the same second never share one.
     pub fn fresh(base: &Path, flag: &str) -> Result<Folder, UserError> {
         let parent = dir_of(base);
+        no_planted_link(&parent, flag)?;
         let mut made = missing_ancestors(&parent);
         std::fs::create_dir_all(&parent)
             .map_err(|e| unwritable(&parent, format!("{e} ({flag})")))?;
@@ -551,6 +440,38 @@ impl Folder {
             }
         }
     }
+}
+
+/// Refuse a folder path through a link another user planted in a shared
+/// sticky folder (`/tmp`, a scratch): the `fs.protected_symlinks` rule,
+/// which a system with the setting off (some containers and guests) does
+/// not apply, for each part of the path that exists. Without it, another
+/// user's `bwscope-results -> /etc` in a shared working folder would have
+/// a root survey make its folder and files where the link points.
+fn no_planted_link(path: &Path, flag: &str) -> Result<(), UserError> {
+    for part in path.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        let Ok(m) = std::fs::symlink_metadata(part) else {
+            continue;
+        };
+        if !m.file_type().is_symlink() {
+            continue;
+        }
+        let dir = dir_of(part);
+        if let Some(owner) = std::fs::metadata(&dir)
+            .ok()
+            .and_then(|d| sys::untrusted_link(&m, &d))
+        {
+            return Err(unwritable(
+                path,
+                format!(
+                    "{} is a symlink owned by {owner} in the shared directory {}; bwscope does not follow it (fs.protected_symlinks rule) ({flag})",
+                    part.display(),
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The folders `path` needs that do not exist, outermost first.
