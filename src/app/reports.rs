@@ -52,7 +52,10 @@ fn not_the_input(out: &str, input: &str) -> Result<(), UserError> {
     if same {
         return Err(UserError::flag(
             "--output",
-            format!("{out} is the file being read ({input}); writing it would replace the run: give another path, or '-' for stdout"),
+            format!(
+                "{out} is the file being read ({}); writing it would replace the run: give another path, or '-' for stdout",
+                if input == "-" { "stdin" } else { input }
+            ),
         ));
     }
     Ok(())

@@ -68,6 +68,17 @@ pub fn is_stdout(path: &str) -> bool {
     path == "-" || descriptor(Path::new(path)) == Some(1)
 }
 
+/// The owner of the link `m` describes at `path`, and its directory, when
+/// another user planted it in a shared sticky directory (see
+/// [`crate::os::fs::untrusted_link`]).
+fn planted(path: &Path, m: &Metadata) -> Option<(String, PathBuf)> {
+    let dir = dir_of(path);
+    let owner = std::fs::metadata(&dir)
+        .ok()
+        .and_then(|d| sys::untrusted_link(m, &d))?;
+    Some((owner, dir))
+}
+
 /// Where writing `path` really goes: itself, or the file a trusted symlink
 /// points to.
 fn resolve(path: &Path) -> Result<PathBuf, UserError> {
@@ -89,11 +100,7 @@ fn resolve(path: &Path) -> Result<PathBuf, UserError> {
     if !m.file_type().is_symlink() {
         return Ok(path.to_path_buf());
     }
-    let dir = dir_of(path);
-    if let Some(owner) = std::fs::metadata(&dir)
-        .ok()
-        .and_then(|d| sys::untrusted_link(&m, &d))
-    {
+    if let Some((owner, dir)) = planted(path, &m) {
         return Err(unwritable(
             path,
             format!(
@@ -456,11 +463,7 @@ fn no_planted_link(path: &Path, flag: &str) -> Result<(), UserError> {
         if !m.file_type().is_symlink() {
             continue;
         }
-        let dir = dir_of(part);
-        if let Some(owner) = std::fs::metadata(&dir)
-            .ok()
-            .and_then(|d| sys::untrusted_link(&m, &d))
-        {
+        if let Some((owner, dir)) = planted(part, &m) {
             return Err(unwritable(
                 path,
                 format!(

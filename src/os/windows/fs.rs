@@ -462,15 +462,7 @@ fn identity(path: &Path) -> Option<(u32, u64)> {
     if unsafe { GetFileType(h) } == FILE_TYPE_CHAR {
         return None;
     }
-    let mut i: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
-    // SAFETY: a live handle and an out-struct.
-    if unsafe { GetFileInformationByHandle(h, &mut i) } == 0 {
-        return None;
-    }
-    Some((
-        i.dwVolumeSerialNumber,
-        (i.nFileIndexHigh as u64) << 32 | i.nFileIndexLow as u64,
-    ))
+    file_index(h)
 }
 
 /// (volume serial, file index) of an open disk file; None for anything
@@ -480,6 +472,11 @@ fn identity_of(h: HANDLE) -> Option<(u32, u64)> {
     if unsafe { GetFileType(h) } != FILE_TYPE_DISK {
         return None;
     }
+    file_index(h)
+}
+
+/// (volume serial, file index) of the object behind `h`.
+fn file_index(h: HANDLE) -> Option<(u32, u64)> {
     let mut i: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
     // SAFETY: a live handle and an out-struct.
     if unsafe { GetFileInformationByHandle(h, &mut i) } == 0 {
