@@ -413,6 +413,78 @@ for c in --help kernels; do
 done
 cd ..
 
+# ---- round 5 (issue 30): files others plant, read or share ----
+mkdir r5 && cd r5
+# item 1: links planted at the knee store's old temporary names
+mkdir -m 1777 sh
+XDG_CACHE_HOME=sh timeout 120 "$BW" info --probe-knees --no-clock >/dev/null 2>&1
+store=$(ls sh/bwscope/knees-*.json 2>/dev/null | head -1)
+echo "do not touch" > victim; v0=$(sha victim)
+python3 -c 'import os, sys; n = os.getpid() + 1; [os.symlink(sys.argv[2], f"{sys.argv[1]}.{p}") for p in range(n, n + 2000)]' "$store" "$PWD/victim"
+XDG_CACHE_HOME=sh timeout 120 "$BW" info --probe-knees --no-clock >/dev/null 2>&1; rc=$?
+custom "knee store: links at <store>.json.<pid> for the next 2000 pids" "XDG_CACHE_HOME=sh bwscope info --probe-knees" "exit 0, victim untouched, store 0600" "exit $rc, victim $( [ "$(sha victim)" = "$v0" ] && echo untouched || echo OVERWRITTEN), store $(stat -c %a "$store")" $([ $rc = 0 ] && [ "$(sha victim)" = "$v0" ] && [ "$(stat -c %a "$store")" = 600 ] && echo 1 || echo 0)
+rm -f "$store".[0-9]*
+# item 2: a store others may change, or another user's
+ign() { XDG_CACHE_HOME=sh timeout 60 "$BW" "${TINY[@]}" --json - 2>/dev/null | jq -r '[(.warnings[] | select(.kind=="knee_store_ignored") | .reason), (if .host.knees then "USED" else empty end)] | join("; ")'; }
+chmod 666 "$store"; got=$(ign)
+custom "knee store of mode 0666" "XDG_CACHE_HOME=sh bwscope cache … --json -" "not used, knee_store_ignored" "${got:-nothing}" $(grep -q 'others may change it (mode 0666)' <<<"$got" && ! grep -q USED <<<"$got" && echo 1 || echo 0)
+chmod 644 "$store"
+if [ "$(id -u)" = 0 ]; then
+  chown 65534:65534 "$store"; got=$(ign)
+  custom "knee store owned by another user (uid 65534)" "XDG_CACHE_HOME=sh bwscope cache … --json -" "not used, knee_store_ignored" "${got:-nothing}" $(grep -q 'belongs to uid 65534' <<<"$got" && ! grep -q USED <<<"$got" && echo 1 || echo 0)
+  chown 0:0 "$store"
+fi
+# item 4: a FIFO or /dev/zero as the store or the firmware table
+cp "$store" store.bak; rm "$store"; mkfifo "$store"
+err=$(XDG_CACHE_HOME=sh timeout 30 "$BW" info --no-clock 2>&1 >/dev/null); rc=$?
+custom "knee store is a FIFO" "XDG_CACHE_HOME=sh bwscope info" "exit 0 at once, says so" "exit $rc: $(grep -o 'it is not a regular file' <<<"$err" | head -1)" $([ $rc = 0 ] && grep -q 'not a regular file' <<<"$err" && echo 1 || echo 0)
+rm "$store"; ln -s /dev/zero "$store"
+err=$( (ulimit -v 4194304; XDG_CACHE_HOME=sh timeout 30 "$BW" info --no-clock) 2>&1 >/dev/null); rc=$?
+custom "knee store is a link to /dev/zero" "XDG_CACHE_HOME=sh bwscope info (ulimit -v 4 GiB)" "exit 0 at once, says so" "exit $rc: $(grep -o 'it is a symbolic link' <<<"$err" | head -1)" $([ $rc = 0 ] && grep -q 'symbolic link' <<<"$err" && echo 1 || echo 0)
+rm "$store"; cp store.bak "$store"
+mkdir smb; cp ../r4/smb/smbios_entry_point smb/; mkfifo smb/DMI
+for what in FIFO "link to /dev/zero"; do
+  [ "$what" = FIFO ] || { rm smb/DMI; ln -s /dev/zero smb/DMI; }
+  out=$( (ulimit -v 4194304; BWSCOPE_SMBIOS_DIR=smb timeout 30 "$BW" info --no-clock --json -) 2>/dev/null); rc=$?
+  note=$(jq -r '.dram.note' <<<"$out" 2>/dev/null)
+  custom "SMBIOS DMI is a $what" "BWSCOPE_SMBIOS_DIR=smb bwscope info (ulimit -v 4 GiB)" "exit 0 at once, DRAM peak unknown" "exit $rc: $(cut -c1-90 <<<"$note")" $([ $rc = 0 ] && grep -q 'not a regular file' <<<"$note" && echo 1 || echo 0)
+done
+# item 5: report from stdin into the file stdin reads
+cp ../run.json r.json; h=$(sha r.json)
+err=$(timeout 60 "$BW" report - -f md -o r.json < r.json 2>&1 >/dev/null); rc=$?
+custom "report - -o the file stdin reads" "bwscope report - -f md -o r.json < r.json" "exit 2, the run untouched" "exit $rc, $( [ "$(sha r.json)" = "$h" ] && echo untouched || echo CLOBBERED): $(cut -c1-70 <<<"$err")" $([ $rc = 2 ] && [ "$(sha r.json)" = "$h" ] && echo 1 || echo 0)
+# item 6: two runs, one --json; two fleets, one second
+timeout 120 "$BW" cache --kernel seq_read_64_scalar --sizes 16KiB --samples 40 --min-sample-ms 100 --json x.json --csv x.csv >/dev/null 2>&1 & p=$!
+for _ in $(seq 200); do [ -e .x.json.bwscope-lock ] && break; sleep 0.05; done
+err=$(timeout 60 "$BW" "${TINY[@]}" --json x.json --csv y.csv 2>&1 >/dev/null); rc=$?; wait $p; rc1=$?
+custom "two runs given the same --json at once" "bwscope cache … --json x.json (twice)" "the second exits 2, the first 0" "exit $rc then $rc1: $(cut -c1-80 <<<"$err")" $([ $rc = 2 ] && [ $rc1 = 0 ] && [ ! -e y.csv ] && grep -q 'another bwscope run is writing it' <<<"$err" && echo 1 || echo 0)
+fl() { OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 OMPI_MCA_ess_base_jobid=r5f$1 timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 10 >/dev/null 2>&1; }
+fl 1 & fl 2 & fl 3 & wait
+n=$(ls -d bwscope-fleet/*/ | wc -l); j=$(ls bwscope-fleet/*/fleet.json | wc -l)
+custom "three fleets started in the same second" "bwscope fleet & bwscope fleet & bwscope fleet" "three folders, a fleet.json in each" "$n folders, $j fleet.json" $([ "$n" = 3 ] && [ "$j" = 3 ] && echo 1 || echo 0)
+# the hostile hour: what a second user plants beside our files
+echo precious > victim2; ln -s "$PWD/victim2" .h.json.bwscope-lock
+err=$(timeout 60 "$BW" "${TINY[@]}" --json h.json 2>&1 >/dev/null); rc=$?
+custom "a link planted at an output's lock file" "bwscope cache … --json h.json" "exit 2, the link's target untouched" "exit $rc, $(cat victim2): $(grep -o 'it is a symbolic link[^(]*' <<<"$err")" $([ $rc = 2 ] && [ "$(cat victim2)" = precious ] && [ ! -e h.json ] && echo 1 || echo 0)
+rm .h.json.bwscope-lock; mkfifo .h.json.bwscope-lock
+err=$(timeout 30 "$BW" "${TINY[@]}" --json h.json 2>&1 >/dev/null); rc=$?
+custom "a FIFO planted at an output's lock file" "bwscope cache … --json h.json" "exit 2 at once" "exit $rc: $(grep -o 'is not a regular file[^;]*' <<<"$err")" $([ $rc = 2 ] && echo 1 || echo 0)
+rm .h.json.bwscope-lock
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+  mkdir -m 1777 tmp1777
+  setpriv --reuid 65534 --regid 65534 --clear-groups flock tmp1777/.x.json.bwscope-lock sleep 5 & fp=$!
+  for _ in $(seq 100); do [ -e tmp1777/.x.json.bwscope-lock ] && break; sleep 0.05; done
+  err=$(timeout 60 "$BW" "${TINY[@]}" --json tmp1777/x.json 2>&1 >/dev/null); rc=$?; kill $fp 2>/dev/null; wait $fp 2>/dev/null
+  custom "another user holds the lock of /tmp-like x.json" "setpriv --reuid 65534 flock …; bwscope … --json x.json" "exit 2, names the user" "exit $rc: $(grep -o 'another bwscope run of uid 65534' <<<"$err")" $([ $rc = 2 ] && grep -q 'run of uid 65534' <<<"$err" && echo 1 || echo 0)
+  mkdir -p sh2/bwscope; chown 65534:65534 sh2/bwscope
+  err=$(XDG_CACHE_HOME=sh2 timeout 120 "$BW" info --probe-knees --no-clock 2>&1 >/dev/null); rc=$?
+  custom "knee store folder owned by another user" "XDG_CACHE_HOME=sh2 bwscope info --probe-knees" "exit 0, nothing stored there, says why" "exit $rc, $(ls sh2/bwscope | wc -l) files: $(grep -o 'the folder belongs to uid 65534' <<<"$err")" $([ $rc = 0 ] && [ "$(ls sh2/bwscope | wc -l)" = 0 ] && grep -q 'belongs to uid 65534' <<<"$err" && echo 1 || echo 0)
+  mkdir elsewhere; ln -s "$PWD/elsewhere" tmp1777/bwscope-fleet; chown -h 65534:65534 tmp1777/bwscope-fleet
+  err=$(cd tmp1777 && OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 OMPI_MCA_ess_base_jobid=r5l timeout 60 "$BW" fleet --control tcp --suites none --schedule none --timeout 10 2>&1 >/dev/null); rc=$?
+  custom "bwscope-fleet planted as another user's link in a sticky folder" "cd /tmp-like; bwscope fleet" "exit 2, nothing written where it points" "exit $rc, $(ls elsewhere | wc -l) entries there" $([ $rc = 2 ] && [ "$(ls elsewhere | wc -l)" = 0 ] && echo 1 || echo 0)
+fi
+cd ..
+
 if [ "${CARGO_TESTS:-0}" = 1 ]; then
   (cd "$ROOT" && cargo test -q --test robustness --test fuzz >"$T/cargo.log" 2>&1); rc=$?
   [ $rc = 0 ] || tail -30 "$T/cargo.log" >&2

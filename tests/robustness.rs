@@ -986,3 +986,5 @@ mod round3;
 
 #[path = "robustness/round4.rs"]
 mod round4;
+#[path = "robustness/round5.rs"]
+mod round5;

@@ -334,3 +334,68 @@ fn ctrl_break_keeps_the_records_and_exits_143() {
     assert_eq!(run["interrupted"], true);
     assert!(!records(&run).is_empty());
 }
+
+/// Issue 30 on Windows: a report never replaces the file its stdin reads
+/// (the handle's file index against the path's), and a second run given
+/// the same `--json` while the first writes it is refused (`LockFile` on
+/// the lock file beside it) instead of interleaving with it.
+#[test]
+fn stdin_and_outputs_another_run_holds_are_never_overwritten() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run.json");
+    let made = bwscope()
+        .args([
+            "cache",
+            "--kernel",
+            "seq_read_64_scalar",
+            "--sizes",
+            "16KiB",
+        ])
+        .args(["--samples", "2", "--min-sample-ms", "1", "--json"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let before = std::fs::read(&run).unwrap();
+    let out = bwscope()
+        .args(["report", "-", "-f", "md", "-o", "run.json"])
+        .current_dir(d.path())
+        .stdin(std::fs::File::open(&run).unwrap())
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("is the file being read"), "{e}");
+    assert_eq!(std::fs::read(&run).unwrap(), before, "the run was replaced");
+    // Two runs, one --json.
+    let json = d.path().join("x.json");
+    let long = |samples: &str| {
+        let mut c = bwscope();
+        c.args([
+            "cache",
+            "--kernel",
+            "seq_read_64_scalar",
+            "--sizes",
+            "16KiB",
+        ])
+        .args(["--samples", samples, "--min-sample-ms", "100", "--json"])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+        c
+    };
+    let mut first = long("40").spawn().unwrap();
+    let lock = d.path().join(".x.json.bwscope-lock");
+    let t0 = std::time::Instant::now();
+    while !lock.exists() && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(lock.exists(), "the first run took no claim");
+    let second = long("2").output().unwrap();
+    let e = String::from_utf8_lossy(&second.stderr);
+    let done = first.wait().unwrap();
+    assert_eq!(second.status.code(), Some(2), "{e}");
+    assert!(e.contains("another bwscope run is writing it now"), "{e}");
+    assert!(done.success());
+    assert!(!lock.exists(), "the lock file is left behind");
+}

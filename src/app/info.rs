@@ -9,6 +9,9 @@ use crate::report::table;
 
 pub fn info(a: &InfoArgs) -> anyhow::Result<u8> {
     let mut host = crate::platform::detect_host(!a.no_clock);
+    if let Some(w) = crate::platform::knee_store::ignored() {
+        crate::report::emit("", &w);
+    }
     if a.probe_knees {
         let plan = crate::suites::knees::plan(&host)?;
         let stop = crate::os::signal::install();

@@ -41,14 +41,21 @@ fn check_side(flag: &'static str, v: u32) -> Result<(), UserError> {
 /// Refuse an output that is the same file as the input (device and inode,
 /// so `./RUN.json`, a hard link or a symlink count too): the report would
 /// replace the run it was made from.
+/// With `-`, stdin is the input: a shell's `< FILE` redirect makes FILE
+/// the input as surely as naming it.
 fn not_the_input(out: &str, input: &str) -> Result<(), UserError> {
-    if out != "-"
-        && input != "-"
-        && crate::report::outfile::same_file(Path::new(out), Path::new(input))
-    {
+    let same = match (out, input) {
+        ("-", _) => false,
+        (_, "-") => crate::report::outfile::is_stdin(Path::new(out)),
+        _ => crate::report::outfile::same_file(Path::new(out), Path::new(input)),
+    };
+    if same {
         return Err(UserError::flag(
             "--output",
-            format!("{out} is the file being read ({input}); writing it would replace the run: give another path, or '-' for stdout"),
+            format!(
+                "{out} is the file being read ({}); writing it would replace the run: give another path, or '-' for stdout",
+                if input == "-" { "stdin" } else { input }
+            ),
         ));
     }
     Ok(())

@@ -36,12 +36,11 @@ fn prepare_dir(args: &SurveyArgs) -> Result<Option<Folder>, UserError> {
     if args.no_save {
         return Ok(None);
     }
-    let dir = args
-        .out
-        .as_ref()
-        .map(PathBuf::from)
-        .unwrap_or_else(default_dir);
-    Folder::prepare(&dir, "--out").map(Some)
+    match &args.out {
+        Some(d) => Folder::prepare(Path::new(d), "--out").map(Some),
+        // Two surveys started in the same second get a folder each.
+        None => Folder::fresh(&default_dir(), "--out").map(Some),
+    }
 }
 
 pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {

@@ -96,6 +96,10 @@ pub enum Warning {
         cpuid_bytes: u64,
         measured_bytes: u64,
     },
+    /// The knee store found at `path` was not used (`reason`: another
+    /// user owns it, others may change it, it is a link, a FIFO, too
+    /// large, or not a store): the run labels regimes by CPUID's sizes.
+    KneeStoreIgnored { path: String, reason: String },
     /// A free-form warning from a suite, with a hint.
     Other { message: String, hint: String },
 }
@@ -162,6 +166,9 @@ impl Warning {
             }
             Warning::CpuidL3NotVisible { .. } => {
                 "in a VM CPUID often describes the host's whole socket; larger working sets are DRAM to this process and are labelled so; re-measure with `bwscope info --probe-knees`"
+            }
+            Warning::KneeStoreIgnored { .. } => {
+                "remove it and measure again with `bwscope info --probe-knees`, or set XDG_CACHE_HOME to a folder only you can write"
             }
             Warning::Other { hint, .. } => hint,
         }
@@ -239,6 +246,10 @@ impl fmt::Display for Warning {
                 "CPUID says L{level} is {:.1} MiB but this process's reads show it ending at {:.1} MiB",
                 *cpuid_bytes as f64 / (1 << 20) as f64,
                 *measured_bytes as f64 / (1 << 20) as f64
+            ),
+            Warning::KneeStoreIgnored { path, reason } => write!(
+                f,
+                "the stored knee probe {path} was ignored: {reason}; regimes follow CPUID's cache sizes"
             ),
             Warning::Other { message, .. } => f.write_str(message),
         }

@@ -10,13 +10,13 @@
 
 use std::fs::{File, Metadata};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use super::imp::fs::{
     can_write, can_write_dir, copy_identity, create_new, descriptor, descriptor_writable,
-    dup_descriptor, facts, is_device_name, is_link_refused, is_no_reader, make_fifo, me,
-    open_special, owner_at, permissions, same_file, set_permissions, symlink, untrusted_link,
-    wait_writable,
+    dup_descriptor, facts, is_device_name, is_file_at, is_link_refused, is_no_reader, make_fifo,
+    me, open_for_input, open_special, owner_at, permissions, same_file, set_permissions, stdin_is,
+    symlink, try_lock, untrusted_link, wait_writable,
 };
 
 /// Who may touch a file, as its open handle says (so the answer is about
@@ -27,6 +27,29 @@ pub struct Facts {
     /// Others than the owner may read or write it: how, for a message
     /// (`mode 0644`; on Windows the account an access entry names).
     pub others_may_access: Option<String>,
+    /// Others than the owner may change it (a subset of
+    /// `others_may_access`: `mode 0664`; on Windows an entry granting
+    /// write): what a file read but not secret must not allow.
+    pub others_may_write: Option<String>,
+}
+
+impl Facts {
+    /// The rule for files bwscope keeps and reads back (rendezvous notes,
+    /// the knee store): owned by us or root, and nobody else may change
+    /// it. `Err` says why not, for a message.
+    pub fn kept_by_us(&self) -> Result<(), String> {
+        if !self.owner.trusted() {
+            return Err(format!(
+                "it belongs to {}, not to you ({}) or root",
+                self.owner.name,
+                me()
+            ));
+        }
+        match &self.others_may_write {
+            Some(how) => Err(format!("others may change it ({how})")),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Who owns a file.
@@ -97,6 +120,35 @@ pub enum WriteError {
     NoProgress,
     GaveUp,
     Io(std::io::Error),
+}
+
+/// A fresh file beside `target` (`.NAME.RANDOM.tmp` in its folder),
+/// created exclusively and without following a link (a file or link
+/// planted at the name makes the create fail, never redirects it), with
+/// `mode`: what a replacement is written through before its rename.
+/// Returns it and its path.
+pub fn create_temp_beside(target: &Path, mode: u32) -> std::io::Result<(File, PathBuf)> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(120).collect::<String>())
+        .unwrap_or_default();
+    let mut last = None;
+    for _ in 0..16 {
+        let tmp = dir.join(format!(".{name}.{:016x}.tmp", super::random::u64()));
+        match create_new(&tmp, mode) {
+            Ok(f) => return Ok((f, tmp)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("no free temporary name in its directory ({last:?})"),
+    ))
 }
 
 /// Does `path` end in a separator (so names a directory)?

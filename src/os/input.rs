@@ -73,6 +73,21 @@ pub fn read_regular(path: &Path, rules: Rules) -> Result<(Vec<u8>, super::fs::Fa
     Ok((buf, facts))
 }
 
+/// Most bytes [`read_small_text`] reads: a sysfs attribute is one page.
+pub const MAX_SMALL_TEXT: u64 = 64 << 10;
+
+/// The text of a small file (a sysfs attribute, or a fixture tree's copy
+/// of one named by a variable such as `BWSCOPE_SYSFS_PCI_ROOT`), read as
+/// [`read_regular`] reads; None when it cannot be read, is not a regular
+/// file, is larger than [`MAX_SMALL_TEXT`] or is not UTF-8.
+pub fn read_small_text(path: &Path) -> Option<String> {
+    let rules = Rules {
+        max: MAX_SMALL_TEXT,
+        follow: true,
+    };
+    String::from_utf8(read_regular(path, rules).ok()?.0).ok()
+}
+
 /// The bytes with a UTF-8 byte-order mark at the start removed: editors on
 /// some systems write one, and it means nothing to a JSON reader but "not
 /// JSON".

@@ -83,6 +83,13 @@ pub fn read(dir: &Path) -> Dram {
         (Ok(e), Ok(t)) => (e, t),
         (Err(InputError::Io(e)), _) | (_, Err(InputError::Io(e))) => {
             let why = match e.kind() {
+                // The folder missing is the usual case (a VM); a folder
+                // with a file missing, or a link to nothing, names the file.
+                std::io::ErrorKind::NotFound if dir.is_dir() => format!(
+                    "no SMBIOS tables: {} or {} does not exist, or is a link to nothing",
+                    dir.join("smbios_entry_point").display(),
+                    dir.join("DMI").display()
+                ),
                 std::io::ErrorKind::NotFound => format!(
                     "no SMBIOS tables: {} does not exist (a VM without them?)",
                     dir.display()
@@ -325,5 +332,18 @@ mod tests {
         assert!(super::from_raw(&raw[..10])
             .unwrap_err()
             .contains("truncated"));
+    }
+
+    /// A folder without its tables says which, not that the folder is
+    /// missing (a link to nothing in a dump folder read that way).
+    #[test]
+    fn a_missing_table_in_a_folder_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("smbios_entry_point"), b"_SM3_").unwrap();
+        let note = super::read(d.path()).note;
+        assert!(note.contains("DMI"), "{note}");
+        assert!(note.contains("or is a link to nothing"), "{note}");
+        let gone = d.path().join("gone");
+        assert!(super::read(&gone).note.contains("a VM without them"));
     }
 }

@@ -25,6 +25,11 @@
 //!   someone made read-only is not silently replaced.
 //! - [`check_writable`] answers all this before anything is measured,
 //!   without creating or truncating anything.
+//! - A file or folder a live run writes is claimed ([`Claim`]) before
+//!   anything is measured: a second run given the same `--json`, `--csv`
+//!   or `--out` is refused in one line instead of interleaving its files
+//!   with the first's; a default results folder is never shared
+//!   ([`Folder::fresh`]).
 
 use std::fs::{File, Metadata};
 use std::io::Write;
@@ -32,6 +37,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::UserError;
 use crate::os::fs as sys;
+
+mod claim;
+pub use claim::Claim;
 
 fn unwritable(path: &Path, detail: impl std::fmt::Display) -> UserError {
     UserError::Unwritable {
@@ -60,6 +68,17 @@ pub fn is_stdout(path: &str) -> bool {
     path == "-" || descriptor(Path::new(path)) == Some(1)
 }
 
+/// The owner of the link `m` describes at `path`, and its directory, when
+/// another user planted it in a shared sticky directory (see
+/// [`crate::os::fs::untrusted_link`]).
+fn planted(path: &Path, m: &Metadata) -> Option<(String, PathBuf)> {
+    let dir = dir_of(path);
+    let owner = std::fs::metadata(&dir)
+        .ok()
+        .and_then(|d| sys::untrusted_link(m, &d))?;
+    Some((owner, dir))
+}
+
 /// Where writing `path` really goes: itself, or the file a trusted symlink
 /// points to.
 fn resolve(path: &Path) -> Result<PathBuf, UserError> {
@@ -81,11 +100,7 @@ fn resolve(path: &Path) -> Result<PathBuf, UserError> {
     if !m.file_type().is_symlink() {
         return Ok(path.to_path_buf());
     }
-    let dir = dir_of(path);
-    if let Some(owner) = std::fs::metadata(&dir)
-        .ok()
-        .and_then(|d| sys::untrusted_link(&m, &d))
-    {
+    if let Some((owner, dir)) = planted(path, &m) {
         return Err(unwritable(
             path,
             format!(
@@ -176,24 +191,7 @@ pub fn check_writable(path: &Path) -> Result<(), UserError> {
 /// A fresh temporary file beside `target`, created exclusively and without
 /// following links, with `mode`. Returns it and its path.
 pub fn create_temp(target: &Path, mode: u32) -> Result<(File, PathBuf), UserError> {
-    let dir = dir_of(target);
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().chars().take(120).collect::<String>())
-        .unwrap_or_default();
-    let mut last = None;
-    for _ in 0..16 {
-        let tmp = dir.join(format!(".{name}.{:016x}.tmp", crate::os::random::u64()));
-        match sys::create_new(&tmp, mode) {
-            Ok(f) => return Ok((f, tmp)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-            Err(e) => return Err(unwritable(target, e)),
-        }
-    }
-    Err(unwritable(
-        target,
-        format!("no free temporary name in its directory ({last:?})"),
-    ))
+    sys::create_temp_beside(target, mode).map_err(|e| unwritable(target, e))
 }
 
 /// A file that replaces `target` when [`Replacement::commit`] is called;
@@ -357,49 +355,137 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
 }
 
 /// A results folder (`--out DIR`): made and probed before anything is
-/// measured, so an unwritable path fails at once; removed again, with the
-/// parents made for it, when the run ends with nothing to put in it.
+/// measured, so an unwritable path fails at once; claimed for the run;
+/// removed again, with the parents made for it, when the run ends with
+/// nothing to put in it.
 #[derive(Debug, Clone)]
 pub struct Folder {
     pub path: PathBuf,
     /// The folders this run made, outermost first.
     made: Vec<PathBuf>,
+    claim: Option<std::sync::Arc<Claim>>,
 }
 
 impl Folder {
     /// Make `path` (and its parents), and create and remove one file in it;
     /// `flag` names the option in errors.
     pub fn prepare(path: &Path, flag: &str) -> Result<Folder, UserError> {
-        let made: Vec<PathBuf> = path
-            .ancestors()
-            .filter(|a| !a.as_os_str().is_empty() && !a.exists())
-            .map(Path::to_path_buf)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        no_planted_link(path, flag)?;
+        let made = missing_ancestors(path);
         std::fs::create_dir_all(path).map_err(|e| unwritable(path, format!("{e} ({flag})")))?;
+        Folder::probed(path.to_path_buf(), made, flag)
+    }
+
+    /// A folder of its own for this run: `base` if nobody has made it yet,
+    /// else `base-2`, `base-3`, …, each made exclusively (`mkdir`), so two
+    /// runs started in the same second never share one.
+    pub fn fresh(base: &Path, flag: &str) -> Result<Folder, UserError> {
+        let parent = dir_of(base);
+        no_planted_link(&parent, flag)?;
+        let mut made = missing_ancestors(&parent);
+        std::fs::create_dir_all(&parent)
+            .map_err(|e| unwritable(&parent, format!("{e} ({flag})")))?;
+        let name = base.file_name().unwrap_or_default().to_string_lossy();
+        for n in 1..=1000 {
+            let path = match n {
+                1 => base.to_path_buf(),
+                _ => parent.join(format!("{name}-{n}")),
+            };
+            match std::fs::create_dir(&path) {
+                Ok(()) => {
+                    made.push(path.clone());
+                    return Folder::probed(path, made, flag);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(unwritable(&path, format!("{e} ({flag})"))),
+            }
+        }
+        Err(unwritable(
+            base,
+            format!("1000 folders of that name exist already ({flag}): give one with {flag}"),
+        ))
+    }
+
+    /// Probe the folder made at `path` and claim it.
+    fn probed(path: PathBuf, made: Vec<PathBuf>, flag: &str) -> Result<Folder, UserError> {
+        let mut folder = Folder {
+            path,
+            made,
+            claim: None,
+        };
+        let path = &folder.path;
         // A fresh random name, created O_EXCL|O_NOFOLLOW: a fixed one
         // could be a link planted in a shared folder, and writing it would
         // truncate the link's target.
-        let (_, probe) = create_temp(&path.join(".bwscope-write-test"), 0o600)
-            .map_err(|e| unwritable(path, format!("{e} ({flag})")))?;
-        let _ = std::fs::remove_file(probe);
-        Ok(Folder {
-            path: path.to_path_buf(),
-            made,
-        })
+        let claimed = create_temp(&path.join(".bwscope-write-test"), 0o600)
+            .map_err(|e| unwritable(path, format!("{e} ({flag})")))
+            .and_then(|(_, probe)| {
+                let _ = std::fs::remove_file(probe);
+                Claim::folder(path)
+            });
+        match claimed {
+            Ok(c) => {
+                folder.claim = Some(std::sync::Arc::new(c));
+                Ok(folder)
+            }
+            Err(e) => {
+                folder.remove_if_empty();
+                Err(e)
+            }
+        }
     }
 
     /// Remove the folders this run made, innermost first, as long as they
     /// are empty (a folder with anything in it stays).
     pub fn remove_if_empty(&self) {
+        if let Some(c) = &self.claim {
+            c.release();
+        }
         for d in self.made.iter().rev() {
             if std::fs::remove_dir(d).is_err() {
                 break;
             }
         }
     }
+}
+
+/// Refuse a folder path through a link another user planted in a shared
+/// sticky folder (`/tmp`, a scratch): the `fs.protected_symlinks` rule,
+/// which a system with the setting off (some containers and guests) does
+/// not apply, for each part of the path that exists. Without it, another
+/// user's `bwscope-results -> /etc` in a shared working folder would have
+/// a root survey make its folder and files where the link points.
+fn no_planted_link(path: &Path, flag: &str) -> Result<(), UserError> {
+    for part in path.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        let Ok(m) = std::fs::symlink_metadata(part) else {
+            continue;
+        };
+        if !m.file_type().is_symlink() {
+            continue;
+        }
+        if let Some((owner, dir)) = planted(part, &m) {
+            return Err(unwritable(
+                path,
+                format!(
+                    "{} is a symlink owned by {owner} in the shared directory {}; bwscope does not follow it (fs.protected_symlinks rule) ({flag})",
+                    part.display(),
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The folders `path` needs that do not exist, outermost first.
+fn missing_ancestors(path: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = path
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    v.reverse();
+    v
 }
 
 /// A [`Folder`] removed when this is dropped, if the run put nothing in
@@ -430,5 +516,53 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
             abs(&ra) == abs(&rb)
         }
         _ => false,
+    }
+}
+
+/// Is the output `path` (after a trusted link) the file stdin reads (a
+/// shell's `< path`)? A device such as /dev/null never is.
+pub fn is_stdin(path: &Path) -> bool {
+    let target = resolve(path).unwrap_or(path.to_path_buf());
+    sys::stdin_is(&target).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_or_file_is_claimed_by_one_run_at_a_time() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let first = Folder::prepare(&out, "--out").unwrap();
+        let e = Folder::prepare(&out, "--out").unwrap_err().to_string();
+        assert!(e.contains("another bwscope run is writing it now"), "{e}");
+        // A run that wrote nothing leaves no folder (its lock file is not
+        // "something in it").
+        first.remove_if_empty();
+        assert!(!out.exists(), "a folder the run made and left empty");
+        drop(first);
+        // Released when the run ends, lock file and all.
+        let again = Folder::prepare(&out, "--out").unwrap();
+        std::fs::write(out.join("run.json"), "{}").unwrap();
+        drop(again);
+        assert!(!out.join(".bwscope-lock").exists());
+        assert!(Folder::prepare(&out, "--out").is_ok());
+        // A default folder taken (by a run started the same second) gets
+        // a suffix; the one taken is left alone.
+        let base = d.path().join("results").join("2026-11-26T10-00-00Z");
+        std::fs::create_dir_all(&base).unwrap();
+        let f = Folder::fresh(&base, "--out").unwrap();
+        assert_eq!(f.path, base.with_file_name("2026-11-26T10-00-00Z-2"));
+        let g = Folder::fresh(&base, "--out").unwrap();
+        assert_eq!(g.path, base.with_file_name("2026-11-26T10-00-00Z-3"));
+        // Files.
+        let p = d.path().join("run.json");
+        let c = Claim::output(&p).unwrap().unwrap();
+        let e = Claim::output(&p).unwrap_err().to_string();
+        assert!(e.contains("another bwscope run"), "{e}");
+        drop(c);
+        assert!(Claim::output(&p).unwrap().is_some());
+        assert!(Claim::output(Path::new("-")).unwrap().is_none());
     }
 }

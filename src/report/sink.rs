@@ -136,6 +136,18 @@ pub struct Sink {
     /// `--openmetrics FILE` (or `-`): the headline figures, written at
     /// the end.
     openmetrics: Option<Target>,
+    /// The files above, held for the run: another run given the same
+    /// path is refused ([`outfile::Claim`]).
+    _claims: Vec<outfile::Claim>,
+}
+
+/// Claim the files among `paths` for this run.
+fn claim(paths: &[Option<&str>]) -> Result<Vec<outfile::Claim>, UserError> {
+    let mut claims = Vec::new();
+    for p in paths.iter().flatten() {
+        claims.extend(outfile::Claim::output(Path::new(p))?);
+    }
+    Ok(claims)
 }
 
 fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
@@ -151,6 +163,7 @@ impl Sink {
     /// record.
     pub fn new(run: Run, json: Option<&str>, csv: Option<&str>) -> Result<Sink, UserError> {
         check_outputs(json, csv, None)?;
+        let claims = claim(&[json, csv])?;
         Ok(Sink {
             run,
             json: json.map(Target::parse),
@@ -160,6 +173,7 @@ impl Sink {
             stdout_gone: false,
             echo_warnings: true,
             openmetrics: None,
+            _claims: claims,
         })
     }
 
@@ -174,6 +188,7 @@ impl Sink {
             };
             let (j, c) = (name(&self.json), name(&self.csv));
             check_outputs(j.as_deref(), c.as_deref(), path)?;
+            self._claims.extend(claim(&[path])?);
         }
         self.openmetrics = path.map(Target::parse);
         Ok(self)

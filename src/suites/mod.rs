@@ -328,5 +328,6 @@ pub fn host_warnings(host: &Host) -> Vec<Warning> {
         });
     }
     w.extend(host.cache_warnings());
+    w.extend(crate::platform::knee_store::ignored());
     w
 }

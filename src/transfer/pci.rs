@@ -89,11 +89,8 @@ pub fn read(root: &Path, bus_id: &str) -> Option<PciContext> {
     if !dir.is_dir() {
         return None;
     }
-    let get = |f: &str| {
-        std::fs::read_to_string(dir.join(f))
-            .ok()
-            .map(|s| s.trim().to_string())
-    };
+    let get =
+        |f: &str| crate::os::input::read_small_text(&dir.join(f)).map(|s| s.trim().to_string());
     let speed = get("current_link_speed").as_deref().and_then(parse_speed);
     let width = get("current_link_width")
         .and_then(|s| s.parse::<u32>().ok())
@@ -133,6 +130,25 @@ pub fn read_sysfs(bus_id: &str) -> Option<PciContext> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `BWSCOPE_SYSFS_PCI_ROOT` names any folder: a FIFO or an endless
+    /// file in it is read as no value, at once.
+    #[test]
+    fn a_fifo_or_a_giant_attribute_reads_as_unknown() {
+        let d = tempfile::tempdir().unwrap();
+        let dev = d.path().join("0000:01:00.0");
+        std::fs::create_dir(&dev).unwrap();
+        if crate::os::fs::make_fifo(&dev.join("current_link_speed")).is_err() {
+            std::fs::write(dev.join("current_link_speed"), "8.0 GT/s PCIe\n").unwrap();
+        }
+        let f = std::fs::File::create(dev.join("current_link_width")).unwrap();
+        f.set_len(1 << 32).unwrap();
+        drop(f);
+        let t0 = std::time::Instant::now();
+        let c = read(d.path(), "0000:01:00.0").expect("the device folder exists");
+        assert!(t0.elapsed().as_secs() < 5);
+        assert_eq!(c.link_width, None);
+    }
 
     #[test]
     fn bus_ids_normalise_to_sysfs_form() {

@@ -5,6 +5,9 @@
 //! and tested before anything is measured, after every other check, and
 //! removed again (with the parents made for it) when rank 0 ends in an
 //! error before writing into it: a refused fleet leaves no empty folder.
+//! The default folder is made exclusively (`-2`, `-3`, … when a fleet
+//! started in the same second has it), and the folder and every file given
+//! by flag are claimed for the run ([`crate::report::outfile::Claim`]).
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +31,8 @@ pub struct Outputs {
     openmetrics: Option<PathBuf>,
     reference: Option<PathBuf>,
     scale_max: Option<f64>,
+    /// The files given by flag, held while rank 0 writes them.
+    _claims: Vec<crate::report::outfile::Claim>,
 }
 
 /// `./bwscope-fleet/2026-11-21T12-51-11Z`.
@@ -37,11 +42,6 @@ pub fn default_dir() -> PathBuf {
 
 impl Outputs {
     pub fn prepare(a: &FleetArgs, out: &OutputArgs) -> Result<Outputs, UserError> {
-        let dir = a
-            .out
-            .as_ref()
-            .map(PathBuf::from)
-            .unwrap_or_else(default_dir);
         for (flag, p) in [
             ("--openmetrics", &out.openmetrics),
             ("--write-reference", &a.write_reference),
@@ -62,19 +62,33 @@ impl Outputs {
         if let Some(w) = a.write_reference.as_deref() {
             crate::report::outfile::check_writable(Path::new(w))?;
         }
-        let json = match out.json.as_deref() {
-            Some("-") => None,
-            Some(p) => Some(PathBuf::from(p)),
-            None => Some(dir.join("fleet.json")),
-        };
         if out.csv.as_deref() == Some("-") {
             return Err(UserError::flag(
                 "--csv",
                 "a fleet writes its CSV to a file: give a path (or use the results folder)",
             ));
         }
-        let folder = Folder::prepare(&dir, "--out")?;
+        // Files given by flag outside the folder: claimed for the run too.
+        let mut claims = Vec::new();
+        for p in [&out.json, &out.csv, &out.openmetrics, &a.write_reference]
+            .into_iter()
+            .flatten()
+        {
+            claims.extend(crate::report::outfile::Claim::output(Path::new(p))?);
+        }
+        let folder = match &a.out {
+            Some(d) => Folder::prepare(Path::new(d), "--out")?,
+            // Two fleets started in the same second get a folder each.
+            None => Folder::fresh(&default_dir(), "--out")?,
+        };
+        let dir = folder.path.clone();
+        let json = match out.json.as_deref() {
+            Some("-") => None,
+            Some(p) => Some(PathBuf::from(p)),
+            None => Some(dir.join("fleet.json")),
+        };
         Ok(Outputs {
+            _claims: claims,
             folder,
             json,
             csv: out

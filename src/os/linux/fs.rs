@@ -65,6 +65,8 @@ pub fn facts(f: &File) -> std::io::Result<Facts> {
         owner: owner(&m),
         others_may_access: (m.mode() & 0o077 != 0)
             .then(|| format!("mode {:04o}", m.mode() & 0o7777)),
+        others_may_write: (m.mode() & 0o022 != 0)
+            .then(|| format!("mode {:04o}", m.mode() & 0o7777)),
     })
 }
 
@@ -178,6 +180,39 @@ pub fn wait_writable(f: &File, ms: i32) {
 pub fn same_file(a: &Path, b: &Path) -> Option<bool> {
     let (a, b) = (std::fs::metadata(a).ok()?, std::fs::metadata(b).ok()?);
     Some(a.dev() == b.dev() && a.ino() == b.ino() && !a.file_type().is_char_device())
+}
+
+/// Is the open file `f` the one at `path` now (by device and inode,
+/// following a link)? A character device such as /dev/null is never
+/// "the same": it may take any number of streams.
+pub fn is_file_at(f: &File, path: &Path) -> Option<bool> {
+    let (a, b) = (f.metadata().ok()?, std::fs::metadata(path).ok()?);
+    Some(a.dev() == b.dev() && a.ino() == b.ino() && !a.file_type().is_char_device())
+}
+
+/// Is stdin the file at `path` (a shell's `< path`)? None when stdin is
+/// closed or `path` does not exist.
+pub fn stdin_is(path: &Path) -> Option<bool> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    is_file_at(&File::from(fd), path)
+}
+
+/// Take an exclusive lock on the open file `f` without waiting
+/// (`flock(LOCK_EX|LOCK_NB)`): `Ok(false)` when another open file holds
+/// it. The lock ends with the last descriptor of `f`, also when the
+/// process dies.
+pub fn try_lock(f: &File) -> std::io::Result<bool> {
+    // SAFETY: a valid open descriptor.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
 }
 
 /// A name that means a device whatever the folder (none here: devices are

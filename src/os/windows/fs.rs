@@ -25,7 +25,7 @@ use windows_sys::Win32::Security::{
 use windows_sys::Win32::Storage::FileSystem::{
     GetFileInformationByHandle, GetFileType, BY_HANDLE_FILE_INFORMATION,
     FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_GENERIC_READ,
-    FILE_GENERIC_WRITE, FILE_TYPE_CHAR, READ_CONTROL,
+    FILE_GENERIC_WRITE, FILE_TYPE_CHAR, FILE_TYPE_DISK, READ_CONTROL,
 };
 /// `ACCESS_ALLOWED_ACE_TYPE` (winnt.h).
 const ACCESS_ALLOWED_ACE_TYPE: u32 = 0;
@@ -117,16 +117,28 @@ fn facts_of_handle(h: HANDLE) -> std::io::Result<Facts> {
             is_me: is_me(owner),
             is_admin: is_admin(owner),
         },
-        others_may_access: others(dacl, owner),
+        others_may_access: others(dacl, owner, READ_OR_WRITE),
+        others_may_write: others(dacl, owner, WRITE),
     };
     // SAFETY: allocated by GetSecurityInfo.
     unsafe { LocalFree(sd) };
     Ok(facts)
 }
 
-/// An allow entry granting read or write to someone other than the owner,
+/// Reading or writing the data, or changing who may: attributes,
+/// READ_CONTROL and SYNCHRONIZE alone reveal nothing.
+const READ_OR_WRITE: u32 = 0x1 | 0x2 | 0x4 // FILE_READ_DATA, FILE_WRITE_DATA, FILE_APPEND_DATA
+    | 0x0004_0000 | 0x0008_0000 // WRITE_DAC, WRITE_OWNER
+    | 0x1000_0000 | 0x4000_0000 | 0x8000_0000; // GENERIC_ALL, _WRITE, _READ
+
+/// Changing the data, or who may.
+const WRITE: u32 = 0x2 | 0x4 // FILE_WRITE_DATA, FILE_APPEND_DATA
+    | 0x0004_0000 | 0x0008_0000 // WRITE_DAC, WRITE_OWNER
+    | 0x1000_0000 | 0x4000_0000; // GENERIC_ALL, GENERIC_WRITE
+
+/// An allow entry granting any of `mask` to someone other than the owner,
 /// the administrators or the system; a missing DACL lets everyone in.
-fn others(dacl: *mut ACL, owner: PSID) -> Option<String> {
+fn others(dacl: *mut ACL, owner: PSID, mask: u32) -> Option<String> {
     if dacl.is_null() {
         return Some("no access list (everyone may read and write it)".into());
     }
@@ -154,12 +166,7 @@ fn others(dacl: *mut ACL, owner: PSID) -> Option<String> {
         if a.Header.AceType as u32 != ACCESS_ALLOWED_ACE_TYPE {
             continue;
         }
-        // Reading or writing the data, or changing who may: attributes,
-        // READ_CONTROL and SYNCHRONIZE alone reveal nothing.
-        const DATA: u32 = 0x1 | 0x2 | 0x4 // FILE_READ_DATA, FILE_WRITE_DATA, FILE_APPEND_DATA
-            | 0x0004_0000 | 0x0008_0000 // WRITE_DAC, WRITE_OWNER
-            | 0x1000_0000 | 0x4000_0000 | 0x8000_0000; // GENERIC_ALL, _WRITE, _READ
-        if a.Mask & DATA == 0 {
+        if a.Mask & mask == 0 {
             continue;
         }
         let sid = (&a.SidStart as *const u32) as PSID;
@@ -188,6 +195,7 @@ pub fn can_write_dir(dir: &Path) -> bool {
     std::fs::metadata(dir).is_ok_and(|m| m.is_dir())
 }
 
+/// Who owns the open file `f` and who else may touch it.
 pub fn facts(f: &File) -> std::io::Result<Facts> {
     facts_of_handle(f.as_raw_handle() as HANDLE)
 }
@@ -454,6 +462,21 @@ fn identity(path: &Path) -> Option<(u32, u64)> {
     if unsafe { GetFileType(h) } == FILE_TYPE_CHAR {
         return None;
     }
+    file_index(h)
+}
+
+/// (volume serial, file index) of an open disk file; None for anything
+/// else (a console, a pipe, `NUL`).
+fn identity_of(h: HANDLE) -> Option<(u32, u64)> {
+    // SAFETY: a live handle.
+    if unsafe { GetFileType(h) } != FILE_TYPE_DISK {
+        return None;
+    }
+    file_index(h)
+}
+
+/// (volume serial, file index) of the object behind `h`.
+fn file_index(h: HANDLE) -> Option<(u32, u64)> {
     let mut i: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
     // SAFETY: a live handle and an out-struct.
     if unsafe { GetFileInformationByHandle(h, &mut i) } == 0 {
@@ -463,6 +486,43 @@ fn identity(path: &Path) -> Option<(u32, u64)> {
         i.dwVolumeSerialNumber,
         (i.nFileIndexHigh as u64) << 32 | i.nFileIndexLow as u64,
     ))
+}
+
+/// Is the open file `f` the one at `path` now?
+pub fn is_file_at(f: &File, path: &Path) -> Option<bool> {
+    let here = identity_of(f.as_raw_handle() as HANDLE);
+    let there = identity(path)?;
+    Some(here == Some(there))
+}
+
+/// Is stdin the file at `path` (a shell's `< path`)?
+pub fn stdin_is(path: &Path) -> Option<bool> {
+    use windows_sys::Win32::System::Console::{GetStdHandle, STD_INPUT_HANDLE};
+    // SAFETY: no preconditions; the handle is borrowed, not closed.
+    let h = unsafe { GetStdHandle(STD_INPUT_HANDLE) };
+    if h.is_null() || h == windows_sys::Win32::Foundation::INVALID_HANDLE_VALUE {
+        return None;
+    }
+    let there = identity(path)?;
+    Some(identity_of(h) == Some(there))
+}
+
+/// Take an exclusive lock on the open file `f` without waiting (`LockFile`
+/// on its first byte, which never waits): `Ok(false)` when another handle
+/// holds it. The lock ends when the handle closes, also when the process
+/// dies.
+pub fn try_lock(f: &File) -> std::io::Result<bool> {
+    use windows_sys::Win32::Storage::FileSystem::LockFile;
+    // SAFETY: a live handle.
+    if unsafe { LockFile(f.as_raw_handle() as HANDLE, 0, 0, 1, 0) } != 0 {
+        return Ok(true);
+    }
+    let e = super::last_error();
+    if e.raw_os_error() == Some(windows_sys::Win32::Foundation::ERROR_LOCK_VIOLATION as i32) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
 }
 
 /// Are `a` and `b` (both existing) one file?
@@ -552,10 +612,16 @@ mod tests {
         let facts = super::facts(&f).unwrap();
         assert!(facts.owner.is_me, "{facts:?}");
         assert_eq!(facts.others_may_access, None, "{facts:?}");
+        assert_eq!(facts.others_may_write, None, "{facts:?}");
+        assert!(facts.kept_by_us().is_ok());
         drop(f);
         super::set_permissions(&p, 0o644).unwrap();
         let f = std::fs::File::open(&p).unwrap();
-        assert!(super::facts(&f).unwrap().others_may_access.is_some());
+        let facts = super::facts(&f).unwrap();
+        assert!(facts.others_may_access.is_some());
+        // Everyone may write it (the counterpart of 0666 here).
+        assert!(facts.others_may_write.is_some(), "{facts:?}");
+        assert!(facts.kept_by_us().is_err());
         assert!(super::create_new(&p, 0o600).is_err(), "exclusive");
     }
 }

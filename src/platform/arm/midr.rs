@@ -114,7 +114,7 @@ pub fn sysfs_midrs(root: &Path, cpus: &[u32]) -> Option<Vec<(u32, Midr)>> {
     cpus.iter()
         .map(|&c| {
             let p = root.join(format!("cpu{c}/regs/identification/midr_el1"));
-            let text = std::fs::read_to_string(p).ok()?;
+            let text = crate::os::input::read_small_text(&p)?;
             Some((c, parse_sysfs_midr(&text)?))
         })
         .collect()

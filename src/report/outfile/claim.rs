@@ -1,0 +1,124 @@
+//! Claims on the files and folders a live run writes: see [`Claim`].
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use super::{dir_of, is_special, is_stdout, resolve, unwritable};
+use crate::error::UserError;
+use crate::os::fs as sys;
+
+/// A file or folder this run writes, held for the run: an exclusive lock
+/// (`flock`; `LockFile` on Windows) on a lock file beside it
+/// (`.NAME.bwscope-lock`; `.bwscope-lock` inside a folder), taken without
+/// waiting. The system drops the lock when the process ends, however it
+/// ends, so a run that was killed never blocks the next; the lock file
+/// is removed when the claim is dropped.
+#[derive(Debug)]
+pub struct Claim {
+    lock: PathBuf,
+    _file: File,
+}
+
+/// How often a claim is retried when the lock file was replaced between
+/// its open and its lock (another run releasing it meanwhile).
+const CLAIM_TRIES: usize = 8;
+
+impl Claim {
+    /// Claim the output `path` (after a trusted link); nothing to claim
+    /// for stdout, a descriptor or a special file.
+    pub fn output(path: &Path) -> Result<Option<Claim>, UserError> {
+        if is_stdout(&path.to_string_lossy()) || is_special(path) {
+            return Ok(None);
+        }
+        let target = resolve(path)?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let lock = dir_of(&target).join(format!(".{name}.bwscope-lock"));
+        Claim::take(&lock, path).map(Some)
+    }
+
+    /// Claim the folder `dir`.
+    pub fn folder(dir: &Path) -> Result<Claim, UserError> {
+        Claim::take(&dir.join(".bwscope-lock"), dir)
+    }
+
+    fn take(lock: &Path, what: &Path) -> Result<Claim, UserError> {
+        for _ in 0..CLAIM_TRIES {
+            let file = match sys::create_new(lock, 0o600) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    match sys::open_for_input(lock, false) {
+                        Ok(f) => f,
+                        // Removed since: take it afresh.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(unwritable(what, claim_error(lock, e))),
+                    }
+                }
+                Err(e) => return Err(unwritable(what, claim_error(lock, e))),
+            };
+            if !file.metadata().is_ok_and(|m| m.is_file()) {
+                return Err(unwritable(
+                    what,
+                    format!(
+                        "its lock file {} is not a regular file: someone else put it there; remove it",
+                        lock.display()
+                    ),
+                ));
+            }
+            if !sys::try_lock(&file).map_err(|e| unwritable(what, claim_error(lock, e)))? {
+                let owner = sys::facts(&file)
+                    .ok()
+                    .filter(|f| !f.owner.is_me)
+                    .map_or(String::new(), |f| format!(" of {}", f.owner.name));
+                return Err(unwritable(
+                    what,
+                    format!(
+                        "another bwscope run{owner} is writing it now (it holds {}); wait for it to end, or give another path",
+                        lock.display()
+                    ),
+                ));
+            }
+            // The one at the name now, not one its last holder removed
+            // between our open and our lock.
+            if sys::is_file_at(&file, lock) == Some(true) {
+                return Ok(Claim {
+                    lock: lock.to_path_buf(),
+                    _file: file,
+                });
+            }
+        }
+        Err(unwritable(
+            what,
+            format!(
+                "its lock file {} kept changing: other runs are writing it",
+                lock.display()
+            ),
+        ))
+    }
+
+    /// Remove the lock file (the lock itself lasts until the claim is
+    /// dropped): a folder with nothing else in it is then empty.
+    pub(super) fn release(&self) {
+        let _ = std::fs::remove_file(&self.lock);
+    }
+}
+
+fn claim_error(lock: &Path, e: std::io::Error) -> String {
+    if sys::is_link_refused(&e) {
+        return format!(
+            "cannot take its lock file {}: it is a symbolic link, which bwscope never makes there (someone else put it there); remove it",
+            lock.display()
+        );
+    }
+    format!("cannot take its lock file {}: {e}", lock.display())
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        // Removed while still locked: a run that opened it meanwhile finds
+        // another file at the name once it has the lock, and tries again.
+        self.release();
+    }
+}
