@@ -790,3 +790,37 @@ fn file_measures() {
         println!("  {s}");
     }
 }
+
+/// No two files of `src/` name each other, directly or around a ring
+/// (docs/architecture.md): a file that needs a sibling's piece gets it
+/// from a module below both, so every folder reads bottom-up.
+#[test]
+fn no_file_rings() {
+    let rings = rings(&file_edges());
+    assert!(
+        rings.is_empty(),
+        "files of src/ that name each other around a ring (move the shared piece below them):\n{}",
+        rings
+            .iter()
+            .map(|r| r.join(" <-> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn the_ring_finder_sees_a_ring_and_only_a_ring() {
+    let e = |pairs: &[(&str, &str)]| {
+        let mut m: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in pairs {
+            m.entry(a.to_string()).or_default().insert(b.to_string());
+            m.entry(b.to_string()).or_default();
+        }
+        m
+    };
+    assert_eq!(
+        rings(&e(&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])),
+        vec![vec!["a".to_string(), "b".into(), "c".into()]]
+    );
+    assert!(rings(&e(&[("a", "b"), ("b", "c"), ("a", "c")])).is_empty());
+}

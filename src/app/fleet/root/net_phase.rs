@@ -4,10 +4,11 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{Root, SAVE_EVERY};
-use crate::app::fleet::run::{step, to_value, Cmd};
+use crate::app::fleet::protocol::{reply, to_value, Cmd, StepReply};
+use crate::app::fleet::rank::step;
 use crate::cluster::network;
 use crate::cluster::schedule::{self, Test};
 use crate::model::fleet::{Flow, NetMatrix};
@@ -126,21 +127,26 @@ impl Root<'_> {
             &self.cx,
         );
         let wait = Duration::from_secs_f64(patience);
-        let got = self
-            .comm
-            .gather(json!({"flows": mine, "seconds": secs}), "network", wait)?;
+        let mine = StepReply {
+            flows: mine,
+            seconds: secs,
+        };
+        let got = self.comm.gather(to_value(&mine), "network", wait)?;
         self.note_lost();
         // Every rank of the step reports its view: over TCP the leader
         // both views of its flows, over MPI each end its own side.
         let mut longest = 0.0f64;
         let mut reported: Vec<Flow> = Vec::new();
-        for body in got.iter().flatten() {
-            longest = longest.max(body.get("seconds").and_then(Value::as_f64).unwrap_or(0.0));
-            if let Some(v) = body
-                .get("flows")
-                .and_then(|f| serde_json::from_value::<Vec<Flow>>(f.clone()).ok())
-            {
-                reported.extend(v);
+        for (r, body) in got.iter().enumerate() {
+            let Some(body) = body else { continue };
+            // A reply that does not parse leaves its flows without a
+            // figure (their reason names the rank); say why here.
+            match reply::<StepReply>(r as u32, body) {
+                Ok(s) => {
+                    longest = longest.max(s.seconds);
+                    reported.extend(s.flows);
+                }
+                Err(e) => eprintln!("bwscope fleet: {e}"),
             }
         }
         for t in &run {
