@@ -366,7 +366,7 @@ mod tests {
         let mut host = knees::tests::gnr_vm_host();
         host.caches[2].effective_size_bytes = Some(32 << 20);
         host.caches[2].bandwidth_size_bytes = Some(32 << 20);
-        // What every command's run starts with (`commands::start_run`).
+        // What every command's run starts with (`app::runner`).
         let warnings = super::super::host_warnings(&host);
         assert!(warnings.iter().any(|w| matches!(
             w,
