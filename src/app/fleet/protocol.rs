@@ -14,7 +14,7 @@ use super::output::Outputs;
 use super::plan::FleetPlan;
 use crate::cluster::comm::Identity;
 use crate::cluster::schedule::Test;
-use crate::model::fleet::Flow;
+use crate::model::fleet::{Flow, Transport};
 use crate::model::{Host, Run};
 
 /// Exit code when `--fail-if-outlier` finds a failing node.
@@ -57,7 +57,7 @@ pub(super) enum Cmd {
         ranks: Vec<u32>,
     },
     Step {
-        transport: String,
+        transport: Transport,
         size: u64,
         step: u32,
         tests: Vec<Test>,

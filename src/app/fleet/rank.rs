@@ -13,7 +13,7 @@ use super::protocol::{refusal, to_value, Cmd, Ctx, Member, NodeReply, StepReply}
 use crate::cluster::comm::Comm;
 use crate::cluster::network;
 use crate::cluster::schedule::Test;
-use crate::model::fleet::Flow;
+use crate::model::fleet::{Flow, Transport};
 
 /// A rank other than 0: do what rank 0 says until `Done`.
 pub(super) fn follow(
@@ -50,7 +50,7 @@ pub(super) fn follow(
                 ..
             } => {
                 let p = plan.as_ref().expect("Go comes first");
-                let (flows, secs) = step(comm, p, &members, &transport, &tests, size, &cx);
+                let (flows, secs) = step(comm, p, &members, transport, &tests, size, &cx);
                 let reply = StepReply {
                     flows,
                     seconds: secs,
@@ -99,14 +99,14 @@ pub(super) fn step(
     comm: &mut dyn Comm,
     plan: &FleetPlan,
     members: &[Member],
-    transport: &str,
+    transport: Transport,
     tests: &[Test],
     size: u64,
     cx: &Ctx,
 ) -> (Vec<Flow>, f64) {
     let net = plan.network.as_ref().expect("a step needs a network plan");
     let before = crate::measure::noise::snapshot();
-    let (mut flows, secs) = if transport == "mpi" {
+    let (mut flows, secs) = if transport == Transport::Mpi {
         comm.mpi_step(tests, size, net.window, net.tcp.step_time_s)
             .unwrap_or_default()
     } else {
@@ -125,7 +125,7 @@ pub(super) fn step(
     // under it is not evidence of a slow path (verdict::links).
     if !flows.is_empty() {
         if let Some(n) = crate::measure::noise::since(before) {
-            let streams = if transport == "mpi" {
+            let streams = if transport == Transport::Mpi {
                 1
             } else {
                 net.tcp.streams

@@ -18,6 +18,7 @@ pub use super::protocol::Ctx;
 use super::protocol::{refusal, to_value, Cmd, Hello};
 use crate::cluster::comm::{Comm, Identity};
 use crate::cluster::network::Transponder;
+use crate::model::fleet::Transport;
 
 /// This rank's part of the run; returns the exit code.
 pub fn run(comm: &mut dyn Comm, plan: &FleetPlan, cx: Ctx) -> anyhow::Result<u8> {
@@ -25,7 +26,7 @@ pub fn run(comm: &mut dyn Comm, plan: &FleetPlan, cx: Ctx) -> anyhow::Result<u8>
     let tcp = plan
         .network
         .as_ref()
-        .filter(|n| n.transports.iter().any(|t| t == "tcp"));
+        .filter(|n| n.transports.contains(&Transport::Tcp));
     // A fixed --net-port is offset by the local rank, so ranks sharing a
     // node do not collide.
     let transponder = match tcp {
