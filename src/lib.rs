@@ -7,6 +7,10 @@
 //! renders the run. The layers and where to add things:
 //! `docs/architecture.md`.
 
+// Every `unsafe` block says why it is sound (`cargo clippy -- -D warnings`
+// makes this an error).
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod app;
 pub mod cli;
 pub mod cluster;

@@ -260,6 +260,14 @@ struct Names {
     module: Vec<String>,
     crate_modules: BTreeSet<String>,
     crates: BTreeSet<String>,
+    /// Every crate path named outside test code, from the crate's root
+    /// (for the file rings).
+    full: BTreeSet<Vec<String>>,
+    /// Paths that do not start at the crate, from this module: a child
+    /// module's when the file has one of that name.
+    relative: BTreeSet<Vec<String>>,
+    /// Depth of `#[cfg(test)]` items being read.
+    in_test: usize,
 }
 
 impl Names {
@@ -288,23 +296,47 @@ impl Names {
             }
             _ => {
                 self.crates.insert(first.clone());
+                // Or a child module of this one (`mod x;` … `x::f()`).
+                if self.in_test == 0 {
+                    let mut p = self.module.clone();
+                    p.extend(segments.iter().cloned());
+                    self.relative.insert(p);
+                }
                 None
             }
         };
-        if let Some(top) = absolute.and_then(|a| a.first().cloned()) {
-            self.crate_modules.insert(top);
+        if let Some(a) = absolute {
+            if let Some(top) = a.first() {
+                self.crate_modules.insert(top.clone());
+            }
+            if self.in_test == 0 {
+                self.full.insert(a);
+            }
         }
     }
 }
 
 impl<'ast> Visit<'ast> for Names {
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        let test = usize::from(is_cfg_test(&m.attrs));
+        self.in_test += test;
         self.module.push(m.ident.to_string());
         syn::visit::visit_item_mod(self, m);
         self.module.pop();
+        self.in_test -= test;
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        let test = usize::from(is_cfg_test(&f.attrs));
+        self.in_test += test;
+        syn::visit::visit_item_fn(self, f);
+        self.in_test -= test;
     }
 
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        if is_cfg_test(&u.attrs) {
+            return;
+        }
         if u.leading_colon.is_some() {
             // `use ::clap::Parser`: an external crate.
             if let syn::UseTree::Path(p) = &u.tree {
@@ -359,14 +391,22 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// What `code` (the file `module`) names: crate modules and crates.
 fn names(module: &[String], code: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let n = read_names(module, code);
+    (n.crate_modules, n.crates)
+}
+
+fn read_names(module: &[String], code: &str) -> Names {
     let file = syn::parse_file(code).unwrap_or_else(|e| panic!("{module:?}: {e}"));
     let mut n = Names {
         module: module.to_vec(),
         crate_modules: BTreeSet::new(),
         crates: BTreeSet::new(),
+        full: BTreeSet::new(),
+        relative: BTreeSet::new(),
+        in_test: 0,
     };
     n.visit_file(&file);
-    (n.crate_modules, n.crates)
+    n
 }
 
 /// The problems of one file of layer `layer`.
@@ -607,4 +647,180 @@ fn the_system_rule_sees_every_way_of_naming_the_system() {
         n("#[cfg(test)] mod tests { fn f() { let _ = std::fs::read(\"/dev/zero\"); } }").is_empty()
     );
     assert!(n("use crate::os::fs; fn f() { crate::os::signal::install(); }").is_empty());
+}
+
+/// The files each file of `src/` names outside its tests: a crate path
+/// belongs to the file of its longest module prefix. A file naming its
+/// own ancestors (a child's `super::Ctx`, served by the folder's
+/// `mod.rs`) is not counted: the parent declares the child, and a ring
+/// through that is the folder itself, not a knot.
+fn file_edges() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeMap<Vec<String>, String> = files
+        .iter()
+        .map(|f| {
+            let rel = f.strip_prefix(&src).unwrap().display().to_string();
+            (module_of(&src, f), rel)
+        })
+        .collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, rel) in &modules {
+        let code = std::fs::read_to_string(src.join(rel)).unwrap();
+        let out = edges.entry(rel.clone()).or_default();
+        let n = read_names(module, &code);
+        let children = n
+            .relative
+            .into_iter()
+            .filter(|p| p.len() > module.len() && modules.contains_key(&p[..=module.len()]));
+        for path in n.full.into_iter().chain(children) {
+            let Some(target) = (1..=path.len())
+                .rev()
+                .find(|&n| modules.contains_key(&path[..n]))
+                .map(|n| &path[..n])
+            else {
+                continue;
+            };
+            if module.starts_with(target) {
+                continue;
+            }
+            out.insert(modules[target].clone());
+        }
+    }
+    edges
+}
+
+/// The strongly connected components of more than one file (Tarjan).
+fn rings(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct T<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: BTreeSet<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(t: &mut T<'a>, v: &'a str) {
+        let i = t.index.len();
+        t.index.insert(v, i);
+        t.low.insert(v, i);
+        t.stack.push(v);
+        t.on.insert(v);
+        for w in t.edges.get(v).into_iter().flatten() {
+            if !t.index.contains_key(w.as_str()) {
+                visit(t, w);
+                let l = t.low[w.as_str()].min(t.low[v]);
+                t.low.insert(v, l);
+            } else if t.on.contains(w.as_str()) {
+                let l = t.index[w.as_str()].min(t.low[v]);
+                t.low.insert(v, l);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut ring = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(w);
+                ring.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if ring.len() > 1 {
+                ring.sort();
+                t.out.push(ring);
+            }
+        }
+    }
+    let mut t = T {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !t.index.contains_key(v.as_str()) {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}
+
+/// Prints the file rings and the imports from one suite into another
+/// (the measures of docs/architecture.md): `cargo test --test layers
+/// -- --ignored --nocapture file_measures`.
+#[test]
+#[ignore]
+fn file_measures() {
+    let edges = file_edges();
+    let rings = rings(&edges);
+    println!("file rings: {}", rings.len());
+    for r in &rings {
+        println!("  ring of {}: {}", r.len(), r.join(" "));
+    }
+    let suite_of = |f: &str| -> Option<String> {
+        let rest = f.strip_prefix("suites/")?;
+        let top = rest.split('/').next()?.trim_end_matches(".rs");
+        (top != "mod.rs" && top != "mod").then(|| top.to_string())
+    };
+    // The count: every top-level module of suites/ but the
+    // record and estimate helpers is a sibling; the second count leaves
+    // out the shared helpers (sizes, cpus) too.
+    let mut sibling = Vec::new();
+    let mut between_suites = 0;
+    for (from, tos) in &edges {
+        let Some(a) = suite_of(from) else { continue };
+        for to in tos {
+            let Some(b) = suite_of(to).filter(|b| *b != a) else {
+                continue;
+            };
+            if !matches!(b.as_str(), "record" | "estimate") {
+                sibling.push(format!("{from} -> {to}"));
+                between_suites += usize::from(!matches!(b.as_str(), "sizes" | "cpus"));
+            }
+        }
+    }
+    println!(
+        "suite-to-sibling imports between suites (shared sizes/cpus left out): {between_suites}"
+    );
+    println!("suite-to-sibling imports: {}", sibling.len());
+    for s in &sibling {
+        println!("  {s}");
+    }
+}
+
+/// No two files of `src/` name each other, directly or around a ring
+/// (docs/architecture.md): a file that needs a sibling's piece gets it
+/// from a module below both, so every folder reads bottom-up.
+#[test]
+fn no_file_rings() {
+    let rings = rings(&file_edges());
+    assert!(
+        rings.is_empty(),
+        "files of src/ that name each other around a ring (move the shared piece below them):\n{}",
+        rings
+            .iter()
+            .map(|r| r.join(" <-> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn the_ring_finder_sees_a_ring_and_only_a_ring() {
+    let e = |pairs: &[(&str, &str)]| {
+        let mut m: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (a, b) in pairs {
+            m.entry(a.to_string()).or_default().insert(b.to_string());
+            m.entry(b.to_string()).or_default();
+        }
+        m
+    };
+    assert_eq!(
+        rings(&e(&[("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")])),
+        vec![vec!["a".to_string(), "b".into(), "c".into()]]
+    );
+    assert!(rings(&e(&[("a", "b"), ("b", "c"), ("a", "c")])).is_empty());
 }

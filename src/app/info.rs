@@ -5,7 +5,7 @@ use super::write_output;
 use crate::cli::{Cli, InfoArgs, KernelsArgs};
 use crate::error::{UserError, EXIT_OK};
 use crate::kernels;
-use crate::report::table;
+use crate::report::grid;
 
 pub fn info(a: &InfoArgs) -> anyhow::Result<u8> {
     let mut host = crate::platform::detect_host(!a.no_clock);
@@ -115,7 +115,7 @@ pub fn list_kernels(a: &KernelsArgs) -> anyhow::Result<u8> {
                 .map_or("yes".into(), |s| format!("skipped: {}", s)),
         ]);
     }
-    crate::util::out::print(&table::grid(&grid));
+    crate::util::out::print(&grid::grid(&grid));
     Ok(EXIT_OK)
 }
 

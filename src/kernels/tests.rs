@@ -83,7 +83,9 @@ fn check_kernel(k: &'static Kernel) {
         let pattern = rng.next_u64() | 0x0101_0101_0101_0101;
         let reps = 3;
         let mut args = KernelArgs::new(
+            // SAFETY: both offsets plus `len` lie inside the buffer.
             unsafe { base.add(src_off) },
+            // SAFETY: as above.
             unsafe { base.add(dst_off) },
             len,
             reps,

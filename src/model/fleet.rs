@@ -98,11 +98,44 @@ pub struct FleetNode {
     pub run: Option<Run>,
 }
 
+/// How a pair of ranks moves bytes: bwscope's own TCP protocol (as
+/// `bwscope net`) or MPI messages. In the JSON: `"tcp"`, `"mpi"`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    #[default]
+    Tcp,
+    Mpi,
+}
+
+impl Transport {
+    /// Its name in the JSON and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Tcp => "tcp",
+            Transport::Mpi => "mpi",
+        }
+    }
+
+    /// The transport called `name` (`--transport`), if any.
+    pub fn parse(name: &str) -> Option<Transport> {
+        [Transport::Tcp, Transport::Mpi]
+            .into_iter()
+            .find(|t| t.name() == name)
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The pair measurements of one transport.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct NetMatrix {
     /// `tcp` (bwscope's own protocol, as `bwscope net`) or `mpi`.
-    pub transport: String,
+    pub transport: Transport,
     /// `shift`, `pairs` or `sample`.
     pub schedule: String,
     /// Message sizes (TCP: bytes per write; MPI: bytes per message).
@@ -293,7 +326,7 @@ impl Check {
 /// A flow that is slow or could not be measured.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LinkVerdict {
-    pub transport: String,
+    pub transport: Transport,
     pub src: u32,
     pub dst: u32,
     pub size_bytes: u64,
@@ -393,7 +426,7 @@ impl FleetRun {
                 })
                 .collect(),
             network: vec![NetMatrix {
-                transport: "tcp".into(),
+                transport: Transport::Tcp,
                 schedule: "shift".into(),
                 sizes: vec![1 << 20],
                 steps: n - 1,

@@ -3,8 +3,8 @@
 
 #[cfg(target_arch = "x86_64")]
 use raw_cpuid::{CacheType, CpuId};
-use serde::{Deserialize, Serialize};
 
+use super::topology::CpuidCache;
 use crate::model::{CpuIdent, Features};
 
 /// Detect, then hide the features named in `BWSCOPE_DISABLE_ISA`
@@ -237,20 +237,6 @@ pub fn ident() -> CpuIdent {
         stepping,
         hypervisor,
     }
-}
-
-/// One cache as reported by CPUID (deterministic cache parameters: leaf 4
-/// on Intel, 0x8000_001D on AMD). AMD's legacy leaf 0x8000_0006 is not
-/// used: in KVM guests it reports a 256 MiB L3 for a 32 MiB one.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CpuidCache {
-    pub level: u8,
-    pub kind: String,
-    pub size_bytes: u64,
-    pub line_bytes: u32,
-    pub ways: u32,
-    /// Maximum logical processors sharing it, per CPUID.
-    pub max_sharing: u32,
 }
 
 /// Caches as CPUID describes them; none off x86-64 (AArch64 has no

@@ -396,7 +396,7 @@ impl Comparison {
         if let Some(n) = &self.machine_note {
             let _ = writeln!(s, "{n}");
         }
-        s.push_str(&super::table::grid(&self.grid()));
+        s.push_str(&super::grid::grid(&self.grid()));
         let _ = writeln!(s, "{}", self.summary_line());
         s.push_str(NOISE_RULE);
         s.push('\n');

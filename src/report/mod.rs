@@ -1,9 +1,12 @@
-//! Results: the model, the exporters (one per format), and the sink that
-//! writes records as they complete.
+//! Results, read from the model (`crate::model`, which this layer does not
+//! hold): the views, the exporters (one per format), the sink that writes
+//! records as they complete, compare, the summary and fleet's figures and
+//! verdicts.
 
 pub mod compare;
 pub mod csv;
 pub mod fleet;
+pub mod grid;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -1,5 +1,6 @@
-//! The text-table exporter (each suite's view is in `views`), the column
-//! aligner every view uses, and the one-row-per-record rows of Markdown.
+//! The text-table exporter (each suite's view is in `views`) and the
+//! one-row-per-record rows of Markdown; the column aligner every view
+//! uses is `report::grid`.
 
 use super::views::rate;
 use super::Exporter;
@@ -12,34 +13,6 @@ impl Exporter for Table {
     fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         Ok(super::views::render(run).into_bytes())
     }
-}
-
-/// Right-align `cells` into columns separated by two spaces.
-pub fn grid(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-    let mut w = vec![0; cols];
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for r in rows {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i < 2 {
-                    format!("{:<width$}", c, width = w[i])
-                } else {
-                    format!("{:>width$}", c, width = w[i])
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 /// One row per record, header row first: Markdown's table of a suite

@@ -1,9 +1,19 @@
 //! Which cpus a suite runs on, and whether its memory fits.
 
-use super::threads::Placement;
 use crate::error::UserError;
 use crate::model::Host;
 use crate::util::cpulist::{format_cpu_list, parse_cpu_list};
+
+/// How threads are added to the team.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// Fill one node (and, with SMT, one core) before the next.
+    #[default]
+    Compact,
+    /// Round-robin over nodes and packages.
+    Scatter,
+}
 
 /// Cpus in the default placement order: one per physical core (its first
 /// allowed sibling), highest core first so a single thread avoids cpu 0,

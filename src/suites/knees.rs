@@ -366,7 +366,7 @@ mod tests {
         let mut host = knees::tests::gnr_vm_host();
         host.caches[2].effective_size_bytes = Some(32 << 20);
         host.caches[2].bandwidth_size_bytes = Some(32 << 20);
-        // What every command's run starts with (`commands::start_run`).
+        // What every command's run starts with (`app::runner`).
         let warnings = super::super::host_warnings(&host);
         assert!(warnings.iter().any(|w| matches!(
             w,
@@ -412,10 +412,10 @@ mod tests {
         assert_eq!(host.caches[2].size_bytes, 480 << 20, "CPUID's size kept");
         // The full sweep stops at 256 MiB, not at 4 × 480 MiB.
         assert_eq!(
-            super::super::cache::default_top(&host, crate::model::Curve::Bandwidth),
+            super::super::sizes::default_top(&host, crate::model::Curve::Bandwidth),
             256 << 20
         );
-        let sizes = super::super::cache::default_sizes(&host);
+        let sizes = super::super::sizes::default_sizes(&host);
         assert_eq!(*sizes.last().unwrap(), 256 << 20);
         // Quarter octaves around the measured edge, none around CPUID's.
         assert!(sizes.iter().any(|&s| s > 32 << 20 && s < 64 << 20));

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::estimate::Estimate;
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{perm, Kernel};
@@ -143,7 +144,7 @@ pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {
         ),
         None => units::geometric(
             4 << 10,
-            super::cache::default_top(host, Curve::Latency),
+            super::sizes::default_top(host, Curve::Latency),
             2.0,
         ),
     };
@@ -245,7 +246,7 @@ fn quick(host: &Host) -> Planned {
 /// A fleet node's run: the random chase at the cache sweep's key sizes.
 fn key(host: &Host, sampling: Sampling) -> Planned {
     let o = LatencyOptions {
-        sizes: Some(super::cache::key_sizes(host)),
+        sizes: Some(super::sizes::key_sizes(host)),
         views: Some(vec![View::Random]),
         quick: true,
         sampling,
@@ -434,11 +435,24 @@ pub fn measure_case(
     })
 }
 
+/// How long the plan will take (see `suites::estimate` for the rule).
+fn estimate(p: &LatencyPlan) -> Estimate {
+    let top = p.sizes.iter().max().copied().unwrap_or(0) as f64;
+    let chains: u64 = p.sizes.iter().sum::<u64>() * (p.views.len() * p.pages.len()) as u64;
+    Estimate::sampled(
+        p.sizes.len() * p.views.len() * p.pages.len(),
+        p.samples,
+        p.min_sample_ms,
+    )
+    .faulting(top * p.pages.len() as f64, "chase buffers")
+    .chasing(chains as f64)
+}
+
 impl Plan for LatencyPlan {
     const ID: SuiteId = SuiteId::Latency;
 
-    fn estimate(&self) -> super::estimate::Estimate {
-        super::estimate::latency(self)
+    fn estimate(&self) -> Estimate {
+        estimate(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {

@@ -13,7 +13,6 @@
 pub mod cache;
 pub mod cpus;
 pub mod estimate;
-pub mod first_use;
 pub mod knees;
 pub mod latency;
 pub mod memtype;
@@ -21,6 +20,7 @@ pub mod net;
 pub mod numa;
 pub mod record;
 pub mod regs;
+pub mod sizes;
 pub mod threads;
 pub mod transfer;
 

@@ -13,6 +13,7 @@
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
+use super::estimate::Estimate;
 use super::{Ctx, Descriptor, Flow, Suite};
 use crate::error::UserError;
 use crate::model::detail::{NetDetail, PeerView};
@@ -240,13 +241,32 @@ pub const DESCRIPTOR: Descriptor = Descriptor {
     key: None,
 };
 
+/// How long the plan will take (see `suites::estimate` for the rule).
+fn estimate(p: &NetPlan) -> Estimate {
+    let per_point = p.time_seconds.unwrap_or(0.0) + p.omit_seconds;
+    Estimate {
+        seconds: p.chunks.len() as f64 * per_point,
+        rule: format!(
+            "{} points × ({} s + {} s omitted){}",
+            p.chunks.len(),
+            p.time_seconds.unwrap_or(0.0),
+            p.omit_seconds,
+            if p.bytes.is_some() {
+                ", --bytes points not counted"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
 impl Suite for NetSuite {
     fn id(&self) -> SuiteId {
         SuiteId::Net
     }
 
-    fn estimate(&self) -> super::estimate::Estimate {
-        super::estimate::net(&self.plan)
+    fn estimate(&self) -> Estimate {
+        estimate(&self.plan)
     }
 
     fn options(&self) -> serde_json::Value {

@@ -8,7 +8,8 @@
 //! bytes per cycle (from the measured clock) make the figures comparable
 //! across machines.
 
-use super::cache::names;
+use super::estimate::Estimate;
+use super::sizes::names;
 use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Pattern};
@@ -68,11 +69,16 @@ pub const DESCRIPTOR: Descriptor = Descriptor {
     key: None,
 };
 
+/// How long the plan will take (see `suites::estimate` for the rule).
+fn estimate(p: &RegsPlan) -> Estimate {
+    Estimate::sampled(p.kernels.len(), p.samples, p.min_sample_ms)
+}
+
 impl Plan for RegsPlan {
     const ID: SuiteId = SuiteId::Regs;
 
-    fn estimate(&self) -> super::estimate::Estimate {
-        super::estimate::regs(self)
+    fn estimate(&self) -> Estimate {
+        estimate(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {

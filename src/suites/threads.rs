@@ -13,7 +13,9 @@
 
 use std::collections::HashMap;
 
-use super::cache::names;
+use super::cpus::Placement;
+use super::estimate::Estimate;
+use super::sizes::names;
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op, PassBytes, Pattern};
@@ -27,17 +29,6 @@ use crate::model::{Curve, Host, MemoryInfo, Record, SuiteId, Warning};
 use crate::stats;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
-
-/// How threads are added to the team.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Placement {
-    /// Fill one node (and, with SMT, one core) before the next.
-    #[default]
-    Compact,
-    /// Round-robin over nodes and packages.
-    Scatter,
-}
 
 /// What a scaling run is asked for; `None` is this machine's default.
 #[derive(Debug, Clone, Default)]
@@ -127,7 +118,7 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
             let llc = host.llc_size(Curve::Bandwidth).unwrap_or(32 << 20);
             vec![
                 (llc / 2).max(1 << 20),
-                super::cache::default_top(host, Curve::Bandwidth) * 4,
+                super::sizes::default_top(host, Curve::Bandwidth) * 4,
             ]
         }
     };
@@ -222,7 +213,7 @@ fn dram_read(host: &Host, sampling: Sampling) -> Result<ThreadsPlan, UserError> 
         .map_or("seq_read_64_scalar", |k| k.name);
     let o = ThreadsOptions {
         kernel: Some(widest.into()),
-        sizes: Some(vec![super::cache::default_top(host, Curve::Bandwidth)]),
+        sizes: Some(vec![super::sizes::default_top(host, Curve::Bandwidth)]),
         sampling,
         ..ThreadsOptions::default()
     };
@@ -274,11 +265,22 @@ fn spawn(plan: &ThreadsPlan, cpus: &[u32], buf_len: usize) -> Result<Box<dyn Wor
     })
 }
 
+/// How long the plan will take (see `suites::estimate` for the rule).
+fn estimate(p: &ThreadsPlan) -> Estimate {
+    let top = p.sizes.iter().max().copied().unwrap_or(0) as f64;
+    Estimate::sampled(
+        p.kernels.len() * p.sizes.len() * p.counts.len(),
+        p.samples,
+        p.min_sample_ms,
+    )
+    .faulting(p.counts.len() as f64 * top, "buffers")
+}
+
 impl Plan for ThreadsPlan {
     const ID: SuiteId = SuiteId::Threads;
 
-    fn estimate(&self) -> super::estimate::Estimate {
-        super::estimate::threads(self)
+    fn estimate(&self) -> Estimate {
+        estimate(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {

@@ -374,6 +374,7 @@ impl Session for ClSession<'_> {
                 // session owns it and is borrowed mutably by this call).
                 let src = unsafe { std::slice::from_raw_parts(src, n) };
                 for _ in 0..reps {
+                    // SAFETY: the device buffers were created with `self.bytes` (= n) bytes and the host slice is n bytes; it outlives the batch, which `finish` waits for before the session is touched again.
                     let e = unsafe {
                         q[0].enqueue_write_buffer(&mut self.dev[0], blocking, 0, src, &[])
                     }
@@ -388,6 +389,7 @@ impl Session for ClSession<'_> {
                 let dst = unsafe { std::slice::from_raw_parts_mut(dst, n) };
                 for _ in 0..reps {
                     let e =
+                        // SAFETY: as above: a device buffer and a host slice of n bytes, alive until `finish`.
                         unsafe { q[0].enqueue_read_buffer(&self.dev[0], blocking, 0, dst, &[]) }
                             .map_err(cl("clEnqueueReadBuffer"))?;
                     span.push(e);
@@ -397,6 +399,7 @@ impl Session for ClSession<'_> {
             Direction::D2d => {
                 let (a, b) = self.dev.split_at_mut(1);
                 for _ in 0..reps {
+                    // SAFETY: two distinct device buffers of `self.bytes` (= n) bytes each.
                     let e = unsafe { q[0].enqueue_copy_buffer(&a[0], &mut b[0], 0, 0, n, &[]) }
                         .map_err(cl("clEnqueueCopyBuffer"))?;
                     span.push(e);
@@ -417,12 +420,14 @@ impl Session for ClSession<'_> {
                 let mut span_up = Span::default();
                 let mut span_down = Span::default();
                 for _ in 0..reps {
+                    // SAFETY: the device buffers were created with `self.bytes` (= n) bytes and the host slice is n bytes; it outlives the batch, which `finish` waits for before the session is touched again.
                     let e = unsafe {
                         q[0].enqueue_write_buffer(&mut a[0], CL_NON_BLOCKING, 0, src, &[])
                     }
                     .map_err(cl("clEnqueueWriteBuffer"))?;
                     span_up.push(e);
                     let e =
+                        // SAFETY: as above: `dst` is n bytes of the second host buffer, alive until `finish`.
                         unsafe { q[1].enqueue_read_buffer(&b[0], CL_NON_BLOCKING, 0, dst, &[]) }
                             .map_err(cl("clEnqueueReadBuffer"))?;
                     span_down.push(e);
@@ -465,6 +470,7 @@ impl Session for ClSession<'_> {
                 };
                 for _ in 0..reps {
                     let e =
+                        // SAFETY: `ptr` is the live mapping of `buf` that `map` returned; it is mapped again before anything reads it.
                         unsafe { q[0].enqueue_unmap_mem_object(buf.get(), *ptr as *mut _, &[]) }
                             .map_err(cl("clEnqueueUnmapMemObject"))?;
                     span.push(e);
@@ -483,6 +489,8 @@ impl Session for ClSession<'_> {
     }
 
     fn write_device(&mut self, i: usize, src: &[u8]) -> Result<(), DriverError> {
+        // SAFETY: a blocking write: `src` is borrowed for the whole call and
+        // is at most the buffer's size (the trait's contract).
         unsafe {
             self.b.queues[0].enqueue_write_buffer(&mut self.dev[i], CL_BLOCKING, 0, src, &[])
         }
@@ -491,6 +499,7 @@ impl Session for ClSession<'_> {
     }
 
     fn read_device(&mut self, i: usize, dst: &mut [u8]) -> Result<(), DriverError> {
+        // SAFETY: a blocking read: `dst` is borrowed for the whole call and is at most the buffer's size (the trait's contract: `dst` is the session's byte count).
         unsafe { self.b.queues[0].enqueue_read_buffer(&self.dev[i], CL_BLOCKING, 0, dst, &[]) }
             .map_err(cl("clEnqueueReadBuffer"))?;
         Ok(())
@@ -502,9 +511,11 @@ impl Session for ClSession<'_> {
         let HostSide::Mapped { buf, ptr } = &mut self.host[0] else {
             return Ok(None);
         };
+        // SAFETY: `ptr` is the live mapping of `buf` that `map` returned; `finish` completes the unmap before the read.
         unsafe { q.enqueue_unmap_mem_object(buf.get(), *ptr as *mut _, &[]) }
             .map_err(cl("clEnqueueUnmapMemObject"))?;
         q.finish().map_err(cl("clFinish"))?;
+        // SAFETY: a blocking read of n bytes from a buffer of n bytes into `out[..n]` (the caller gives at least n).
         unsafe { q.enqueue_read_buffer(buf, CL_BLOCKING, 0, &mut out[..n], &[]) }
             .map_err(cl("clEnqueueReadBuffer"))?;
         *ptr = map(q, buf, n)?;

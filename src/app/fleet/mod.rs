@@ -14,6 +14,8 @@
 pub mod node;
 pub mod output;
 pub mod plan;
+mod protocol;
+mod rank;
 mod root;
 pub mod run;
 

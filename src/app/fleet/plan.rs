@@ -8,6 +8,7 @@ use crate::cli::{ControlArg, FleetArgs, PairsAtOnceArg, ScheduleArg, TurnsArg};
 use crate::cluster::network::TcpParams;
 use crate::cluster::schedule::{self, Schedule};
 use crate::error::UserError;
+use crate::model::fleet::Transport;
 use crate::model::Host;
 use crate::net::protocol::{MAX_CHUNK, MAX_STREAMS};
 use crate::util::units::{self, format_bytes};
@@ -16,7 +17,7 @@ use crate::util::units::{self, format_bytes};
 pub struct NetPlan {
     pub schedule: Schedule,
     /// `tcp`, `mpi`, in the order they run.
-    pub transports: Vec<String>,
+    pub transports: Vec<Transport>,
     pub sizes: Vec<u64>,
     pub tcp: TcpParams,
     /// MPI messages in flight per flow.
@@ -104,29 +105,28 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
                     }
                 }
             };
-            let mut transports: Vec<String> = Vec::new();
+            let mut transports: Vec<Transport> = Vec::new();
             for t in a
                 .transport
                 .split(',')
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
             {
-                match t {
-                    "tcp" => {}
-                    "mpi" if mpi_built() => {}
-                    "mpi" => return Err(needs_mpi("--transport")),
-                    other => {
+                let t = match Transport::parse(t) {
+                    Some(Transport::Mpi) if !mpi_built() => return Err(needs_mpi("--transport")),
+                    Some(t) => t,
+                    None => {
                         return Err(UserError::flag(
                             "--transport",
-                            format!("unknown transport '{other}': use tcp, mpi or tcp,mpi"),
+                            format!("unknown transport '{t}': use tcp, mpi or tcp,mpi"),
                         ))
                     }
-                }
-                if !transports.iter().any(|x| x == t) {
-                    transports.push(t.into());
+                };
+                if !transports.contains(&t) {
+                    transports.push(t);
                 }
             }
-            if transports.iter().any(|t| t == "mpi") && control != "mpi" {
+            if transports.contains(&Transport::Mpi) && control != Transport::Mpi.name() {
                 return Err(UserError::flag(
                     "--transport",
                     "mpi pair tests run over the MPI control: drop --control tcp",
@@ -215,8 +215,8 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
 
 impl NetPlan {
     /// Seconds one synchronised step takes on `transport`.
-    pub fn step_seconds(&self, transport: &str) -> f64 {
-        let omit = if transport == "tcp" {
+    pub fn step_seconds(&self, transport: Transport) -> f64 {
+        let omit = if transport == Transport::Tcp {
             self.tcp.omit_s
         } else {
             0.0
@@ -229,9 +229,9 @@ impl NetPlan {
     /// less than a leader's own bound with a hung peer plus a grace for
     /// scheduling (see `TcpParams::leader_bound_s`), so only the hung rank
     /// is lost, not the healthy rank testing against it.
-    pub fn step_patience(&self, transport: &str) -> f64 {
+    pub fn step_patience(&self, transport: Transport) -> f64 {
         let plain = self.step_seconds(transport) + self.tcp.timeout_s;
-        if transport == "tcp" {
+        if transport == Transport::Tcp {
             plain.max(self.tcp.leader_bound_s() + STEP_OVERHEAD_S + LEADER_GRACE_S)
         } else {
             plain
@@ -245,7 +245,7 @@ impl NetPlan {
         let secs: f64 = self
             .transports
             .iter()
-            .map(|t| (steps * per) as f64 * self.step_seconds(t))
+            .map(|t| (steps * per) as f64 * self.step_seconds(*t))
             .sum();
         let k = self.transports.len() as u64;
         (steps * per * k, flows * per * k, secs)
@@ -290,7 +290,11 @@ pub fn describe(p: &FleetPlan, host: &Host, n: u32, rounds: u32) -> Result<Strin
             s.push_str(&format!(
                 "  network phase: {} over {}, sizes {}: {steps} steps, {flows} flows, about {:.0} s\n",
                 net.schedule.name(),
-                net.transports.join(" and "),
+                net.transports
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .join(" and "),
                 net.sizes.iter().map(|&b| format_bytes(b)).collect::<Vec<_>>().join(", "),
                 secs
             ));
@@ -345,7 +349,7 @@ mod tests {
         assert_eq!(p.node.suites, vec!["info", "cache", "latency", "threads"]);
         let n = p.network.unwrap();
         assert_eq!(n.schedule, Schedule::Shift);
-        assert_eq!(n.transports, vec!["tcp"]);
+        assert_eq!(n.transports, vec![Transport::Tcp]);
         assert_eq!(n.sizes, vec![1 << 20]);
         assert_eq!(p.control, if mpi_built() { "mpi" } else { "tcp" });
     }

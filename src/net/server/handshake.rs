@@ -6,9 +6,9 @@ use std::net::{IpAddr, TcpStream};
 use std::time::Instant;
 
 use super::session::{control, join};
-use super::{Outcome, Shared};
+use super::{wire, Outcome, Shared};
 use crate::net::protocol::{self, Frame};
-use crate::net::{read_frame_until, write_frame, WireError};
+use crate::net::{read_frame_until, write_frame};
 
 /// A connection counted against its address until its handshake ends.
 pub(super) struct Handshaking<'a> {
@@ -58,10 +58,6 @@ impl Drop for Handshaking<'_> {
     fn drop(&mut self) {
         self.leave();
     }
-}
-
-pub(super) fn wire(what: &str) -> impl Fn(WireError) -> String + '_ {
-    move |e| format!("{}: {}", what, e)
 }
 
 pub(super) fn session(

@@ -33,6 +33,12 @@ use super::protocol::{self, Frame, COOKIE_LEN};
 use super::write_frame;
 use handshake::{session, Handshaking};
 
+/// A wire error as the line a session reports: what was being exchanged,
+/// then the error (the handshake's and the session's frames alike).
+fn wire(what: &str) -> impl Fn(super::WireError) -> String + '_ {
+    move |e| format!("{}: {}", what, e)
+}
+
 /// Where log lines go (stderr in the CLI, a vector in tests).
 pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
 

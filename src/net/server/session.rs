@@ -8,8 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::handshake::wire;
-use super::{Outcome, Pending, ServerConfig, Shared, SlotGuard};
+use super::{wire, Outcome, Pending, ServerConfig, Shared, SlotGuard};
 use crate::net::flow::{self, Budget, FlowError, Limits};
 use crate::net::protocol::{
     self, Frame, Mode, Report, Setup, COOKIE_LEN, MAX_CHUNK, MAX_INTERVALS, MAX_STREAMS,

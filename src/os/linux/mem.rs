@@ -28,6 +28,8 @@ pub struct Mapping {
 // SAFETY: the mapping is plain memory owned by this value; moving it
 // between threads is fine, sharing needs the usual care its users take.
 unsafe impl Send for Mapping {}
+// SAFETY: a shared `&Mapping` hands out only its address and length;
+// what is written through them is its users' care, as above.
 unsafe impl Sync for Mapping {}
 
 impl Mapping {

@@ -51,6 +51,7 @@ pub fn process_manager_socket(fd: i32, timeout: Duration) -> Option<Duplex> {
     // SAFETY: fstat into plain data; any number is safe to ask about.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     if fd < 0
+        // SAFETY: as above; `st` is a local of the right type.
         || unsafe { libc::fstat(fd, &mut st) } != 0
         || st.st_mode & libc::S_IFMT != libc::S_IFSOCK
     {

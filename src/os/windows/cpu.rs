@@ -3,42 +3,16 @@
 //! `GetLogicalProcessorInformationEx(RelationAll)`.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
 use windows_sys::Win32::System::Kernel::PROCESSOR_NUMBER;
-use windows_sys::Win32::System::SystemInformation::{
-    GetLogicalProcessorInformationEx, RelationAll, GROUP_AFFINITY,
-};
+use windows_sys::Win32::System::SystemInformation::GROUP_AFFINITY;
 use windows_sys::Win32::System::Threading::{
     GetCurrentProcess, GetCurrentProcessorNumberEx, GetCurrentThread, GetNumaAvailableMemoryNodeEx,
     GetProcessAffinityMask, GetThreadGroupAffinity, SetThreadGroupAffinity,
 };
 
+use super::lpi;
 use crate::model::{Cache, Cpu, Node};
-use crate::os::parse::winlpi::{self, Lpi};
-
-/// The system's processor records, read once.
-pub(crate) fn lpi() -> &'static Lpi {
-    static L: OnceLock<Lpi> = OnceLock::new();
-    L.get_or_init(|| {
-        let mut len = 0u32;
-        // SAFETY: a size query with a null buffer.
-        unsafe { GetLogicalProcessorInformationEx(RelationAll, std::ptr::null_mut(), &mut len) };
-        let mut buf = vec![0u64; (len as usize).div_ceil(8)];
-        // SAFETY: `buf` holds `len` bytes, 8-byte aligned.
-        let ok = len > 0
-            && unsafe {
-                GetLogicalProcessorInformationEx(RelationAll, buf.as_mut_ptr().cast(), &mut len)
-            } != 0;
-        let bytes = if ok {
-            // SAFETY: the call filled `len` bytes of `buf`.
-            unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len as usize) }
-        } else {
-            &[]
-        };
-        winlpi::parse(bytes)
-    })
-}
 
 fn affinity_of(group: u16, mask: usize) -> GROUP_AFFINITY {
     GROUP_AFFINITY {

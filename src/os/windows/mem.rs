@@ -37,6 +37,7 @@ pub struct Mapping {
 
 // SAFETY: plain memory owned by this value.
 unsafe impl Send for Mapping {}
+// SAFETY: as above; a shared reference gives out only the address.
 unsafe impl Sync for Mapping {}
 
 /// The large page size (0 where the system has none).

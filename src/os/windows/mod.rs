@@ -21,7 +21,38 @@ pub mod system;
 pub mod team;
 pub mod time;
 
+use std::sync::OnceLock;
+
 use windows_sys::Win32::Foundation::{CloseHandle, GetLastError, FILETIME, HANDLE};
+use windows_sys::Win32::System::SystemInformation::{
+    GetLogicalProcessorInformationEx, RelationAll,
+};
+
+use crate::os::parse::winlpi::{self, Lpi};
+
+/// The system's processor records, read once (cpus, nodes and caches:
+/// `cpu`, `numa` and `system` read them).
+pub(crate) fn lpi() -> &'static Lpi {
+    static L: OnceLock<Lpi> = OnceLock::new();
+    L.get_or_init(|| {
+        let mut len = 0u32;
+        // SAFETY: a size query with a null buffer.
+        unsafe { GetLogicalProcessorInformationEx(RelationAll, std::ptr::null_mut(), &mut len) };
+        let mut buf = vec![0u64; (len as usize).div_ceil(8)];
+        // SAFETY: `buf` holds `len` bytes, 8-byte aligned.
+        let ok = len > 0
+            && unsafe {
+                GetLogicalProcessorInformationEx(RelationAll, buf.as_mut_ptr().cast(), &mut len)
+            } != 0;
+        let bytes = if ok {
+            // SAFETY: the call filled `len` bytes of `buf`.
+            unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len as usize) }
+        } else {
+            &[]
+        };
+        winlpi::parse(bytes)
+    })
+}
 
 /// `s` as a NUL-terminated UTF-16 string.
 pub(crate) fn wide(s: &str) -> Vec<u16> {
@@ -68,6 +99,7 @@ impl Drop for Handle {
 
 // SAFETY: kernel handles may be used from any thread.
 unsafe impl Send for Handle {}
+// SAFETY: as above; a shared reference only reads the handle's value.
 unsafe impl Sync for Handle {}
 
 /// A FILETIME (100 ns units) as ns.

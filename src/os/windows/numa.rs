@@ -15,7 +15,7 @@ fn unsupported(what: &str) -> String {
 
 /// Memory on a machine with one node is on that node: nothing to do.
 fn only_node(node: u32) -> bool {
-    let nodes = &super::cpu::lpi().nodes;
+    let nodes = &super::lpi().nodes;
     nodes.len() <= 1 && node == nodes.first().map_or(0, |n| n.0)
 }
 

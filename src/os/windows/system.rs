@@ -77,7 +77,7 @@ pub fn ticks_per_second() -> f64 {
 }
 
 pub fn online_cpu_count() -> f64 {
-    super::cpu::lpi().cpu_count().max(1) as f64
+    super::lpi().cpu_count().max(1) as f64
 }
 
 pub fn environment() -> Environment {

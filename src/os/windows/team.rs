@@ -50,6 +50,7 @@ pub struct Region {
 // SAFETY: the view is shared memory used only through atomics; handles
 // may be used from any thread.
 unsafe impl Send for Region {}
+// SAFETY: as above.
 unsafe impl Sync for Region {}
 
 fn map_view(map: HANDLE, len: usize) -> std::io::Result<*mut u8> {

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::metrics;
 use crate::model::fleet::FleetRun;
-use crate::report::table;
+use crate::report::grid::grid;
 
 /// Change below which a figure counts as unchanged when no
 /// `--fail-if-slower` is given: the spread of repeated runs on a quiet
@@ -170,7 +170,7 @@ impl FleetComparison {
             "baseline {}, new {}; a figure worse by more than {} % is slower\n",
             self.files[0], self.files[1], self.threshold_pct
         );
-        s.push_str(&table::grid(&self.grid()));
+        s.push_str(&grid(&self.grid()));
         let slow = self.slower_nodes();
         let _ = writeln!(
             s,

@@ -30,7 +30,7 @@ pub fn encode(f: &FleetRun) -> Vec<u8> {
                     x.size_bytes.to_string(),
                     dir.into(),
                     g.map_or(String::new(), |g| format!("{g:.6}")),
-                    m.transport.clone(),
+                    m.transport.name().to_string(),
                     x.step.to_string(),
                     x.concurrent.to_string(),
                     x.reason.clone().unwrap_or_default(),

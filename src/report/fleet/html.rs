@@ -396,7 +396,7 @@ fn heatmap(f: &FleetRun, m: &NetMatrix, size: u64, scale_max: Option<f64>, id: u
     let _ = writeln!(
         s,
         "<figcaption>{} {}, {}: received GB/s per pair (row = sender, column = receiver); colour scale 0 to {} GB/s{}</figcaption></figure>",
-        esc(&m.transport),
+        esc(m.transport.name()),
         esc(&m.schedule),
         format_bytes(size),
         num(top),
@@ -508,7 +508,7 @@ pub fn render(f: &FleetRun, scale_max: Option<f64>) -> String {
         let _ = writeln!(
             s,
             "<h3>{} — {} schedule</h3><p class=meta>{} steps per size, {} of {} flows measured, {:.1} s; parameters <code>{}</code></p>",
-            esc(&m.transport),
+            esc(m.transport.name()),
             esc(&m.schedule),
             m.steps,
             measured,

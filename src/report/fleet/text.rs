@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::metrics;
 use crate::model::fleet::{Check, FleetRun, LinkVerdict, NodeVerdict};
-use crate::report::table;
+use crate::report::grid::grid;
 use crate::util::units::format_bytes;
 
 /// A figure with three significant-ish digits: 192, 66.2, 0.376.
@@ -239,7 +239,7 @@ pub fn summary(f: &FleetRun) -> String {
         }
         rows.push(row);
     }
-    s.push_str(&table::grid(&rows));
+    s.push_str(&grid(&rows));
     for n in v.nodes.iter().filter(|n| n.drain) {
         let _ = writeln!(s, "FAIL {}: {}", n.label, why(n));
     }

@@ -354,7 +354,7 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
             for x in flows {
                 let explained_by = by(x);
                 let base = LinkVerdict {
-                    transport: m.transport.clone(),
+                    transport: m.transport,
                     src: x.src,
                     dst: x.dst,
                     size_bytes: size,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::rate;
 use crate::model::{Record, Run, Status, Units};
-use crate::report::table::grid;
+use crate::report::grid::grid;
 use crate::util::units::format_bytes;
 
 /// One grid per op, in the order the run measured them.

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::model::Host;
-use crate::report::table::grid;
+use crate::report::grid::grid;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
 

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use crate::model::detail::{LatencyDetail, View};
 use crate::model::{Record, Run, Status};
-use crate::report::table::grid;
+use crate::report::grid::grid;
 use crate::util::units::format_bytes;
 
 /// A latency record with its detail.

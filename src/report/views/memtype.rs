@@ -72,7 +72,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             "memory kinds: copy of {} from a regular array into the buffer, first pass vs the following ones\n",
             size.map_or("?".into(), format_bytes)
         ));
-        out.push_str(&crate::report::table::grid(&rows));
+        out.push_str(&crate::report::grid::grid(&rows));
         out.push('\n');
     }
     if rows.len() > 1 {

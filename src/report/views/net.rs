@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use crate::model::detail::NetDetail;
 use crate::model::{Record, Run, Status, Units};
-use crate::report::table::grid;
+use crate::report::grid::grid;
 use crate::util::units::format_bytes;
 
 fn f(v: f64) -> String {

@@ -4,7 +4,7 @@
 use super::rate;
 use crate::model::detail::NumaDetail;
 use crate::model::{Record, Run, Status};
-use crate::report::table;
+use crate::report::grid::grid;
 
 /// The kernel name of the latency cells (the pointer chase).
 const CHASE_KERNEL: &str = "chase_64_scalar";
@@ -108,7 +108,7 @@ fn matrices(run: &Run, recs: &[&Record], cpu_nodes: &[u32], mem_nodes: &[u32]) -
             }
             rows.push(row);
         }
-        out.push_str(&table::grid(&rows));
+        out.push_str(&grid(&rows));
         out.push('\n');
     }
     out
@@ -149,7 +149,7 @@ fn pairs(run: &Run, recs: &[&Record]) -> String {
                 .map_or("-".into(), |f| format!("{:.3}", f)),
         ]);
     }
-    out.push_str(&table::grid(&rows));
+    out.push_str(&grid(&rows));
     out.push('\n');
     out
 }
@@ -202,7 +202,7 @@ fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
             m,
         ]);
     }
-    out.push_str(&table::grid(&rows));
+    out.push_str(&grid(&rows));
     out.push('\n');
     out
 }
@@ -222,7 +222,7 @@ fn notes(run: &Run, recs: &[&Record], mode: &str) -> String {
             row.extend(n.distances.iter().map(|d| d.to_string()));
             rows.push(row);
         }
-        out.push_str(&table::grid(&rows));
+        out.push_str(&grid(&rows));
     }
     let _ = writeln_s(
         &mut out,

@@ -30,7 +30,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             f(d.instructions_per_cycle),
         ]);
     }
-    let mut out = crate::report::table::grid(&rows);
+    let mut out = crate::report::grid::grid(&rows);
     out.push_str(&format!(
         "{} = {} bytes/s; bytes = bytes arriving in the destination register or stack slot per instruction (no memory working set).\n",
         units.label(),

@@ -4,7 +4,7 @@
 use super::rate;
 use crate::model::detail::ThreadsDetail;
 use crate::model::{Record, Run, Status};
-use crate::report::table;
+use crate::report::grid::grid;
 use crate::util::units::format_bytes;
 
 /// The scaling table: one block per (kernel, total size), one row per
@@ -89,7 +89,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         }
     }
     if rows.len() > 1 {
-        out.push_str(&table::grid(&rows));
+        out.push_str(&grid(&rows));
         out.push('\n');
     }
     out

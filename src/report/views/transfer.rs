@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::model::detail::{Timer, TransferDetail};
 use crate::model::{Nullable, Record, Run, Status, Units};
-use crate::report::table::grid;
+use crate::report::grid::grid;
 use crate::util::units::format_bytes;
 
 /// The human table of a transfer run: device context, then one row per

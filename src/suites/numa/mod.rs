@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::estimate::Estimate;
 use super::record::{noise_warnings, sampled, spread_warnings};
 use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
@@ -135,11 +136,35 @@ use pair::run_pair;
 use plan::node_of;
 pub use plan::plan;
 
+/// How long the plan will take (see `suites::estimate` for the rule).
+fn estimate(p: &NumaPlan) -> Estimate {
+    let cells = p.cell_cpus.len() * p.memory_nodes.len();
+    let threads = p.cell_cpus.iter().map(|(_, c)| c.len()).max().unwrap_or(1);
+    let (cases, faulted) = match &p.mode {
+        Mode::Matrix {
+            mixes,
+            roles,
+            latency,
+        } => {
+            let sets = if roles.is_some() { 1 } else { mixes.len() };
+            (
+                cells * (sets + usize::from(*latency)),
+                cells * (threads + usize::from(*latency)),
+            )
+        }
+        // Two pairs (write, read), local/local and one per remote node.
+        Mode::WritePair => (2 * p.memory_nodes.len(), 4 * p.memory_nodes.len()),
+        Mode::Load { delays_ns, .. } => (delays_ns.len() + 1, 1 + threads),
+    };
+    Estimate::sampled(cases, p.samples, p.min_sample_ms)
+        .faulting((faulted as u64 * p.size) as f64, "buffers")
+}
+
 impl Plan for NumaPlan {
     const ID: SuiteId = SuiteId::Numa;
 
-    fn estimate(&self) -> super::estimate::Estimate {
-        super::estimate::numa(self)
+    fn estimate(&self) -> Estimate {
+        estimate(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {

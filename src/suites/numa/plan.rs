@@ -188,7 +188,7 @@ fn size(a: &NumaOptions, host: &Host, cell_cpus: &[(u32, Vec<u32>)]) -> Result<u
         Some(s) => s,
         None => {
             let threads = cell_cpus.iter().map(|c| c.1.len()).max().unwrap_or(1) as u64;
-            (super::super::cache::default_top(host, crate::model::Curve::Bandwidth) / threads)
+            (super::super::sizes::default_top(host, crate::model::Curve::Bandwidth) / threads)
                 .max(64 << 20)
                 / (2 << 20)
                 * (2 << 20)

@@ -2,6 +2,7 @@
 //! the device (opened here), and where the host side runs.
 
 use super::*;
+use crate::suites::estimate::Estimate;
 
 pub(super) fn parse_dirs(spec: Option<&str>) -> Result<Vec<Direction>, UserError> {
     let Some(spec) = spec else {
@@ -341,17 +342,24 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
     })
 }
 
+/// How long the plan will take (see `suites::estimate` for the rule).
+fn estimate(p: &super::Plan) -> Estimate {
+    Estimate::sampled(
+        p.kinds.len() * p.directions.len() * p.sizes.len(),
+        p.samples,
+        p.min_sample_ms,
+    )
+}
+
 impl Suite for TransferSuite {
     fn id(&self) -> SuiteId {
         SuiteId::Transfer
     }
 
-    fn estimate(&self) -> crate::suites::estimate::Estimate {
+    fn estimate(&self) -> Estimate {
         match self {
-            TransferSuite::Ready { plan, .. } => crate::suites::estimate::transfer(plan),
-            TransferSuite::NoDevice { .. } => {
-                crate::suites::estimate::Estimate::nothing("no device")
-            }
+            TransferSuite::Ready { plan, .. } => estimate(plan),
+            TransferSuite::NoDevice { .. } => Estimate::nothing("no device"),
         }
     }
 

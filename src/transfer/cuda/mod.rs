@@ -108,6 +108,7 @@ pub fn open(index: usize) -> Opened {
     if index >= count {
         let names = (0..count)
             .map(|i| {
+                // SAFETY: the driver is loaded and initialised (`cuInit` succeeded above) and `i` is below its device count.
                 catch("cuDeviceGetName", || unsafe { device_name(i) })
                     .unwrap_or_else(|_| "?".into())
             })
@@ -118,6 +119,7 @@ pub fn open(index: usize) -> Opened {
             names,
         });
     }
+    // SAFETY: as above, and `index` is below the device count.
     match catch("open", || unsafe { CudaBackend::new(index) }) {
         Ok(b) => Opened::Ready(Box::new(b)),
         Err(e) => Opened::Unavailable(Unavailable(format!(
@@ -224,6 +226,7 @@ impl Drop for CudaBackend {
     fn drop(&mut self) {
         let kernels =
             std::mem::replace(&mut self.kernels, Err(DriverError::new("drop", "released")));
+        // SAFETY: the context, streams and kernels were created by this backend and are released once, here, with the context current.
         let _ = catch("cleanup", || unsafe {
             drop(kernels);
             for s in self.streams {
@@ -287,6 +290,8 @@ impl Backend for CudaBackend {
         };
         // Allocate into `s` step by step so that Drop frees whatever was
         // obtained when a later call fails.
+        // SAFETY: driver calls on this backend's context (current on this
+        // thread); every pointer given is to a local or a field of `s`.
         unsafe {
             for i in 0..if needs.second_host { 2 } else { 1 } {
                 let h = CuHost::new(kind, bytes, 0xc0da + i)?;

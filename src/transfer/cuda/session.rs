@@ -353,6 +353,7 @@ impl Drop for CuSession<'_> {
         let host = std::mem::take(&mut self.host);
         let dev = std::mem::take(&mut self.dev);
         let events = std::mem::take(&mut self.events);
+        // SAFETY: the events, device and host buffers were allocated by this session and are freed once, here (taken out of it above).
         let _ = catch("cleanup", move || unsafe {
             for e in events {
                 sys::cuEventDestroy_v2(e);

@@ -13,11 +13,14 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::plan::FleetPlan;
-use super::run::{measure, to_value, Cmd, Ctx, Hello, Member, EXIT_OUTLIER};
+use super::protocol::{
+    reply, to_value, Cmd, Ctx, Gathered, Hello, Member, NodeReply, EXIT_OUTLIER,
+};
+use super::rank::measure;
 use crate::cluster::comm::{Comm, Identity};
 use crate::error::{EXIT_INTERRUPTED, EXIT_OK};
 use crate::model::fleet::{FleetNode, FleetRun, Launch, NodeStatus, Timings};
-use crate::model::{Run, Tool, Warning, SCHEMA_VERSION};
+use crate::model::{Tool, Warning, SCHEMA_VERSION};
 
 /// How many lost ranks one call of `note_lost` names on stderr.
 const SAY_LOST: usize = 8;
@@ -322,6 +325,35 @@ impl<'a> Root<'a> {
         }
     }
 
+    /// Measure the nodes of `ranks` (a round of the node phase, or a
+    /// second turn): tell them, measure this rank's own node when it is
+    /// among them, wait for their replies (twice the estimate `est` plus
+    /// the timeout). Each asked rank with its reply: `None` where it sent
+    /// none (lost), an error naming it where the reply did not parse.
+    fn measure_on(
+        &mut self,
+        round: u32,
+        ranks: &[u32],
+        est: f64,
+    ) -> anyhow::Result<Vec<(u32, Gathered<NodeReply>)>> {
+        let cmd = Cmd::Measure {
+            round,
+            ranks: ranks.to_vec(),
+        };
+        self.comm.bcast(Some(to_value(&cmd)))?;
+        let mine = if ranks.contains(&0) {
+            to_value(&measure(self.plan, self.node_plan.as_ref(), self.cx.stop))
+        } else {
+            Value::Null
+        };
+        let wait = Duration::from_secs_f64(est * 2.0 + self.plan.timeout_s);
+        let got = self.comm.gather(mine, "node", wait)?;
+        Ok(ranks
+            .iter()
+            .map(|&r| (r, got[r as usize].as_ref().map(|b| reply(r, b))))
+            .collect())
+    }
+
     fn node_phase(&mut self) -> anyhow::Result<()> {
         if self.plan.node.suites.is_empty() {
             return Ok(());
@@ -345,47 +377,37 @@ impl<'a> Root<'a> {
                 if ranks.len() == 1 { "" } else { "s" },
                 est
             );
-            let cmd = Cmd::Measure {
-                round: i as u32,
-                ranks: ranks.clone(),
-            };
-            self.comm.bcast(Some(to_value(&cmd)))?;
-            let mine = if ranks.contains(&0) {
-                measure(self.plan, self.node_plan.as_ref(), self.cx.stop)
-            } else {
-                Value::Null
-            };
-            let wait = Duration::from_secs_f64(est * 2.0 + self.plan.timeout_s);
-            let got = self.comm.gather(mine, "node", wait)?;
+            let replies = self.measure_on(i as u32, &ranks, est)?;
             let mut longest = 0.0f64;
-            for &r in &ranks {
-                let Some(body) = got[r as usize].as_ref() else {
-                    continue;
-                };
+            for (r, got) in replies {
                 let n = &mut self.fleet.nodes[r as usize];
-                let secs = body.get("seconds").and_then(Value::as_f64);
-                n.node_seconds = secs;
-                longest = longest.max(secs.unwrap_or(0.0));
-                match body
-                    .get("run")
-                    .map(|v| serde_json::from_value::<Run>(v.clone()))
-                {
-                    Some(Ok(run)) => {
+                match got {
+                    None => {}
+                    Some(Ok(NodeReply {
+                        run: Some(run),
+                        seconds,
+                        ..
+                    })) => {
+                        n.node_seconds = Some(seconds);
+                        longest = longest.max(seconds);
                         if run.interrupted {
                             n.status = NodeStatus::Interrupted;
                         }
                         n.run = Some(run);
                     }
+                    Some(Ok(NodeReply {
+                        run: None,
+                        error,
+                        seconds,
+                    })) => {
+                        n.node_seconds = Some(seconds);
+                        longest = longest.max(seconds);
+                        n.status = NodeStatus::Error;
+                        n.reason = error;
+                    }
                     Some(Err(e)) => {
                         n.status = NodeStatus::Error;
-                        n.reason = Some(format!("its run did not parse: {e}"));
-                    }
-                    None => {
-                        n.status = NodeStatus::Error;
-                        n.reason = body
-                            .get("error")
-                            .and_then(Value::as_str)
-                            .map(str::to_string);
+                        n.reason = Some(e);
                     }
                 }
             }

@@ -4,13 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{Root, SAVE_EVERY};
-use crate::app::fleet::run::{step, to_value, Cmd};
+use crate::app::fleet::protocol::{reply, to_value, Cmd, StepReply};
+use crate::app::fleet::rank::step;
 use crate::cluster::network;
 use crate::cluster::schedule::{self, Test};
-use crate::model::fleet::{Flow, NetMatrix};
+use crate::model::fleet::{Flow, NetMatrix, Transport};
 
 impl Root<'_> {
     pub(super) fn network_phase(&mut self) -> anyhow::Result<()> {
@@ -20,14 +21,14 @@ impl Root<'_> {
         let t0 = Instant::now();
         let live: Vec<u32> = (0..self.comm.size()).filter(|&r| self.alive(r)).collect();
         let steps = schedule::steps(net.schedule, &live);
-        for transport in &net.transports {
+        for &transport in &net.transports {
             let tt = Instant::now();
             self.fleet.network.push(NetMatrix {
-                transport: transport.clone(),
+                transport,
                 schedule: net.schedule.name().into(),
                 sizes: net.sizes.clone(),
                 steps: steps.len() as u32,
-                parameters: if transport == "tcp" {
+                parameters: if transport == Transport::Tcp {
                     to_value(&net.tcp)
                 } else {
                     json!({"step_time_s": net.tcp.step_time_s, "window": net.window})
@@ -63,7 +64,7 @@ impl Root<'_> {
 
     fn one_step(
         &mut self,
-        transport: &str,
+        transport: Transport,
         size: u64,
         k: u32,
         tests: &[Test],
@@ -80,9 +81,9 @@ impl Root<'_> {
         // Over MPI a connection that fails ends the whole job (Open MPI's
         // ob1 aborts): a pair TCP could not reach is left out, with why.
         let tcp_failed = |a: u32, b: u32| {
-            transport == "mpi"
+            transport == Transport::Mpi
                 && self.fleet.network.iter().any(|m| {
-                    m.transport == "tcp"
+                    m.transport == Transport::Tcp
                         && m.flows.iter().any(|f| {
                             f.recv_gbps.is_none()
                                 && ((f.src, f.dst) == (a, b) || (f.src, f.dst) == (b, a))
@@ -110,7 +111,7 @@ impl Root<'_> {
         // under the same load).
         let concurrent: u32 = run.iter().map(Test::flows).sum();
         let cmd = Cmd::Step {
-            transport: transport.into(),
+            transport,
             size,
             step: k,
             tests: run.clone(),
@@ -126,21 +127,26 @@ impl Root<'_> {
             &self.cx,
         );
         let wait = Duration::from_secs_f64(patience);
-        let got = self
-            .comm
-            .gather(json!({"flows": mine, "seconds": secs}), "network", wait)?;
+        let mine = StepReply {
+            flows: mine,
+            seconds: secs,
+        };
+        let got = self.comm.gather(to_value(&mine), "network", wait)?;
         self.note_lost();
         // Every rank of the step reports its view: over TCP the leader
         // both views of its flows, over MPI each end its own side.
         let mut longest = 0.0f64;
         let mut reported: Vec<Flow> = Vec::new();
-        for body in got.iter().flatten() {
-            longest = longest.max(body.get("seconds").and_then(Value::as_f64).unwrap_or(0.0));
-            if let Some(v) = body
-                .get("flows")
-                .and_then(|f| serde_json::from_value::<Vec<Flow>>(f.clone()).ok())
-            {
-                reported.extend(v);
+        for (r, body) in got.iter().enumerate() {
+            let Some(body) = body else { continue };
+            // A reply that does not parse leaves its flows without a
+            // figure (their reason names the rank); say why here.
+            match reply::<StepReply>(r as u32, body) {
+                Ok(s) => {
+                    longest = longest.max(s.seconds);
+                    reported.extend(s.flows);
+                }
+                Err(e) => eprintln!("bwscope fleet: {e}"),
             }
         }
         for t in &run {

@@ -14,13 +14,8 @@
 //! node plan once more, alone, and each case keeps the better of its two
 //! records, marked.
 
-use std::time::Duration;
-
-use serde_json::Value;
-
 use super::Root;
 use crate::app::again;
-use crate::app::fleet::run::{measure, to_value, Cmd};
 use crate::model::fleet::NodeStatus;
 use crate::model::{Record, Repeats, Run, Warning};
 use crate::report::fleet::{reference, verdict};
@@ -72,6 +67,7 @@ impl Root<'_> {
             return Ok(());
         }
         let mut said = Vec::new();
+        let mut failed: Vec<String> = Vec::new();
         // One rank at a time: alone on its machine, as a user re-running it
         // by hand would measure it.
         for (i, (rank, metrics)) in suspects.iter().enumerate() {
@@ -87,23 +83,15 @@ impl Root<'_> {
                 .as_ref()
                 .and_then(|h| h.estimate_s)
                 .unwrap_or(1.0);
-            let cmd = Cmd::Measure {
-                round: 1000 + i as u32,
-                ranks: vec![*rank],
+            let got = self.measure_on(1000 + i as u32, &[*rank], est)?;
+            let again = match got.into_iter().next().and_then(|(_, g)| g) {
+                Some(Ok(reply)) => reply.run.filter(|r| !r.interrupted),
+                Some(Err(e)) => {
+                    failed.push(e);
+                    None
+                }
+                None => None,
             };
-            self.comm.bcast(Some(to_value(&cmd)))?;
-            let mine = if *rank == 0 {
-                measure(self.plan, self.node_plan.as_ref(), self.cx.stop)
-            } else {
-                Value::Null
-            };
-            let wait = Duration::from_secs_f64(est * 2.0 + self.plan.timeout_s);
-            let got = self.comm.gather(mine, "node", wait)?;
-            let again = got[*rank as usize]
-                .as_ref()
-                .and_then(|b| b.get("run"))
-                .and_then(|v| serde_json::from_value::<Run>(v.clone()).ok())
-                .filter(|r| !r.interrupted);
             self.note_lost();
             let (Some(again), Some(first)) = (again, self.fleet.nodes[*rank as usize].run.as_mut())
             else {
@@ -112,6 +100,12 @@ impl Root<'_> {
             let kept = keep_better(first, again);
             said.push(format!("{label} ({kept} case(s) better the second time)"));
             self.save();
+        }
+        if !failed.is_empty() {
+            self.fleet.warnings.push(Warning::Other {
+                message: format!("a second turn was not read: {}", failed.join("; ")),
+                hint: "the node keeps its first run; every rank should run the same bwscope".into(),
+            });
         }
         if !said.is_empty() {
             self.fleet.warnings.push(Warning::Other {

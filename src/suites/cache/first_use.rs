@@ -9,13 +9,13 @@
 
 use std::time::Instant;
 
-use super::{Ctx, Flow};
 use crate::kernels::{self, Kernel, KernelArgs, Op, Pattern};
 use crate::measure::team;
 use crate::memory::{Buffer, PageKind};
 use crate::model::detail::{self, CacheDetail};
 use crate::model::{Curve, Host, MemoryInfo, Record, Sample, SuiteId};
 use crate::stats;
+use crate::suites::{Ctx, Flow};
 
 /// Fresh mappings timed per size: first use cannot be repeated on one
 /// buffer, so each repetition maps anew.
@@ -61,7 +61,7 @@ fn time_first_use(
 }
 
 /// Time first use at every size of the plan, on the plan's first cpu.
-pub fn run(plan: &super::cache::CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
+pub fn run(plan: &super::CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     let kind = plan.memory;
     let Some(k) = kernels::widest(Op::Write, Pattern::Seq, &cx.host.features) else {
         cx.push(Record::skipped(

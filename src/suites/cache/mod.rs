@@ -9,6 +9,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+pub mod first_use;
+
+use super::estimate::{Estimate, CALIBRATION_SAMPLES};
+use super::sizes::{default_sizes, default_top, key_sizes, names};
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Form, Kernel, Op, Pattern};
@@ -74,70 +78,11 @@ pub struct CachePlan {
     pub read_curve: Vec<crate::model::CurvePoint>,
 }
 
-pub(crate) fn names<S: serde::Serializer>(k: &[&'static Kernel], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(k.iter().map(|k| k.name))
-}
-
 impl CachePlan {
     pub fn sample_opts(&self) -> SampleOpts {
         SampleOpts::new(self.samples, self.min_sample_ms).settling(self.settle)
     }
 }
-
-/// The largest default size: at least 4× the last-level cache as records
-/// of `curve` see it, and 256 MiB, so the top of the sweep is
-/// unambiguously DRAM. The cache as this process measured it where that is
-/// far from CPUID's (a guest told the host socket's 480 MiB L3 swept to
-/// 2 GiB for 361 s, though its reads reached DRAM's rate by 362 MiB).
-/// Where the knee probe saw the read curve reach its DRAM plateau, the
-/// power of two at or past its first point is enough: the sweep's top
-/// needs DRAM's rate, not a margin on a cache size.
-pub fn default_top(host: &Host, curve: Curve) -> u64 {
-    let llc4 = (host.llc_size(curve).unwrap_or(32 << 20) * 4).next_power_of_two();
-    let top = match (curve, host.dram_from_bytes()) {
-        (Curve::Bandwidth, Some(d)) => llc4.min(d.next_power_of_two()),
-        _ => llc4,
-    };
-    top.max(256 << 20)
-}
-
-/// Default sweep: one point per octave from 1 KiB to `default_top`, plus
-/// quarter-octave steps (half octaves past 64 MiB) within one octave
-/// either side of every cache size as bandwidth records see it, where the
-/// curves bend. Each size is rounded to a whole KiB so every kernel's
-/// granule divides it and all kernels share rows. ~37 sizes × ~30 kernels
-/// × 4–8 calls of ≥ 10 ms keep the full sweep under two minutes; a uniform
-/// three points per octave (49 sizes) took 140 s.
-pub fn default_sizes(host: &Host) -> Vec<u64> {
-    let top = default_top(host, Curve::Bandwidth);
-    let mut v: Vec<u64> = units::geometric(1 << 10, top, 2.0);
-    let mut edges: Vec<u64> = host
-        .data_caches()
-        .map(|c| host.boundary(c, Curve::Bandwidth))
-        .collect();
-    edges.dedup();
-    for e in edges {
-        for k in -4i32..=4 {
-            let s = (e as f64 * 2f64.powf(k as f64 / 4.0)).round() as u64;
-            // Past 64 MiB a point costs a pass of 5+ ms per sample: half
-            // octaves there (the read curve bends over an octave or more).
-            let fine = s <= FINE_UP_TO || k % 2 == 0;
-            if fine && (1 << 10..=top).contains(&s) {
-                v.push(s);
-            }
-        }
-    }
-    let mut v: Vec<u64> = v
-        .into_iter()
-        .map(|s| ((s + 512) / 1024).max(1) * 1024)
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
-/// Quarter octaves around a cache edge up to here, half octaves beyond.
-const FINE_UP_TO: u64 = 64 << 20;
 
 /// The key kernels: read/write/copy at the widest ISA, NT write and NT
 /// copy, rep movsb, libc memcpy. The NT copy is here because at DRAM sizes
@@ -272,20 +217,6 @@ fn quick(host: &Host) -> Planned {
     Ok(Box::new(survey_plan(host)?))
 }
 
-/// Half of each cache level and a DRAM-sized set ([`default_top`]), whole
-/// KiB so every kernel's granule divides them: the points that tell
-/// machines apart, for a fleet node and for the other suites' key plans.
-pub fn key_sizes(host: &Host) -> Vec<u64> {
-    let mut v: Vec<u64> = (1..=3u8)
-        .filter_map(|l| host.cache_size(l, Curve::Bandwidth))
-        .map(|s| (s / 2).div_ceil(1024) * 1024)
-        .collect();
-    v.push(default_top(host, Curve::Bandwidth));
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
 /// A fleet node's sweep: the key kernels at the key sizes.
 fn key(host: &Host, sampling: Sampling) -> Planned {
     let o = CacheOptions {
@@ -369,11 +300,80 @@ fn with_patterns(
     Ok(out)
 }
 
+/// A sweep: every size × kernel a case, each sample lasting at least
+/// `--min-sample-ms` or one pass over the working set at the read rate the
+/// knee probe measured near that size, whichever is longer (a 1 GiB pass
+/// at DRAM's 15 GB/s is 70 ms, seven times the minimum). Cases settle
+/// after `settle` samples on a quiet machine; a noisy one takes all.
+fn estimate(p: &CachePlan) -> Estimate {
+    let kernels = p.kernels.len() + usize::from(p.first_use);
+    let taken = p.settle.unwrap_or(p.samples).min(p.samples);
+    let sample_s = |size: u64| {
+        let pass = read_rate(&p.read_curve, size).map_or(0.0, |g| size as f64 / (g * 1e9));
+        pass.max(p.min_sample_ms / 1000.0)
+    };
+    let per_kernel: f64 = p
+        .sizes
+        .iter()
+        .map(|&s| (taken as f64 + CALIBRATION_SAMPLES) * sample_s(s))
+        .sum();
+    let seconds = per_kernel * kernels as f64;
+    let passes = if p.read_curve.is_empty() {
+        ""
+    } else {
+        " or one pass at the knee probe's read rate, whichever is longer"
+    };
+    let settle = match p.settle {
+        Some(k) if k < p.samples => {
+            format!("{k} samples (up to {} where they disagree)", p.samples)
+        }
+        _ => format!("{} samples", p.samples),
+    };
+    let top = p.sizes.iter().max().copied().unwrap_or(0) as f64;
+    // Each thread's buffer is faulted in once and refilled at every size.
+    Estimate {
+        seconds,
+        rule: format!(
+            "{} sizes × {kernels} kernels × ({settle} + ~{CALIBRATION_SAMPLES} for calibration) × {} ms{passes}",
+            p.sizes.len(),
+            p.min_sample_ms
+        ),
+    }
+    .faulting(2.0 * top * p.cpus.len() as f64, "buffers")
+}
+
+/// Read GB/s at `size` from a probe's read curve: log-log interpolation
+/// between its points, its last point's rate beyond them; None without a
+/// curve.
+pub fn read_rate(curve: &[crate::model::CurvePoint], size: u64) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = curve
+        .iter()
+        .filter(|p| p.size_bytes > 0 && p.value > 0.0 && p.value.is_finite())
+        .map(|p| ((p.size_bytes as f64).ln(), p.value.ln()))
+        .collect();
+    let x = (size.max(1) as f64).ln();
+    let (first, last) = (pts.first()?, pts.last()?);
+    if x <= first.0 {
+        return Some(first.1.exp());
+    }
+    if x >= last.0 {
+        return Some(last.1.exp());
+    }
+    let i = pts.windows(2).position(|w| x >= w[0].0 && x <= w[1].0)?;
+    let (a, b) = (pts[i], pts[i + 1]);
+    let t = if b.0 > a.0 {
+        (x - a.0) / (b.0 - a.0)
+    } else {
+        0.0
+    };
+    Some((a.1 + t * (b.1 - a.1)).exp())
+}
+
 impl Plan for CachePlan {
     const ID: SuiteId = SuiteId::Cache;
 
-    fn estimate(&self) -> super::estimate::Estimate {
-        super::estimate::cache(self)
+    fn estimate(&self) -> Estimate {
+        estimate(self)
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
@@ -390,7 +390,7 @@ pub fn run(plan: &CachePlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     let max = *plan.sizes.iter().max().expect("sizes");
     // Room for a copy's second stream offset (see team::dst_offset).
     let buffer = max as usize + BUFFER_SLACK;
-    if plan.first_use && super::first_use::run(plan, cx)? == Flow::Stopped {
+    if plan.first_use && first_use::run(plan, cx)? == Flow::Stopped {
         return Ok(Flow::Stopped);
     }
     let mut team = Team::spawn(&plan.cpus, buffer, plan.memory)?;
@@ -495,7 +495,7 @@ mod tests {
         // What the old plan would cost by the same rule: every sample.
         before.settle = None;
         before.read_curve = knees::tests::gnr_issue21_probe().bandwidth;
-        let old = super::super::estimate::cache(&before);
+        let old = super::estimate(&before);
         eprintln!(
             "GNR guest before: {} sizes × {} kernels = {} records; estimate {:.0} s",
             before.sizes.len(),
@@ -506,8 +506,8 @@ mod tests {
         let p = full_plan(&h);
         assert_eq!(*p.sizes.last().unwrap(), 512 << 20, "{:?}", p.sizes);
         assert_eq!(p.settle, Some(SETTLE));
-        let e = super::super::estimate::cache(&p);
-        let all = super::super::estimate::cache(&CachePlan {
+        let e = super::estimate(&p);
+        let all = super::estimate(&CachePlan {
             settle: None,
             ..p.clone()
         });
@@ -564,7 +564,7 @@ mod tests {
         assert_eq!(h.llc_size(Curve::Bandwidth), Some(32 << 20));
         let p = full_plan(&h);
         assert_eq!(*p.sizes.last().unwrap(), 256 << 20);
-        let e = super::super::estimate::cache(&p);
+        let e = super::estimate(&p);
         eprintln!(
             "Zen guest: {} sizes × {} kernels; estimate {:.0} s ({})",
             p.sizes.len(),
@@ -573,17 +573,5 @@ mod tests {
             e.rule
         );
         assert!(e.seconds <= 80.0, "{e:?}");
-    }
-
-    #[test]
-    fn key_sizes_end_in_dram() {
-        let host = crate::platform::detect_host(false);
-        let sizes = key_sizes(&host);
-        let bw = Curve::Bandwidth;
-        assert_eq!(*sizes.last().unwrap(), default_top(&host, bw));
-        assert_eq!(host.regime(*sizes.last().unwrap(), 1, bw), "DRAM");
-        if let Some(l1) = host.cache_size(1, bw) {
-            assert_eq!(host.regime(sizes[0], 1, bw), "L1", "{sizes:?} l1 {l1}");
-        }
     }
 }
