@@ -133,6 +133,7 @@ use load::run_load;
 use matrix::run_matrix;
 use pair::run_pair;
 use plan::node_of;
+pub(crate) use plan::parse_team;
 pub use plan::plan;
 
 impl Plan for NumaPlan {
