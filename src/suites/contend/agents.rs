@@ -243,6 +243,11 @@ fn team_body(
     })
 }
 
+/// Chunks a worker streams between two readings of the clock (1 MiB):
+/// a reading costs up to a few hundred ns where the clock is not in the
+/// vDSO, a chunk a few µs.
+const PER_STAMP: usize = 16;
+
 /// One worker's stream until the gate's stop.
 ///
 /// # Safety
@@ -275,10 +280,12 @@ unsafe fn stream(
             let dst = base.add(half.next_multiple_of(4096) + COPY_STREAM_SKEW.min(len / 4));
             let mut j = 0;
             while !gate.stopped() {
-                let a = KernelArgs::new(base.add(j * CHUNK), dst.add(j * CHUNK), CHUNK, 1);
-                sum = sum.wrapping_add((k.func)(&a));
-                c.add(2 * CHUNK as u64);
-                j = (j + 1) % chunks;
+                for _ in 0..PER_STAMP {
+                    let a = KernelArgs::new(base.add(j * CHUNK), dst.add(j * CHUNK), CHUNK, 1);
+                    sum = sum.wrapping_add((k.func)(&a));
+                    j = (j + 1) % chunks;
+                }
+                c.add(PER_STAMP as u64 * 2 * CHUNK as u64);
             }
         }
         (w, _) => {
@@ -287,14 +294,27 @@ unsafe fn stream(
                 CpuWork::Copy => mix::Mix::READ,
             };
             let chunks = mix::pass_bytes(&m, len).map_or(1, |p| p.2);
+            // A mix of one op (read, write, ntwrite) streams 1 MiB per
+            // call; a ratio alternates kernels chunk by chunk.
+            let span = if m.reads == 0 || m.writes == 0 {
+                PER_STAMP.min(chunks)
+            } else {
+                1
+            };
+            let calls = PER_STAMP.div_ceil(span);
             let mut j = 0;
             while !gate.stopped() {
-                let p = base.add(j * CHUNK);
-                let mut a = KernelArgs::new(p, p, CHUNK, 1);
-                a.pattern = crate::measure::kernel::PATTERN;
-                sum = sum.wrapping_add((ks.for_chunk(&m, j).func)(&a));
-                c.add(CHUNK as u64);
-                j = (j + 1) % chunks;
+                for _ in 0..calls {
+                    if j + span > chunks {
+                        j = 0;
+                    }
+                    let p = base.add(j * CHUNK);
+                    let mut a = KernelArgs::new(p, p, span * CHUNK, 1);
+                    a.pattern = crate::measure::kernel::PATTERN;
+                    sum = sum.wrapping_add((ks.for_chunk(&m, j).func)(&a));
+                    j += span;
+                }
+                c.add((calls * span * CHUNK) as u64);
             }
         }
     }
