@@ -213,6 +213,42 @@ fn a_cpu_team_beside_a_loopback_tcp_flow() {
 }
 
 #[test]
+fn flows_to_a_transponder_send_and_receive() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let server = bwscope::net::server::Server::bind(
+        bwscope::net::server::ServerConfig::new("127.0.0.1:0".parse().unwrap()),
+        Arc::new(|_: &str| {}),
+    )
+    .unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = stop.clone();
+    let t = std::thread::spawn(move || server.serve(&s2).unwrap());
+    let run = run_json(
+        bw().args([
+            "contend",
+            "--net",
+            &format!("{addr}:send"),
+            "--net",
+            &format!("{addr}:recv"),
+            "--phases",
+            "net0,net1",
+        ])
+        .args(QUICK),
+    );
+    stop.store(true, Ordering::Relaxed);
+    t.join().unwrap();
+    let recs = records(&run);
+    for (phase, spec) in [("net0", "send"), ("net1", "recv")] {
+        let r = rec(&recs, phase, phase);
+        gbps(r);
+        assert_eq!(r["kernel"], format!("{addr}:{spec}"));
+        assert_eq!(r["extra"]["peer"], addr.to_string());
+    }
+}
+
+#[test]
 fn the_probe_measures_every_phase_from_a_free_cpu() {
     let cpus = allowed_cpus();
     if cpus.len() < 2 {

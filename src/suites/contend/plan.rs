@@ -149,7 +149,7 @@ fn cpu_agent(
             return Err(UserError::flag(
                 flag,
                 format!(
-                    "'{s}' needs {n} cpus of node {node} but {} of them {} free{}",
+                    "'{s}' needs {n} cpu(s) of node {node} but {} of them {} free{}",
                     free.len(),
                     if free.len() == 1 { "is" } else { "are" },
                     taken_by(used)
@@ -215,7 +215,8 @@ fn taken_by(used: &[(u32, String)]) -> String {
     }
     let mut names: Vec<&str> = used.iter().map(|u| u.1.as_str()).collect();
     names.dedup();
-    let cpus: Vec<u32> = used.iter().map(|u| u.0).collect();
+    let mut cpus: Vec<u32> = used.iter().map(|u| u.0).collect();
+    cpus.sort_unstable();
     format!(
         " (cpus {} are taken by {})",
         format_cpu_list(&cpus),
@@ -475,6 +476,67 @@ mod tests {
             spec: "loopback".into(),
             target: NetTarget::Loopback,
         }
+    }
+
+    /// Node 0: cpus 0-1 and memory; node 1: cpus 2-3, no memory.
+    fn cpu_only_node() -> Host {
+        let mut h = Host::default();
+        for id in 0..4u32 {
+            h.cpus.push(crate::model::Cpu {
+                id,
+                core: id,
+                package: 0,
+                node: id / 2,
+                siblings: vec![id],
+            });
+            h.allowed_cpus.push(id);
+        }
+        for n in 0..2u32 {
+            h.nodes.push(crate::model::Node {
+                id: n,
+                cpus: vec![2 * n, 2 * n + 1],
+                memory_bytes: Some(if n == 0 { 1 << 30 } else { 0 }),
+                distances: vec![10, 20],
+            });
+        }
+        h
+    }
+
+    #[test]
+    fn teams_take_free_cpus_and_refuse_a_node_without_memory() {
+        let h = cpu_only_node();
+        let o = |cpu: &[&str], probe: bool| ContendOptions {
+            cpu: cpu.iter().map(|s| s.to_string()).collect(),
+            probe: probe.then_some(ProbeKind::Latency),
+            size: Some(1 << 20),
+            phases: Some("all".into()),
+            ..ContendOptions::default()
+        };
+        let e = plan(&o(&["1@1"], false), &h).unwrap_err().to_string();
+        assert!(e.starts_with("--cpu: node 1 has no memory"), "{e}");
+        // Two teams on node 0 get its two cpus; the probe the next free one.
+        let p = plan(&o(&["1@0", "1@0:write"], true), &h).unwrap();
+        let cpus: Vec<Vec<u32>> = p
+            .agents
+            .iter()
+            .map(|a| match a {
+                Agent::Cpu { cpus, .. } => cpus.clone(),
+                _ => unreachable!(),
+            })
+            .collect();
+        let mut all = cpus.concat();
+        all.sort_unstable();
+        assert_eq!((cpus.len(), all), (2, vec![0, 1]));
+        assert_eq!(p.probe.unwrap().cpu, 2);
+        let e = plan(&o(&["2@0", "1@0"], false), &h)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("0 of them are free (cpus 0-1 are taken by cpu0)"),
+            "{e}"
+        );
+        let e = plan(&o(&["cpus:0-3"], true), &h).unwrap_err().to_string();
+        assert!(e.starts_with("--probe: no cpu is free"), "{e}");
     }
 
     #[test]
