@@ -123,6 +123,25 @@ fn two_cpu_teams_on_two_cpus() {
     );
     // The run's options say what was planned.
     assert_eq!(run["options"]["phases"].as_array().unwrap().len(), 3);
+    // Saved, it reads back: the phase × agent chart, compare's case keys.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("run.json");
+    std::fs::write(&f, run.to_string()).unwrap();
+    let list = bw()
+        .args(["plot", f.to_str().unwrap(), "--list"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&list.stdout).contains("contend-matrix"));
+    let cmp = bw()
+        .args(["compare", f.to_str().unwrap(), f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        cmp.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cmp.stderr)
+    );
+    assert!(String::from_utf8_lossy(&cmp.stdout).contains("cpu0+cpu1"));
 }
 
 /// Whether an OpenCL device is here (PoCL on CI); prints why not.
