@@ -20,6 +20,11 @@
 #             CUDA_VISIBLE_DEVICES="": one-line errors or skipped records
 #   cores     bwscope threads and numa over every core, beside STREAM
 #             (gcc -O3 -fopenmp, OMP_PROC_BIND=spread) at the same counts
+#   contend   bwscope contend: a CPU read team on half the cores beside
+#             pinned h2d, pinned d2h and an SM copy (h2d-sm), alone, in
+#             pairs and all together (under a minute); beside it the same
+#             team alone in bwscope threads (and STREAM when the cores
+#             phase built it) and the same copies alone in bwscope transfer
 #
 # Then scripts/gpu/summary.py writes DIR/summary.md: the tables, the ratios
 # against nvbandwidth, PyTorch and STREAM, and PASS/FAIL for each check.
@@ -37,7 +42,7 @@ PEERS=${PEERS:-$here/../peers}
 ROUNDS=${ROUNDS:-3}
 DIR=gpu-smoke
 if [ "${1:-}" = -o ]; then DIR=$2; shift 2; fi
-phases=${*:-env transfer peers opencl badinput cores}
+phases=${*:-env transfer peers opencl badinput cores contend}
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 log() { echo "== $(date +%T) $*" | tee -a "$DIR/smoke.log"; }
@@ -162,6 +167,59 @@ if has cores; then
   done
   log "cores: numa"
   "$BW" numa --json "$DIR/numa.json" > "$DIR/numa.txt" 2>&1
+fi
+
+if has contend; then
+  ncpu=$(nproc)
+  half=$(( ncpu > 1 ? ncpu / 2 : 1 ))
+  team="0-$((half - 1))"
+  log "contend: cpus $team read x pinned h2d x pinned d2h x SM copy (h2d-sm)"
+  "$BW" contend --cpu "cpus:$team" --device cuda:h2d:pinned --device cuda:d2h:pinned --device cuda:sm-h2d \
+    ${CONTEND_FLAGS:-} --json "$DIR/contend.json" > "$DIR/contend.txt" 2> "$DIR/contend.err"
+  echo "rc=$?" >> "$DIR/contend.err"
+  cat "$DIR/contend.txt"; tail -2 "$DIR/contend.err"
+  log "contend: each agent alone in its own suite"
+  "$BW" threads --cpus "$team" --counts "$half" --kernel seq_read --samples 5 ${THREADS_FLAGS:-} \
+    --json "$DIR/contend-threads.json" > /dev/null 2>> "$DIR/contend.err"
+  "$BW" transfer --backend cuda --kinds pinned,mapped --directions h2d,d2h,h2d-sm --sizes 64MiB --samples 5 \
+    ${TRANSFER_FLAGS:-} --json "$DIR/contend-transfer.json" > /dev/null 2>> "$DIR/contend.err"
+  if [ -x "$DIR/stream" ]; then
+    OMP_NUM_THREADS=$half OMP_PROC_BIND=close OMP_PLACES=threads "$DIR/stream" | grep -E "^(Copy|Triad):" \
+      > "$DIR/contend-stream.txt"
+  fi
+  python3 - "$DIR" <<'PY' | tee "$DIR/contend-beside.txt"
+import json, os, sys
+d = sys.argv[1]
+def load(n):
+    try:
+        return json.load(open(os.path.join(d, n)))["records"]
+    except Exception as e:
+        print(f"{n}: unreadable ({e})"); return []
+c = load("contend.json")
+alone = {r["extra"]["case_agent"]: r for r in c
+         if r["extra"].get("case_phase") == r["extra"].get("case_agent") and r["status"] == "ok"}
+def best(recs, pred):
+    v = [r["gbps"]["best"] for r in recs if r["status"] == "ok" and r.get("gbps") and pred(r)]
+    return max(v) if v else None
+th = best(load("contend-threads.json"), lambda r: True)
+tr = load("contend-transfer.json")
+own = {"cpu0": ("threads seq_read, same cpus", th)}
+for name, direction in (("dev0", "h2d"), ("dev1", "d2h"), ("dev2", "h2d-sm")):
+    own[name] = (f"transfer {direction} 64MiB",
+                 best(tr, lambda r, x=direction: r["extra"].get("direction") == x))
+print("agent  contend alone GB/s  own suite alone GB/s  ratio  (own suite)")
+for name, (what, g) in own.items():
+    a = alone.get(name, {}).get("extra", {}).get("window_gbps")
+    ratio = f"{a / g:.2f}" if a and g else "-"
+    print(f"{name:6} {a if a is None else round(a, 2)!s:>19} {g if g is None else round(g, 2)!s:>21} {ratio:>6}  ({what})")
+agg = [r for r in c if r["extra"].get("case_agent") == "aggregate"]
+if agg:
+    a = max(agg, key=lambda r: len(r["extra"].get("phase_agents", [])))["extra"]
+    print(f"all together: {a.get('aggregate_gbps')} GB/s, sum of alones {a.get('sum_alone_gbps')}, loss {a.get('loss_percent')} %")
+s = os.path.join(d, "contend-stream.txt")
+if os.path.exists(s):
+    print("STREAM at the team's thread count (MB/s):", " ".join(open(s).read().split()))
+PY
 fi
 
 log summary

@@ -4,14 +4,15 @@
 //! directly.
 
 use crate::cli::{
-    BackendArg, CacheArgs, LatencyArgs, MemoryArg, MemtypeArgs, NetDirectionArg, NetModeArg,
-    NetRunArgs, NumaArgs, PagesArg, PlacementArg, ProbeArg, RegsArgs, SampleArgs, ThreadsArgs,
-    TransferArgs,
+    BackendArg, CacheArgs, ContendArgs, LatencyArgs, MemoryArg, MemtypeArgs, NetDirectionArg,
+    NetModeArg, NetRunArgs, NumaArgs, PagesArg, PlacementArg, ProbeArg, RegsArgs, SampleArgs,
+    ThreadsArgs, TransferArgs,
 };
 use crate::error::UserError;
 use crate::memory::PageKind;
 use crate::net::protocol::{Direction, Mode};
 use crate::suites::cache::CacheOptions;
+use crate::suites::contend::{ContendOptions, ProbeKind};
 use crate::suites::cpus::Placement;
 use crate::suites::latency::{LatencyOptions, Pages, View};
 use crate::suites::memtype::MemtypeOptions;
@@ -239,5 +240,23 @@ pub fn net(a: &NetRunArgs) -> Result<NetOptions, UserError> {
         interval_ms: a.interval_ms,
         token_file: a.token_file.clone(),
         timeout: a.timeout,
+    })
+}
+
+pub fn contend(a: &ContendArgs) -> Result<ContendOptions, UserError> {
+    Ok(ContendOptions {
+        cpu: a.cpu.clone(),
+        device: a.device.clone(),
+        net: a.net.clone(),
+        probe: a.probe.map(|p| match p {
+            ProbeArg::Latency => ProbeKind::Latency,
+            ProbeArg::Bandwidth => ProbeKind::Bandwidth,
+        }),
+        probe_cpu: a.probe_cpu,
+        phases: a.phases.clone(),
+        size: size("--size", a.size.as_deref())?,
+        device_size: size("--device-size", a.device_size.as_deref())?,
+        memory: memory(a.memory),
+        sampling: sampling(&a.sample),
     })
 }

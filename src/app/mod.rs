@@ -140,6 +140,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             args::transfer(&a),
             suites::transfer::plan,
         ),
+        Command::Contend(a) => measure(
+            SuiteId::Contend,
+            &top,
+            &a.output,
+            args::contend(&a),
+            suites::contend::plan,
+        ),
     }
 }
 

@@ -69,6 +69,8 @@ pub enum Command {
     Numa(NumaArgs),
     /// Host ↔ accelerator copies (CUDA or OpenCL): pageable, pinned, write-combined, mapped
     Transfer(TransferArgs),
+    /// Many agents at once (CPU teams, device copies, TCP flows, a probe): each one's share of the memory system, alone, in pairs and all together
+    Contend(ContendArgs),
     /// A cluster under mpirun or srun: every node's memory, the pair network matrix, and which node or link is slow
     Fleet(FleetArgs),
     /// Draw a saved run as SVG or PNG: bandwidth vs size, latency, thread scaling, NUMA matrix
@@ -540,6 +542,48 @@ pub struct NumaArgs {
     /// Page policy of the buffers
     #[arg(long, value_enum, default_value = "thp")]
     pub memory: MemoryArg,
+    #[command(flatten)]
+    pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ContendArgs {
+    /// A CPU team: N@NODE[:MIX] (N threads on free cpus of NODE, memory bound there) or
+    /// cpus:LIST[:MIX]; MIX is read, write, ntwrite, copy or R:W like 3:1 (default read); repeat
+    /// for more teams
+    #[arg(long, value_name = "SPEC")]
+    pub cpu: Vec<String>,
+    /// A device copy stream: BACKEND[N]:DIR[:HOSTKIND], e.g. cuda:h2d, cuda1:d2h:pinned-wc,
+    /// cuda:sm-h2d, opencl:d2h:host-ptr (DIR: h2d, d2h, bidir, d2d, sm-h2d, sm-d2h, sm-d2d);
+    /// repeat for more
+    #[arg(long, value_name = "SPEC")]
+    pub device: Vec<String>,
+    /// A TCP flow: loopback (this process is both ends) or HOST[:PORT][:send|recv] (a `bwscope
+    /// net serve` transponder; default recv); repeat for more
+    #[arg(long, value_name = "SPEC")]
+    pub net: Vec<String>,
+    /// A bystander on a free cpu, measured in every phase (and alone, phase `idle`)
+    #[arg(long, value_enum)]
+    pub probe: Option<ProbeArg>,
+    /// The probe's cpu (default: the first cpu no agent uses)
+    #[arg(long, value_name = "CPU", requires = "probe")]
+    pub probe_cpu: Option<u32>,
+    /// Phases, comma-separated: alone, pairs, all, idle (the probe alone) or agent names joined by
+    /// + (cpu0+dev0); default alone,pairs,all (idle first with --probe)
+    #[arg(long, value_name = "LIST")]
+    pub phases: Option<String>,
+    /// Buffer per CPU thread (default: 4× the last-level cache over the team, at least 32 MiB)
+    #[arg(long, short = 's', value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Bytes per device copy (default 64MiB)
+    #[arg(long, value_name = "SIZE")]
+    pub device_size: Option<String>,
+    /// Page policy of the CPU buffers
+    #[arg(long, value_enum, default_value = "thp")]
+    pub memory: MemoryArg,
+    /// The window is --samples slices of --min-sample-ms each (default 5 × 200 ms)
     #[command(flatten)]
     pub sample: SampleArgs,
     #[command(flatten)]

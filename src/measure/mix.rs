@@ -155,7 +155,8 @@ impl MixKernels {
         }
     }
 
-    fn for_chunk(&self, m: &Mix, j: usize) -> &'static Kernel {
+    /// The kernel of chunk `j` of a pass of `m`.
+    pub fn for_chunk(&self, m: &Mix, j: usize) -> &'static Kernel {
         if m.reads_chunk(j) {
             self.read
         } else if m.nt {

@@ -173,9 +173,29 @@ fn join(p: &Peer, cookie: [u8; COOKIE_LEN], index: u16) -> Result<TcpStream, Cli
     }
 }
 
+/// Bytes the leader has written and read so far in a running test, for
+/// whoever watches it from another thread (`bwscope contend` counts a
+/// flow's bytes on its own clock with them).
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub sent: AtomicU64,
+    pub received: AtomicU64,
+}
+
 /// Run one test against the transponder. `stop` ends the sending early
 /// (SIGINT); what was measured until then is still reported.
 pub fn run_test(p: &Peer, setup: &Setup, stop: &AtomicBool) -> Result<Outcome, ClientError> {
+    run_test_watched(p, setup, stop, &Progress::default())
+}
+
+/// [`run_test`], counting the leader's bytes into `progress` (fresh, at
+/// zero) as they move.
+pub fn run_test_watched(
+    p: &Peer,
+    setup: &Setup,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Result<Outcome, ClientError> {
     let (mut ctrl, cookie) = setup_control(p, setup)?;
     let mut streams = Vec::with_capacity(setup.streams as usize);
     for i in 0..setup.streams {
@@ -192,7 +212,7 @@ pub fn run_test(p: &Peer, setup: &Setup, stop: &AtomicBool) -> Result<Outcome, C
         }
     }
     let t0 = Instant::now();
-    let data = data_phase(p, setup, streams, t0, stop);
+    let data = data_phase(p, setup, streams, t0, stop, progress);
     // The server's report, or its reason for failing the test.
     let wait = if data.is_ok() {
         p.timeout
@@ -230,6 +250,7 @@ fn data_phase(
     streams: Vec<TcpStream>,
     t0: Instant,
     stop: &AtomicBool,
+    progress: &Progress,
 ) -> Result<Outcome, FlowError> {
     let idle = p.timeout;
     let asked = Duration::from_millis(setup.time_ms as u64 + setup.omit_ms as u64);
@@ -253,8 +274,7 @@ fn data_phase(
         deadline: by_time.then(|| t0 + asked + idle),
         max_bytes: None,
     };
-    let sent = AtomicU64::new(0);
-    let received = AtomicU64::new(0);
+    let (sent, received) = (&progress.sent, &progress.received);
     let done = AtomicBool::new(false);
     let finished = Mutex::new(None);
     let stop_all = AtomicBool::new(false);
@@ -266,7 +286,7 @@ fn data_phase(
         let mut handles = Vec::new();
         let mut rr = Vec::new();
         let meter =
-            meter_on.then(|| sc.spawn(|| flow::meter(&received, t0, interval, &done, &finished)));
+            meter_on.then(|| sc.spawn(|| flow::meter(received, t0, interval, &done, &finished)));
         let watcher = sc.spawn(|| {
             while !done.load(Ordering::Acquire) {
                 if stop.load(Ordering::Relaxed) || stop_all.load(Ordering::Relaxed) {
@@ -277,7 +297,7 @@ fn data_phase(
         });
         for (i, st) in streams.into_iter().enumerate() {
             let (sendbuf, sent, received, failures, stopper) =
-                (&sendbuf, &sent, &received, &failures, &stopper);
+                (&sendbuf, sent, received, &failures, &stopper);
             match setup.mode {
                 Mode::Rr => rr.push(sc.spawn(move || {
                     let mut st = st;

@@ -11,6 +11,7 @@
 //! [`SuiteId`], so a suite added to the model without one does not build.
 
 pub mod cache;
+pub mod contend;
 pub mod cpus;
 pub mod estimate;
 pub mod knees;
@@ -234,6 +235,7 @@ pub fn descriptor(id: SuiteId) -> &'static Descriptor {
         SuiteId::Memtype => &memtype::DESCRIPTOR,
         SuiteId::Transfer => &transfer::DESCRIPTOR,
         SuiteId::Net => &net::DESCRIPTOR,
+        SuiteId::Contend => &contend::DESCRIPTOR,
     }
 }
 

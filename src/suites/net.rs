@@ -74,7 +74,7 @@ pub struct NetPlan {
 }
 
 /// Resolve `HOST[:PORT]` (IPv6 as `[::1]:P` or bare `::1`).
-fn resolve_peer(host: &str, port: Option<u16>) -> Result<SocketAddr, UserError> {
+pub(crate) fn resolve_peer(host: &str, port: Option<u16>) -> Result<SocketAddr, UserError> {
     let port = port.unwrap_or(DEFAULT_PORT);
     if let Ok(sa) = host.parse::<SocketAddr>() {
         return Ok(sa);

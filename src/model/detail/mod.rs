@@ -13,6 +13,7 @@
 //! every `match` on [`SuiteId`] in the crate then says what is missing.
 
 mod cache;
+mod contend;
 mod latency;
 mod memtype;
 mod net;
@@ -30,6 +31,7 @@ use serde_json::{Map, Value};
 use super::Stats;
 
 pub use cache::{Bandwidth, CacheDetail, FirstUse};
+pub use contend::ContendDetail;
 pub use latency::{LatencyDetail, Pages, View};
 pub use memtype::{BreakEven, MemtypeDetail};
 pub use net::{NetDetail, PeerView};
@@ -258,6 +260,8 @@ suites! {
     Transfer(TransferDetail) = "transfer",
     /// TCP between a leader and a transponder (`bwscope net run`).
     Net(NetDetail) = "net",
+    /// Many agents sharing one memory system at once (`bwscope contend`).
+    Contend(ContendDetail) = "contend",
 }
 
 impl SuiteId {
@@ -297,6 +301,7 @@ impl Detail {
         match self {
             Detail::Latency(d) => d.latency_ns.get(),
             Detail::Numa(d) => d.latency_ns.get(),
+            Detail::Contend(d) => d.latency_ns.get(),
             _ => None,
         }
     }

@@ -5,6 +5,7 @@
 //! figures from the cache suite, all-core DRAM from any multi-thread
 //! record, latency from the random chase at the largest size.
 
+use crate::model::detail::ContendDetail;
 use crate::model::fleet::{FleetRun, NetMatrix};
 use crate::model::{noise_slowdown, Record, Run};
 use crate::report::summary;
@@ -73,6 +74,7 @@ pub const METRICS: &[&str] = &[
     "dram_memcpy_gbps",
     "dram_read_all_gbps",
     "dram_latency_ns",
+    "contend_all_gbps",
     "tcp_out_gbps",
     "tcp_in_gbps",
     "mpi_out_gbps",
@@ -151,6 +153,15 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             .noise_of(r, run),
         );
     }
+    if let Some((d, r)) = contend_all(run) {
+        let what = format!(
+            "every contend agent together ({}): aggregate bandwidth",
+            d.phase_agents.clone().unwrap_or_default().join("+")
+        );
+        if let Some(g) = d.aggregate_gbps.value() {
+            out.push(figure("contend_all_gbps", "GB/s", true, g, &what).noise_of(r, run));
+        }
+    }
     if let Some((ns, r)) = summary::dram_latency(run) {
         out.push(
             figure(
@@ -164,6 +175,16 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
         );
     }
     out
+}
+
+/// The contend phase with the most agents: its aggregate record.
+fn contend_all(run: &Run) -> Option<(ContendDetail, &Record)> {
+    run.records
+        .iter()
+        .filter(|r| r.status == crate::model::Status::Ok)
+        .filter_map(|r| Some((r.detail.get::<ContendDetail>()?.clone(), r)))
+        .filter(|(d, _)| d.case_agent.as_deref() == Some("aggregate"))
+        .max_by_key(|(d, _)| d.phase_agents.as_ref().map_or(0, |a| a.len()))
 }
 
 /// The size a node's network figures are read at: the largest one.

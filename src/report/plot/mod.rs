@@ -23,7 +23,7 @@ use super::metric::{self, StatKind};
 use super::Exporter;
 
 mod draw;
-use crate::model::detail::NumaDetail;
+use crate::model::detail::{ContendDetail, NumaDetail};
 use crate::model::{BoundBy, Curve, Record, Run, Status, SuiteId};
 pub use draw::{color, png, register_fonts, svg, MAX_SIDE, MIN_SIDE};
 
@@ -126,6 +126,8 @@ pub fn charts(run: &Run, stat: StatKind) -> Vec<Chart> {
         let threads = distinct(&|r| r.threads.to_string());
         if suite == SuiteId::Numa {
             out.extend(numa_heatmaps(suite, &recs, stat));
+        } else if suite == SuiteId::Contend {
+            out.extend(contend_matrix(&recs));
         } else if suite == SuiteId::Threads || (threads > 1 && sizes <= 1) {
             out.extend(line_charts(run, suite, &recs, XAxis::Threads, stat));
         } else if sizes > 1 && recs.iter().all(|r| r.size_bytes.is_some()) {
@@ -514,6 +516,49 @@ fn numa_heatmaps(suite: SuiteId, recs: &[&Record], stat: StatKind) -> Vec<Chart>
         });
     }
     out
+}
+
+/// `contend`: GB/s by phase × agent (with the aggregate), each cell the
+/// agent's rate over the phase's window.
+fn contend_matrix(recs: &[&Record]) -> Option<Chart> {
+    let cell = |r: &Record| {
+        let d = r.detail.get::<ContendDetail>()?;
+        Some((
+            d.case_phase.clone()?,
+            d.case_agent.clone()?,
+            d.window_gbps.value()?,
+        ))
+    };
+    let cells: Vec<(String, String, f64)> = recs.iter().filter_map(|r| cell(r)).collect();
+    let mut rows: Vec<String> = Vec::new();
+    let mut cols: Vec<String> = Vec::new();
+    for (p, a, _) in &cells {
+        if !rows.contains(p) {
+            rows.push(p.clone());
+        }
+        if !cols.contains(a) && a != "aggregate" {
+            cols.push(a.clone());
+        }
+    }
+    cols.push("aggregate".into());
+    let mut values = vec![vec![None; cols.len()]; rows.len()];
+    for (p, a, g) in &cells {
+        let i = rows.iter().position(|x| x == p)?;
+        let j = cols.iter().position(|x| x == a)?;
+        values[i][j] = Some(*g);
+    }
+    (!rows.is_empty()).then(|| Chart {
+        id: "contend-matrix".into(),
+        title: "contend: GB/s of each agent by phase, over one window of one clock".into(),
+        kind: Kind::Heat(Heatmap {
+            row_desc: "phase".into(),
+            col_desc: "agent".into(),
+            rows,
+            cols,
+            values,
+            unit: "GB/s".into(),
+        }),
+    })
 }
 
 /// Picture format of an output file, from its extension.

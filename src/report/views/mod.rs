@@ -5,6 +5,7 @@
 //! arm in [`view`], which matches on every suite.
 
 pub mod cache;
+pub mod contend;
 pub mod info;
 pub mod latency;
 pub mod memtype;
@@ -42,6 +43,7 @@ pub fn view(suite: SuiteId) -> View {
         SuiteId::Memtype => (memtype::render, true),
         SuiteId::Transfer => (transfer::render, true),
         SuiteId::Net => (net::render, true),
+        SuiteId::Contend => (contend::render, true),
     };
     View {
         render,

@@ -134,6 +134,7 @@ use load::run_load;
 use matrix::run_matrix;
 use pair::run_pair;
 use plan::node_of;
+pub(crate) use plan::parse_team;
 pub use plan::plan;
 
 /// How long the plan will take (see `suites::estimate` for the rule).

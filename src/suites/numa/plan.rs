@@ -375,7 +375,17 @@ fn parse_load(
     spec: &str,
     oversubscribe: bool,
 ) -> Result<(Vec<u32>, String), UserError> {
-    let flag = "--load";
+    parse_team(host, spec, oversubscribe, "--load")
+}
+
+/// Parse a team given to `flag` as `N@K`, `N@nodeK` or `cpus:LIST` into
+/// its cpus and the description records carry (`2@node0`, `cpus:0-1`).
+pub(crate) fn parse_team(
+    host: &Host,
+    spec: &str,
+    oversubscribe: bool,
+    flag: &'static str,
+) -> Result<(Vec<u32>, String), UserError> {
     let s = spec.trim();
     if let Some(list) = s.strip_prefix("cpus:") {
         let cpus = super::super::cpus::parse_cpus(host, list, flag)?;
@@ -386,7 +396,7 @@ fn parse_load(
         UserError::flag(
             flag,
             format!(
-                "'{}' is not a load: write N@NODE (e.g. 2@0) or cpus:LIST (e.g. cpus:0-3)",
+                "'{}' is not a team: write N@NODE (e.g. 2@0) or cpus:LIST (e.g. cpus:0-3)",
                 s
             ),
         )
@@ -422,7 +432,13 @@ fn parse_load(
     if n > avail.len() && !oversubscribe {
         return Err(UserError::flag(
             flag,
-            format!("{} load threads but node {} has {} usable cpus; use at most {} or add --oversubscribe", n, node, avail.len(), avail.len()),
+            format!(
+                "{} threads but node {} has {} usable cpus; use at most {} or add --oversubscribe",
+                n,
+                node,
+                avail.len(),
+                avail.len()
+            ),
         ));
     }
     let cpus: Vec<u32> = (0..n).map(|i| avail[i % avail.len()]).collect();

@@ -1,0 +1,135 @@
+//! The contend matrix: one row per phase, one column per agent (its rate
+//! and slowdown against alone), then the aggregate, the sum of the
+//! alones, the loss, the share of the DRAM peak and the probe's latency.
+
+use std::fmt::Write as _;
+
+use super::rate;
+use crate::model::detail::ContendDetail;
+use crate::model::{Record, Run, Status};
+use crate::report::grid;
+
+fn detail(r: &Record) -> ContendDetail {
+    r.detail.get::<ContendDetail>().cloned().unwrap_or_default()
+}
+
+pub fn render(run: &Run, recs: &[&Record]) -> String {
+    let u = run.display_units;
+    let mut out = String::new();
+    // Agents in the order they first appear, with what they are.
+    let mut agents: Vec<(String, String)> = Vec::new();
+    let mut phases: Vec<String> = Vec::new();
+    for r in recs {
+        let d = detail(r);
+        let Some(name) = d.case_agent.clone() else {
+            continue;
+        };
+        if name != "aggregate" && name != "probe" && !agents.iter().any(|a| a.0 == name) {
+            let mut what = d.agent.clone().unwrap_or_default();
+            if let Some(dev) = &d.device {
+                let _ = write!(what, " — {dev}");
+            }
+            if d.dma == Some(false) && d.agent_kind.as_deref() == Some("device") {
+                what.push_str(" [no DMA]");
+            }
+            agents.push((name, what));
+        }
+        if let Some(p) = d.case_phase {
+            if !phases.contains(&p) {
+                phases.push(p);
+            }
+        }
+    }
+    if phases.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "contention, {} per agent over one window of the same clock (× = slowdown against alone)",
+        u.label()
+    );
+    for (name, what) in &agents {
+        let _ = writeln!(out, "  {name}: {what}");
+    }
+    let mut header = vec!["phase".to_string()];
+    header.extend(agents.iter().map(|a| a.0.clone()));
+    header.extend(
+        ["aggregate", "Σ alone", "loss", "% DRAM peak", "probe"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let mut rows = vec![header];
+    for p in &phases {
+        let of_phase: Vec<&&Record> = recs
+            .iter()
+            .filter(|r| detail(r).case_phase.as_deref() == Some(p))
+            .collect();
+        let find = |name: &str| {
+            of_phase
+                .iter()
+                .find(|r| detail(r).case_agent.as_deref() == Some(name))
+        };
+        let mut row = vec![p.clone()];
+        for (name, _) in &agents {
+            row.push(match find(name) {
+                None => String::new(),
+                Some(r) if r.status != Status::Ok => "ended".into(),
+                Some(r) => cell(r, u),
+            });
+        }
+        let agg = find("aggregate").map(|r| detail(r));
+        let num = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
+        row.push(num(
+            agg.as_ref().and_then(|d| d.aggregate_gbps.value()),
+            &|v| rate(v, u),
+        ));
+        row.push(num(
+            agg.as_ref().and_then(|d| d.sum_alone_gbps.value()),
+            &|v| rate(v, u),
+        ));
+        row.push(num(
+            agg.as_ref().and_then(|d| d.loss_percent.value()),
+            &|v| format!("{v:.0} %"),
+        ));
+        row.push(num(
+            agg.as_ref().and_then(|d| d.percent_of_dram_peak.value()),
+            &|v| format!("{v:.0} %"),
+        ));
+        row.push(find("probe").map_or("-".into(), |r| probe_cell(r, u)));
+        rows.push(row);
+    }
+    out.push_str(&grid::grid(&rows));
+    let note = recs
+        .iter()
+        .find_map(|r| detail(r).dram_peak_gbps.value())
+        .map_or("DRAM peak unknown (give --dram-peak)".to_string(), |p| {
+            format!("DRAM peak {} {}", rate(p, u), u.label())
+        });
+    let _ = writeln!(
+        out,
+        "\nloss = how far the aggregate falls below the sum of the agents' alone rates; {note}. Bytes: CPU teams read + written by the asm kernels; devices as `bwscope transfer` counts them; TCP payload."
+    );
+    out
+}
+
+/// The probe in a phase: ns per load over the window, or its GB/s.
+fn probe_cell(r: &Record, u: crate::model::Units) -> String {
+    let d = detail(r);
+    match (r.status, d.probe_latency_ns.value(), d.window_gbps.value()) {
+        (Status::Ok, Some(ns), _) => format!("{ns:.1} ns"),
+        (Status::Ok, None, Some(g)) => format!("{} {}", rate(g, u), u.label()),
+        _ => "ended".into(),
+    }
+}
+
+/// `12.3 (×1.40)`.
+fn cell(r: &Record, u: crate::model::Units) -> String {
+    let d = detail(r);
+    let Some(g) = d.window_gbps.value() else {
+        return "-".into();
+    };
+    match d.slowdown.value() {
+        Some(s) if (s - 1.0).abs() >= 0.005 => format!("{} (×{s:.2})", rate(g, u)),
+        _ => rate(g, u),
+    }
+}

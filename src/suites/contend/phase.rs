@@ -1,0 +1,269 @@
+//! The coordinator: agents started once, then each phase — its agents
+//! (and the probe) prepared, released by one gate, a warm-up, the window
+//! on the one clock, stop — and its records.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::agents::{self, Counted, Gate, Log, Running};
+use super::records::{self, Figure, PhaseFigures};
+use super::{ContendPlan, Ctx, Flow};
+use crate::model::{Record, SuiteId};
+use crate::os::time::now_ns;
+
+/// The longest wait for a phase's agents to be ready (buffers prepared,
+/// a flow connected).
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
+    for n in &plan.notes {
+        cx.note(n);
+    }
+    for (name, spec, why) in &plan.skipped {
+        let mut r = Record::skipped(SuiteId::Contend, spec, why.clone());
+        records::label(&mut r, name, "device", spec);
+        cx.push(r)?;
+    }
+    cx.plan_steps(plan.phases.len() as u64 + 1);
+    cx.step("starting the agents");
+    let mut running: Vec<Option<Running>> = Vec::new();
+    for a in &plan.agents {
+        match agents::start(a, cx.host, plan.memory) {
+            Ok(r) => running.push(Some(r)),
+            Err(why) => {
+                let mut r = Record::error(
+                    SuiteId::Contend,
+                    a.spec(),
+                    format!("{} could not start: {why}", a.name()),
+                );
+                records::label(&mut r, a.name(), a.kind(), a.spec());
+                cx.push(r)?;
+                running.push(None);
+            }
+        }
+    }
+    let probe = match &plan.probe {
+        Some(p) => match agents::start_probe(p, cx.host, plan.memory) {
+            Ok(r) => Some(r),
+            Err(why) => {
+                cx.push(Record::error(
+                    SuiteId::Contend,
+                    "probe",
+                    format!("the probe could not start: {why}"),
+                ))?;
+                None
+            }
+        },
+        None => None,
+    };
+    let mut alone: Vec<Option<f64>> = vec![None; plan.agents.len()];
+    for phase in &plan.phases {
+        if cx.stopped() {
+            return Ok(Flow::Stopped);
+        }
+        cx.step(&format!("phase {}", phase.name));
+        let members: Vec<usize> = phase
+            .agents
+            .iter()
+            .copied()
+            .filter(|&i| running[i].is_some())
+            .collect();
+        if members.is_empty() && (probe.is_none() || !phase.agents.is_empty()) {
+            continue;
+        }
+        let team: Vec<&Running> = members
+            .iter()
+            .map(|&i| running[i].as_ref().expect("filtered"))
+            .chain(probe.as_ref())
+            .collect();
+        let Some(w) = one_phase(plan, cx, &team) else {
+            return Ok(Flow::Stopped);
+        };
+        let mut figures = PhaseFigures::of(plan, phase, &members, &w, &alone);
+        if let ([i], [f]) = (&members[..], &figures.agents[..]) {
+            if f.valid {
+                alone[*i] = Some(f.gbps);
+                figures.alone[0] = Some(f.gbps);
+            }
+        }
+        for r in records::phase_records(plan, phase, &members, &figures, cx.host) {
+            cx.push(r)?;
+        }
+    }
+    Ok(Flow::Done)
+}
+
+/// What one phase counted: each agent's (then the probe's) counts, and
+/// the window's edges on the one clock.
+pub struct Window {
+    pub counted: Vec<Counted>,
+    pub t0: u64,
+    pub t1: u64,
+}
+
+/// Run one phase; None when a stop request cut it short.
+fn one_phase(plan: &ContendPlan, cx: &Ctx, team: &[&Running]) -> Option<Window> {
+    let warmup = Duration::from_secs_f64(plan.warmup_seconds);
+    let window = Duration::from_secs_f64(plan.window_seconds());
+    let gate = Arc::new(Gate::new(warmup + window));
+    let started: Vec<bool> = team.iter().map(|r| r.begin(&gate)).collect();
+    let want = started.iter().filter(|s| **s).count();
+    let deadline = now_ns() + READY_WITHIN.as_nanos() as u64;
+    while gate.ready.load(Ordering::Acquire) < want && now_ns() < deadline && !cx.stopped() {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    gate.go.store(true, Ordering::Release);
+    let cut = !sleep_unless_stopped(cx, warmup);
+    let t0 = now_ns();
+    let cut = cut || !sleep_unless_stopped(cx, window);
+    let t1 = now_ns();
+    gate.stop.store(true, Ordering::Release);
+    let counted = team
+        .iter()
+        .zip(&started)
+        .map(|(r, &s)| {
+            if s {
+                r.end()
+            } else {
+                Counted::one(Vec::new(), Some("its thread had ended".into()))
+            }
+        })
+        .collect();
+    (!cut).then_some(Window { counted, t0, t1 })
+}
+
+/// Sleep `d` in short steps; false when a stop request came.
+fn sleep_unless_stopped(cx: &Ctx, d: Duration) -> bool {
+    let end = now_ns() + d.as_nanos() as u64;
+    loop {
+        if cx.stopped() {
+            return false;
+        }
+        let now = now_ns();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep(Duration::from_nanos((end - now).min(20_000_000)));
+    }
+}
+
+/// The running total of `log` at `t`, interpolated between its counts;
+/// None outside the log.
+pub fn at(log: &Log, t: u64) -> Option<f64> {
+    let first = log.first()?;
+    let last = log.last()?;
+    if t < first.0 || t > last.0 {
+        return None;
+    }
+    let i = log.partition_point(|p| p.0 <= t);
+    if i == 0 {
+        return Some(first.1 as f64);
+    }
+    let (ta, ba) = log[i - 1];
+    match log.get(i) {
+        Some(&(tb, bb)) if tb > ta => {
+            Some(ba as f64 + (bb as f64 - ba as f64) * (t - ta) as f64 / (tb - ta) as f64)
+        }
+        _ => Some(ba as f64),
+    }
+}
+
+/// What `c` moved between `a` and `b` (all its workers), or None where a
+/// worker's counts do not cover both.
+pub fn between(c: &Counted, a: u64, b: u64) -> Option<f64> {
+    if c.logs.is_empty() {
+        return None;
+    }
+    c.logs
+        .iter()
+        .map(|l| Some(at(l, b)? - at(l, a)?))
+        .sum::<Option<f64>>()
+}
+
+/// When `c`'s counts start (its latest worker's first count) and end
+/// (its earliest worker's last count); None without counts.
+pub fn coverage(c: &Counted) -> Option<(u64, u64)> {
+    let from = c.logs.iter().map(|l| l.first().map(|p| p.0)).max()??;
+    let to = c.logs.iter().map(|l| l.last().map(|p| p.0)).min()??;
+    Some((from, to))
+}
+
+impl Figure {
+    /// An agent's figure over the window: its bytes, rate, slices and
+    /// coverage.
+    pub fn of(c: &Counted, w: &Window, slices: usize) -> Figure {
+        let secs = (w.t1 - w.t0) as f64 / 1e9;
+        let cov = coverage(c);
+        let valid = cov.is_some_and(|(a, b)| a <= w.t0 && b >= w.t1);
+        let bytes = if valid { between(c, w.t0, w.t1) } else { None };
+        let edges: Vec<u64> = (0..=slices)
+            .map(|k| w.t0 + (w.t1 - w.t0) * k as u64 / slices as u64)
+            .collect();
+        let slice_units: Vec<f64> = if valid {
+            edges
+                .windows(2)
+                .filter_map(|e| between(c, e[0], e[1]))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Figure {
+            valid,
+            units: bytes.unwrap_or(0.0),
+            gbps: bytes.map_or(0.0, |b| b / secs / 1e9),
+            slice_units,
+            slice_seconds: secs / slices as f64,
+            window_seconds: secs,
+            from: cov.map(|(a, _)| (a as f64 - w.t0 as f64) / 1e9),
+            to: cov.map(|(_, b)| (b as f64 - w.t1 as f64) / 1e9),
+            ended: c.ended.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_interpolated_between_their_stamps() {
+        let log: Log = vec![(100, 0), (200, 1000), (300, 1000), (400, 3000)];
+        assert_eq!(at(&log, 150), Some(500.0));
+        assert_eq!(at(&log, 250), Some(1000.0));
+        assert_eq!(at(&log, 400), Some(3000.0));
+        assert_eq!(at(&log, 99), None);
+        assert_eq!(at(&log, 401), None);
+        let c = Counted {
+            logs: vec![log.clone(), log],
+            ended: None,
+        };
+        assert_eq!(between(&c, 150, 350), Some(2.0 * 1500.0));
+        assert_eq!(coverage(&c), Some((100, 400)));
+    }
+
+    #[test]
+    fn an_agent_that_stops_inside_the_window_is_not_valid() {
+        let w = Window {
+            counted: Vec::new(),
+            t0: 1_000_000_000,
+            t1: 2_000_000_000,
+        };
+        let full = Counted::one(
+            vec![(500_000_000, 0), (2_100_000_000, 16_000_000_000)],
+            None,
+        );
+        let f = Figure::of(&full, &w, 4);
+        assert!(f.valid);
+        assert!((f.gbps - 10.0).abs() < 1e-9, "{}", f.gbps);
+        assert_eq!(f.slice_units.len(), 4);
+        let short = Counted::one(
+            vec![(500_000_000, 0), (1_500_000_000, 10)],
+            Some("driver error".into()),
+        );
+        let f = Figure::of(&short, &w, 4);
+        assert!(!f.valid);
+        assert_eq!(f.to, Some(-0.5));
+        assert_eq!(f.ended.as_deref(), Some("driver error"));
+    }
+}

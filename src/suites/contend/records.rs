@@ -1,0 +1,398 @@
+//! A phase's figures and records: per agent its rate over the window,
+//! slowdown against alone and share of the aggregate; per phase the
+//! aggregate against the sum of the alones and the DRAM peak, and the
+//! probe's latency.
+
+use super::phase::Window;
+use super::{Agent, ContendPlan, CpuWork, Phase, ProbeKind};
+use crate::kernels::{self, Op, Pattern};
+use crate::measure::mix::MixKernels;
+use crate::model::detail::ContendDetail;
+use crate::model::{Host, Nullable, Record, Sample, Status, Warning};
+use crate::stats;
+
+/// One agent's count over the window.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// Its counts cover the whole window.
+    pub valid: bool,
+    /// Bytes (the probe's latency: loads) inside the window.
+    pub units: f64,
+    pub gbps: f64,
+    pub slice_units: Vec<f64>,
+    pub slice_seconds: f64,
+    pub window_seconds: f64,
+    /// First count from the window's start, last count from its end, s.
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    pub ended: Option<String>,
+}
+
+/// Every figure of a phase.
+pub struct PhaseFigures {
+    pub agents: Vec<Figure>,
+    pub probe: Option<Figure>,
+    /// `alone` rates of the members, in member order.
+    pub alone: Vec<Option<f64>>,
+}
+
+impl PhaseFigures {
+    pub fn of(
+        plan: &ContendPlan,
+        _phase: &Phase,
+        members: &[usize],
+        w: &Window,
+        alone: &[Option<f64>],
+    ) -> PhaseFigures {
+        let figs: Vec<Figure> = w
+            .counted
+            .iter()
+            .map(|c| Figure::of(c, w, plan.slices))
+            .collect();
+        let (agents, probe) = if plan.probe.is_some() {
+            let mut a = figs;
+            let p = a.pop();
+            (a, p)
+        } else {
+            (figs, None)
+        };
+        PhaseFigures {
+            agents,
+            probe,
+            alone: members.iter().map(|&i| alone[i]).collect(),
+        }
+    }
+
+    /// Sum of the valid agents' rates; None when any agent is invalid.
+    fn aggregate(&self) -> Option<f64> {
+        self.agents.iter().map(|f| f.valid.then_some(f.gbps)).sum()
+    }
+
+    /// The probe's ns per load, when it is a valid latency probe.
+    fn probe_ns(&self, plan: &ContendPlan) -> Option<f64> {
+        let p = self.probe.as_ref().filter(|p| p.valid && p.units > 0.0)?;
+        (plan.probe.as_ref()?.kind == ProbeKind::Latency).then(|| p.window_seconds * 1e9 / p.units)
+    }
+}
+
+/// Name a record as an agent of the run.
+pub fn label(r: &mut Record, name: &str, kind: &str, spec: &str) {
+    let d = detail_of(r);
+    d.case_agent = Some(name.into());
+    d.agent_kind = Some(kind.into());
+    d.agent = Some(spec.into());
+}
+
+fn detail_of(r: &mut Record) -> &mut ContendDetail {
+    if r.detail.get::<ContendDetail>().is_none() {
+        r.detail = ContendDetail::default().into();
+    }
+    r.detail.get_mut().expect("a contend record")
+}
+
+/// Why a figure is not valid, in words.
+fn why_invalid(name: &str, f: &Figure) -> String {
+    let when = match (f.from, f.to) {
+        (Some(a), _) if a > 0.0 => format!("started {a:.3} s after the window opened"),
+        (_, Some(b)) if b < 0.0 => format!("stopped {:.3} s before the window closed", -b),
+        _ => "counted nothing in the window".into(),
+    };
+    match &f.ended {
+        Some(e) => format!("{name} ended: {e} ({when})"),
+        None => format!("{name} {when}"),
+    }
+}
+
+/// The records of one phase: its agents', the probe's, the aggregate.
+pub fn phase_records(
+    plan: &ContendPlan,
+    phase: &Phase,
+    members: &[usize],
+    figs: &PhaseFigures,
+    host: &Host,
+) -> Vec<Record> {
+    let names: Vec<String> = members
+        .iter()
+        .map(|&i| plan.agents[i].name().to_string())
+        .collect();
+    let aggregate = figs.aggregate();
+    let probe_ns = figs.probe_ns(plan);
+    let failed: Vec<String> = members
+        .iter()
+        .zip(&figs.agents)
+        .filter(|(_, f)| !f.valid)
+        .map(|(&i, f)| why_invalid(plan.agents[i].name(), f))
+        .collect();
+    let mut out = Vec::new();
+    for (k, &i) in members.iter().enumerate() {
+        let a = &plan.agents[i];
+        let f = &figs.agents[k];
+        let mut r = agent_record(a, f, host);
+        let alone = figs.alone[k];
+        let d = detail_of(&mut r);
+        d.alone_gbps = alone.into();
+        if f.valid {
+            d.slowdown = alone.filter(|_| f.gbps > 0.0).map(|a| a / f.gbps).into();
+            d.share = aggregate.filter(|&s| s > 0.0).map(|s| f.gbps / s).into();
+        }
+        common(&mut r, phase, &names, f, plan);
+        if !f.valid {
+            r.status = Status::Error;
+            r.reason = Some(why_invalid(a.name(), f));
+        } else if !failed.is_empty() {
+            r.warnings.push(Warning::Other {
+                message: format!("another agent did not run through this window: {}", failed.join("; ")),
+                hint: "this agent's figure is real, but it competed with fewer agents for part of the window".into(),
+            });
+        }
+        out.push(r);
+    }
+    if let (Some(p), Some(pp)) = (&figs.probe, &plan.probe) {
+        let mut r = probe_record(pp, p, host);
+        common(&mut r, phase, &names, p, plan);
+        detail_of(&mut r).probe_latency_ns = probe_ns.into();
+        out.push(r);
+    }
+    if !members.is_empty() {
+        out.push(aggregate_record(
+            plan, phase, &names, figs, aggregate, probe_ns, failed,
+        ));
+    }
+    out
+}
+
+/// The fields every record of a phase shares.
+fn common(r: &mut Record, phase: &Phase, names: &[String], f: &Figure, plan: &ContendPlan) {
+    let d = detail_of(r);
+    d.case_phase = Some(phase.name.clone());
+    d.phase_agents = Some(names.to_vec());
+    d.window_seconds = Some(f.window_seconds);
+    d.dram_peak_gbps = plan.dram_peak_gbps.into();
+    if f.valid || f.from.is_some() {
+        d.covered_from_seconds = f.from.into();
+        d.covered_to_seconds = f.to.into();
+    }
+    d.valid = Some(f.valid);
+    d.ended = f.ended.clone();
+}
+
+/// Slices as samples, and their rates.
+fn sampled(r: &mut Record, f: &Figure) {
+    if !f.valid {
+        return;
+    }
+    r.samples = f
+        .slice_units
+        .iter()
+        .map(|&u| Sample {
+            seconds: f.slice_seconds,
+            bytes: u.max(0.0) as u64,
+        })
+        .collect();
+    let rates: Vec<f64> = f
+        .slice_units
+        .iter()
+        .map(|u| u / f.slice_seconds / 1e9)
+        .collect();
+    r.gbps = stats::summarize(&rates, true);
+    let d = detail_of(r);
+    d.window_bytes = Some(f.units.max(0.0) as u64);
+    d.window_gbps = Nullable::Value(f.gbps);
+}
+
+fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
+    let mut r = Record::new(ContendDetail::default());
+    label(&mut r, a.name(), a.kind(), a.spec());
+    r.kernel = a.spec().to_string();
+    sampled(&mut r, f);
+    match a {
+        Agent::Cpu {
+            cpus,
+            memory_node,
+            work,
+            bytes_per_thread,
+            ..
+        } => {
+            let ks = MixKernels::widest(host);
+            let used: Vec<String> = match work {
+                CpuWork::Mix(m) => ks.describe(m).iter().map(|s| s.to_string()).collect(),
+                CpuWork::Copy => kernels::widest(Op::Copy, Pattern::Seq, &host.features)
+                    .map(|k| vec![k.name.to_string()])
+                    .unwrap_or_default(),
+            };
+            r.op = work.name();
+            r.threads = cpus.len() as u32;
+            r.cpus = cpus.clone();
+            r.size_bytes = Some(*bytes_per_thread);
+            r.pattern = Some("seq".into());
+            let d = detail_of(&mut r);
+            d.mix = Some(work.name());
+            d.kernels = Some(used);
+            d.memory_node = (*memory_node).into();
+            d.byte_convention = Some("bytes read + written by the asm kernels".into());
+            d.dma = Some(false);
+        }
+        Agent::Device {
+            api,
+            direction,
+            host_kind,
+            bytes,
+            device,
+            device_is_cpu,
+            link_gbps,
+            ..
+        } => {
+            r.op = direction.name().into();
+            r.threads = 1;
+            r.size_bytes = Some(*bytes);
+            r.payload_bytes_per_pass = Some(*bytes);
+            if f.valid && direction.device_only() {
+                // d2d counts read + written; the payload is half.
+                r.payload_gbps = r.gbps.map(|mut s| {
+                    for v in [
+                        &mut s.best,
+                        &mut s.median,
+                        &mut s.min,
+                        &mut s.max,
+                        &mut s.mean,
+                    ] {
+                        *v /= 2.0;
+                    }
+                    s
+                });
+            } else {
+                r.payload_gbps = r.gbps;
+            }
+            let d = detail_of(&mut r);
+            d.backend = Some(api.name().into());
+            d.device = Some(if *device_is_cpu {
+                format!("{device} (the CPU itself: host memcpy, not DMA)")
+            } else {
+                device.clone()
+            });
+            d.host_kind = Some(host_kind.name().into());
+            d.direction = Some(direction.name().into());
+            d.device_is_cpu = Some(*device_is_cpu);
+            d.dma = Some(!*device_is_cpu);
+            d.link_theoretical_gbps = (*link_gbps).into();
+            d.byte_convention = Some(super::device::BYTE_CONVENTION.into());
+        }
+        Agent::Net { target, .. } => {
+            r.op = "tcp".into();
+            r.threads = 1;
+            let d = detail_of(&mut r);
+            d.peer = Some(match target {
+                super::NetTarget::Loopback => "loopback".into(),
+                super::NetTarget::Remote { addr, .. } => addr.to_string(),
+            });
+            d.dma = Some(!matches!(target, super::NetTarget::Loopback));
+            d.byte_convention = Some(super::net::byte_convention(target).into());
+        }
+    }
+    r
+}
+
+fn probe_record(p: &super::ProbePlan, f: &Figure, host: &Host) -> Record {
+    let mut r = Record::new(ContendDetail::default());
+    label(
+        &mut r,
+        "probe",
+        "probe",
+        &format!("probe:{:?}@cpu{}", p.kind, p.cpu).to_lowercase(),
+    );
+    r.threads = 1;
+    r.cpus = vec![p.cpu];
+    r.size_bytes = Some(p.bytes);
+    match p.kind {
+        ProbeKind::Bandwidth => {
+            r.kernel = "probe-read".into();
+            r.op = "read".into();
+            sampled(&mut r, f);
+            detail_of(&mut r).kernels = Some(vec![MixKernels::widest(host).read.name.into()]);
+        }
+        ProbeKind::Latency => {
+            r.kernel = "probe-chase".into();
+            r.op = "latency".into();
+            r.pattern = Some("chase".into());
+            if f.valid {
+                let ns: Vec<f64> = f
+                    .slice_units
+                    .iter()
+                    .filter(|&&u| u > 0.0)
+                    .map(|u| f.slice_seconds * 1e9 / u)
+                    .collect();
+                detail_of(&mut r).latency_ns = stats::summarize(&ns, false).into();
+            }
+        }
+    }
+    if !f.valid {
+        r.status = Status::Error;
+        r.reason = Some(why_invalid("probe", f));
+    }
+    r
+}
+
+fn aggregate_record(
+    plan: &ContendPlan,
+    phase: &Phase,
+    names: &[String],
+    figs: &PhaseFigures,
+    aggregate: Option<f64>,
+    probe_ns: Option<f64>,
+    failed: Vec<String>,
+) -> Record {
+    let mut r = Record::new(ContendDetail::default());
+    label(&mut r, "aggregate", "aggregate", &phase.name);
+    r.kernel = "aggregate".into();
+    r.op = "aggregate".into();
+    r.threads = names.len() as u32;
+    let window = figs.agents.first().map_or(0.0, |f| f.window_seconds);
+    if let Some(agg) = aggregate {
+        // Per slice: every agent's bytes in it together.
+        let slices = plan.slices;
+        let per: Vec<f64> = (0..slices)
+            .map(|s| {
+                figs.agents
+                    .iter()
+                    .filter_map(|f| f.slice_units.get(s))
+                    .sum()
+            })
+            .collect();
+        let f = Figure {
+            valid: true,
+            units: figs.agents.iter().map(|f| f.units).sum(),
+            gbps: agg,
+            slice_units: per,
+            slice_seconds: window / slices as f64,
+            window_seconds: window,
+            from: None,
+            to: None,
+            ended: None,
+        };
+        sampled(&mut r, &f);
+    } else {
+        r.status = Status::Error;
+        r.reason = Some(format!("phase incomplete: {}", failed.join("; ")));
+    }
+    let sum_alone: Option<f64> = figs.alone.iter().copied().sum();
+    let d = detail_of(&mut r);
+    d.case_phase = Some(phase.name.clone());
+    d.phase_agents = Some(names.to_vec());
+    d.window_seconds = Some(window);
+    d.valid = Some(aggregate.is_some());
+    d.ended = (!failed.is_empty()).then(|| failed.join("; "));
+    d.aggregate_gbps = aggregate.into();
+    d.sum_alone_gbps = sum_alone.into();
+    d.loss_percent = aggregate
+        .zip(sum_alone)
+        .filter(|(_, s)| *s > 0.0)
+        .map(|(a, s)| (1.0 - a / s) * 100.0)
+        .into();
+    d.dram_peak_gbps = plan.dram_peak_gbps.into();
+    d.percent_of_dram_peak = aggregate
+        .zip(plan.dram_peak_gbps)
+        .map(|(a, p)| a / p * 100.0)
+        .into();
+    d.probe_latency_ns = probe_ns.into();
+    r
+}
