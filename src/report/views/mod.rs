@@ -13,6 +13,7 @@ pub mod numa;
 pub mod regs;
 pub mod survey;
 pub mod threads;
+pub mod tiers;
 pub mod transfer;
 
 use std::fmt::Write as _;
