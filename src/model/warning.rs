@@ -96,6 +96,16 @@ pub enum Warning {
         cpuid_bytes: u64,
         measured_bytes: u64,
     },
+    /// A NUMA cell more than 25 % worse than what ACPI HMAT claims for it
+    /// (`numa --tiers`): bandwidth below 0.75 × the claim, or latency
+    /// above the claim ÷ 0.75. `unit` is `GB/s` or `ns`.
+    BelowHmat {
+        cpu_node: u32,
+        memory_node: u32,
+        measured: f64,
+        claimed: f64,
+        unit: String,
+    },
     /// A free-form warning from a suite, with a hint.
     Other { message: String, hint: String },
 }
@@ -162,6 +172,9 @@ impl Warning {
             }
             Warning::CpuidL3NotVisible { .. } => {
                 "in a VM CPUID often describes the host's whole socket; larger working sets are DRAM to this process and are labelled so; re-measure with `bwscope info --probe-knees`"
+            }
+            Warning::BelowHmat { .. } => {
+                "check the memory population and link (CXL: `cxl list`, its link width and speed; HBM: the BIOS memory mode), or the firmware's HMAT is optimistic; please report it with the JSON"
             }
             Warning::Other { hint, .. } => hint,
         }
@@ -239,6 +252,16 @@ impl fmt::Display for Warning {
                 "CPUID says L{level} is {:.1} MiB but this process's reads show it ending at {:.1} MiB",
                 *cpuid_bytes as f64 / (1 << 20) as f64,
                 *measured_bytes as f64 / (1 << 20) as f64
+            ),
+            Warning::BelowHmat {
+                cpu_node,
+                memory_node,
+                measured,
+                claimed,
+                unit,
+            } => write!(
+                f,
+                "cpu node {cpu_node} → memory node {memory_node}: measured {measured:.1} {unit}, more than 25 % worse than HMAT's claim of {claimed:.1} {unit}"
             ),
             Warning::Other { message, .. } => f.write_str(message),
         }

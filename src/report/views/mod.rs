@@ -10,6 +10,7 @@ pub mod latency;
 pub mod memtype;
 pub mod net;
 pub mod numa;
+pub mod numa_tiers;
 pub mod regs;
 pub mod survey;
 pub mod threads;

@@ -35,11 +35,17 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         |key: &str| -> Vec<u32> { serde_json::from_value(opts[key].clone()).unwrap_or_default() };
     let (cpu_nodes, mem_nodes) = (nodes("cpu_nodes"), nodes("memory_nodes"));
     let mode = opts["mode"]["mode"].as_str().unwrap_or("matrix");
+    let all = recs;
+    let (_, recs): (Vec<&Record>, Vec<&Record>) = recs
+        .iter()
+        .partition(|r| mode == "matrix" && super::numa_tiers::is_tier_extra(r));
+    let recs = &recs[..];
     let mut out = match mode {
         "matrix" => matrices(run, recs, &cpu_nodes, &mem_nodes),
         "write-pair" => pairs(run, recs),
         _ => loaded(run, recs, &mem_nodes),
     };
+    out.push_str(&super::numa_tiers::render(run, all));
     out.push_str(&notes(run, recs, mode));
     out
 }
