@@ -243,7 +243,8 @@ fn notes(run: &Run, recs: &[&Record], mode: &str) -> String {
             "note: this machine has one NUMA node, so the matrix is 1×1 (local only).",
         );
     }
-    if mode == "matrix" && !recs.iter().any(|r| r.kernel == CHASE_KERNEL) {
+    let matrix_ran = run.options["tiers"]["matrix"].as_bool() != Some(false);
+    if mode == "matrix" && matrix_ran && !recs.iter().any(|r| r.kernel == CHASE_KERNEL) {
         let _ = writeln_s(
             &mut out,
             "note: latency matrix not measured (--no-latency): bandwidth only.",

@@ -128,6 +128,7 @@ fn interleave(run: &Run, recs: &[&Record], out: &mut String) {
     .map(String::from)
     .to_vec()];
     let mut best = Vec::new();
+    let mut skipped = Vec::new();
     for r in recs {
         let d = detail(r);
         let Some(label) = &d.case_interleave else {
@@ -135,11 +136,10 @@ fn interleave(run: &Run, recs: &[&Record], out: &mut String) {
         };
         let nodes = d.case_memory_nodes.clone().unwrap_or_default();
         if r.status != Status::Ok {
-            rows.push(vec![
-                nodes,
-                label.clone(),
-                format!("skipped: {}", r.reason.as_deref().unwrap_or("")),
-            ]);
+            skipped.push(format!(
+                "  {nodes} {label}: skipped: {}\n",
+                r.reason.as_deref().unwrap_or("")
+            ));
             continue;
         }
         let fast = d.interleave_nodes.as_ref().and_then(|n| n.first().copied());
@@ -164,12 +164,13 @@ fn interleave(run: &Run, recs: &[&Record], out: &mut String) {
             best.push((nodes, label.clone(), w));
         }
     }
-    if rows.len() > 1 {
+    if rows.len() > 1 || !skipped.is_empty() {
         out.push_str(&format!(
             "interleave across tiers (read {}; pages counted with move_pages)\n",
             u.label()
         ));
         indent(out, table::grid(&rows));
+        out.push_str(&skipped.concat());
         for (nodes, label, lines) in best {
             out.push_str(&format!(
                 "  best over {nodes}: {label}; to make it the default (bwscope never writes them):\n"

@@ -144,7 +144,7 @@ use matrix::run_matrix;
 use pair::run_pair;
 use plan::node_of;
 pub use plan::plan;
-pub use tiers::{TiersPlan, TIER_MIXES};
+pub use tiers::{survey_tiers, TiersPlan, TIER_MIXES};
 
 impl Plan for NumaPlan {
     const ID: SuiteId = SuiteId::Numa;

@@ -82,6 +82,25 @@ pub(super) fn plan_tiers(
     }))
 }
 
+/// The survey's tier step: `numa --tiers` at a 64 MiB set per thread,
+/// only where the machine has more than one tier (`MemoryTiers::
+/// several`); None elsewhere, so a one-tier machine's survey is as it was.
+pub fn survey_tiers(host: &Host) -> Option<super::super::Planned> {
+    if !host.tiers.as_ref().is_some_and(|t| t.several()) {
+        return None;
+    }
+    let a = NumaOptions {
+        tiers: true,
+        size: Some(64 << 20),
+        sampling: crate::suites::Sampling {
+            samples: Some(3),
+            min_sample_ms: None,
+        },
+        ..NumaOptions::default()
+    };
+    Some(plan(&a, host).map(|p| Box::new(p) as Box<dyn crate::suites::Suite>))
+}
+
 /// The matrix, the loaded curves and the interleave sweeps.
 pub(super) fn run_tiers(
     plan: &NumaPlan,
