@@ -401,4 +401,33 @@ mod tests {
             .unwrap_err()
             .contains("cannot be expressed"));
     }
+
+    #[test]
+    fn pairs_name_two_nodes_with_memory() {
+        use crate::model::Node;
+        let node = |id, memory_bytes| Node {
+            id,
+            cpus: vec![],
+            memory_bytes,
+            distances: vec![],
+        };
+        let h = Host {
+            nodes: vec![node(0, Some(1 << 30)), node(1, Some(0)), node(2, None)],
+            ..Host::default()
+        };
+        assert_eq!(parse_pair(&h, "0, 2").unwrap(), (0, 2));
+        for (spec, says) in [
+            ("0,1", "node 1 has no memory"),
+            ("0,7", "node 7 does not exist"),
+            ("0,0", "must differ"),
+            ("0", "not two nodes"),
+            ("a,b", "not two nodes"),
+        ] {
+            let e = parse_pair(&h, spec).unwrap_err().to_string();
+            assert!(
+                e.starts_with("--interleave:") && e.contains(says),
+                "{spec}: {e}"
+            );
+        }
+    }
 }
