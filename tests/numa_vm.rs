@@ -70,11 +70,18 @@ fn run_ok(cmd: &mut Command, what: &str) {
     );
 }
 
-/// Run QEMU, killing it after `limit`; returns the console log.
-fn run_guest(kernel: &Path, initrd: &Path, limit: Duration) -> String {
-    let mut child = Command::new(script("run-qemu.sh"))
+/// Run QEMU through `script` with `args` after the kernel and initrd,
+/// killing it after `limit`; returns the console log.
+fn run_guest(
+    script_name: &str,
+    kernel: &Path,
+    initrd: &Path,
+    args: &[&str],
+    limit: Duration,
+) -> String {
+    let mut child = Command::new(script(script_name))
         .args([kernel.as_os_str(), initrd.as_os_str()])
-        .args(["2", "2", "256"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -98,6 +105,83 @@ fn run_guest(kernel: &Path, initrd: &Path, limit: Duration) -> String {
         std::thread::sleep(Duration::from_millis(200));
     }
     reader.join().unwrap().replace('\r', "")
+}
+
+/// One guest at a time: they share the static binary and two cores.
+static GUEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// What a guest needs: the kernel and an initramfs with `init`; None
+/// (with the reason printed) when something is missing here.
+fn prepare(init: &str) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        skip("needs an x86_64 Linux host");
+        return None;
+    }
+    if in_path("qemu-system-x86_64").is_none() {
+        skip("qemu-system-x86_64 not found (apt-get install --no-install-recommends qemu-system-x86)");
+        return None;
+    }
+    let busybox = std::env::var_os("BUSYBOX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/bin/busybox".into());
+    if !is_static_elf(&busybox) {
+        skip("no static busybox at /bin/busybox (apt-get install busybox-static)");
+        return None;
+    }
+    if in_path("cpio").is_none() || in_path("gzip").is_none() {
+        skip("cpio and gzip are needed for the initramfs (apt-get install cpio)");
+        return None;
+    }
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("numa-vm");
+    std::fs::create_dir_all(&work).unwrap();
+    let kernel = match std::env::var_os("BWSCOPE_VM_KERNEL") {
+        Some(k) => PathBuf::from(k),
+        None => work.join("vmlinuz"),
+    };
+    if !kernel.is_file() && std::env::var_os("BWSCOPE_VM_FETCH").is_some() {
+        run_ok(
+            Command::new(script("fetch-kernel.sh")).arg(&work),
+            "fetch-kernel.sh",
+        );
+    }
+    if !kernel.is_file() {
+        skip(&format!(
+            "no guest kernel at {} (set BWSCOPE_VM_KERNEL, run tests/numa-vm/fetch-kernel.sh {}, or set BWSCOPE_VM_FETCH=1)",
+            kernel.display(),
+            work.display()
+        ));
+        return None;
+    }
+    let bin = match std::env::var_os("BWSCOPE_STATIC_BIN") {
+        Some(b) => PathBuf::from(b),
+        None => {
+            let out = work.join("bwscope-static");
+            // A target dir of its own: the test's own cargo may still hold
+            // the lock of the outer one.
+            run_ok(
+                Command::new(script("build-static.sh"))
+                    .arg(&out)
+                    .arg(work.join("target")),
+                "build-static.sh",
+            );
+            out
+        }
+    };
+    assert!(
+        is_static_elf(&bin),
+        "{} is not a static binary",
+        bin.display()
+    );
+    let initrd = work.join(format!("initrd-{init}.cpio.gz"));
+    run_ok(
+        Command::new(script("mkinitramfs.sh"))
+            .arg(&initrd)
+            .arg(&bin)
+            .arg(script(init))
+            .env("BUSYBOX", &busybox),
+        "mkinitramfs.sh",
+    );
+    Some((kernel, initrd, work))
 }
 
 fn section<'a>(log: &'a str, name: &str) -> &'a str {
@@ -136,71 +220,18 @@ fn u32s(v: &Value) -> Vec<u32> {
 
 #[test]
 fn numa_guest_places_memory_where_asked() {
-    if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
-        return skip("needs an x86_64 Linux host");
-    }
-    let Some(_) = in_path("qemu-system-x86_64") else {
-        return skip("qemu-system-x86_64 not found (apt-get install --no-install-recommends qemu-system-x86)");
+    let _one = GUEST.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((kernel, initrd, work)) = prepare("init.sh") else {
+        return;
     };
-    let busybox = std::env::var_os("BUSYBOX")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "/bin/busybox".into());
-    if !is_static_elf(&busybox) {
-        return skip("no static busybox at /bin/busybox (apt-get install busybox-static)");
-    }
-    if in_path("cpio").is_none() || in_path("gzip").is_none() {
-        return skip("cpio and gzip are needed for the initramfs (apt-get install cpio)");
-    }
-    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("numa-vm");
-    std::fs::create_dir_all(&work).unwrap();
-    let kernel = match std::env::var_os("BWSCOPE_VM_KERNEL") {
-        Some(k) => PathBuf::from(k),
-        None => work.join("vmlinuz"),
-    };
-    if !kernel.is_file() && std::env::var_os("BWSCOPE_VM_FETCH").is_some() {
-        run_ok(
-            Command::new(script("fetch-kernel.sh")).arg(&work),
-            "fetch-kernel.sh",
-        );
-    }
-    if !kernel.is_file() {
-        return skip(&format!(
-            "no guest kernel at {} (set BWSCOPE_VM_KERNEL, run tests/numa-vm/fetch-kernel.sh {}, or set BWSCOPE_VM_FETCH=1)",
-            kernel.display(),
-            work.display()
-        ));
-    }
-    let bin = match std::env::var_os("BWSCOPE_STATIC_BIN") {
-        Some(b) => PathBuf::from(b),
-        None => {
-            let out = work.join("bwscope-static");
-            // A target dir of its own: the test's own cargo may still hold
-            // the lock of the outer one.
-            run_ok(
-                Command::new(script("build-static.sh"))
-                    .arg(&out)
-                    .arg(work.join("target")),
-                "build-static.sh",
-            );
-            out
-        }
-    };
-    assert!(
-        is_static_elf(&bin),
-        "{} is not a static binary",
-        bin.display()
-    );
-    let initrd = work.join("initrd.cpio.gz");
-    run_ok(
-        Command::new(script("mkinitramfs.sh"))
-            .arg(&initrd)
-            .arg(&bin)
-            .arg(script("init.sh"))
-            .env("BUSYBOX", &busybox),
-        "mkinitramfs.sh",
-    );
     let t0 = Instant::now();
-    let log = run_guest(&kernel, &initrd, Duration::from_secs(240));
+    let log = run_guest(
+        "run-qemu.sh",
+        &kernel,
+        &initrd,
+        &["2", "2", "256"],
+        Duration::from_secs(240),
+    );
     eprintln!("numa_vm: guest ran {:.1} s", t0.elapsed().as_secs_f64());
     std::fs::write(work.join("vm.log"), &log).unwrap();
     assert!(
@@ -315,3 +346,6 @@ fn numa_guest_places_memory_where_asked() {
         "bad node not refused as expected:\n{log}"
     );
 }
+
+#[path = "numa-vm/tiers.rs"]
+mod tiers;

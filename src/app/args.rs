@@ -182,6 +182,8 @@ pub fn numa(a: &NumaArgs) -> Result<NumaOptions, UserError> {
         probe_cpu: a.probe_cpu,
         oversubscribe: a.oversubscribe,
         memory: memory(a.memory),
+        tiers: a.tiers,
+        interleave: a.interleave.clone(),
         sampling: sampling(&a.sample),
     })
 }

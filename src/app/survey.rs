@@ -122,6 +122,19 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
             rec.measure(&host, suite.as_ref())
         });
     }
+    // Memory tiers, only where there are several (nothing on a one-tier
+    // machine, not even a step).
+    if let (Ok(Flow::Done), Some(suite)) = (&flow, suites::numa::survey_tiers(&host)) {
+        if tty {
+            eprintln!("[+] numa --tiers: every memory tier from every initiator");
+        }
+        flow = suite.map_err(anyhow::Error::from).and_then(|suite| {
+            if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
+                m.insert("numa".into(), suite.options());
+            }
+            rec.measure(&host, suite.as_ref())
+        });
+    }
     if matches!(flow, Ok(Flow::Done)) {
         if tty {
             eprintln!("[{steps}/{steps}] again: the DRAM reads once more, for their spread");

@@ -536,6 +536,15 @@ pub struct NumaArgs {
     /// The probe thread's cpu (default: the first cpu of the memory node's cpus not used by the load)
     #[arg(long, value_name = "CPU", requires = "load")]
     pub probe_cpu: Option<u32>,
+    /// Memory tiers: every initiator node × memory node (mixes read,3:1,2:1,1:1 unless --mix, the
+    /// chase) beside what ACPI HMAT claims, each cell's loaded-latency curve, and the interleave
+    /// sweep from the first initiator's node to each cpu-less node
+    #[arg(long, conflicts_with_all = ["load", "scenario", "roles"])]
+    pub tiers: bool,
+    /// The interleave sweep over two nodes, FAST,SLOW: read bandwidth with pages spread 1:0, 4:1,
+    /// 3:1, 2:1, 1:1, 0:1, bandwidth-proportionally and by the kernel's weights (never written)
+    #[arg(long, value_name = "FAST,SLOW", conflicts_with_all = ["load", "scenario", "roles"])]
+    pub interleave: Option<String>,
     /// Allow more threads than the node has cpus
     #[arg(long)]
     pub oversubscribe: bool,

@@ -48,6 +48,10 @@ pub struct Host {
     /// block, cache line from `CTR_EL0`); absent on x86.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arm: Option<ArmHost>,
+    /// Every node's memory kind, kernel tier and HMAT claims, each with
+    /// its source; absent in runs from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<super::MemoryTiers>,
 }
 
 /// The core clock from two timed dependent chains of register-register

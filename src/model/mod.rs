@@ -12,6 +12,7 @@ mod knees;
 mod limit;
 mod record;
 mod run;
+mod tiers;
 pub mod time;
 mod uarch;
 mod warning;
@@ -29,5 +30,6 @@ pub use record::{
     Status, Turn,
 };
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
+pub use tiers::{HmatClaim, MemoryTiers, NodeKind, SideCache, TierNode};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};

@@ -100,6 +100,16 @@ pub enum Warning {
     /// user owns it, others may change it, it is a link, a FIFO, too
     /// large, or not a store): the run labels regimes by CPUID's sizes.
     KneeStoreIgnored { path: String, reason: String },
+    /// A NUMA cell more than 25 % worse than what ACPI HMAT claims for it
+    /// (`numa --tiers`): bandwidth below 0.75 × the claim, or latency
+    /// above the claim ÷ 0.75. `unit` is `GB/s` or `ns`.
+    BelowHmat {
+        cpu_node: u32,
+        memory_node: u32,
+        measured: f64,
+        claimed: f64,
+        unit: String,
+    },
     /// A free-form warning from a suite, with a hint.
     Other { message: String, hint: String },
 }
@@ -169,6 +179,9 @@ impl Warning {
             }
             Warning::KneeStoreIgnored { .. } => {
                 "remove it and measure again with `bwscope info --probe-knees`, or set XDG_CACHE_HOME to a folder only you can write"
+            }
+            Warning::BelowHmat { .. } => {
+                "check the memory population and link (CXL: `cxl list`, its link width and speed; HBM: the BIOS memory mode), or the firmware's HMAT is optimistic; please report it with the JSON"
             }
             Warning::Other { hint, .. } => hint,
         }
@@ -250,6 +263,16 @@ impl fmt::Display for Warning {
             Warning::KneeStoreIgnored { path, reason } => write!(
                 f,
                 "the stored knee probe {path} was ignored: {reason}; regimes follow CPUID's cache sizes"
+            ),
+            Warning::BelowHmat {
+                cpu_node,
+                memory_node,
+                measured,
+                claimed,
+                unit,
+            } => write!(
+                f,
+                "cpu node {cpu_node} → memory node {memory_node}: measured {measured:.1} {unit}, more than 25 % worse than HMAT's claim of {claimed:.1} {unit}"
             ),
             Warning::Other { message, .. } => f.write_str(message),
         }

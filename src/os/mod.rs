@@ -47,4 +47,5 @@ pub mod signal;
 pub mod stack;
 pub mod system;
 pub mod team;
+pub mod tiers;
 pub mod time;

@@ -10,7 +10,7 @@
 
 pub use super::imp::numa::{
     bind_range, census, census_of, node_free_bytes, pages_migrated, prefer_thread,
-    set_thread_policy,
+    set_thread_policy, weighted_interleave_range,
 };
 
 /// Where the pages of a range are, from `move_pages(0, …, NULL, status)`.

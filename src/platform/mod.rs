@@ -9,6 +9,7 @@ pub mod env;
 pub mod knee_store;
 pub mod knees;
 pub mod smbios;
+pub mod tiers;
 pub mod topology;
 pub mod uarch;
 
@@ -54,7 +55,9 @@ pub fn detect_host(measure_clock: bool) -> Host {
             None => smbios::detect(),
         }),
         arm,
+        tiers: None,
     };
+    host.tiers = Some(tiers::detect(&host.nodes, host.dram.as_ref()));
     host.ceilings = ceilings(&host);
     // What an earlier knee probe measured here (`bwscope info
     // --probe-knees`, the survey): regimes follow it from the first run on.

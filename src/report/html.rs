@@ -281,6 +281,21 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
     }
     s.push_str("</section>\n");
 
+    if let Some(t) = h.tiers.as_ref().filter(|t| t.several()) {
+        // The tier map: every node's kind and claims, and what this run
+        // measured of them beside the claims.
+        let numa: Vec<&Record> = run
+            .records
+            .iter()
+            .filter(|r| r.suite() == crate::model::SuiteId::Numa)
+            .collect();
+        let _ = writeln!(
+            s,
+            "<section id=tiers><h2>Memory tiers</h2>\n<pre>{}\n{}</pre></section>",
+            esc(&crate::report::views::tiers::table(t)),
+            esc(&crate::report::views::numa_tiers::render(run, &numa))
+        );
+    }
     s.push_str("<section id=environment><h2>Environment</h2>\n");
     let _ = writeln!(
         s,

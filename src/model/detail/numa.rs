@@ -94,6 +94,40 @@ pub struct NumaDetail {
     /// The load threads' mix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_mix: Option<String>,
+    /// The weighted interleave of the cell: `4:1` (pages on the fast
+    /// node : on the slow node), `system` for the kernel's own weights
+    /// (compare key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_interleave: Option<String>,
+    /// The memory node's kind (`host.tiers`; `numa --tiers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_kind: Option<String>,
+    /// What HMAT claims for this cell (`numa --tiers`): read bandwidth,
+    /// GB/s (its MB/s ÷ 1000), on a bandwidth record; read latency, ns, on
+    /// a latency record; absent where it claims nothing for the cell's
+    /// cpu node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hmat_claim: Option<f64>,
+    /// The interleave's nodes, fast then slow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave_nodes: Option<Vec<u32>>,
+    /// How the pages were spread: `mbind ranges` or
+    /// `MPOL_WEIGHTED_INTERLEAVE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave_method: Option<String>,
+    /// The fraction of pages meant for the fast node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave_expected_fast: Option<f64>,
+    /// Pages per node after the measurement (`move_pages`), [node, pages].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave_pages: Option<Vec<(u32, u64)>>,
+    /// Best GB/s against the fast node alone (`1:0`), percent.
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub interleave_gain_percent: Nullable<f64>,
+    /// On the sweep's best ratio: the weights a user would write for it
+    /// (`echo W > FILE` per node; bwscope never writes them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave_weights_to_write: Option<Vec<String>>,
     /// The bandwidth probe of a loaded run (`--probe bandwidth`).
     #[serde(flatten)]
     pub bandwidth: Bandwidth,
@@ -110,6 +144,7 @@ impl SuiteDetail for NumaDetail {
             CasePart::of("memory_nodes", self.case_memory_nodes.as_ref()),
             CasePart::nullable("delay_ns", &self.case_delay_ns),
             CasePart::of("load", self.case_load.as_ref()),
+            CasePart::of("interleave", self.case_interleave.as_ref()),
         ])
     }
 

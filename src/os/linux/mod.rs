@@ -14,4 +14,5 @@ pub mod random;
 pub mod signal;
 pub mod system;
 pub mod team;
+pub mod tiers;
 pub mod time;

@@ -65,6 +65,48 @@ pub unsafe fn bind_range(addr: *mut u8, len: usize, node: u32) -> Result<(), Str
     Ok(())
 }
 
+/// `MPOL_WEIGHTED_INTERLEAVE` (Linux 6.9+): the kernel spreads pages
+/// over the nodes by the weights in
+/// `/sys/kernel/mm/mempolicy/weighted_interleave/`.
+const MPOL_WEIGHTED_INTERLEAVE: libc::c_int = 6;
+
+/// Spread `len` bytes at `addr` over `nodes` with the kernel's weighted
+/// interleave and the weights in force (moving pages already faulted).
+/// An error where the kernel has no weighted interleave.
+///
+/// # Safety
+/// `addr..addr+len` must be a mapping owned by the caller, page aligned.
+pub unsafe fn weighted_interleave_range(
+    addr: *mut u8,
+    len: usize,
+    nodes: &[u32],
+) -> Result<(), String> {
+    let mut m = [0 as libc::c_ulong; MASK_WORDS];
+    for &n in nodes {
+        mask(n)?;
+        m[n as usize / 64] |= 1 << (n % 64);
+    }
+    let rc = libc::syscall(
+        libc::SYS_mbind,
+        addr as *mut libc::c_void,
+        len as libc::c_ulong,
+        MPOL_WEIGHTED_INTERLEAVE,
+        m.as_ptr(),
+        (MASK_BITS + 1) as libc::c_ulong,
+        MPOL_MF_MOVE | MPOL_MF_STRICT,
+    );
+    if rc != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::EINVAL) => format!(
+                "mbind(MPOL_WEIGHTED_INTERLEAVE) refused ({e}): this kernel has no weighted interleave (Linux 6.9+) or a node has no memory"
+            ),
+            _ => format!("mbind(MPOL_WEIGHTED_INTERLEAVE) failed: {e}"),
+        });
+    }
+    Ok(())
+}
+
 /// Set the calling thread's policy: `Some(node)` = `MPOL_BIND` to that node
 /// (new faults land there), `None` = back to the default (local).
 pub fn set_thread_policy(node: Option<u32>) -> Result<(), String> {

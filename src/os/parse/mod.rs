@@ -4,6 +4,7 @@
 //! module.
 
 pub mod smaps;
+pub mod tiers;
 pub mod winlpi;
 
 /// The value of a `Key: N kB` line (`/proc/meminfo`, `/proc/self/status`),

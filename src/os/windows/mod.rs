@@ -19,6 +19,7 @@ pub mod random;
 pub mod signal;
 pub mod system;
 pub mod team;
+pub mod tiers;
 pub mod time;
 
 use std::sync::OnceLock;

@@ -28,6 +28,16 @@ pub unsafe fn bind_range(_addr: *mut u8, _len: usize, node: u32) -> Result<(), S
     Err(unsupported(&format!("binding memory to node {node}")))
 }
 
+/// # Safety
+/// None needed here; `unsafe` for the shared signature.
+pub unsafe fn weighted_interleave_range(
+    _addr: *mut u8,
+    _len: usize,
+    _nodes: &[u32],
+) -> Result<(), String> {
+    Err(unsupported("weighted interleave"))
+}
+
 pub fn set_thread_policy(node: Option<u32>) -> Result<(), String> {
     match node {
         None => Ok(()),

@@ -174,6 +174,45 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             .noise_of(r, run),
         );
     }
+    out.extend(tier_figures(run));
+    out
+}
+
+/// Each tier cell of a `numa --tiers` run: read bandwidth and latency from
+/// a cpu node to a memory node, the memory's kind in the name
+/// (`tier_cxl_read_gbps_cpu0_mem2`), so a fleet names the node whose CXL
+/// or HBM tier is slow.
+fn tier_figures(run: &Run) -> Vec<Figure> {
+    use crate::model::detail::NumaDetail;
+    let mut out = Vec::new();
+    for r in run
+        .records
+        .iter()
+        .filter(|r| r.status == crate::model::Status::Ok)
+    {
+        let Some(d) = r.detail.get::<NumaDetail>() else {
+            continue;
+        };
+        let (Some(kind), Some(c), Some(m)) = (&d.memory_kind, d.case_cpu_node, d.case_memory_node)
+        else {
+            continue;
+        };
+        let (name, unit, higher, value) = match (r.op.as_str(), r.gbps, d.latency_ns.value()) {
+            ("read", Some(g), _) => ("read_gbps", "GB/s", true, g.best),
+            ("latency", _, Some(l)) => ("latency_ns", "ns", false, l.best),
+            _ => continue,
+        };
+        out.push(
+            figure(
+                &format!("tier_{kind}_{name}_cpu{c}_mem{m}"),
+                unit,
+                higher,
+                value,
+                &format!("{kind} memory on node {m} from cpu node {c}"),
+            )
+            .noise_of(r, run),
+        );
+    }
     out
 }
 

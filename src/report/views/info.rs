@@ -148,6 +148,9 @@ pub fn render(h: &Host) -> String {
             n.distances
         );
     }
+    if let Some(t) = &h.tiers {
+        s.push_str(&super::tiers::table(t));
+    }
     dram_lines(&mut s, h);
     let e = &h.env;
     let _ = writeln!(

@@ -11,9 +11,11 @@ pub mod latency;
 pub mod memtype;
 pub mod net;
 pub mod numa;
+pub mod numa_tiers;
 pub mod regs;
 pub mod survey;
 pub mod threads;
+pub mod tiers;
 pub mod transfer;
 
 use std::fmt::Write as _;

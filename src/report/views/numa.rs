@@ -35,11 +35,17 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         |key: &str| -> Vec<u32> { serde_json::from_value(opts[key].clone()).unwrap_or_default() };
     let (cpu_nodes, mem_nodes) = (nodes("cpu_nodes"), nodes("memory_nodes"));
     let mode = opts["mode"]["mode"].as_str().unwrap_or("matrix");
+    let all = recs;
+    let (_, recs): (Vec<&Record>, Vec<&Record>) = recs
+        .iter()
+        .partition(|r| mode == "matrix" && super::numa_tiers::is_tier_extra(r));
+    let recs = &recs[..];
     let mut out = match mode {
         "matrix" => matrices(run, recs, &cpu_nodes, &mem_nodes),
         "write-pair" => pairs(run, recs),
         _ => loaded(run, recs, &mem_nodes),
     };
+    out.push_str(&super::numa_tiers::render(run, all));
     out.push_str(&notes(run, recs, mode));
     out
 }
@@ -237,7 +243,8 @@ fn notes(run: &Run, recs: &[&Record], mode: &str) -> String {
             "note: this machine has one NUMA node, so the matrix is 1×1 (local only).",
         );
     }
-    if mode == "matrix" && !recs.iter().any(|r| r.kernel == CHASE_KERNEL) {
+    let matrix_ran = run.options["tiers"]["matrix"].as_bool() != Some(false);
+    if mode == "matrix" && matrix_ran && !recs.iter().any(|r| r.kernel == CHASE_KERNEL) {
         let _ = writeln_s(
             &mut out,
             "note: latency matrix not measured (--no-latency): bandwidth only.",

@@ -113,11 +113,19 @@ pub(super) fn run_matrix(
             drop(team);
             for mut r in recs {
                 apply_verification(&mut r, &verified, migrated);
+                if plan.tiers.is_some() {
+                    super::tiers::annotate(&mut r, host);
+                }
                 cx.push(r)?;
             }
             if *latency {
                 match latency_cell(plan, host, cpus[0], *cpu_node, mem, &sampler, refusals)? {
-                    Some(r) => cx.push(r)?,
+                    Some(mut r) => {
+                        if plan.tiers.is_some() {
+                            super::tiers::annotate(&mut r, host);
+                        }
+                        cx.push(r)?
+                    }
                     None => return Ok(Flow::Stopped),
                 }
             }

@@ -78,6 +78,11 @@ pub struct NumaOptions {
     pub oversubscribe: bool,
     pub memory: PageKind,
     pub sampling: Sampling,
+    /// `--tiers`: every initiator × memory node beside its HMAT claim,
+    /// loaded curves, the interleave sweep.
+    pub tiers: bool,
+    /// `--interleave FAST,SLOW`: the interleave sweep over two nodes.
+    pub interleave: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -114,6 +119,8 @@ pub struct NumaPlan {
     pub min_sample_ms: f64,
     pub memory: PageKind,
     pub numa_balancing: Option<u32>,
+    /// What `--tiers` / `--interleave` add; null without them.
+    pub tiers: Option<TiersPlan>,
 }
 
 impl NumaPlan {
@@ -123,19 +130,23 @@ impl NumaPlan {
 }
 
 mod cell;
+mod interleave;
 mod load;
 mod matrix;
 mod pair;
 mod plan;
+mod tiers;
 
 use cell::Refusals;
 pub use cell::CHASE_KERNEL;
+pub use interleave::proportional;
 use load::run_load;
 use matrix::run_matrix;
 use pair::run_pair;
 use plan::node_of;
 pub(crate) use plan::parse_team;
 pub use plan::plan;
+pub use tiers::{survey_tiers, TiersPlan, TIER_MIXES};
 
 /// How long the plan will take (see `suites::estimate` for the rule).
 fn estimate(p: &NumaPlan) -> Estimate {
@@ -165,7 +176,11 @@ impl Plan for NumaPlan {
     const ID: SuiteId = SuiteId::Numa;
 
     fn estimate(&self) -> Estimate {
-        estimate(self)
+        let base = estimate(self);
+        match &self.tiers {
+            Some(t) => tiers::estimate(self, t, base),
+            None => base,
+        }
     }
 
     fn execute(&self, cx: &mut Ctx) -> anyhow::Result<Flow> {
@@ -174,7 +189,10 @@ impl Plan for NumaPlan {
             first: None,
         };
         let flow = match self.mode {
-            Mode::Matrix { .. } => run_matrix(self, cx, &mut refusals)?,
+            Mode::Matrix { .. } => match &self.tiers {
+                Some(t) => tiers::run_tiers(self, t, cx, &mut refusals)?,
+                None => run_matrix(self, cx, &mut refusals)?,
+            },
             Mode::WritePair => run_pair(self, cx, &mut refusals)?,
             Mode::Load { .. } => return run_load(self, cx),
         };

@@ -31,6 +31,7 @@ pub fn plan(a: &NumaOptions, host: &Host) -> Result<NumaPlan, UserError> {
     } else {
         matrix_mode(a, &cell_cpus)?
     };
+    let tiers = super::tiers::plan_tiers(a, host, &cpu_nodes, &memory_nodes)?;
     // The load mode uses one memory node for probe and load alike.
     let memory_nodes = match &mode {
         Mode::Load { cpus, .. } => vec![load_memory_node(host, a, cpus)],
@@ -56,6 +57,7 @@ pub fn plan(a: &NumaOptions, host: &Host) -> Result<NumaPlan, UserError> {
         min_sample_ms: o.min_sample.as_secs_f64() * 1000.0,
         memory: a.memory.available(),
         numa_balancing: host.env.numa_balancing,
+        tiers,
     })
 }
 
@@ -289,6 +291,7 @@ fn matrix_mode(a: &NumaOptions, cell_cpus: &[(u32, Vec<u32>)]) -> Result<Mode, U
     };
     let mixes = match &a.mix {
         Some(m) => parse_mixes(m, "--mix")?,
+        None if a.tiers => parse_mixes(super::TIER_MIXES, "--mix")?,
         None => vec![Mix::READ],
     };
     Ok(Mode::Matrix {
