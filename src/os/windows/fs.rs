@@ -454,6 +454,7 @@ fn identity(path: &Path) -> Option<(u32, u64)> {
     if unsafe { GetFileType(h) } == FILE_TYPE_CHAR {
         return None;
     }
+    // SAFETY: plain data, all-zero is a valid value.
     let mut i: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
     // SAFETY: a live handle and an out-struct.
     if unsafe { GetFileInformationByHandle(h, &mut i) } == 0 {
