@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use crate::cli::{FleetArgs, OutputArgs};
 use crate::cluster::{comm, launch, tcp};
 use crate::error::{UserError, EXIT_OK};
+use crate::model::fleet::Transport;
 
 /// Ctrl-C and SIGTERM (what `mpirun` and `srun` send when they are
 /// interrupted) both ask for an orderly stop that keeps every finished
@@ -93,7 +94,7 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         }
         .into());
     };
-    if launch.job.is_none() && plan.control != "mpi" && a.coordinator.is_none() {
+    if launch.job.is_none() && plan.control != Transport::Mpi && a.coordinator.is_none() {
         // Hydra names no job in the environment: ask its process manager
         // (MPI asks it itself under --control mpi), so each job meets
         // through a rendezvous file of its own.
@@ -115,9 +116,9 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     // The clock is measured later, at the rank's turn: ranks sharing a
     // machine would otherwise measure it against each other.
     let host = crate::platform::detect_host(false);
-    let (mut comm, token): (Box<dyn comm::Comm>, Option<Vec<u8>>) = match plan.control.as_str() {
+    let (mut comm, token): (Box<dyn comm::Comm>, Option<Vec<u8>>) = match plan.control {
         #[cfg(feature = "mpi")]
-        "mpi" => {
+        Transport::Mpi => {
             let (c, t) = crate::cluster::mpi::connect(&launch, token, stop)?;
             (Box::new(c), t)
         }

@@ -33,7 +33,7 @@ pub struct FleetPlan {
     pub turns: String,
     pub network: Option<NetPlan>,
     /// `tcp` or `mpi`.
-    pub control: String,
+    pub control: Transport,
     pub timeout_s: f64,
     pub outlier_z: f64,
     pub outlier_pct: f64,
@@ -81,9 +81,9 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
         }
     }
     let control = match a.control {
-        ControlArg::Auto if mpi_built() => "mpi",
-        ControlArg::Auto | ControlArg::Tcp => "tcp",
-        ControlArg::Mpi if mpi_built() => "mpi",
+        ControlArg::Auto if mpi_built() => Transport::Mpi,
+        ControlArg::Auto | ControlArg::Tcp => Transport::Tcp,
+        ControlArg::Mpi if mpi_built() => Transport::Mpi,
         ControlArg::Mpi => return Err(needs_mpi("--control")),
     };
     let timeout_s = range("--timeout", a.timeout, 1.0, 86_400.0, "seconds")?;
@@ -126,7 +126,7 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
                     transports.push(t);
                 }
             }
-            if transports.contains(&Transport::Mpi) && control != Transport::Mpi.name() {
+            if transports.contains(&Transport::Mpi) && control != Transport::Mpi {
                 return Err(UserError::flag(
                     "--transport",
                     "mpi pair tests run over the MPI control: drop --control tcp",
@@ -204,7 +204,7 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
         }
         .into(),
         network,
-        control: control.into(),
+        control,
         timeout_s,
         outlier_z: a.outlier_z,
         outlier_pct: a.outlier_pct,
@@ -351,7 +351,12 @@ mod tests {
         assert_eq!(n.schedule, Schedule::Shift);
         assert_eq!(n.transports, vec![Transport::Tcp]);
         assert_eq!(n.sizes, vec![1 << 20]);
-        assert_eq!(p.control, if mpi_built() { "mpi" } else { "tcp" });
+        let want = if mpi_built() {
+            Transport::Mpi
+        } else {
+            Transport::Tcp
+        };
+        assert_eq!(p.control, want);
     }
 
     #[test]

@@ -477,6 +477,7 @@ fn identity_of(h: HANDLE) -> Option<(u32, u64)> {
 
 /// (volume serial, file index) of the object behind `h`.
 fn file_index(h: HANDLE) -> Option<(u32, u64)> {
+    // SAFETY: plain data, all-zero is a valid value.
     let mut i: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
     // SAFETY: a live handle and an out-struct.
     if unsafe { GetFileInformationByHandle(h, &mut i) } == 0 {

@@ -197,6 +197,7 @@ pub unsafe fn lock(addr: *const u8, len: usize) -> std::io::Result<()> {
 pub(crate) fn region(addr: usize) -> Option<MEMORY_BASIC_INFORMATION> {
     // SAFETY: plain data filled by VirtualQuery; any address may be asked.
     let mut mbi: MEMORY_BASIC_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: `mbi` is a local of the size passed.
     let n = unsafe {
         VirtualQuery(
             addr as *const _,
@@ -225,6 +226,7 @@ pub(crate) fn working_set(addr: usize, len: usize) -> Option<Vec<usize>> {
     // SAFETY: the union's Flags view is plain bits.
     (ok != 0).then(|| {
         info.iter()
+            // SAFETY: as above.
             .map(|i| unsafe { i.VirtualAttributes.Flags })
             .collect()
     })

@@ -17,6 +17,7 @@ use crate::os::process::LockRoom;
 fn processes() -> Option<Vec<(u32, u32)>> {
     // SAFETY: a snapshot handle, closed on drop.
     let snap = Handle::new(unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0) })?;
+    // SAFETY: plain data, all-zero is a valid value.
     let mut e: PROCESSENTRY32W = unsafe { std::mem::zeroed() };
     e.dwSize = std::mem::size_of::<PROCESSENTRY32W>() as u32;
     let mut out = Vec::new();
