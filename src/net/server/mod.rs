@@ -216,6 +216,15 @@ struct Throttle {
     since: Instant,
     said: u32,
     unsaid: u64,
+    /// The lines not shown, counted by their cause (the text after the
+    /// peer, up to its details), so the count still says what happened.
+    causes: std::collections::BTreeMap<String, u64>,
+}
+
+/// "127.0.0.2:4711: refused, server full: 8 …" → "refused, server full".
+fn cause_of(text: &str) -> &str {
+    let rest = text.split_once(": ").map_or(text, |(_, r)| r);
+    rest.split([':', '(']).next().unwrap_or(rest).trim()
 }
 
 impl Throttle {
@@ -224,6 +233,7 @@ impl Throttle {
             since: Instant::now(),
             said: 0,
             unsaid: 0,
+            causes: Default::default(),
         }
     }
 
@@ -234,6 +244,7 @@ impl Throttle {
             log(text);
         } else {
             self.unsaid += 1;
+            *self.causes.entry(cause_of(text).to_string()).or_default() += 1;
         }
     }
 
@@ -245,10 +256,16 @@ impl Throttle {
             return;
         }
         if self.unsaid > 0 {
+            let causes: Vec<String> = self
+                .causes
+                .iter()
+                .map(|(c, n)| format!("{n} {c}"))
+                .collect();
             log(&format!(
-                "{} more failed handshakes in the last {:.0} s (not shown one by one)",
+                "{} more failed handshakes in the last {:.0} s (not shown one by one: {})",
                 self.unsaid,
-                waited.as_secs_f64()
+                waited.as_secs_f64(),
+                causes.join("; ")
             ));
         }
         *self = Throttle::new();
@@ -441,5 +458,23 @@ fn linger(s: &mut TcpStream) {
             Ok(0) | Err(_) => break,
             Ok(n) => drained += n,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cause_of;
+
+    #[test]
+    fn a_line_not_shown_is_counted_by_its_cause() {
+        assert_eq!(
+            cause_of("127.0.0.2:4711: refused, server full: 8 connections from 127.0.0.2"),
+            "refused, server full"
+        );
+        assert_eq!(
+            cause_of("[::1]:80: timed out waiting for the peer (5s)"),
+            "timed out waiting for the peer"
+        );
+        assert_eq!(cause_of("no peer at all"), "no peer at all");
     }
 }
