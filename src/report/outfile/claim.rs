@@ -16,7 +16,8 @@ use crate::os::fs as sys;
 #[derive(Debug)]
 pub struct Claim {
     lock: PathBuf,
-    _file: File,
+    /// The locked lock file; closed by [`Claim::release`].
+    file: std::sync::Mutex<Option<File>>,
 }
 
 /// How often a claim is retried when the lock file was replaced between
@@ -85,7 +86,7 @@ impl Claim {
             if sys::is_file_at(&file, lock) == Some(true) {
                 return Ok(Claim {
                     lock: lock.to_path_buf(),
-                    _file: file,
+                    file: std::sync::Mutex::new(Some(file)),
                 });
             }
         }
@@ -98,10 +99,17 @@ impl Claim {
         ))
     }
 
-    /// Remove the lock file (the lock itself lasts until the claim is
-    /// dropped): a folder with nothing else in it is then empty.
+    /// End the claim: remove the lock file, then close it (removed while
+    /// still locked: a run that opened it meanwhile finds another file at
+    /// the name once it has the lock, and tries again). A folder with
+    /// nothing else in it is then empty, also on Windows, where a file
+    /// removed while open stays until its handle closes.
     pub(super) fn release(&self) {
-        let _ = std::fs::remove_file(&self.lock);
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if file.is_some() {
+            let _ = std::fs::remove_file(&self.lock);
+        }
+        drop(file.take());
     }
 }
 
@@ -117,8 +125,6 @@ fn claim_error(lock: &Path, e: std::io::Error) -> String {
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        // Removed while still locked: a run that opened it meanwhile finds
-        // another file at the name once it has the lock, and tries again.
         self.release();
     }
 }
