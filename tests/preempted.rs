@@ -14,6 +14,9 @@
 //!   until they fit in the worker's share, and the rate is the hardware's,
 //!   not half of it.
 
+// Unix: the idle scheduling class and timer slack are Linux calls.
+#![cfg(unix)]
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

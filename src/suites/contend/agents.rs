@@ -212,8 +212,11 @@ pub fn start(agent: &Agent, host: &Host, page: PageKind) -> Result<Running, Stri
                 Ok(team_body(team, ks, copy, work, ws))
             })
         }
-        Agent::Device { .. } => super::device::start(agent),
-        Agent::Net { .. } => super::net::start(agent),
+        // Devices and flows start in their own files (phase.rs picks):
+        // they build on this one, so it does not name them.
+        Agent::Device { .. } | Agent::Net { .. } => {
+            Err(format!("{} is not a cpu team", agent.name()))
+        }
     }
 }
 
@@ -370,4 +373,12 @@ fn chase_body(team: Team, bytes: usize) -> Result<Body, String> {
         });
         Counted { logs, ended: None }
     }))
+}
+
+/// What one phase counted: each agent's (then the probe's) counts, and
+/// the window's edges on the one clock.
+pub struct Window {
+    pub counted: Vec<Counted>,
+    pub t0: u64,
+    pub t1: u64,
 }

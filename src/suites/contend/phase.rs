@@ -6,9 +6,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::agents::{self, Counted, Gate, Log, Running};
+use super::agents::{self, Counted, Gate, Log, Running, Window};
 use super::records::{self, Figure, PhaseFigures};
-use super::{ContendPlan, Ctx, Flow};
+use super::{device, net, Agent, ContendPlan, Ctx, Flow};
 use crate::model::{Record, SuiteId};
 use crate::os::time::now_ns;
 
@@ -29,7 +29,12 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     cx.step("starting the agents");
     let mut running: Vec<Option<Running>> = Vec::new();
     for a in &plan.agents {
-        match agents::start(a, cx.host, plan.memory) {
+        let started = match a {
+            Agent::Device { .. } => device::start(a),
+            Agent::Net { .. } => net::start(a),
+            _ => agents::start(a, cx.host, plan.memory),
+        };
+        match started {
             Ok(r) => running.push(Some(r)),
             Err(why) => {
                 let mut r = Record::error(
@@ -92,14 +97,6 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         }
     }
     Ok(Flow::Done)
-}
-
-/// What one phase counted: each agent's (then the probe's) counts, and
-/// the window's edges on the one clock.
-pub struct Window {
-    pub counted: Vec<Counted>,
-    pub t0: u64,
-    pub t1: u64,
 }
 
 /// Run one phase; None when a stop request cut it short.

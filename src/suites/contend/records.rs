@@ -3,7 +3,7 @@
 //! aggregate against the sum of the alones and the DRAM peak, and the
 //! probe's latency.
 
-use super::phase::Window;
+use super::agents::Window;
 use super::{Agent, ContendPlan, CpuWork, Phase, ProbeKind};
 use crate::kernels::{self, Op, Pattern};
 use crate::measure::mix::MixKernels;

@@ -114,7 +114,7 @@ pub(super) fn run_matrix(
             for mut r in recs {
                 apply_verification(&mut r, &verified, migrated);
                 if plan.tiers.is_some() {
-                    super::tiers::annotate(&mut r, host);
+                    super::cell::annotate(&mut r, host);
                 }
                 cx.push(r)?;
             }
@@ -122,7 +122,7 @@ pub(super) fn run_matrix(
                 match latency_cell(plan, host, cpus[0], *cpu_node, mem, &sampler, refusals)? {
                     Some(mut r) => {
                         if plan.tiers.is_some() {
-                            super::tiers::annotate(&mut r, host);
+                            super::cell::annotate(&mut r, host);
                         }
                         cx.push(r)?
                     }

@@ -25,9 +25,6 @@ pub const TIER_MIXES: &str = "read,3:1,2:1,1:1";
 /// The loaded curves' delays: flat out, moderate, light.
 pub const TIER_DELAYS_NS: &[u64] = &[0, 500, 5000];
 
-/// A measured cell more than this much worse than its claim is named.
-pub const CLAIM_SHORTFALL: f64 = 0.75;
-
 /// The tiers part of the plan: loaded curves and interleave pairs.
 pub(super) fn plan_tiers(
     a: &NumaOptions,
@@ -194,50 +191,6 @@ fn loaded_curve(
     }
 }
 
-/// Name the cell's memory kind and set its HMAT claim beside it, with a
-/// warning naming both when the cell is more than 25 % worse.
-pub(super) fn annotate(r: &mut Record, host: &Host) {
-    let Some(p) = &r.placement else { return };
-    let (Some(cpu_node), Some(mem)) = (p.cpu_node, p.memory_node) else {
-        return;
-    };
-    let Some(node) = host.tiers.as_ref().and_then(|t| t.node(mem)) else {
-        return;
-    };
-    let claim = node.claim_for(cpu_node).cloned();
-    let is_read = r.op == "read";
-    let best_gbps = r.gbps.as_ref().map(|s| s.best);
-    let d = cell::detail_of(r);
-    d.memory_kind = Some(node.kind.name().into());
-    let best_ns = match &d.latency_ns {
-        crate::model::Nullable::Value(s) => Some(s.best),
-        _ => None,
-    };
-    let Some(c) = claim else { return };
-    let (measured, claimed, unit, worse) = if is_read {
-        let (Some(m), Some(bw)) = (best_gbps, c.read_bandwidth_mbps) else {
-            return;
-        };
-        let claimed = bw as f64 / 1000.0;
-        (m, claimed, "GB/s", m < claimed * CLAIM_SHORTFALL)
-    } else if let (Some(m), Some(ns)) = (best_ns, c.read_latency_ns) {
-        let claimed = ns as f64;
-        (m, claimed, "ns", m * CLAIM_SHORTFALL > claimed)
-    } else {
-        return;
-    };
-    d.hmat_claim = Some(claimed);
-    if worse {
-        r.warnings.push(Warning::BelowHmat {
-            cpu_node,
-            memory_node: mem,
-            measured,
-            claimed,
-            unit: unit.into(),
-        });
-    }
-}
-
 /// What the tier parts add to the matrix's estimate.
 pub(super) fn estimate(
     p: &NumaPlan,
@@ -267,6 +220,7 @@ pub(super) fn estimate(
 mod tests {
     use super::*;
     use crate::model::{HmatClaim, MemoryTiers, NodeKind, Stats, TierNode};
+    use crate::suites::numa::cell::annotate;
 
     fn host(claim_gbps: u64) -> Host {
         Host {
