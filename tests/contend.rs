@@ -9,9 +9,8 @@
 // tests/windows.rs instead).
 #![cfg(unix)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command as Proc;
-use std::sync::OnceLock;
+mod common;
+use common::standin::{exit2, standin};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -318,33 +317,9 @@ fn the_probe_measures_every_phase_from_a_free_cpu() {
     gbps(rec(&records(&run), "cpu0", "probe"));
 }
 
-/// The stand-in libcuda (tests/fixtures/standin_libcuda.c), built once.
-fn standin() -> Option<PathBuf> {
-    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("standin-libcuda-contend");
-        std::fs::create_dir_all(&dir).ok()?;
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/standin_libcuda.c");
-        let lib = dir.join("libcuda.so.1");
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        match Proc::new(cc).args(["-shared", "-fPIC", "-O2", "-Wall", "-o"]).arg(&lib).arg(&src).status() {
-            Ok(s) if s.success() => {}
-            other => {
-                eprintln!("SKIP: cannot compile the stand-in libcuda ({other:?}); install a C compiler (cc)");
-                return None;
-            }
-        }
-        let link = dir.join("libcuda.so");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink("libcuda.so.1", &link).ok()?;
-        Some(dir)
-    })
-    .clone()
-}
-
 #[test]
 fn the_cuda_path_runs_copy_engines_and_sm_copies_on_the_standin() {
-    let Some(dir) = standin() else { return };
+    let Some(dir) = standin("") else { return };
     let cpu = allowed_cpus()[0];
     let run = run_json(
         bw().env("LD_LIBRARY_PATH", &dir)
@@ -381,7 +356,7 @@ fn the_cuda_path_runs_copy_engines_and_sm_copies_on_the_standin() {
 
 #[test]
 fn an_agent_that_dies_mid_phase_keeps_the_others_figures() {
-    let Some(dir) = standin() else { return };
+    let Some(dir) = standin("") else { return };
     let cpu = allowed_cpus()[0];
     // Copies fail 350 ms after the first: inside dev0's alone window
     // (warm-up 300 ms, window 3 × 100 ms), and from the start of the pair.
@@ -498,21 +473,6 @@ fn the_default_agents_run_alone_and_together() {
     assert_eq!(run["options"]["agents"][0]["kind"], "cpu");
 }
 
-fn exit2(cmd: &mut Command, needle: &str) {
-    let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(needle), "expected '{needle}' in: {err}");
-    assert_eq!(
-        err.trim()
-            .lines()
-            .filter(|l| l.starts_with("error"))
-            .count(),
-        1,
-        "one line: {err}"
-    );
-}
-
 #[test]
 fn bad_input_exits_2_naming_the_flag_before_anything_runs() {
     let cpus = allowed_cpus();
@@ -550,7 +510,7 @@ fn bad_input_exits_2_naming_the_flag_before_anything_runs() {
         &mut c("--cpu cpus:0 --samples 100 --min-sample-ms 1000"),
         "--samples",
     );
-    if let Some(dir) = standin() {
+    if let Some(dir) = standin("") {
         exit2(
             c("--device cuda5:h2d").env("LD_LIBRARY_PATH", &dir),
             "--device: cuda device 5 does not exist",

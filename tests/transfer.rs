@@ -10,56 +10,16 @@
 // tools (the Windows build runs tests/windows.rs instead).
 #![cfg(unix)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command as Proc;
-use std::sync::OnceLock;
+mod common;
+use common::standin::{exit2, standin};
+
+use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
 
 fn bwscope() -> Command {
     Command::cargo_bin("bwscope").unwrap()
-}
-
-/// Build the stand-in library once per test binary: `Some(dir)` holding
-/// libcuda.so.1 and libcuda.so, or `None` (printed) without a C compiler.
-fn standin(variant: &str) -> Option<PathBuf> {
-    static FULL: OnceLock<Option<PathBuf>> = OnceLock::new();
-    static ONLY_INIT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let cell = if variant == "only-init" {
-        &ONLY_INIT
-    } else {
-        &FULL
-    };
-    cell.get_or_init(|| {
-        let dir =
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("standin-libcuda-{}", variant));
-        std::fs::create_dir_all(&dir).ok()?;
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/standin_libcuda.c");
-        let lib = dir.join("libcuda.so.1");
-        let mut cc = Proc::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-        cc.args(["-shared", "-fPIC", "-O2", "-Wall", "-o"])
-            .arg(&lib)
-            .arg(&src);
-        if variant == "only-init" {
-            cc.arg("-DONLY_INIT");
-        }
-        match cc.status() {
-            Ok(s) if s.success() => {}
-            other => {
-                eprintln!(
-                    "SKIP: cannot compile the stand-in libcuda ({:?}); install a C compiler (cc)",
-                    other
-                );
-                return None;
-            }
-        }
-        let link = dir.join("libcuda.so");
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink("libcuda.so.1", &link).ok()?;
-        Some(dir)
-    })
-    .clone()
 }
 
 /// A real NVIDIA driver would shadow the "absent" tests.
@@ -438,21 +398,6 @@ fn standin_without_devices_or_symbols_is_skipped() {
             .contains("cuDeviceGetCount"),
         "{}",
         r[0]["reason"]
-    );
-}
-
-fn exit2(cmd: &mut Command, needle: &str) {
-    let out = cmd.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
-    assert!(err.contains(needle), "expected '{needle}' in: {err}");
-    assert_eq!(
-        err.trim()
-            .lines()
-            .filter(|l| l.starts_with("error"))
-            .count(),
-        1,
-        "one line: {err}"
     );
 }
 

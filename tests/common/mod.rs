@@ -8,6 +8,8 @@
 pub mod browser;
 #[cfg(unix)]
 pub mod fleet;
+#[cfg(unix)]
+pub mod standin;
 
 use std::path::{Path, PathBuf};
 
