@@ -268,7 +268,6 @@ fn data_phase(
     } else {
         Vec::new()
     };
-    let recv_len = (setup.chunk_bytes as usize).clamp(1, flow::RECV_BUF);
     // The leader never waits for bytes much past the asked duration.
     let limits = Limits {
         deadline: by_time.then(|| t0 + asked + idle),
@@ -287,44 +286,18 @@ fn data_phase(
         let mut rr = Vec::new();
         let meter =
             meter_on.then(|| sc.spawn(|| flow::meter(received, t0, interval, &done, &finished)));
-        let watcher = sc.spawn(|| {
-            while !done.load(Ordering::Acquire) {
-                if stop.load(Ordering::Relaxed) || stop_all.load(Ordering::Relaxed) {
-                    stopper.store(true, Ordering::Relaxed);
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
+        let watcher = sc.spawn(|| watch(&done, &[stop, &stop_all], &stopper));
         for (i, st) in streams.into_iter().enumerate() {
-            let (sendbuf, sent, received, failures, stopper) =
-                (&sendbuf, sent, received, &failures, &stopper);
+            let (sendbuf, failures, stopper) = (&sendbuf, &failures, &stopper);
             match setup.mode {
                 Mode::Rr => rr.push(sc.spawn(move || {
-                    let mut st = st;
-                    let mut rb = vec![0u8; recv_len];
-                    let r = flow::rr_leader(
-                        &mut st,
-                        setup.direction,
-                        setup.chunk_bytes,
-                        sendbuf,
-                        &mut rb,
-                        t0,
-                        budget(i),
-                        interval,
+                    let shared = Shared {
+                        sent,
+                        received,
+                        failures,
                         stopper,
-                        idle,
-                    );
-                    match r {
-                        Ok(o) => {
-                            sent.fetch_add(o.sent, Ordering::Relaxed);
-                            received.fetch_add(o.received, Ordering::Relaxed);
-                            Some((o.batches, o.rounds))
-                        }
-                        Err(e) => {
-                            failures.fail(e);
-                            None
-                        }
-                    }
+                    };
+                    rr_stream(st, setup, sendbuf, budget(i), t0, idle, &shared)
                 })),
                 Mode::Stream => handles.extend(flow::stream_threads(
                     sc,
@@ -378,4 +351,61 @@ fn data_phase(
         seconds,
         server: Report::default(),
     })
+}
+
+/// What every stream thread of the leader adds to and stops on.
+struct Shared<'a, 'f> {
+    sent: &'a AtomicU64,
+    received: &'a AtomicU64,
+    failures: &'a flow::Failures<'f>,
+    stopper: &'a AtomicBool,
+}
+
+/// One request/answer stream of the leader: its rounds are added to the
+/// shared totals, and a failure stops the other streams.
+fn rr_stream(
+    mut st: TcpStream,
+    setup: &Setup,
+    sendbuf: &[u8],
+    budget: Budget,
+    t0: Instant,
+    idle: Duration,
+    sh: &Shared,
+) -> Option<(Vec<Batch>, u64)> {
+    let mut rb = vec![0u8; (setup.chunk_bytes as usize).clamp(1, flow::RECV_BUF)];
+    let batch = Duration::from_millis(setup.interval_ms as u64);
+    let r = flow::rr_leader(
+        &mut st,
+        setup.direction,
+        setup.chunk_bytes,
+        sendbuf,
+        &mut rb,
+        t0,
+        budget,
+        batch,
+        sh.stopper,
+        idle,
+    );
+    match r {
+        Ok(o) => {
+            sh.sent.fetch_add(o.sent, Ordering::Relaxed);
+            sh.received.fetch_add(o.received, Ordering::Relaxed);
+            Some((o.batches, o.rounds))
+        }
+        Err(e) => {
+            sh.failures.fail(e);
+            None
+        }
+    }
+}
+
+/// Until `done`, raise `stopper` once any of `causes` is set: the user's
+/// stop (SIGINT) or a failed stream. The senders poll only `stopper`.
+fn watch(done: &AtomicBool, causes: &[&AtomicBool], stopper: &AtomicBool) {
+    while !done.load(Ordering::Acquire) {
+        if causes.iter().any(|c| c.load(Ordering::Relaxed)) {
+            stopper.store(true, Ordering::Relaxed);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
