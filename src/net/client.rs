@@ -321,14 +321,7 @@ fn data_phase(
         for h in handles {
             let _ = h.join();
         }
-        let mut batches = Vec::new();
-        let mut rounds = 0;
-        for h in rr {
-            if let Ok(Some((b, r))) = h.join() {
-                batches.push(b);
-                rounds += r;
-            }
-        }
+        let (batches, rounds) = join_rr(rr, omit);
         done.store(true, Ordering::Release);
         let _ = watcher.join();
         (meter.map(|m| m.join().unwrap_or_default()), batches, rounds)
@@ -337,10 +330,6 @@ fn data_phase(
         return Err(e);
     }
     let seconds = t0.elapsed().as_secs_f64();
-    let mut batches = batches;
-    for b in &mut batches {
-        b.retain(|x| x.start + Duration::from_micros(500) >= omit);
-    }
     Ok(Outcome {
         setup: *setup,
         sent: sent.load(Ordering::Relaxed),
@@ -371,7 +360,7 @@ fn rr_stream(
     t0: Instant,
     idle: Duration,
     sh: &Shared,
-) -> Option<(Vec<Batch>, u64)> {
+) -> RrResult {
     let mut rb = vec![0u8; (setup.chunk_bytes as usize).clamp(1, flow::RECV_BUF)];
     let batch = Duration::from_millis(setup.interval_ms as u64);
     let r = flow::rr_leader(
@@ -408,4 +397,26 @@ fn watch(done: &AtomicBool, causes: &[&AtomicBool], stopper: &AtomicBool) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// What one request/answer stream gives back: its batches and rounds, or
+/// nothing when it failed (its error is in the failures).
+type RrResult = Option<(Vec<Batch>, u64)>;
+
+/// The request/answer streams' batches (those of the omitted start-up
+/// dropped) and their rounds in all; a stream that failed adds none.
+fn join_rr(
+    rr: Vec<std::thread::ScopedJoinHandle<'_, RrResult>>,
+    omit: Duration,
+) -> (Vec<Vec<Batch>>, u64) {
+    let mut batches = Vec::new();
+    let mut rounds = 0;
+    for h in rr {
+        if let Ok(Some((mut b, r))) = h.join() {
+            b.retain(|x| x.start + Duration::from_micros(500) >= omit);
+            batches.push(b);
+            rounds += r;
+        }
+    }
+    (batches, rounds)
 }
