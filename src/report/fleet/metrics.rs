@@ -7,8 +7,8 @@
 
 use crate::model::detail::ContendDetail;
 use crate::model::fleet::{FleetRun, NetMatrix};
-use crate::model::{noise_slowdown, Record, Run};
-use crate::report::summary;
+use crate::model::{noise_slowdown, Op, Record, Regime, Run};
+use crate::report::summary::{self, Shape};
 use crate::stats::median;
 
 /// One figure of one node.
@@ -98,13 +98,13 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             "measured core clock (a throttled CPU shows here)",
         ));
     }
-    for (regime, name) in [
-        ("L1", "l1_read_gbps"),
-        ("L2", "l2_read_gbps"),
-        ("L3", "l3_read_gbps"),
-        ("DRAM", "dram_read_gbps"),
-    ] {
-        if let Some((g, r)) = summary::single(run, "read", "seq_read", regime) {
+    for (regime, name) in Regime::ALL.iter().zip([
+        "l1_read_gbps",
+        "l2_read_gbps",
+        "l3_read_gbps",
+        "dram_read_gbps",
+    ]) {
+        if let Some((g, r)) = summary::single(run, &Shape::READ, regime) {
             out.push(
                 figure(
                     name,
@@ -117,7 +117,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             );
         }
     }
-    if let Some((g, r)) = summary::single(run, "write", "seq_write", "DRAM") {
+    if let Some((g, r)) = summary::single(run, &Shape::WRITE, &Regime::Dram) {
         out.push(
             figure(
                 "dram_write_gbps",
@@ -129,7 +129,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             .noise_of(r, run),
         );
     }
-    if let Some((g, r)) = summary::single(run, "copy", "libc_memcpy", "DRAM") {
+    if let Some((g, r)) = summary::single(run, &Shape::MEMCPY, &Regime::Dram) {
         out.push(
             figure(
                 "dram_memcpy_gbps",
@@ -141,7 +141,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             .noise_of(r, run),
         );
     }
-    if let Some((g, r)) = summary::all_cores(run, "read") {
+    if let Some((g, r)) = summary::all_cores(run, &Op::Read) {
         out.push(
             figure(
                 "dram_read_all_gbps",
@@ -197,9 +197,9 @@ fn tier_figures(run: &Run) -> Vec<Figure> {
         else {
             continue;
         };
-        let (name, unit, higher, value) = match (r.op.as_str(), r.gbps, d.latency_ns.value()) {
-            ("read", Some(g), _) => ("read_gbps", "GB/s", true, g.best),
-            ("latency", _, Some(l)) => ("latency_ns", "ns", false, l.best),
+        let (name, unit, higher, value) = match (&r.op, r.gbps, d.latency_ns.value()) {
+            (Op::Read, Some(g), _) => ("read_gbps", "GB/s", true, g.best),
+            (Op::Latency, _, Some(l)) => ("latency_ns", "ns", false, l.best),
             _ => continue,
         };
         out.push(
