@@ -16,10 +16,13 @@ fn ok(run: &Run) -> impl Iterator<Item = &Record> {
 /// How a kernel's access width was chosen, as its record shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Width {
-    /// A loop of word or vector instructions of the kernel's declared
-    /// width (`width_bits` of 32 and more; SVE's at the vector length, in
-    /// `sve_vector_bits`). Not a byte-wide string instruction (`rep movsb`,
-    /// `rep stosb` declare 8 bits) nor code that picks its own width.
+    /// Accesses of a declared width wider than a byte: the loops of word
+    /// or vector instructions (SVE's at the vector length, in
+    /// `sve_vector_bits`). Not `rep movsb`/`rep stosb` (they declare 8
+    /// bits) nor code that picks its own width. A record does not say how
+    /// its kernel is written, so the word-wide string instructions
+    /// (`lodsq`, `rep stosq`, …), which run only when named with
+    /// `--kernel`, are of this width too.
     Loop,
     /// Code that picks its width at run time: no `width_bits` (libc's
     /// `memcpy`).
