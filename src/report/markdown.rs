@@ -89,7 +89,7 @@ pub fn render(run: &Run) -> String {
         let mut ops: Vec<&str> = Vec::new();
         for r in &recs {
             if !ops.contains(&r.op.as_str()) {
-                ops.push(&r.op);
+                ops.push(r.op.as_str());
             }
         }
         if suite == SuiteId::Cache {

@@ -165,7 +165,7 @@ fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
     let u = run.display_units;
     let opts = &run.options;
     let mut out = String::new();
-    let probe_lat = recs.iter().any(|r| r.op == "latency");
+    let probe_lat = recs.iter().any(|r| r.op == crate::model::Op::Latency);
     let _ = writeln_s(
         &mut out,
         &format!(

@@ -22,7 +22,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         let scale = 1e9 / units.bytes_per_unit();
         rows.push(vec![
             r.kernel.clone(),
-            r.op.clone(),
+            r.op.to_string(),
             format!("{:.1}", s.best * scale),
             format!("{:.1}", s.median * scale),
             format!("{:.1}", s.cv * 100.0),
