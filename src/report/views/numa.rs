@@ -3,6 +3,7 @@
 
 use super::rate;
 use crate::model::detail::NumaDetail;
+use crate::model::options::{self, NumaModeKind};
 use crate::model::{Record, Run, Status};
 use crate::report::grid::grid;
 
@@ -30,23 +31,20 @@ fn detail(r: &Record) -> NumaDetail {
 
 /// Matrices, scenario and load tables, then notes.
 pub fn render(run: &Run, recs: &[&Record]) -> String {
-    let opts = &run.options;
-    let nodes =
-        |key: &str| -> Vec<u32> { serde_json::from_value(opts[key].clone()).unwrap_or_default() };
-    let (cpu_nodes, mem_nodes) = (nodes("cpu_nodes"), nodes("memory_nodes"));
-    let mode = opts["mode"]["mode"].as_str().unwrap_or("matrix");
+    let opts: options::Numa = run.options_as();
+    let mode = opts.mode.mode;
     let all = recs;
     let (_, recs): (Vec<&Record>, Vec<&Record>) = recs
         .iter()
-        .partition(|r| mode == "matrix" && super::numa_tiers::is_tier_extra(r));
+        .partition(|r| mode == NumaModeKind::Matrix && super::numa_tiers::is_tier_extra(r));
     let recs = &recs[..];
     let mut out = match mode {
-        "matrix" => matrices(run, recs, &cpu_nodes, &mem_nodes),
-        "write-pair" => pairs(run, recs),
-        _ => loaded(run, recs, &mem_nodes),
+        NumaModeKind::Matrix => matrices(run, recs, &opts.cpu_nodes, &opts.memory_nodes),
+        NumaModeKind::WritePair => pairs(run, recs),
+        NumaModeKind::Load => loaded(run, recs, &opts),
     };
     out.push_str(&super::numa_tiers::render(run, all));
-    out.push_str(&notes(run, recs, mode));
+    out.push_str(&notes(run, recs, &opts));
     out
 }
 
@@ -161,9 +159,8 @@ fn pairs(run: &Run, recs: &[&Record]) -> String {
 }
 
 /// The loaded-latency (or bandwidth) curve.
-fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
+fn loaded(run: &Run, recs: &[&Record], opts: &options::Numa) -> String {
     let u = run.display_units;
-    let opts = &run.options;
     let mut out = String::new();
     let probe_lat = recs.iter().any(|r| r.op == "latency");
     let _ = writeln_s(
@@ -171,9 +168,9 @@ fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
         &format!(
             "loaded {}: probe on cpu {}, memory on node {}, load {} (delay after every 4 KiB each load thread streams)",
             if probe_lat { "latency" } else { "bandwidth" },
-            opts["mode"]["probe_cpu"],
-            mem_nodes.first().map_or("?".into(), |n| n.to_string()),
-            opts["mode"]["description"].as_str().unwrap_or("?")
+            opts.mode.probe_cpu.map_or("?".into(), |c| c.to_string()),
+            opts.memory_nodes.first().map_or("?".into(), |n| n.to_string()),
+            opts.mode.description.as_deref().unwrap_or("?")
         ),
     );
     let mut rows = vec![vec![
@@ -214,7 +211,7 @@ fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
 }
 
 /// Node distances and the notes under the tables.
-fn notes(run: &Run, recs: &[&Record], mode: &str) -> String {
+fn notes(run: &Run, recs: &[&Record], opts: &options::Numa) -> String {
     let mut out = String::new();
     let nodes = &run.host.nodes;
     if !nodes.is_empty() {
@@ -243,8 +240,11 @@ fn notes(run: &Run, recs: &[&Record], mode: &str) -> String {
             "note: this machine has one NUMA node, so the matrix is 1×1 (local only).",
         );
     }
-    let matrix_ran = run.options["tiers"]["matrix"].as_bool() != Some(false);
-    if mode == "matrix" && matrix_ran && !recs.iter().any(|r| r.kernel == CHASE_KERNEL) {
+    let matrix_ran = opts.tiers.as_ref().and_then(|t| t.matrix) != Some(false);
+    if opts.mode.mode == NumaModeKind::Matrix
+        && matrix_ran
+        && !recs.iter().any(|r| r.kernel == CHASE_KERNEL)
+    {
         let _ = writeln_s(
             &mut out,
             "note: latency matrix not measured (--no-latency): bandwidth only.",

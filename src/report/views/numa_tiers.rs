@@ -27,7 +27,11 @@ fn indent(out: &mut String, grid: String) {
 /// The tables; empty when the run has none of it.
 pub fn render(run: &Run, recs: &[&Record]) -> String {
     let mut out = String::new();
-    if run.options["tiers"].is_object() {
+    if run
+        .options_as::<crate::model::options::Numa>()
+        .tiers
+        .is_some()
+    {
         claims(run, recs, &mut out);
     }
     curves(run, recs, &mut out);
