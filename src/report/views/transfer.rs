@@ -4,20 +4,20 @@ use std::fmt::Write as _;
 
 use crate::model::detail::{Timer, TransferDetail};
 use crate::model::options::{self, TransferDevice};
-use crate::model::{Nullable, Record, Run, Status, Units};
-use crate::report::grid::grid;
+use crate::model::{Nullable, Record, Run, Status};
+use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
 /// The human table of a transfer run: device context, then one row per
 /// record.
-pub fn render(run: &Run, records: &[&Record]) -> String {
+pub fn render(run: &Run, records: &[&Record]) -> Vec<Block> {
     let units = run.display_units;
-    let mut out = String::new();
+    let mut out = Vec::new();
     let o: options::Transfer = run.options_as();
     if let Some(d) = &o.device {
-        out.push_str(&context(d, &o));
+        out.push(Block::lines(&context(d, &o)));
     }
-    let mut rows = vec![vec![
+    let mut t = Table::new(vec![
         "kind".to_string(),
         "direction".into(),
         "size".into(),
@@ -27,7 +27,7 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
         "timer".into(),
         "verified".into(),
         "note".into(),
-    ]];
+    ]);
     let f = |v: f64| super::rate(v, units);
     for r in records.iter().filter(|r| r.status != Status::Skipped) {
         let e = r
@@ -65,7 +65,7 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
         if (r.op == "d2d" || r.op == "d2d-sm") && r.status == Status::Ok {
             note = format!("read+write counted; {}", note);
         }
-        rows.push(vec![
+        t.rows.push(vec![
             e.host_kind.get().map_or("-", String::as_str).to_string(),
             e.direction.as_deref().unwrap_or(&r.op).to_string(),
             r.size_bytes.map_or("-".into(), format_bytes),
@@ -81,17 +81,15 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
             note,
         ]);
     }
-    if rows.len() > 1 {
-        out.push_str(&grid(&rows));
-        let _ = writeln!(
-            out,
-            "{} = {} bytes/s; bytes: {}",
-            units.label(),
-            if units == Units::GB { "10^9" } else { "2^30" },
+    if !t.rows.is_empty() {
+        t.notes.push(format!(
+            "{} bytes/s; bytes: {}",
+            super::unit_line(units),
             o.byte_convention
                 .as_deref()
                 .unwrap_or("see docs/transfer.md")
-        );
+        ));
+        out.push(Block::Table(t));
     }
     out
 }
