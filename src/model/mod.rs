@@ -10,6 +10,7 @@ pub mod fleet;
 mod host;
 mod knees;
 mod limit;
+pub mod options;
 mod record;
 mod run;
 mod tiers;

@@ -1,7 +1,8 @@
 //! The HTML report: one self-contained file (no network, no external
-//! scripts, styles or fonts) with the summary, warnings, charts as inline
-//! SVG, sortable tables of every record, the environment, the method, and
-//! the raw JSON as an appendix.
+//! scripts, styles or fonts) with the summary, warnings, every suite's
+//! tables (the views the terminal shows), charts as inline SVG, sortable
+//! tables of every record, the environment, the method, and the raw JSON
+//! as an appendix.
 //!
 //! The page carries a small self-check used by the Chromium test: errors
 //! are recorded in `data-js-errors` on `<html>`, and opening the page with
@@ -10,8 +11,9 @@
 
 use std::fmt::Write as _;
 
+use super::grid::{self, Block, Table};
 use super::metric::{self, StatKind};
-use super::{plot, summary, Exporter};
+use super::{plot, summary, views, Exporter};
 use crate::model::{Record, Run, Status};
 use crate::util::units::format_bytes;
 
@@ -69,6 +71,9 @@ th,td{padding:4px 8px;border-bottom:1px solid var(--line);white-space:nowrap}
 td.k{white-space:normal}
 td.notes{white-space:normal;min-width:12em}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
+table.view th{cursor:default}
+h4{font-size:14px;margin:16px 0 6px}
+p.lead,p.notes{color:var(--muted);font-size:13px;margin:6px 0}
 th{background:var(--band);position:sticky;top:0;text-align:left;cursor:pointer;user-select:none}
 th.sorted-asc::after{content:" ▲"}th.sorted-desc::after{content:" ▼"}
 tr.skipped td,tr.error td{color:var(--muted)}
@@ -191,11 +196,10 @@ fn records_table(recs: &[&Record]) -> String {
     s
 }
 
-/// The whole report.
-pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
-    let h = &run.host;
-    let title = format!("bwscope {} — {}", run.command, h.cpu.model_name);
-    let mut s = String::with_capacity(64 * 1024 + run.records.len() * 2048);
+/// The page's head, navigation, title and the run's line (with its
+/// state when it did not end normally).
+fn head(run: &Run, s: &mut String) {
+    let title = format!("bwscope {} — {}", run.command, run.host.cpu.model_name);
     let _ = write!(
         s,
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>\
@@ -205,7 +209,7 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
 </head><body>\n",
         esc(&title)
     );
-    s.push_str("<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#records\">Records</a><a href=\"#environment\">Environment</a><a href=\"#method\">Method</a><a href=\"#raw\">Raw JSON</a></nav>\n<main>\n");
+    s.push_str("<nav><a href=\"#summary\">Summary</a><a href=\"#tables\">Tables</a><a href=\"#charts\">Charts</a><a href=\"#records\">Records</a><a href=\"#environment\">Environment</a><a href=\"#method\">Method</a><a href=\"#raw\">Raw JSON</a></nav>\n<main>\n");
     let _ = writeln!(s, "<h1>{}</h1>", esc(&title));
     let _ = writeln!(
         s,
@@ -230,7 +234,10 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
             esc(&state)
         );
     }
+}
 
+/// The headline figures and the warnings.
+fn summary_section(run: &Run, s: &mut String) {
     s.push_str("<section id=summary><h2>Summary</h2>\n");
     let head = summary::headline(run);
     if head.is_empty() {
@@ -251,7 +258,62 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
         s.push_str("</ul>\n");
     }
     s.push_str("</section>\n");
+}
 
+/// Lines as one paragraph, a break between them; nothing for none.
+fn lines_html(class: &str, lines: &[String]) -> String {
+    grid::prose(lines).map_or(String::new(), |lines| {
+        let lines: Vec<String> = lines.into_iter().map(esc).collect();
+        format!("<p class={class}>{}</p>\n", lines.join("<br>"))
+    })
+}
+
+/// A view's table: the terminal's table with its title and lines; the
+/// first two columns are names, the others figures (right-aligned).
+fn view_table(t: &Table) -> String {
+    let mut s = String::new();
+    if let Some(title) = &t.title {
+        let _ = writeln!(s, "<h4>{}</h4>", esc(title.trim()));
+    }
+    s.push_str(&lines_html("lead", &t.lead));
+    s.push_str("<div class=tablewrap><table class=view><thead><tr>");
+    for h in &t.header {
+        let _ = write!(s, "<th>{}</th>", esc(h));
+    }
+    s.push_str("</tr></thead><tbody>\n");
+    for r in &t.rows {
+        s.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let class = if i < 2 { "" } else { " class=n" };
+            let _ = write!(s, "<td{class}>{}</td>", esc(c));
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table></div>\n");
+    s.push_str(&lines_html("notes", &t.notes));
+    s
+}
+
+/// Every suite's tables, as the terminal shows them.
+fn tables_section(run: &Run, s: &mut String) {
+    s.push_str("<section id=tables><h2>Tables</h2>\n");
+    for (suite, blocks) in views::blocks(run) {
+        if blocks.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "<h3 id=\"tables-{0}\">{0}</h3>", esc(suite.name()));
+        for b in &blocks {
+            match b {
+                Block::Table(t) => s.push_str(&view_table(t)),
+                Block::Text(lines) => s.push_str(&lines_html("notes", lines)),
+            }
+        }
+    }
+    s.push_str("</section>\n");
+}
+
+/// The charts as inline SVG.
+fn charts_section(run: &Run, width: u32, height: u32, s: &mut String) -> anyhow::Result<()> {
     s.push_str("<section id=charts><h2>Charts</h2>\n");
     let charts = plot::charts(run, StatKind::Best);
     if charts.is_empty() {
@@ -268,7 +330,11 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
         );
     }
     s.push_str("</section>\n");
+    Ok(())
+}
 
+/// Every record, one sortable table per suite.
+fn records_section(run: &Run, s: &mut String) {
     s.push_str("<section id=records><h2>Records</h2><p class=meta>Click a column header to sort; click again to reverse. Bandwidth in GB/s = 10<sup>9</sup> B/s; latency in ns.</p>\n");
     for (suite, recs) in super::by_suite(&run.records) {
         let _ = writeln!(
@@ -280,7 +346,12 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
         s.push_str(&records_table(&recs));
     }
     s.push_str("</section>\n");
+}
 
+/// The tier map (when the host has several tiers), the environment and
+/// the options.
+fn environment_section(run: &Run, s: &mut String) {
+    let h = &run.host;
     if let Some(t) = h.tiers.as_ref().filter(|t| t.several()) {
         // The tier map: every node's kind and claims, and what this run
         // measured of them beside the claims.
@@ -292,21 +363,24 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
         let _ = writeln!(
             s,
             "<section id=tiers><h2>Memory tiers</h2>\n<pre>{}\n{}</pre></section>",
-            esc(&crate::report::views::tiers::table(t)),
-            esc(&crate::report::views::numa_tiers::render(run, &numa))
+            esc(&views::tiers::table(t)),
+            esc(&grid::text(&views::numa_tiers::render(run, &numa)))
         );
     }
     s.push_str("<section id=environment><h2>Environment</h2>\n");
     let _ = writeln!(
         s,
         "<pre>{}hostname   {}\n</pre>",
-        esc(&crate::report::views::info::render(h)),
+        esc(&views::info::render(h)),
         esc(h.env.hostname.as_deref().unwrap_or("?"))
     );
     let opts = serde_json::to_string_pretty(&run.options).unwrap_or_default();
     let _ = writeln!(s, "<h3>Options</h3><pre>{}</pre>", esc(&opts));
     s.push_str("</section>\n");
+}
 
+/// How the numbers were made.
+fn method_section(run: &Run, s: &mut String) {
     let _ = writeln!(
         s,
         "<section id=method><h2>Method</h2>\n<ul>\
@@ -320,7 +394,18 @@ pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
         esc(&run.byte_convention),
         esc(run.display_units.label())
     );
+}
 
+/// The whole report.
+pub fn render(run: &Run, width: u32, height: u32) -> anyhow::Result<String> {
+    let mut s = String::with_capacity(64 * 1024 + run.records.len() * 2048);
+    head(run, &mut s);
+    summary_section(run, &mut s);
+    tables_section(run, &mut s);
+    charts_section(run, width, height, &mut s)?;
+    records_section(run, &mut s);
+    environment_section(run, &mut s);
+    method_section(run, &mut s);
     let raw = serde_json::to_string_pretty(run)?;
     let _ = writeln!(
         s,

@@ -3,10 +3,9 @@
 
 use std::fmt::Write as _;
 
-use super::table::long_rows;
-use super::views::cache::sweep_rows;
-use super::{summary, Exporter};
-use crate::model::{Record, Run, Status, SuiteId};
+use super::grid::{Block, Table};
+use super::{summary, views, Exporter};
+use crate::model::{Record, Run, Status};
 
 pub struct Markdown;
 
@@ -41,15 +40,63 @@ pub fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The whole run as Markdown.
-pub fn render(run: &Run) -> String {
+/// A view's table: its title in bold, the lines that introduce it as a
+/// list, the table, the lines under it.
+fn view_table(t: &Table) -> String {
     let mut s = String::new();
-    let h = &run.host;
+    if let Some(title) = &t.title {
+        let _ = writeln!(s, "**{}**\n", title.trim());
+    }
+    if !t.lead.is_empty() {
+        for l in &t.lead {
+            let _ = writeln!(s, "- {}", l.trim());
+        }
+        s.push('\n');
+    }
+    let rows: Vec<Vec<String>> = std::iter::once(t.header.clone())
+        .chain(t.rows.iter().cloned())
+        .collect();
+    s.push_str(&table(&rows));
+    s.push('\n');
+    s.push_str(&paragraph(&t.notes));
+    s
+}
+
+/// Lines as one paragraph (each on its own line); nothing for none.
+fn paragraph(lines: &[String]) -> String {
+    super::grid::prose(lines).map_or(String::new(), |l| format!("{}\n\n", l.join("  \n")))
+}
+
+/// Every suite's tables, as the terminal shows them.
+fn suites(run: &Run) -> String {
+    let mut s = String::new();
+    for (suite, blocks) in views::blocks(run) {
+        let any_ok = run
+            .records
+            .iter()
+            .any(|r| r.suite() == suite && r.status == Status::Ok);
+        if !any_ok || blocks.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "## {suite}\n");
+        for b in &blocks {
+            match b {
+                Block::Table(t) => s.push_str(&view_table(t)),
+                Block::Text(lines) => s.push_str(&paragraph(lines)),
+            }
+        }
+    }
+    s
+}
+
+/// The title, the run's line, its state, the summary and the warnings.
+fn header(run: &Run) -> String {
+    let mut s = String::new();
     let _ = writeln!(
         s,
         "# bwscope {}: {}\n",
         run.command,
-        cell(&h.cpu.model_name)
+        cell(&run.host.cpu.model_name)
     );
     let _ = writeln!(
         s,
@@ -80,69 +127,47 @@ pub fn render(run: &Run) -> String {
         }
         s.push('\n');
     }
-    let units = run.display_units;
-    for (suite, recs) in super::by_suite(&run.records) {
-        if !recs.iter().any(|r| r.status == Status::Ok) {
-            continue;
-        }
-        let _ = writeln!(s, "## {suite}\n");
-        let mut ops: Vec<&str> = Vec::new();
-        for r in &recs {
-            if !ops.contains(&r.op.as_str()) {
-                ops.push(r.op.as_str());
-            }
-        }
-        if suite == SuiteId::Cache {
-            for op in ops {
-                if let Some(rows) = sweep_rows(&recs, op, units) {
-                    let _ = writeln!(
-                        s,
-                        "### {op}\n\n{} best/median, per-thread working set\n",
-                        units.label()
-                    );
-                    s.push_str(&table(&rows));
-                    s.push('\n');
-                }
-            }
-        } else {
-            s.push_str(&table(&long_rows(&recs, units)));
-            s.push('\n');
-        }
-    }
+    s
+}
+
+/// One line per distinct case skipped or failed.
+fn not_measured(run: &Run) -> String {
     let not_ok: Vec<&Record> = run
         .records
         .iter()
         .filter(|r| r.status != Status::Ok)
         .collect();
-    if !not_ok.is_empty() {
-        let _ = writeln!(s, "## Not measured\n");
-        let mut seen = Vec::new();
-        for r in not_ok {
-            let l = format!(
-                "- {} `{}`: {}",
-                if r.status == Status::Skipped {
-                    "skipped"
-                } else {
-                    "error"
-                },
-                r.kernel,
-                r.reason.as_deref().unwrap_or("")
-            );
-            if !seen.contains(&l) {
-                seen.push(l);
-            }
-        }
-        let _ = writeln!(s, "{}\n", seen.join("\n"));
+    if not_ok.is_empty() {
+        return String::new();
     }
+    let mut seen = Vec::new();
+    for r in not_ok {
+        let l = format!(
+            "- {} `{}`: {}",
+            if r.status == Status::Skipped {
+                "skipped"
+            } else {
+                "error"
+            },
+            r.kernel,
+            r.reason.as_deref().unwrap_or("")
+        );
+        if !seen.contains(&l) {
+            seen.push(l);
+        }
+    }
+    format!("## Not measured\n\n{}\n\n", seen.join("\n"))
+}
+
+/// The whole run as Markdown.
+pub fn render(run: &Run) -> String {
+    let mut s = header(run);
+    s.push_str(&suites(run));
+    s.push_str(&not_measured(run));
     let _ = writeln!(
         s,
-        "## Method\n\n{} = {} bytes/s. {}.\n",
-        units.label(),
-        if units == crate::model::Units::GB {
-            "10^9"
-        } else {
-            "2^30"
-        },
+        "## Method\n\n{} bytes/s. {}.\n",
+        views::unit_line(run.display_units),
         run.byte_convention
     );
     s

@@ -5,25 +5,21 @@ use std::collections::BTreeMap;
 
 use super::rate;
 use crate::model::{Pattern, Record, Run, Status, Units};
-use crate::report::grid::grid;
+use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
 /// One grid per op, in the order the run measured them.
-pub fn render(run: &Run, recs: &[&Record]) -> String {
+pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let mut ops: Vec<&str> = Vec::new();
     for r in recs {
         if !ops.contains(&r.op.as_str()) {
             ops.push(r.op.as_str());
         }
     }
-    let mut out = String::new();
-    for op in ops {
-        if let Some(g) = sweep_grid(recs, op, run.display_units) {
-            out.push_str(&g);
-            out.push('\n');
-        }
-    }
-    out
+    ops.into_iter()
+        .filter_map(|op| sweep_grid(recs, op, run.display_units))
+        .map(Block::Table)
+        .collect()
 }
 
 /// Short column title: `seq_read_256_nt_avx2` → `256_nt_avx2`,
@@ -54,19 +50,20 @@ fn column(r: &Record) -> String {
 }
 
 /// The grid for one op of a sweep suite.
-fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<String> {
-    let rows = sweep_rows(records, op, units)?;
-    let mut out = format!(
-        "{} bandwidth, {} best/median (per-thread working set; all threads together)\n",
+fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<Table> {
+    let mut rows = sweep_rows(records, op, units)?;
+    let header = rows.remove(0);
+    let mut t = Table::new(header).gap().titled(format!(
+        "{} bandwidth, {} best/median (per-thread working set; all threads together)",
         op,
         units.label()
-    );
-    out.push_str(&grid(&rows));
-    Some(out)
+    ));
+    t.rows = rows;
+    Some(t)
 }
 
-/// The cells of [`sweep_grid`], header row first (also used by Markdown).
-pub fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec<String>>> {
+/// The cells of [`sweep_grid`], header row first.
+fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec<String>>> {
     let recs: Vec<&&Record> = records
         .iter()
         .filter(|r| r.op.as_str() == op && r.status == Status::Ok && r.size_bytes.is_some())

@@ -7,15 +7,14 @@ use std::fmt::Write as _;
 use super::rate;
 use crate::model::detail::ContendDetail;
 use crate::model::{Record, Run, Status};
-use crate::report::grid;
+use crate::report::grid::{Block, Table};
 
 fn detail(r: &Record) -> ContendDetail {
     r.detail.get::<ContendDetail>().cloned().unwrap_or_default()
 }
 
-pub fn render(run: &Run, recs: &[&Record]) -> String {
+pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let u = run.display_units;
-    let mut out = String::new();
     // Agents in the order they first appear, with what they are.
     let mut agents: Vec<(String, String)> = Vec::new();
     let mut phases: Vec<String> = Vec::new();
@@ -41,15 +40,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         }
     }
     if phases.is_empty() {
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "contention, {} per agent over one window of the same clock (× = slowdown against alone)",
-        u.label()
-    );
-    for (name, what) in &agents {
-        let _ = writeln!(out, "  {name}: {what}");
+        return Vec::new();
     }
     let mut header = vec!["phase".to_string()];
     header.extend(agents.iter().map(|a| a.0.clone()));
@@ -58,7 +49,14 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             .iter()
             .map(|s| s.to_string()),
     );
-    let mut rows = vec![header];
+    let mut t = Table::new(header).titled(format!(
+        "contention, {} per agent over one window of the same clock (× = slowdown against alone)",
+        u.label()
+    ));
+    t.lead = agents
+        .iter()
+        .map(|(name, what)| format!("  {name}: {what}"))
+        .collect();
     for p in &phases {
         let of_phase: Vec<&&Record> = recs
             .iter()
@@ -96,20 +94,19 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             &|v| format!("{v:.0} %"),
         ));
         row.push(find("probe").map_or("-".into(), |r| probe_cell(r, u)));
-        rows.push(row);
+        t.rows.push(row);
     }
-    out.push_str(&grid::grid(&rows));
     let note = recs
         .iter()
         .find_map(|r| detail(r).dram_peak_gbps.value())
         .map_or("DRAM peak unknown (give --dram-peak)".to_string(), |p| {
             format!("DRAM peak {} {}", rate(p, u), u.label())
         });
-    let _ = writeln!(
-        out,
-        "\nloss = how far the aggregate falls below the sum of the agents' alone rates; {note}. Bytes: CPU teams read + written by the asm kernels; devices as `bwscope transfer` counts them; TCP payload."
-    );
-    out
+    t.notes = vec![
+        String::new(),
+        format!("loss = how far the aggregate falls below the sum of the agents' alone rates; {note}. Bytes: CPU teams read + written by the asm kernels; devices as `bwscope transfer` counts them; TCP payload."),
+    ];
+    vec![Block::Table(t)]
 }
 
 /// The probe in a phase: ns per load over the window, or its GB/s.

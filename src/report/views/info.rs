@@ -152,6 +152,15 @@ pub fn render(h: &Host) -> String {
         s.push_str(&super::tiers::table(t));
     }
     dram_lines(&mut s, h);
+    env_lines(&mut s, h);
+    clock_lines(&mut s, h);
+    uarch_lines(&mut s, h);
+    ceiling_lines(&mut s, h);
+    s
+}
+
+/// Memory, kernel, the memory and clock knobs, the hypervisor.
+fn env_lines(s: &mut String, h: &Host) {
     let e = &h.env;
     let _ = writeln!(
         s,
@@ -185,10 +194,6 @@ pub fn render(h: &Host) -> String {
         "hypervisor {}",
         h.cpu.hypervisor.as_deref().unwrap_or("none")
     );
-    clock_lines(&mut s, h);
-    uarch_lines(&mut s, h);
-    ceiling_lines(&mut s, h);
-    s
 }
 
 /// "  measured 20 MiB by latency, 128 MiB by read bandwidth (regimes use

@@ -1,10 +1,8 @@
 //! The latency table: one row per size, per view ns and core cycles.
 
-use std::fmt::Write as _;
-
 use crate::model::detail::{LatencyDetail, View};
 use crate::model::{Record, Run, Status};
-use crate::report::grid::grid;
+use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
 /// A latency record with its detail.
@@ -12,7 +10,7 @@ type Rec<'a> = (&'a Record, &'a LatencyDetail);
 
 /// The human table of a latency run: one table per page kind, one row per
 /// size, per view the latency in ns (best/median) and in core cycles (best).
-pub fn render_table(records: &[&Record]) -> String {
+fn tables(records: &[&Record]) -> Vec<Table> {
     let recs: Vec<Rec> = records
         .iter()
         .filter_map(|r| r.detail.get::<LatencyDetail>().map(|d| (*r, d)))
@@ -24,11 +22,11 @@ pub fn render_table(records: &[&Record]) -> String {
         }
     }
     if kinds.len() <= 1 {
-        return render_one(&recs);
+        return render_one(&recs).into_iter().collect();
     }
     kinds
         .iter()
-        .map(|k| {
+        .filter_map(|k| {
             let one: Vec<Rec> = recs
                 .iter()
                 .copied()
@@ -36,19 +34,17 @@ pub fn render_table(records: &[&Record]) -> String {
                 .collect();
             render_one(&one)
         })
-        .filter(|t| !t.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect()
 }
 
-fn render_one(records: &[Rec]) -> String {
+fn render_one(records: &[Rec]) -> Option<Table> {
     let ok: Vec<Rec> = records
         .iter()
         .copied()
         .filter(|(r, _)| r.status == Status::Ok)
         .collect();
     if ok.is_empty() {
-        return String::new();
+        return None;
     }
     let mut views: Vec<String> = Vec::new();
     for (_, d) in &ok {
@@ -65,7 +61,8 @@ fn render_one(records: &[Rec]) -> String {
         head.push(format!("{v} ns"));
         head.push("cycles".into());
     }
-    let mut rows = vec![head];
+    let mut t = Table::new(head)
+        .titled("load-to-use latency, ns best/median and core cycles (best) per load");
     for s in sizes {
         let mut regime = String::new();
         let mut cells = Vec::new();
@@ -95,20 +92,16 @@ fn render_one(records: &[Rec]) -> String {
         }
         let mut row = vec![format_bytes(s), regime];
         row.extend(cells);
-        rows.push(row);
+        t.rows.push(row);
     }
-    let mut out =
-        String::from("load-to-use latency, ns best/median and core cycles (best) per load\n");
-    out.push_str(&grid(&rows));
     if let Some((_, d)) = ok.first() {
-        let _ = writeln!(
-            out,
+        t.notes.push(format!(
             "pages: {} (obtained {}); cycles from the measured core clock; hops per sample in the JSON.",
             d.case_pages.map_or("?", |p| p.name()),
             d.page_bytes.value().map_or("unknown".into(), format_bytes)
-        );
+        ));
     }
-    out
+    Some(t)
 }
 
 fn view_label(d: &LatencyDetail) -> String {
@@ -121,7 +114,13 @@ fn view_label(d: &LatencyDetail) -> String {
     }
 }
 
-/// The latency suite's view.
-pub fn render(_run: &Run, recs: &[&Record]) -> String {
-    render_table(recs)
+/// The latency suite's view: one table per page kind, a blank line
+/// between them.
+pub fn render(_run: &Run, recs: &[&Record]) -> Vec<Block> {
+    let mut tables = tables(recs);
+    let n = tables.len();
+    for t in tables.iter_mut().take(n.saturating_sub(1)) {
+        t.gap = true;
+    }
+    tables.into_iter().map(Block::Table).collect()
 }

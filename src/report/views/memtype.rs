@@ -2,14 +2,15 @@
 
 use crate::model::detail::{BreakEven, MemtypeDetail};
 use crate::model::{Nullable, Record, Run, Status};
+use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
 /// The human table of a memtype run.
-pub fn render(run: &Run, recs: &[&Record]) -> String {
+pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let units = run.display_units;
     let conv = |g: f64| g * 1e9 / units.bytes_per_unit();
     let f = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{:.*}", d, v));
-    let mut rows = vec![vec![
+    let mut t = Table::new(vec![
         "kind".to_string(),
         "pages".into(),
         "setup ms".into(),
@@ -21,7 +22,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         format!("read best {}", units.label()),
         "break-even".into(),
         "PAT".into(),
-    ]];
+    ]);
     let mut size = None;
     for r in recs.iter().filter(|r| r.status == Status::Ok) {
         let d = r.detail.get::<MemtypeDetail>().cloned().unwrap_or_default();
@@ -49,7 +50,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             None => "-".into(),
         };
         let ms = |s: Option<f64>| s.map(|s| s * 1e3);
-        rows.push(vec![
+        t.rows.push(vec![
             match &d.case_device {
                 Some(dev) => format!("{} {}", m.kind, dev),
                 None => m.kind.clone(),
@@ -66,22 +67,20 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             d.pat_type.get().cloned().unwrap_or_default(),
         ]);
     }
-    let mut out = String::new();
-    if rows.len() > 1 {
-        out.push_str(&format!(
-            "memory kinds: copy of {} from a regular array into the buffer, first pass vs the following ones\n",
-            size.map_or("?".into(), format_bytes)
-        ));
-        out.push_str(&crate::report::grid::grid(&rows));
-        out.push('\n');
+    if t.rows.is_empty() {
+        return Vec::new();
     }
-    if rows.len() > 1 {
-        out.push_str(&format!(
+    let t = t.gap().titled(format!(
+        "memory kinds: copy of {} from a regular array into the buffer, first pass vs the following ones",
+        size.map_or("?".into(), format_bytes)
+    ));
+    vec![
+        Block::Table(t),
+        Block::lines(&format!(
             "setup = mmap (+ mlock / device open); 1st copy = first pass incl. page faults; ms/MiB = 1st total per MiB copied.\n\
              copy {} counts bytes copied (N/t, as the seed does; the JSON `gbps` counts read + written, 2N/t). \
              break-even = passes after which the kind's total time is no longer above regular's (first + (n-1)·mean).\n",
             units.label()
-        ));
-    }
-    out
+        )),
+    ]
 }

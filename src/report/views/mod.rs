@@ -1,4 +1,6 @@
-//! Text views: how each suite's records read as a table on a terminal.
+//! Views: how each suite's records read as tables. A view returns
+//! [`Block`]s (tables and lines of text) and each format lays them out:
+//! the terminal ([`render`]), Markdown and HTML.
 //!
 //! Views read the model only, so a saved run renders exactly as it did
 //! when it was measured. Adding a suite's view is one file here and one
@@ -20,11 +22,12 @@ pub mod transfer;
 
 use std::fmt::Write as _;
 
+use super::grid::{self, Block};
 use crate::model::{Record, Run, Status, SuiteId, Units};
 
 /// The tables of a suite's records (`recs` are the run's records of
 /// that suite, in order).
-pub type Render = fn(&Run, &[&Record]) -> String;
+pub type Render = fn(&Run, &[&Record]) -> Vec<Block>;
 
 /// A suite's text view.
 pub struct View {
@@ -53,16 +56,24 @@ pub fn view(suite: SuiteId) -> View {
     }
 }
 
+/// Every suite's blocks, suites in the order measured.
+pub fn blocks(run: &Run) -> Vec<(SuiteId, Vec<Block>)> {
+    super::by_suite(&run.records)
+        .into_iter()
+        .map(|(suite, recs)| (suite, (view(suite).render)(run, &recs)))
+        .collect()
+}
+
 /// Every suite's tables in the order measured, then one line per skipped
-/// or failed case, then the byte-counting footer.
+/// or failed case, then the byte-counting footer: the terminal text.
 pub fn render(run: &Run) -> String {
     let units = run.display_units;
     let mut out = String::new();
     if let Some(state) = super::run_state(run) {
         let _ = writeln!(out, "⚠ {state}\n");
     }
-    for (suite, recs) in super::by_suite(&run.records) {
-        let text = (view(suite).render)(run, &recs);
+    for (_, blocks) in blocks(run) {
+        let text = grid::text(&blocks);
         if !text.is_empty() {
             out.push_str(&text);
             if !text.ends_with("\n\n") {
@@ -111,7 +122,15 @@ fn not_ok_lines(run: &Run) -> String {
 /// The byte convention of kernel-declared bandwidth, in the display units.
 fn byte_footer(units: Units) -> String {
     format!(
-        "{} = {} bytes/s. Bytes = read + written per the kernel's declaration (a copy of N/2 into N/2 counts N); write-allocate traffic not counted.",
+        "{} bytes/s. Bytes = read + written per the kernel's declaration (a copy of N/2 into N/2 counts N); write-allocate traffic not counted.",
+        unit_line(units)
+    )
+}
+
+/// `GB/s = 10^9` (or `GiB/s = 2^30`): what the display unit is.
+pub fn unit_line(units: Units) -> String {
+    format!(
+        "{} = {}",
         units.label(),
         if units == Units::GB { "10^9" } else { "2^30" }
     )

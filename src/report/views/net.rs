@@ -1,10 +1,8 @@
 //! The network table: one row per flow and chunk size.
 
-use std::fmt::Write as _;
-
 use crate::model::detail::NetDetail;
-use crate::model::{Record, Run, Status, Units};
-use crate::report::grid::grid;
+use crate::model::{Record, Run, Status};
+use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
 fn f(v: f64) -> String {
@@ -21,14 +19,14 @@ fn f(v: f64) -> String {
 
 /// The table of a net run: one row per flow and chunk size, receiver-side
 /// rate in Gbit/s and in the display units.
-pub fn render(run: &Run, records: &[&Record]) -> String {
+pub fn render(run: &Run, records: &[&Record]) -> Vec<Block> {
     let units = run.display_units;
     let ok: Vec<&&Record> = records.iter().filter(|r| r.status == Status::Ok).collect();
     if ok.is_empty() {
-        return String::new();
+        return Vec::new();
     }
     let per_unit = 1e9 / units.bytes_per_unit();
-    let mut rows = vec![vec![
+    let mut t = Table::new(vec![
         "mode".to_string(),
         "flow".into(),
         "streams".into(),
@@ -40,12 +38,12 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
         "rtt µs".into(),
         "sender B".into(),
         "receiver B".into(),
-    ]];
+    ]);
     for r in ok {
         let d = r.detail.get::<NetDetail>().cloned().unwrap_or_default();
         let rate = d.receiver_gbps.value();
         let count = |b: Option<u64>| b.map_or("-".into(), |x| x.to_string());
-        rows.push(vec![
+        t.rows.push(vec![
             format!(
                 "{} {}",
                 d.mode.as_deref().unwrap_or("?"),
@@ -64,23 +62,18 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
             count(d.receiver_bytes),
         ]);
     }
-    let mut s = String::new();
     let peer = records
         .first()
         .and_then(|r| r.detail.get::<NetDetail>())
         .and_then(|d| d.peer.as_deref())
         .unwrap_or("?");
-    let _ = writeln!(
-        s,
+    t.title = Some(format!(
         "TCP bandwidth with {} (receiver side, after the omit window)",
         peer
-    );
-    s.push_str(&grid(&rows));
-    let _ = writeln!(
-        s,
-        "Gbit/s = 10^9 bit/s; {} = {} bytes/s; payload bytes only (no TCP/IP headers). rr: bytes of whole rounds / time from send to answer, timed by the leader; bidir rr counts both ways. best = best sample (--interval-ms).",
-        units.label(),
-        if units == Units::GB { "10^9" } else { "2^30" },
-    );
-    s
+    ));
+    t.notes.push(format!(
+        "Gbit/s = 10^9 bit/s; {} bytes/s; payload bytes only (no TCP/IP headers). rr: bytes of whole rounds / time from send to answer, timed by the leader; bidir rr counts both ways. best = best sample (--interval-ms).",
+        super::unit_line(units),
+    ));
+    vec![Block::Table(t)]
 }

@@ -3,8 +3,9 @@
 
 use super::rate;
 use crate::model::detail::NumaDetail;
+use crate::model::options::{self, NumaModeKind};
 use crate::model::{Record, Run, Status};
-use crate::report::grid::grid;
+use crate::report::grid::{Block, Table};
 
 /// The kernel name of the latency cells (the pointer chase).
 const CHASE_KERNEL: &str = "chase_64_scalar";
@@ -29,24 +30,21 @@ fn detail(r: &Record) -> NumaDetail {
 }
 
 /// Matrices, scenario and load tables, then notes.
-pub fn render(run: &Run, recs: &[&Record]) -> String {
-    let opts = &run.options;
-    let nodes =
-        |key: &str| -> Vec<u32> { serde_json::from_value(opts[key].clone()).unwrap_or_default() };
-    let (cpu_nodes, mem_nodes) = (nodes("cpu_nodes"), nodes("memory_nodes"));
-    let mode = opts["mode"]["mode"].as_str().unwrap_or("matrix");
+pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
+    let opts: options::Numa = run.options_as();
+    let mode = opts.mode.mode;
     let all = recs;
     let (_, recs): (Vec<&Record>, Vec<&Record>) = recs
         .iter()
-        .partition(|r| mode == "matrix" && super::numa_tiers::is_tier_extra(r));
+        .partition(|r| mode == NumaModeKind::Matrix && super::numa_tiers::is_tier_extra(r));
     let recs = &recs[..];
     let mut out = match mode {
-        "matrix" => matrices(run, recs, &cpu_nodes, &mem_nodes),
-        "write-pair" => pairs(run, recs),
-        _ => loaded(run, recs, &mem_nodes),
+        NumaModeKind::Matrix => matrices(run, recs, &opts.cpu_nodes, &opts.memory_nodes),
+        NumaModeKind::WritePair => pairs(run, recs),
+        NumaModeKind::Load => loaded(run, recs, &opts),
     };
-    out.push_str(&super::numa_tiers::render(run, all));
-    out.push_str(&notes(run, recs, mode));
+    out.extend(super::numa_tiers::render(run, all));
+    out.extend(notes(run, recs, &opts));
     out
 }
 
@@ -59,9 +57,9 @@ fn mark(r: &Record) -> String {
 }
 
 /// One cpu node × memory node matrix per kernel.
-fn matrices(run: &Run, recs: &[&Record], cpu_nodes: &[u32], mem_nodes: &[u32]) -> String {
+fn matrices(run: &Run, recs: &[&Record], cpu_nodes: &[u32], mem_nodes: &[u32]) -> Vec<Block> {
     let u = run.display_units;
-    let mut out = String::new();
+    let mut out = Vec::new();
     let mut kernels: Vec<String> = Vec::new();
     for r in recs {
         if !kernels.contains(&r.kernel) {
@@ -84,15 +82,13 @@ fn matrices(run: &Run, recs: &[&Record], cpu_nodes: &[u32], mem_nodes: &[u32]) -
                 threads
             )
         };
-        let _ = writeln_s(
-            &mut out,
-            &format!("{} (rows: cpu node, columns: memory node)", title),
-        );
-        let mut rows = vec![{
+        let mut t = Table::new({
             let mut h = vec!["cpu \\ mem".to_string(), String::new()];
             h.extend(mem_nodes.iter().map(|m| format!("node {}", m)));
             h
-        }];
+        })
+        .gap()
+        .titled(format!("{} (rows: cpu node, columns: memory node)", title));
         for &c in cpu_nodes {
             let mut row = vec![format!("node {}", c), String::new()];
             for &m in mem_nodes {
@@ -112,23 +108,17 @@ fn matrices(run: &Run, recs: &[&Record], cpu_nodes: &[u32], mem_nodes: &[u32]) -
                     None => "-".into(),
                 });
             }
-            rows.push(row);
+            t.rows.push(row);
         }
-        out.push_str(&grid(&rows));
-        out.push('\n');
+        out.push(Block::Table(t));
     }
     out
 }
 
 /// The write-pair table: local/local against local/remote.
-fn pairs(run: &Run, recs: &[&Record]) -> String {
+fn pairs(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let u = run.display_units;
-    let mut out = String::new();
-    let _ = writeln_s(
-        &mut out,
-        "write-pair: two threads on node 0, same work in every case; total time = first start → last end",
-    );
-    let mut rows = vec![vec![
+    let mut t = Table::new(vec![
         "pair".to_string(),
         "memory (t0/t1)".into(),
         "total s best".into(),
@@ -136,15 +126,17 @@ fn pairs(run: &Run, recs: &[&Record]) -> String {
         format!("{} best", u.label()),
         "vs local/local".into(),
         "placed".into(),
-    ]];
+    ])
+    .gap()
+    .titled("write-pair: two threads on node 0, same work in every case; total time = first start → last end");
     for r in recs.iter().filter(|r| r.status == Status::Ok) {
         let d = detail(r);
-        let t = d.total_seconds;
-        rows.push(vec![
+        let total = d.total_seconds;
+        t.rows.push(vec![
             r.kernel.trim_end_matches("_pair").to_string(),
             d.case_memory_nodes.unwrap_or_else(|| "?".into()),
-            t.map_or("-".into(), |t| format!("{:.4}", t.best)),
-            t.map_or("-".into(), |t| format!("{:.4}", t.median)),
+            total.map_or("-".into(), |t| format!("{:.4}", t.best)),
+            total.map_or("-".into(), |t| format!("{:.4}", t.median)),
             r.gbps.map_or("-".into(), |g| rate(g.best, u)),
             d.percent_vs_local
                 .value()
@@ -155,28 +147,21 @@ fn pairs(run: &Run, recs: &[&Record]) -> String {
                 .map_or("-".into(), |f| format!("{:.3}", f)),
         ]);
     }
-    out.push_str(&grid(&rows));
-    out.push('\n');
-    out
+    vec![Block::Table(t)]
 }
 
 /// The loaded-latency (or bandwidth) curve.
-fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
+fn loaded(run: &Run, recs: &[&Record], opts: &options::Numa) -> Vec<Block> {
     let u = run.display_units;
-    let opts = &run.options;
-    let mut out = String::new();
     let probe_lat = recs.iter().any(|r| r.op == crate::model::Op::Latency);
-    let _ = writeln_s(
-        &mut out,
-        &format!(
+    let title = format!(
             "loaded {}: probe on cpu {}, memory on node {}, load {} (delay after every 4 KiB each load thread streams)",
             if probe_lat { "latency" } else { "bandwidth" },
-            opts["mode"]["probe_cpu"],
-            mem_nodes.first().map_or("?".into(), |n| n.to_string()),
-            opts["mode"]["description"].as_str().unwrap_or("?")
-        ),
+            opts.mode.probe_cpu.map_or("?".into(), |c| c.to_string()),
+            opts.memory_nodes.first().map_or("?".into(), |n| n.to_string()),
+            opts.mode.description.as_deref().unwrap_or("?")
     );
-    let mut rows = vec![vec![
+    let mut t = Table::new(vec![
         "delay ns".to_string(),
         "".into(),
         format!("injected {}", u.label()),
@@ -186,7 +171,9 @@ fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
             format!("probe {} best", u.label())
         },
         "median".into(),
-    ]];
+    ])
+    .gap()
+    .titled(title);
     for r in recs.iter().filter(|r| r.status == Status::Ok) {
         let (b, m) = if probe_lat {
             latency_of(r).map_or(("-".into(), "-".into()), |s| {
@@ -198,7 +185,7 @@ fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
             })
         };
         let d = detail(r);
-        rows.push(vec![
+        t.rows.push(vec![
             d.case_delay_ns
                 .value()
                 .map_or("unloaded".into(), |d| d.to_string()),
@@ -208,53 +195,42 @@ fn loaded(run: &Run, recs: &[&Record], mem_nodes: &[u32]) -> String {
             m,
         ]);
     }
-    out.push_str(&grid(&rows));
-    out.push('\n');
-    out
+    vec![Block::Table(t)]
 }
 
 /// Node distances and the notes under the tables.
-fn notes(run: &Run, recs: &[&Record], mode: &str) -> String {
-    let mut out = String::new();
+fn notes(run: &Run, recs: &[&Record], opts: &options::Numa) -> Vec<Block> {
+    let mut out = Vec::new();
     let nodes = &run.host.nodes;
     if !nodes.is_empty() {
-        let mut rows = vec![{
+        let mut t = Table::new({
             let mut h = vec!["distance".to_string(), String::new()];
             h.extend(nodes.iter().map(|n| format!("node {}", n.id)));
             h
-        }];
+        });
         for n in nodes {
             let mut row = vec![format!("node {}", n.id), String::new()];
             row.extend(n.distances.iter().map(|d| d.to_string()));
-            rows.push(row);
+            t.rows.push(row);
         }
-        out.push_str(&grid(&rows));
+        out.push(Block::Table(t));
     }
-    let _ = writeln_s(
-        &mut out,
-        &format!(
+    let mut lines = vec![format!(
             "kernel.numa_balancing = {}; memory bound with mbind(MPOL_BIND), pages verified with move_pages after each cell",
             run.host.env.numa_balancing.map_or("unknown".into(), |v| v.to_string())
-        ),
-    );
+        )];
     if nodes.len() == 1 {
-        let _ = writeln_s(
-            &mut out,
-            "note: this machine has one NUMA node, so the matrix is 1×1 (local only).",
+        lines.push(
+            "note: this machine has one NUMA node, so the matrix is 1×1 (local only).".into(),
         );
     }
-    let matrix_ran = run.options["tiers"]["matrix"].as_bool() != Some(false);
-    if mode == "matrix" && matrix_ran && !recs.iter().any(|r| r.kernel == CHASE_KERNEL) {
-        let _ = writeln_s(
-            &mut out,
-            "note: latency matrix not measured (--no-latency): bandwidth only.",
-        );
+    let matrix_ran = opts.tiers.as_ref().and_then(|t| t.matrix) != Some(false);
+    if opts.mode.mode == NumaModeKind::Matrix
+        && matrix_ran
+        && !recs.iter().any(|r| r.kernel == CHASE_KERNEL)
+    {
+        lines.push("note: latency matrix not measured (--no-latency): bandwidth only.".into());
     }
+    out.push(Block::Text(lines));
     out
-}
-
-fn writeln_s(out: &mut String, s: &str) -> std::fmt::Result {
-    out.push_str(s);
-    out.push('\n');
-    Ok(())
 }

@@ -5,7 +5,7 @@
 use super::rate;
 use crate::model::detail::NumaDetail;
 use crate::model::{Op, Record, Run, Status};
-use crate::report::grid;
+use crate::report::grid::{Block, Table};
 
 fn detail(r: &Record) -> NumaDetail {
     r.detail.get::<NumaDetail>().cloned().unwrap_or_default()
@@ -16,30 +16,37 @@ pub fn is_tier_extra(r: &Record) -> bool {
     r.kernel.starts_with("loaded_") || detail(r).case_interleave.is_some()
 }
 
-fn indent(out: &mut String, grid: String) {
-    for l in grid.lines() {
-        out.push_str("  ");
-        out.push_str(l.trim_end());
-        out.push('\n');
-    }
+/// A table of these, its grid indented under its title.
+fn table(header: &[&str], title: String) -> Table {
+    let mut t = Table::new(header.iter().map(|h| h.to_string()).collect()).titled(title);
+    t.indent = 2;
+    t
 }
 
 /// The tables; empty when the run has none of it.
-pub fn render(run: &Run, recs: &[&Record]) -> String {
-    let mut out = String::new();
-    if run.options["tiers"].is_object() {
-        claims(run, recs, &mut out);
+pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
+    let mut out = Vec::new();
+    if run
+        .options_as::<crate::model::options::Numa>()
+        .tiers
+        .is_some()
+    {
+        out.extend(claims(run, recs));
     }
-    curves(run, recs, &mut out);
-    interleave(run, recs, &mut out);
-    out
+    out.extend(curves(run, recs));
+    out.extend(interleave(run, recs));
+    out.into_iter().map(Block::Table).collect()
 }
 
-fn claims(run: &Run, recs: &[&Record], out: &mut String) {
+fn claims(run: &Run, recs: &[&Record]) -> Option<Table> {
     let u = run.display_units;
-    let mut rows = vec![["cell", "kind", "measured best", "HMAT claims", "worse by"]
-        .map(String::from)
-        .to_vec()];
+    let mut t = table(
+        &["cell", "kind", "measured best", "HMAT claims", "worse by"],
+        format!(
+            "tiers: each cell beside what HMAT claims ({}; a cell more than 25 % worse carries a below_hmat warning)",
+            u.label()
+        ),
+    );
     for r in recs.iter().filter(|r| r.status == Status::Ok) {
         let d = detail(r);
         let (Some(kind), Some(c), Some(m)) = (&d.memory_kind, d.case_cpu_node, d.case_memory_node)
@@ -59,7 +66,7 @@ fn claims(run: &Run, recs: &[&Record], out: &mut String) {
                 (format!("{b:.1} ns"), claim.map(|c| (b / c - 1.0) * 100.0))
             }
         };
-        rows.push(vec![
+        t.rows.push(vec![
             format!("{c} → {m} {}", r.op),
             kind.clone(),
             measured,
@@ -73,20 +80,18 @@ fn claims(run: &Run, recs: &[&Record], out: &mut String) {
             worse.map_or("-".into(), |w| format!("{w:.0} %")),
         ]);
     }
-    if rows.len() > 1 {
-        out.push_str(&format!(
-            "tiers: each cell beside what HMAT claims ({}; a cell more than 25 % worse carries a below_hmat warning)\n",
-            u.label()
-        ));
-        indent(out, grid::grid(&rows));
-    }
+    (!t.rows.is_empty()).then_some(t)
 }
 
-fn curves(run: &Run, recs: &[&Record], out: &mut String) {
+fn curves(run: &Run, recs: &[&Record]) -> Option<Table> {
     let u = run.display_units;
-    let mut rows = vec![["load", "delay ns", "injected", "latency ns best"]
-        .map(String::from)
-        .to_vec()];
+    let mut t = table(
+        &["load", "delay ns", "injected", "latency ns best"],
+        format!(
+            "loaded latency per cell (probe on the node's first cpu, load on the others, injected {})",
+            u.label()
+        ),
+    );
     for r in recs.iter().filter(|r| r.kernel.starts_with("loaded_")) {
         let d = detail(r);
         let lat = match r.status {
@@ -96,7 +101,7 @@ fn curves(run: &Run, recs: &[&Record], out: &mut String) {
                 .map_or("-".into(), |s| format!("{:.1}", s.best)),
             _ => format!("skipped: {}", r.reason.as_deref().unwrap_or("")),
         };
-        rows.push(vec![
+        t.rows.push(vec![
             d.case_load.unwrap_or_default(),
             d.case_delay_ns
                 .value()
@@ -105,28 +110,26 @@ fn curves(run: &Run, recs: &[&Record], out: &mut String) {
             lat,
         ]);
     }
-    if rows.len() > 1 {
-        out.push_str(&format!(
-            "loaded latency per cell (probe on the node's first cpu, load on the others, injected {})\n",
-            u.label()
-        ));
-        indent(out, grid::grid(&rows));
-    }
+    (!t.rows.is_empty()).then_some(t)
 }
 
-fn interleave(run: &Run, recs: &[&Record], out: &mut String) {
+fn interleave(run: &Run, recs: &[&Record]) -> Option<Table> {
     let u = run.display_units;
-    let mut rows = vec![[
-        "nodes fast+slow",
-        "ratio",
-        "method",
-        "pages on fast",
-        "meant",
-        "read best",
-        "gain vs fast",
-    ]
-    .map(String::from)
-    .to_vec()];
+    let mut t = table(
+        &[
+            "nodes fast+slow",
+            "ratio",
+            "method",
+            "pages on fast",
+            "meant",
+            "read best",
+            "gain vs fast",
+        ],
+        format!(
+            "interleave across tiers (read {}; pages counted with move_pages)",
+            u.label()
+        ),
+    );
     let mut best = Vec::new();
     let mut skipped = Vec::new();
     for r in recs {
@@ -137,7 +140,7 @@ fn interleave(run: &Run, recs: &[&Record], out: &mut String) {
         let nodes = d.case_memory_nodes.clone().unwrap_or_default();
         if r.status != Status::Ok {
             skipped.push(format!(
-                "  {nodes} {label}: skipped: {}\n",
+                "  {nodes} {label}: skipped: {}",
                 r.reason.as_deref().unwrap_or("")
             ));
             continue;
@@ -148,7 +151,7 @@ fn interleave(run: &Run, recs: &[&Record], out: &mut String) {
             let f = p.iter().find(|x| Some(x.0) == fast).map_or(0, |x| x.1);
             (total > 0).then(|| f as f64 / total as f64 * 100.0)
         });
-        rows.push(vec![
+        t.rows.push(vec![
             nodes.clone(),
             label.clone(),
             d.interleave_method.clone().unwrap_or_default(),
@@ -164,20 +167,15 @@ fn interleave(run: &Run, recs: &[&Record], out: &mut String) {
             best.push((nodes, label.clone(), w));
         }
     }
-    if rows.len() > 1 || !skipped.is_empty() {
-        out.push_str(&format!(
-            "interleave across tiers (read {}; pages counted with move_pages)\n",
-            u.label()
-        ));
-        indent(out, grid::grid(&rows));
-        out.push_str(&skipped.concat());
-        for (nodes, label, lines) in best {
-            out.push_str(&format!(
-                "  best over {nodes}: {label}; to make it the default (bwscope never writes them):\n"
-            ));
-            for l in lines {
-                out.push_str(&format!("    {l}\n"));
-            }
-        }
+    if t.rows.is_empty() && skipped.is_empty() {
+        return None;
     }
+    t.notes = skipped;
+    for (nodes, label, lines) in best {
+        t.notes.push(format!(
+            "  best over {nodes}: {label}; to make it the default (bwscope never writes them):"
+        ));
+        t.notes.extend(lines.iter().map(|l| format!("    {l}")));
+    }
+    Some(t)
 }

@@ -1,12 +1,13 @@
 //! The register-transfer table: one row per kernel.
 
 use crate::model::detail::RegsDetail;
-use crate::model::{Record, Run, Status, Units};
+use crate::model::{Record, Run, Status};
+use crate::report::grid::{Block, Table};
 
 /// The human table: one row per kernel with GB/s and bytes per cycle.
-pub fn render(run: &Run, recs: &[&Record]) -> String {
+pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let units = run.display_units;
-    let mut rows = vec![vec![
+    let mut t = Table::new(vec![
         "kernel".to_string(),
         "op".into(),
         format!("best {}", units.label()),
@@ -14,13 +15,13 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         "cv %".into(),
         "B/cycle".into(),
         "instr/cycle".into(),
-    ]];
+    ]);
     for r in recs.iter().filter(|r| r.status == Status::Ok) {
         let Some(s) = r.gbps else { continue };
         let d = r.detail.get::<RegsDetail>().cloned().unwrap_or_default();
         let f = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.2}", v));
         let scale = 1e9 / units.bytes_per_unit();
-        rows.push(vec![
+        t.rows.push(vec![
             r.kernel.clone(),
             r.op.to_string(),
             format!("{:.1}", s.best * scale),
@@ -30,11 +31,9 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             f(d.instructions_per_cycle),
         ]);
     }
-    let mut out = crate::report::grid::grid(&rows);
-    out.push_str(&format!(
-        "{} = {} bytes/s; bytes = bytes arriving in the destination register or stack slot per instruction (no memory working set).\n",
-        units.label(),
-        if units == Units::GB { "10^9" } else { "2^30" }
+    t.notes.push(format!(
+        "{} bytes/s; bytes = bytes arriving in the destination register or stack slot per instruction (no memory working set).",
+        super::unit_line(units)
     ));
-    out
+    vec![Block::Table(t)]
 }

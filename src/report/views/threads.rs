@@ -4,19 +4,18 @@
 use super::rate;
 use crate::model::detail::ThreadsDetail;
 use crate::model::{Record, Run, Status};
-use crate::report::grid::grid;
+use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
 /// The scaling table: one block per (kernel, total size), one row per
 /// thread count.
-pub fn render(run: &Run, recs: &[&Record]) -> String {
+pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let u = run.display_units;
     let ok: Vec<&Record> = recs
         .iter()
         .copied()
         .filter(|r| r.status == Status::Ok)
         .collect();
-    let mut out = String::new();
     let detail = |r: &Record| r.detail.get::<ThreadsDetail>().cloned().unwrap_or_default();
     let total_of = |r: &Record| detail(r).total_bytes;
     let mut keys: Vec<(String, u64)> = Vec::new();
@@ -27,13 +26,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         }
     }
     keys.sort_by_key(|k| k.1);
-    if !ok.is_empty() {
-        out.push_str(&format!(
-            "thread scaling, {} (aggregate = all bytes / earliest start → latest end; per thread = aggregate / threads; slowest thread = lowest own-interval rate)\n",
-            u.label()
-        ));
-    }
-    let mut rows = vec![vec![
+    let mut t = Table::new(vec![
         "kernel".to_string(),
         "total ws".into(),
         "threads".into(),
@@ -47,7 +40,12 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
         "speedup".into(),
         "efficiency".into(),
         "skew % sample".into(),
-    ]];
+    ])
+    .gap()
+    .titled(format!(
+        "thread scaling, {} (aggregate = all bytes / earliest start → latest end; per thread = aggregate / threads; slowest thread = lowest own-interval rate)",
+        u.label()
+    ));
     for (kernel, total) in &keys {
         let mut recs: Vec<&&Record> = ok
             .iter()
@@ -63,7 +61,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             let g = r.gbps.expect("ok records have stats");
             let d = detail(r);
             let eff = d.scaling_efficiency.value();
-            rows.push(vec![
+            t.rows.push(vec![
                 kernel.clone(),
                 format_bytes(*total),
                 r.threads.to_string(),
@@ -88,9 +86,9 @@ pub fn render(run: &Run, recs: &[&Record]) -> String {
             ]);
         }
     }
-    if rows.len() > 1 {
-        out.push_str(&grid(&rows));
-        out.push('\n');
+    // Every ok record is a row: no row, no title either.
+    if t.rows.is_empty() {
+        return Vec::new();
     }
-    out
+    vec![Block::Table(t)]
 }

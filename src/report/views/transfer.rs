@@ -2,66 +2,22 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
-
 use crate::model::detail::{Timer, TransferDetail};
-use crate::model::{Nullable, Op, Record, Run, Status, Units};
-use crate::report::grid::grid;
+use crate::model::options::{self, TransferDevice};
+use crate::model::{Nullable, Op, Record, Run, Status};
+use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
 /// The human table of a transfer run: device context, then one row per
 /// record.
-pub fn render(run: &Run, records: &[&Record]) -> String {
+pub fn render(run: &Run, records: &[&Record]) -> Vec<Block> {
     let units = run.display_units;
-    let mut out = String::new();
-    let o = &run.options;
-    if let Some(d) = o.get("device").filter(|d| d.is_object()) {
-        let s = |v: &Value| v.as_str().map(str::to_string);
-        let _ = writeln!(
-            out,
-            "device: {} ({} #{}{}{})",
-            s(&d["name"]).unwrap_or_default(),
-            s(&d["backend"]).unwrap_or_default(),
-            d["index"],
-            s(&d["driver_version"])
-                .map(|v| format!(", driver {}", v))
-                .unwrap_or_default(),
-            s(&d["pci_bus_id"])
-                .map(|v| format!(", pci {}", v))
-                .unwrap_or_default(),
-        );
-        let p = &o["pci"];
-        if p.is_object() {
-            let _ = writeln!(
-                out,
-                "link:   {} GT/s (gen {}) x{} → {} GB/s per direction (theoretical, after encoding); numa node {}",
-                p["link_speed_gts"],
-                p["link_gen"],
-                p["link_width"],
-                p["theoretical_gbps"].as_f64().map_or("?".into(), |v| format!("{:.2}", v)),
-                p["numa_node"]
-            );
-        }
-        let _ = writeln!(
-            out,
-            "host:   cpus {} ({}), verification {}",
-            o["host_cpus"]
-                .as_array()
-                .map(|a| crate::util::cpulist::format_cpu_list(
-                    &a.iter()
-                        .filter_map(|v| v.as_u64().map(|x| x as u32))
-                        .collect::<Vec<_>>()
-                ))
-                .unwrap_or_default(),
-            s(&o["placement_source"]).unwrap_or_default(),
-            if o["verify"].as_bool() == Some(false) {
-                "off"
-            } else {
-                "on"
-            }
-        );
+    let mut out = Vec::new();
+    let o: options::Transfer = run.options_as();
+    if let Some(d) = &o.device {
+        out.push(Block::lines(&context(d, &o)));
     }
-    let mut rows = vec![vec![
+    let mut t = Table::new(vec![
         "kind".to_string(),
         "direction".into(),
         "size".into(),
@@ -71,7 +27,7 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
         "timer".into(),
         "verified".into(),
         "note".into(),
-    ]];
+    ]);
     let f = |v: f64| super::rate(v, units);
     for r in records.iter().filter(|r| r.status != Status::Skipped) {
         let e = r
@@ -109,7 +65,7 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
         if matches!(r.op, Op::D2d | Op::D2dSm) && r.status == Status::Ok {
             note = format!("read+write counted; {}", note);
         }
-        rows.push(vec![
+        t.rows.push(vec![
             e.host_kind.get().map_or("-", String::as_str).to_string(),
             e.direction.as_deref().unwrap_or(r.op.as_str()).to_string(),
             r.size_bytes.map_or("-".into(), format_bytes),
@@ -125,17 +81,56 @@ pub fn render(run: &Run, records: &[&Record]) -> String {
             note,
         ]);
     }
-    if rows.len() > 1 {
-        out.push_str(&grid(&rows));
+    if !t.rows.is_empty() {
+        t.notes.push(format!(
+            "{} bytes/s; bytes: {}",
+            super::unit_line(units),
+            o.byte_convention
+                .as_deref()
+                .unwrap_or("see docs/transfer.md")
+        ));
+        out.push(Block::Table(t));
+    }
+    out
+}
+
+/// The device, its link and the host side, one line each.
+fn context(d: &TransferDevice, o: &options::Transfer) -> String {
+    let mut out = String::new();
+    let known = |v: Option<u32>| v.map_or("?".into(), |v| v.to_string());
+    let _ = writeln!(
+        out,
+        "device: {} ({} #{}{}{})",
+        d.name,
+        d.backend,
+        d.index.map_or("?".into(), |i| i.to_string()),
+        d.driver_version
+            .as_ref()
+            .map(|v| format!(", driver {}", v))
+            .unwrap_or_default(),
+        d.pci_bus_id
+            .as_ref()
+            .map(|v| format!(", pci {}", v))
+            .unwrap_or_default(),
+    );
+    if let Some(p) = &o.pci {
         let _ = writeln!(
             out,
-            "{} = {} bytes/s; bytes: {}",
-            units.label(),
-            if units == Units::GB { "10^9" } else { "2^30" },
-            run.options["byte_convention"]
-                .as_str()
-                .unwrap_or("see docs/transfer.md")
+            "link:   {} GT/s (gen {}) x{} → {} GB/s per direction (theoretical, after encoding); numa node {}",
+            // `{:?}` keeps the JSON's spelling of a rate: 16.0, 2.5.
+            p.link_speed_gts.map_or("?".into(), |v| format!("{v:?}")),
+            known(p.link_gen),
+            known(p.link_width),
+            p.theoretical_gbps.map_or("?".into(), |v| format!("{:.2}", v)),
+            known(p.numa_node)
         );
     }
+    let _ = writeln!(
+        out,
+        "host:   cpus {} ({}), verification {}",
+        crate::util::cpulist::format_cpu_list(&o.host_cpus),
+        o.placement_source,
+        if o.verify { "on" } else { "off" }
+    );
     out
 }

@@ -488,6 +488,41 @@ mod tests {
         h
     }
 
+    /// The numa view reads the stored plan through
+    /// `model::options::Numa`: a renamed field fails here.
+    #[test]
+    fn the_view_reads_what_the_plan_stores() {
+        use crate::model::options::{Numa, NumaModeKind};
+        use crate::suites::Suite;
+        let h = two_node_host();
+        let read = |a: NumaOptions| -> Numa {
+            let p = plan(&a, &h).unwrap();
+            serde_json::from_value(Suite::options(&p)).unwrap()
+        };
+        let m = read(NumaOptions::default());
+        assert_eq!(m.mode.mode, NumaModeKind::Matrix);
+        assert_eq!((m.cpu_nodes, m.memory_nodes), (vec![0, 1], vec![0, 1]));
+        assert!(m.tiers.is_none());
+        let l = read(NumaOptions {
+            load: Some("1@node1".into()),
+            ..Default::default()
+        });
+        assert_eq!(l.mode.mode, NumaModeKind::Load);
+        assert_eq!(l.mode.description.as_deref(), Some("1@node1"));
+        assert!(l.mode.probe_cpu.is_some());
+        let w = read(NumaOptions {
+            write_pair: true,
+            oversubscribe: true,
+            ..Default::default()
+        });
+        assert_eq!(w.mode.mode, NumaModeKind::WritePair);
+        let t = read(NumaOptions {
+            tiers: true,
+            ..Default::default()
+        });
+        assert_eq!(t.tiers.and_then(|t| t.matrix), Some(true));
+    }
+
     #[test]
     fn load_specs() {
         let h = two_node_host();

@@ -221,6 +221,70 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
 
+    /// The transfer view reads the stored plan through
+    /// `model::options::Transfer`: a renamed field fails here.
+    #[test]
+    fn the_view_reads_what_the_plan_stores() {
+        let plan = Plan {
+            backend: "cuda".into(),
+            device: transfer::DeviceInfo {
+                backend: "cuda".into(),
+                index: 1,
+                name: "GPU".into(),
+                driver_version: Some("12.4".into()),
+                pci_bus_id: Some("0000:65:00.0".into()),
+                ..Default::default()
+            },
+            pci: Some(pci::PciContext {
+                link_speed_gts: Some(16.0),
+                link_gen: Some(4),
+                link_width: Some(16),
+                theoretical_gbps: Some(31.5),
+                numa_node: Some(1),
+                ..Default::default()
+            }),
+            kinds: vec![],
+            directions: vec![],
+            sizes: vec![],
+            verify: false,
+            samples: 1,
+            min_sample_ms: 1.0,
+            host_cpus: vec![2, 3],
+            host_node: Some(1),
+            placement_source: "device-local".into(),
+            byte_convention: BYTE_CONVENTION,
+            kind_list: vec![],
+            dir_list: vec![],
+        };
+        let o: crate::model::options::Transfer =
+            serde_json::from_value(serde_json::to_value(&plan).unwrap()).unwrap();
+        let d = o.device.unwrap();
+        assert_eq!(
+            (d.name.as_str(), d.backend.as_str(), d.index),
+            ("GPU", "cuda", Some(1))
+        );
+        assert_eq!(d.driver_version.as_deref(), Some("12.4"));
+        assert_eq!(d.pci_bus_id, plan.device.pci_bus_id);
+        let p = o.pci.unwrap();
+        assert_eq!(
+            (p.link_speed_gts, p.link_gen, p.link_width),
+            (Some(16.0), Some(4), Some(16))
+        );
+        assert_eq!((p.theoretical_gbps, p.numa_node), (Some(31.5), Some(1)));
+        assert_eq!(o.host_cpus, vec![2, 3]);
+        assert_eq!(o.placement_source, "device-local");
+        assert!(!o.verify);
+        assert_eq!(o.byte_convention.as_deref(), Some(BYTE_CONVENTION));
+        let none = TransferSuite::NoDevice {
+            backend: BackendChoice::Auto,
+            device: 0,
+            reason: String::new(),
+        };
+        let o: crate::model::options::Transfer =
+            serde_json::from_value(Suite::options(&none)).unwrap();
+        assert!(o.device.is_none());
+    }
+
     #[test]
     fn directions_parse_and_reject() {
         assert_eq!(
