@@ -520,25 +520,8 @@ fn record(
     let mean = t.passes.iter().sum::<f64>() / t.passes.len() as f64;
     let best = t.passes.iter().copied().fold(f64::INFINITY, f64::min);
     let total = t.setup + t.first;
-    let (break_even, break_even_passes, ahead_for_passes) = match (&case.target, *baseline) {
-        (Target::Anon(PageKind::Regular), _) => {
-            *baseline = Some((total, mean));
-            (BreakEven::Baseline, Nullable::Null, None)
-        }
-        (_, Some((rf, rm))) => {
-            let be = break_even(total, mean, rf, rm);
-            // Ahead at first, behind in the long run.
-            let ahead =
-                (total < rf && mean > rm).then(|| 1 + ((rf - total) / (mean - rm)).floor() as u64);
-            let verdict = if be.is_some() {
-                BreakEven::Passes
-            } else {
-                BreakEven::Never
-            };
-            (verdict, be.into(), ahead)
-        }
-        (_, None) => (BreakEven::NoBaseline, Nullable::Null, None),
-    };
+    let (break_even, break_even_passes, ahead_for_passes) =
+        against_baseline(&case.target, total, mean, baseline);
     let mut detail = MemtypeDetail {
         buffer_bytes: Some(n),
         setup_seconds: Some(t.setup),
@@ -558,26 +541,7 @@ fn record(
         ahead_for_passes,
         ..MemtypeDetail::default()
     };
-    if let Target::Ram(k) = &case.target {
-        detail.protection_asked = Some(k.caching().protection().into());
-        detail.protection_got = t.protection.clone().into();
-    }
-    if let Target::Device(d) = &case.target {
-        detail.case_device = Some(d.path.clone());
-        detail.device_what = Some(d.what.clone());
-        detail.phys_start = Some(d.phys_start);
-        match &t.pat {
-            Some(Ok(types)) => {
-                detail.pat_type = (types.len() == 1).then(|| types[0].clone()).into();
-                detail.pat_types = Some(types.clone());
-            }
-            Some(Err(why)) => {
-                detail.pat_type = Nullable::Null;
-                detail.pat_note = Some(why.clone());
-            }
-            None => {}
-        }
-    }
+    target_detail(&mut detail, &case.target, t);
     let mut r = Record {
         kernel: k.name.into(),
         op: crate::model::Op::Copy,
@@ -605,20 +569,79 @@ fn record(
     }
     r.warnings
         .extend(super::record::bandwidth_warnings(&r, k, host));
-    if let Target::Ram(kind) = &case.target {
-        let asked = kind.caching().protection();
-        if t.protection.as_deref() != Some(asked) {
-            r.warnings.push(crate::model::Warning::Other {
-                message: format!(
-                    "{} asked for {asked} but the system reports {}: it did not apply that caching type, so this record measures other memory",
-                    kind.name(),
-                    t.protection.as_deref().unwrap_or("nothing")
-                ),
-                hint: "wine accepts PAGE_WRITECOMBINE and drops it: run on Windows to measure write-combined memory".into(),
-            });
+    r.warnings.extend(protection_warning(&case.target, t));
+    r
+}
+
+/// A kind's break-even against regular pages (`total` its set-up and
+/// first pass, `mean` its steady pass, seconds): regular pages are the
+/// baseline the later kinds are judged by, so they set `baseline`.
+fn against_baseline(
+    target: &Target,
+    total: f64,
+    mean: f64,
+    baseline: &mut Option<(f64, f64)>,
+) -> (BreakEven, Nullable<u64>, Option<u64>) {
+    match (target, *baseline) {
+        (Target::Anon(PageKind::Regular), _) => {
+            *baseline = Some((total, mean));
+            (BreakEven::Baseline, Nullable::Null, None)
+        }
+        (_, Some((rf, rm))) => {
+            let be = break_even(total, mean, rf, rm);
+            // Ahead at first, behind in the long run.
+            let ahead =
+                (total < rf && mean > rm).then(|| 1 + ((rf - total) / (mean - rm)).floor() as u64);
+            let verdict = if be.is_some() {
+                BreakEven::Passes
+            } else {
+                BreakEven::Never
+            };
+            (verdict, be.into(), ahead)
+        }
+        (_, None) => (BreakEven::NoBaseline, Nullable::Null, None),
+    }
+}
+
+/// What the detail says of the memory itself: the caching type asked
+/// and got (RAM), the device, its range and its PAT types (device).
+fn target_detail(detail: &mut MemtypeDetail, target: &Target, t: &Timed) {
+    if let Target::Ram(k) = target {
+        detail.protection_asked = Some(k.caching().protection().into());
+        detail.protection_got = t.protection.clone().into();
+    }
+    if let Target::Device(d) = target {
+        detail.case_device = Some(d.path.clone());
+        detail.device_what = Some(d.what.clone());
+        detail.phys_start = Some(d.phys_start);
+        match &t.pat {
+            Some(Ok(types)) => {
+                detail.pat_type = (types.len() == 1).then(|| types[0].clone()).into();
+                detail.pat_types = Some(types.clone());
+            }
+            Some(Err(why)) => {
+                detail.pat_type = Nullable::Null;
+                detail.pat_note = Some(why.clone());
+            }
+            None => {}
         }
     }
-    r
+}
+
+/// RAM of a caching type the system did not apply measures other memory.
+fn protection_warning(target: &Target, t: &Timed) -> Option<crate::model::Warning> {
+    let Target::Ram(kind) = target else {
+        return None;
+    };
+    let asked = kind.caching().protection();
+    (t.protection.as_deref() != Some(asked)).then(|| crate::model::Warning::Other {
+        message: format!(
+            "{} asked for {asked} but the system reports {}: it did not apply that caching type, so this record measures other memory",
+            kind.name(),
+            t.protection.as_deref().unwrap_or("nothing")
+        ),
+        hint: "wine accepts PAGE_WRITECOMBINE and drops it: run on Windows to measure write-combined memory".into(),
+    })
 }
 
 #[cfg(test)]
