@@ -278,91 +278,10 @@ fn devices(a: &MemtypeOptions, size: u64) -> Result<Vec<DeviceSpec>, UserError> 
 fn cases(a: &MemtypeOptions, size: u64, devices: &[DeviceSpec]) -> Result<Vec<Case>, UserError> {
     let mut cases: Vec<Case> = Vec::new();
     match &a.kinds {
-        None => {
-            // Transparent huge pages only where the system has them.
-            cases.extend(
-                PageKind::ALL
-                    .iter()
-                    .filter(|&&k| k != PageKind::Thp || crate::os::mem::TRANSPARENT_HUGE_PAGES)
-                    .map(|&k| Case {
-                        target: Target::Anon(k),
-                        explicit: false,
-                    }),
-            );
-            if crate::os::mem::PLAIN_RAM_CACHING {
-                cases.extend(RamKind::ALL.iter().map(|&k| Case {
-                    target: Target::Ram(k),
-                    explicit: false,
-                }));
-            }
-            cases.extend(devices.iter().map(|d| Case {
-                target: Target::Device(d.clone()),
-                explicit: true,
-            }));
-        }
+        None => cases = default_cases(devices),
         Some(list) => {
             for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-                if let Some(k) = PageKind::parse(item) {
-                    if k != k.available() {
-                        return Err(UserError::flag(
-                            "--kinds",
-                            format!(
-                                "{} does not exist on this system (its pages would be {})",
-                                k.name(),
-                                k.available().name()
-                            ),
-                        ));
-                    }
-                    kind::check_available(k, size, 1).map_err(|m| UserError::flag("--kinds", m))?;
-                    cases.push(Case {
-                        target: Target::Anon(k),
-                        explicit: true,
-                    });
-                } else if let Some(k) = RamKind::ALL
-                    .into_iter()
-                    .find(|k| k.name().eq_ignore_ascii_case(item))
-                {
-                    if !crate::os::mem::PLAIN_RAM_CACHING {
-                        return Err(UserError::flag(
-                            "--kinds",
-                            format!(
-                                "{} is plain RAM mapped {}, which this system gives only over device memory: use --device-mem with a PCI BAR (resourceN_wc or resourceN) and the kind device-{}, or run on Windows",
-                                k.name(),
-                                if k == RamKind::Wc { "write-combined" } else { "uncached" },
-                                k.name()
-                            ),
-                        ));
-                    }
-                    cases.push(Case {
-                        target: Target::Ram(k),
-                        explicit: true,
-                    });
-                } else if let Some(dk) = DEVICE_KINDS.iter().find(|d| d.eq_ignore_ascii_case(item))
-                {
-                    let matching: Vec<&DeviceSpec> =
-                        devices.iter().filter(|d| d.kind == *dk).collect();
-                    if matching.is_empty() {
-                        let want = match *dk {
-                            "device-wc" => "a .../resourceN_wc file of a prefetchable PCI BAR",
-                            "device-uc" => "a .../resourceN file of a prefetchable PCI BAR",
-                            "device-dumb" => "a DRM primary node /dev/dri/cardN",
-                            _ => "a framebuffer /dev/fbN",
-                        };
-                        return Err(UserError::flag(
-                            "--kinds",
-                            format!("{} needs --device-mem naming {}", dk, want),
-                        ));
-                    }
-                    cases.extend(matching.into_iter().map(|d| Case {
-                        target: Target::Device(d.clone()),
-                        explicit: true,
-                    }));
-                } else {
-                    return Err(UserError::flag(
-                        "--kinds",
-                        format!("unknown kind '{}': use regular, thp, nohuge, hugetlb-2M, hugetlb-1G, locked, wc, uc, device-wc, device-uc, device-fb, device-dumb", item),
-                    ));
-                }
+                cases.extend(named_cases(item, size, devices)?);
             }
             if cases.is_empty() {
                 return Err(UserError::flag("--kinds", "the list is empty"));
@@ -379,6 +298,100 @@ fn cases(a: &MemtypeOptions, size: u64, devices: &[DeviceSpec]) -> Result<Vec<Ca
         },
     );
     Ok(cases)
+}
+
+/// Every anonymous kind this system has (transparent huge pages only
+/// where it has them), plain RAM of each caching type where the system
+/// maps it so, and every device named.
+fn default_cases(devices: &[DeviceSpec]) -> Vec<Case> {
+    let mut cases: Vec<Case> = PageKind::ALL
+        .iter()
+        .filter(|&&k| k != PageKind::Thp || crate::os::mem::TRANSPARENT_HUGE_PAGES)
+        .map(|&k| Case {
+            target: Target::Anon(k),
+            explicit: false,
+        })
+        .collect();
+    if crate::os::mem::PLAIN_RAM_CACHING {
+        cases.extend(RamKind::ALL.iter().map(|&k| Case {
+            target: Target::Ram(k),
+            explicit: false,
+        }));
+    }
+    cases.extend(devices.iter().map(|d| Case {
+        target: Target::Device(d.clone()),
+        explicit: true,
+    }));
+    cases
+}
+
+/// The cases of one `--kinds` item, checked: an anonymous kind must be
+/// available, plain RAM of a caching type mapped so by the system, a
+/// device kind must have its `--device-mem`.
+fn named_cases(item: &str, size: u64, devices: &[DeviceSpec]) -> Result<Vec<Case>, UserError> {
+    if let Some(k) = PageKind::parse(item) {
+        if k != k.available() {
+            return Err(UserError::flag(
+                "--kinds",
+                format!(
+                    "{} does not exist on this system (its pages would be {})",
+                    k.name(),
+                    k.available().name()
+                ),
+            ));
+        }
+        kind::check_available(k, size, 1).map_err(|m| UserError::flag("--kinds", m))?;
+        return Ok(vec![Case {
+            target: Target::Anon(k),
+            explicit: true,
+        }]);
+    }
+    if let Some(k) = RamKind::ALL
+        .into_iter()
+        .find(|k| k.name().eq_ignore_ascii_case(item))
+    {
+        if !crate::os::mem::PLAIN_RAM_CACHING {
+            return Err(UserError::flag(
+                "--kinds",
+                format!(
+                    "{} is plain RAM mapped {}, which this system gives only over device memory: use --device-mem with a PCI BAR (resourceN_wc or resourceN) and the kind device-{}, or run on Windows",
+                    k.name(),
+                    if k == RamKind::Wc { "write-combined" } else { "uncached" },
+                    k.name()
+                ),
+            ));
+        }
+        return Ok(vec![Case {
+            target: Target::Ram(k),
+            explicit: true,
+        }]);
+    }
+    let Some(dk) = DEVICE_KINDS.iter().find(|d| d.eq_ignore_ascii_case(item)) else {
+        return Err(UserError::flag(
+            "--kinds",
+            format!("unknown kind '{}': use regular, thp, nohuge, hugetlb-2M, hugetlb-1G, locked, wc, uc, device-wc, device-uc, device-fb, device-dumb", item),
+        ));
+    };
+    let matching: Vec<&DeviceSpec> = devices.iter().filter(|d| d.kind == *dk).collect();
+    if matching.is_empty() {
+        let want = match *dk {
+            "device-wc" => "a .../resourceN_wc file of a prefetchable PCI BAR",
+            "device-uc" => "a .../resourceN file of a prefetchable PCI BAR",
+            "device-dumb" => "a DRM primary node /dev/dri/cardN",
+            _ => "a framebuffer /dev/fbN",
+        };
+        return Err(UserError::flag(
+            "--kinds",
+            format!("{} needs --device-mem naming {}", dk, want),
+        ));
+    }
+    Ok(matching
+        .into_iter()
+        .map(|d| Case {
+            target: Target::Device(d.clone()),
+            explicit: true,
+        })
+        .collect())
 }
 
 /// Passes after which `kind`'s total time (first + (n-1)·mean) is no longer
