@@ -345,9 +345,21 @@ pub fn measure_case(
     // of 8.
     let start = unsafe { chase::write_chain(mem.as_mut_ptr(), node as usize, &order) };
     drop(order);
-    // Warm-up: one full cycle while it fits the caches (so the first
-    // sample does not pay for the cold misses), a short run beyond that
-    // (DRAM misses every hop whatever we do).
+    let warm = warm_reps(plan, host, ws, nodes);
+    // SAFETY: the chain was just written into `mem`, which outlives `w`.
+    let mut w = unsafe { Chase::new(k, start, warm) };
+    let m = sampler.measure(&mut w, hint)?;
+    Ok(Measured {
+        record: chase_record(k, case, host, &m, mem, (node, nodes)),
+        hint: Some(m.hint()),
+        cut_short: m.cut_short,
+    })
+}
+
+/// Warm-up: one full cycle while the set fits the caches (so the first
+/// sample does not pay for the cold misses), a short run beyond that
+/// (DRAM misses every hop whatever we do).
+fn warm_reps(plan: &LatencyPlan, host: &Host, ws: u64, nodes: u64) -> u64 {
     let fits = host.llc_size(Curve::Latency).is_none_or(|l| ws <= 2 * l);
     let cycle_reps = nodes.div_ceil(HOPS_PER_REP);
     let warm = if fits {
@@ -355,10 +367,21 @@ pub fn measure_case(
     } else {
         cycle_reps.min(1 << 12)
     };
-    let warm = plan.warm_max_reps.map_or(warm, |m| warm.min(m.max(1)));
-    // SAFETY: the chain was just written into `mem`, which outlives `w`.
-    let mut w = unsafe { Chase::new(k, start, warm) };
-    let m = sampler.measure(&mut w, hint)?;
+    plan.warm_max_reps.map_or(warm, |m| warm.min(m.max(1)))
+}
+
+/// The record of a chase of `nodes` nodes of `node` bytes each in `mem`,
+/// measured as `m`.
+fn chase_record(
+    k: &'static Kernel,
+    case: &Case,
+    host: &Host,
+    m: &crate::measure::Measured,
+    mem: &Buffer,
+    (node, nodes): (u64, u64),
+) -> Record {
+    let plan = case.plan;
+    let ws = node * nodes;
     let ns: Vec<f64> = m
         .rates(1.0)
         .iter()
@@ -424,12 +447,8 @@ pub fn measure_case(
     r.warnings
         .extend(super::record::spread_warnings(lat.as_ref(), false));
     r.warnings.extend(super::record::noise_warnings(&r));
-    super::record::sampled(&mut r, &m);
-    Ok(Measured {
-        record: r,
-        hint: Some(m.hint()),
-        cut_short: m.cut_short,
-    })
+    super::record::sampled(&mut r, m);
+    r
 }
 
 /// How long the plan will take (see `suites::estimate` for the rule).

@@ -278,91 +278,10 @@ fn devices(a: &MemtypeOptions, size: u64) -> Result<Vec<DeviceSpec>, UserError> 
 fn cases(a: &MemtypeOptions, size: u64, devices: &[DeviceSpec]) -> Result<Vec<Case>, UserError> {
     let mut cases: Vec<Case> = Vec::new();
     match &a.kinds {
-        None => {
-            // Transparent huge pages only where the system has them.
-            cases.extend(
-                PageKind::ALL
-                    .iter()
-                    .filter(|&&k| k != PageKind::Thp || crate::os::mem::TRANSPARENT_HUGE_PAGES)
-                    .map(|&k| Case {
-                        target: Target::Anon(k),
-                        explicit: false,
-                    }),
-            );
-            if crate::os::mem::PLAIN_RAM_CACHING {
-                cases.extend(RamKind::ALL.iter().map(|&k| Case {
-                    target: Target::Ram(k),
-                    explicit: false,
-                }));
-            }
-            cases.extend(devices.iter().map(|d| Case {
-                target: Target::Device(d.clone()),
-                explicit: true,
-            }));
-        }
+        None => cases = default_cases(devices),
         Some(list) => {
             for item in list.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-                if let Some(k) = PageKind::parse(item) {
-                    if k != k.available() {
-                        return Err(UserError::flag(
-                            "--kinds",
-                            format!(
-                                "{} does not exist on this system (its pages would be {})",
-                                k.name(),
-                                k.available().name()
-                            ),
-                        ));
-                    }
-                    kind::check_available(k, size, 1).map_err(|m| UserError::flag("--kinds", m))?;
-                    cases.push(Case {
-                        target: Target::Anon(k),
-                        explicit: true,
-                    });
-                } else if let Some(k) = RamKind::ALL
-                    .into_iter()
-                    .find(|k| k.name().eq_ignore_ascii_case(item))
-                {
-                    if !crate::os::mem::PLAIN_RAM_CACHING {
-                        return Err(UserError::flag(
-                            "--kinds",
-                            format!(
-                                "{} is plain RAM mapped {}, which this system gives only over device memory: use --device-mem with a PCI BAR (resourceN_wc or resourceN) and the kind device-{}, or run on Windows",
-                                k.name(),
-                                if k == RamKind::Wc { "write-combined" } else { "uncached" },
-                                k.name()
-                            ),
-                        ));
-                    }
-                    cases.push(Case {
-                        target: Target::Ram(k),
-                        explicit: true,
-                    });
-                } else if let Some(dk) = DEVICE_KINDS.iter().find(|d| d.eq_ignore_ascii_case(item))
-                {
-                    let matching: Vec<&DeviceSpec> =
-                        devices.iter().filter(|d| d.kind == *dk).collect();
-                    if matching.is_empty() {
-                        let want = match *dk {
-                            "device-wc" => "a .../resourceN_wc file of a prefetchable PCI BAR",
-                            "device-uc" => "a .../resourceN file of a prefetchable PCI BAR",
-                            "device-dumb" => "a DRM primary node /dev/dri/cardN",
-                            _ => "a framebuffer /dev/fbN",
-                        };
-                        return Err(UserError::flag(
-                            "--kinds",
-                            format!("{} needs --device-mem naming {}", dk, want),
-                        ));
-                    }
-                    cases.extend(matching.into_iter().map(|d| Case {
-                        target: Target::Device(d.clone()),
-                        explicit: true,
-                    }));
-                } else {
-                    return Err(UserError::flag(
-                        "--kinds",
-                        format!("unknown kind '{}': use regular, thp, nohuge, hugetlb-2M, hugetlb-1G, locked, wc, uc, device-wc, device-uc, device-fb, device-dumb", item),
-                    ));
-                }
+                cases.extend(named_cases(item, size, devices)?);
             }
             if cases.is_empty() {
                 return Err(UserError::flag("--kinds", "the list is empty"));
@@ -379,6 +298,100 @@ fn cases(a: &MemtypeOptions, size: u64, devices: &[DeviceSpec]) -> Result<Vec<Ca
         },
     );
     Ok(cases)
+}
+
+/// Every anonymous kind this system has (transparent huge pages only
+/// where it has them), plain RAM of each caching type where the system
+/// maps it so, and every device named.
+fn default_cases(devices: &[DeviceSpec]) -> Vec<Case> {
+    let mut cases: Vec<Case> = PageKind::ALL
+        .iter()
+        .filter(|&&k| k != PageKind::Thp || crate::os::mem::TRANSPARENT_HUGE_PAGES)
+        .map(|&k| Case {
+            target: Target::Anon(k),
+            explicit: false,
+        })
+        .collect();
+    if crate::os::mem::PLAIN_RAM_CACHING {
+        cases.extend(RamKind::ALL.iter().map(|&k| Case {
+            target: Target::Ram(k),
+            explicit: false,
+        }));
+    }
+    cases.extend(devices.iter().map(|d| Case {
+        target: Target::Device(d.clone()),
+        explicit: true,
+    }));
+    cases
+}
+
+/// The cases of one `--kinds` item, checked: an anonymous kind must be
+/// available, plain RAM of a caching type mapped so by the system, a
+/// device kind must have its `--device-mem`.
+fn named_cases(item: &str, size: u64, devices: &[DeviceSpec]) -> Result<Vec<Case>, UserError> {
+    if let Some(k) = PageKind::parse(item) {
+        if k != k.available() {
+            return Err(UserError::flag(
+                "--kinds",
+                format!(
+                    "{} does not exist on this system (its pages would be {})",
+                    k.name(),
+                    k.available().name()
+                ),
+            ));
+        }
+        kind::check_available(k, size, 1).map_err(|m| UserError::flag("--kinds", m))?;
+        return Ok(vec![Case {
+            target: Target::Anon(k),
+            explicit: true,
+        }]);
+    }
+    if let Some(k) = RamKind::ALL
+        .into_iter()
+        .find(|k| k.name().eq_ignore_ascii_case(item))
+    {
+        if !crate::os::mem::PLAIN_RAM_CACHING {
+            return Err(UserError::flag(
+                "--kinds",
+                format!(
+                    "{} is plain RAM mapped {}, which this system gives only over device memory: use --device-mem with a PCI BAR (resourceN_wc or resourceN) and the kind device-{}, or run on Windows",
+                    k.name(),
+                    if k == RamKind::Wc { "write-combined" } else { "uncached" },
+                    k.name()
+                ),
+            ));
+        }
+        return Ok(vec![Case {
+            target: Target::Ram(k),
+            explicit: true,
+        }]);
+    }
+    let Some(dk) = DEVICE_KINDS.iter().find(|d| d.eq_ignore_ascii_case(item)) else {
+        return Err(UserError::flag(
+            "--kinds",
+            format!("unknown kind '{}': use regular, thp, nohuge, hugetlb-2M, hugetlb-1G, locked, wc, uc, device-wc, device-uc, device-fb, device-dumb", item),
+        ));
+    };
+    let matching: Vec<&DeviceSpec> = devices.iter().filter(|d| d.kind == *dk).collect();
+    if matching.is_empty() {
+        let want = match *dk {
+            "device-wc" => "a .../resourceN_wc file of a prefetchable PCI BAR",
+            "device-uc" => "a .../resourceN file of a prefetchable PCI BAR",
+            "device-dumb" => "a DRM primary node /dev/dri/cardN",
+            _ => "a framebuffer /dev/fbN",
+        };
+        return Err(UserError::flag(
+            "--kinds",
+            format!("{} needs --device-mem naming {}", dk, want),
+        ));
+    }
+    Ok(matching
+        .into_iter()
+        .map(|d| Case {
+            target: Target::Device(d.clone()),
+            explicit: true,
+        })
+        .collect())
 }
 
 /// Passes after which `kind`'s total time (first + (n-1)·mean) is no longer
@@ -520,25 +533,8 @@ fn record(
     let mean = t.passes.iter().sum::<f64>() / t.passes.len() as f64;
     let best = t.passes.iter().copied().fold(f64::INFINITY, f64::min);
     let total = t.setup + t.first;
-    let (break_even, break_even_passes, ahead_for_passes) = match (&case.target, *baseline) {
-        (Target::Anon(PageKind::Regular), _) => {
-            *baseline = Some((total, mean));
-            (BreakEven::Baseline, Nullable::Null, None)
-        }
-        (_, Some((rf, rm))) => {
-            let be = break_even(total, mean, rf, rm);
-            // Ahead at first, behind in the long run.
-            let ahead =
-                (total < rf && mean > rm).then(|| 1 + ((rf - total) / (mean - rm)).floor() as u64);
-            let verdict = if be.is_some() {
-                BreakEven::Passes
-            } else {
-                BreakEven::Never
-            };
-            (verdict, be.into(), ahead)
-        }
-        (_, None) => (BreakEven::NoBaseline, Nullable::Null, None),
-    };
+    let (break_even, break_even_passes, ahead_for_passes) =
+        against_baseline(&case.target, total, mean, baseline);
     let mut detail = MemtypeDetail {
         buffer_bytes: Some(n),
         setup_seconds: Some(t.setup),
@@ -558,26 +554,7 @@ fn record(
         ahead_for_passes,
         ..MemtypeDetail::default()
     };
-    if let Target::Ram(k) = &case.target {
-        detail.protection_asked = Some(k.caching().protection().into());
-        detail.protection_got = t.protection.clone().into();
-    }
-    if let Target::Device(d) = &case.target {
-        detail.case_device = Some(d.path.clone());
-        detail.device_what = Some(d.what.clone());
-        detail.phys_start = Some(d.phys_start);
-        match &t.pat {
-            Some(Ok(types)) => {
-                detail.pat_type = (types.len() == 1).then(|| types[0].clone()).into();
-                detail.pat_types = Some(types.clone());
-            }
-            Some(Err(why)) => {
-                detail.pat_type = Nullable::Null;
-                detail.pat_note = Some(why.clone());
-            }
-            None => {}
-        }
-    }
+    target_detail(&mut detail, &case.target, t);
     let mut r = Record {
         kernel: k.name.into(),
         op: crate::model::Op::Copy,
@@ -605,20 +582,79 @@ fn record(
     }
     r.warnings
         .extend(super::record::bandwidth_warnings(&r, k, host));
-    if let Target::Ram(kind) = &case.target {
-        let asked = kind.caching().protection();
-        if t.protection.as_deref() != Some(asked) {
-            r.warnings.push(crate::model::Warning::Other {
-                message: format!(
-                    "{} asked for {asked} but the system reports {}: it did not apply that caching type, so this record measures other memory",
-                    kind.name(),
-                    t.protection.as_deref().unwrap_or("nothing")
-                ),
-                hint: "wine accepts PAGE_WRITECOMBINE and drops it: run on Windows to measure write-combined memory".into(),
-            });
+    r.warnings.extend(protection_warning(&case.target, t));
+    r
+}
+
+/// A kind's break-even against regular pages (`total` its set-up and
+/// first pass, `mean` its steady pass, seconds): regular pages are the
+/// baseline the later kinds are judged by, so they set `baseline`.
+fn against_baseline(
+    target: &Target,
+    total: f64,
+    mean: f64,
+    baseline: &mut Option<(f64, f64)>,
+) -> (BreakEven, Nullable<u64>, Option<u64>) {
+    match (target, *baseline) {
+        (Target::Anon(PageKind::Regular), _) => {
+            *baseline = Some((total, mean));
+            (BreakEven::Baseline, Nullable::Null, None)
+        }
+        (_, Some((rf, rm))) => {
+            let be = break_even(total, mean, rf, rm);
+            // Ahead at first, behind in the long run.
+            let ahead =
+                (total < rf && mean > rm).then(|| 1 + ((rf - total) / (mean - rm)).floor() as u64);
+            let verdict = if be.is_some() {
+                BreakEven::Passes
+            } else {
+                BreakEven::Never
+            };
+            (verdict, be.into(), ahead)
+        }
+        (_, None) => (BreakEven::NoBaseline, Nullable::Null, None),
+    }
+}
+
+/// What the detail says of the memory itself: the caching type asked
+/// and got (RAM), the device, its range and its PAT types (device).
+fn target_detail(detail: &mut MemtypeDetail, target: &Target, t: &Timed) {
+    if let Target::Ram(k) = target {
+        detail.protection_asked = Some(k.caching().protection().into());
+        detail.protection_got = t.protection.clone().into();
+    }
+    if let Target::Device(d) = target {
+        detail.case_device = Some(d.path.clone());
+        detail.device_what = Some(d.what.clone());
+        detail.phys_start = Some(d.phys_start);
+        match &t.pat {
+            Some(Ok(types)) => {
+                detail.pat_type = (types.len() == 1).then(|| types[0].clone()).into();
+                detail.pat_types = Some(types.clone());
+            }
+            Some(Err(why)) => {
+                detail.pat_type = Nullable::Null;
+                detail.pat_note = Some(why.clone());
+            }
+            None => {}
         }
     }
-    r
+}
+
+/// RAM of a caching type the system did not apply measures other memory.
+fn protection_warning(target: &Target, t: &Timed) -> Option<crate::model::Warning> {
+    let Target::Ram(kind) = target else {
+        return None;
+    };
+    let asked = kind.caching().protection();
+    (t.protection.as_deref() != Some(asked)).then(|| crate::model::Warning::Other {
+        message: format!(
+            "{} asked for {asked} but the system reports {}: it did not apply that caching type, so this record measures other memory",
+            kind.name(),
+            t.protection.as_deref().unwrap_or("nothing")
+        ),
+        hint: "wine accepts PAGE_WRITECOMBINE and drops it: run on Windows to measure write-combined memory".into(),
+    })
 }
 
 #[cfg(test)]
