@@ -497,7 +497,7 @@ fn unreachable_nodes(f: &FleetRun, v: &mut Verdicts) {
     }
 }
 
-mod tiers;
+pub mod tiers;
 
 #[cfg(test)]
 mod tests;

@@ -26,6 +26,16 @@ fn holding(tiers: &crate::model::MemoryTiers, kind: NodeKind) -> Option<Option<u
     (!mine.is_empty()).then(|| mine.iter().map(|n| n.capacity_bytes).sum())
 }
 
+/// The GiB of `kind` on the node of `run` (0 where it has none); None
+/// where its tiers are not known or a node of that kind did not say its
+/// capacity.
+pub fn gib(run: &crate::model::Run, kind: NodeKind) -> Option<f64> {
+    match holding(run.host.tiers.as_ref()?, kind) {
+        None => Some(0.0),
+        Some(b) => b.map(|b| b as f64 / (1u64 << 30) as f64),
+    }
+}
+
 /// The tier gaps of every node of `f`, in the order of `f.nodes` (empty
 /// for a node whose tiers are not known).
 pub fn gaps(f: &FleetRun) -> Vec<Vec<TierGap>> {
