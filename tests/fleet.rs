@@ -142,6 +142,25 @@ fn a_loopback_fleet_writes_every_output() {
     for r in 0..3 {
         let label = f["nodes"][r]["label"].as_str().unwrap();
         assert!(again[0].contains(label), "{label}: {}", again[0]);
+        // Slow at every moment (issue 29, item 9): the node phase's turn
+        // and three more, each turn's records kept, and the figure bad in
+        // every one, so it fails and is not transient.
+        let turns = f["nodes"][r]["turns"].as_array().unwrap();
+        assert_eq!(turns.len(), 4, "{label}");
+        for (i, t) in turns.iter().enumerate() {
+            assert_eq!(t["turn"], i as u64);
+            assert!(!t["records"].as_array().unwrap().is_empty());
+        }
+        let l1 = f["verdicts"]["nodes"][r]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["metric"] == "l1_read_gbps")
+            .unwrap();
+        let seen = l1["turns"].as_array().unwrap();
+        assert_eq!(seen.len(), 4, "{l1}");
+        assert!(seen.iter().all(|t| t["bad"] == true), "{l1}");
+        assert!(l1.get("transient").is_none(), "{l1}");
     }
     assert_eq!(f["complete"], true);
     assert_eq!(f["launch"]["launcher"], "openmpi");

@@ -94,8 +94,26 @@ pub struct FleetNode {
     /// Seconds this rank spent measuring its node.
     pub node_seconds: Option<f64>,
     /// The node's complete run (the ordinary schema); null when lost
-    /// before it delivered one.
+    /// before it delivered one. Where the node was measured again
+    /// (`turns`), each case holds its best turn's record.
     pub run: Option<Run>,
+    /// Every measurement of a node whose memory figures were outliers:
+    /// the node phase's (turn 0) and each turn after the network phase,
+    /// at different moments, every record as measured (absent when the
+    /// node was measured once, and in older files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<NodeTurn>,
+}
+
+/// One measurement of a node's plan.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NodeTurn {
+    /// 0: the node phase; 1, 2, …: the turns after the network phase.
+    pub turn: u32,
+    /// When it started, seconds since the fleet started; null where not known.
+    pub at_seconds: Option<f64>,
+    /// Its records, as measured.
+    pub records: Vec<super::Record>,
 }
 
 /// How a pair of ranks moves bytes: bwscope's own TCP protocol (as
@@ -256,9 +274,31 @@ pub struct NodeVerdict {
     /// Why the node failed or was not judged without a figure (lost,
     /// error, interrupted).
     pub reason: Option<String>,
-    /// Worth taking out of service: a failed check, or lost. An
-    /// interrupted or failed run of bwscope itself is not the node's fault.
+    /// Worth taking out of service: a failed check, a missing or smaller
+    /// memory tier, or lost. An interrupted or failed run of bwscope
+    /// itself is not the node's fault.
     pub drain: bool,
+    /// Memory tiers most of the fleet has and this node lacks, or has
+    /// less of (`host.tiers`); absent when none, and in older files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tier_gaps: Vec<TierGap>,
+}
+
+/// A memory tier (HBM, CXL, device memory) that most nodes of the fleet
+/// have and this node lacks or has less of: "no hbm tier: 4 of 5 nodes
+/// have one (64 GiB)".
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TierGap {
+    pub kind: super::NodeKind,
+    /// This node's memory of that kind, bytes (0: none); null where a
+    /// node of that kind did not say its capacity.
+    pub capacity_bytes: Option<u64>,
+    /// The median of that kind's capacity over the nodes that have it;
+    /// null where none said it.
+    pub fleet_bytes: Option<u64>,
+    /// Nodes that have the kind, of the `nodes` whose tiers are known.
+    pub nodes_with: u32,
+    pub nodes: u32,
 }
 
 /// One metric of one node.
@@ -304,6 +344,22 @@ pub struct Check {
     /// bad figure is `noisy`, not a failure (absent when false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub contended: bool,
+    /// The figure in each of the node's turns (`FleetNode::turns`),
+    /// earliest first; absent where it was measured once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turns: Vec<CheckTurn>,
+    /// Bad in some turn but not in every one: a dip the node did not
+    /// repeat, reported with `turns`, not a failure (absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub transient: bool,
+}
+
+/// A figure in one of its node's turns.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct CheckTurn {
+    pub value: f64,
+    /// An outlier or worse than the class bound in that turn.
+    pub bad: bool,
 }
 
 impl Check {
@@ -312,9 +368,10 @@ impl Check {
         self.outlier || self.below_reference
     }
 
-    /// A failure the node is judged on: bad and not noisy.
+    /// A failure the node is judged on: bad, not noisy, and bad in every
+    /// turn it was measured in.
     pub fn fails(&self) -> bool {
-        self.bad() && !self.noisy
+        self.bad() && !self.noisy && !self.transient
     }
 
     /// Judged at all: against the fleet or a class bound.

@@ -98,6 +98,7 @@ pub fn compare(a: (&str, &FleetRun), b: (&str, &FleetRun), pct: Option<f64>) -> 
             });
         }
     }
+    rows.extend(tier_rows(a.1, b.1, t));
     rows.sort_by(|p, q| {
         q.worse_pct
             .unwrap_or(f64::MIN)
@@ -108,6 +109,50 @@ pub fn compare(a: (&str, &FleetRun), b: (&str, &FleetRun), pct: Option<f64>) -> 
         threshold_pct: t,
         rows,
     }
+}
+
+/// Each node's HBM, CXL and device memory (`host.tiers`) in both fleets,
+/// GiB, where either has some: a node that lost a tier, or part of it, is
+/// `slower` (issue 32).
+fn tier_rows(a: &FleetRun, b: &FleetRun, t: f64) -> Vec<Row> {
+    use super::verdict::tiers::{gib, KINDS};
+    let mut rows = Vec::new();
+    for na in &a.nodes {
+        let (Some(ra), Some(rb)) = (
+            na.run.as_ref(),
+            b.nodes
+                .iter()
+                .find(|n| n.label == na.label)
+                .and_then(|n| n.run.as_ref()),
+        ) else {
+            continue;
+        };
+        for kind in KINDS {
+            let (Some(x), Some(y)) = (gib(ra, kind), gib(rb, kind)) else {
+                continue;
+            };
+            if x == 0.0 && y == 0.0 {
+                continue;
+            }
+            let worse = (x > 0.0).then(|| (x - y) / x * 100.0);
+            let verdict = match worse {
+                Some(w) if w > t => "slower",
+                None => "faster",
+                Some(w) if w < -t => "faster",
+                _ => "same",
+            };
+            rows.push(Row {
+                node: na.label.clone(),
+                metric: format!("tier_{}_capacity", kind.name()),
+                unit: "GiB".into(),
+                baseline: Some(x),
+                value: Some(y),
+                worse_pct: worse,
+                verdict: verdict.into(),
+            });
+        }
+    }
+    rows
 }
 
 /// The distinct items, in the order they first come.
@@ -229,5 +274,56 @@ mod tests {
         for r in 0..5 {
             assert_eq!(last.matches(&format!("n{r}")).count(), 1, "{last}");
         }
+    }
+
+    /// Issue 32: a node whose HBM tier is gone in the new fleet is slower
+    /// on it; nodes that kept theirs are the same.
+    #[test]
+    fn a_node_that_lost_its_hbm_tier_is_slower() {
+        use crate::model::{MemoryTiers, NodeKind, Run, TierNode, Units};
+        let with = |hbm: bool| {
+            let mut f = fleet(1.0, 0.0);
+            for n in f.nodes.iter_mut() {
+                let mut host = crate::model::Host::default();
+                let mut nodes = vec![TierNode {
+                    kind: NodeKind::Dram,
+                    capacity_bytes: Some(256 << 30),
+                    ..TierNode::default()
+                }];
+                if hbm || n.rank != 2 {
+                    nodes.push(TierNode {
+                        node: 1,
+                        kind: NodeKind::Hbm,
+                        capacity_bytes: Some(64 << 30),
+                        ..TierNode::default()
+                    });
+                }
+                host.tiers = Some(MemoryTiers {
+                    nodes,
+                    ..MemoryTiers::default()
+                });
+                n.run = Some(Run::new(
+                    "fleet-node",
+                    serde_json::json!({}),
+                    host,
+                    Units::GB,
+                ));
+            }
+            f
+        };
+        let c = compare(("a", &with(true)), ("b", &with(false)), None);
+        let tier: Vec<&Row> = c
+            .rows
+            .iter()
+            .filter(|r| r.metric == "tier_hbm_capacity")
+            .collect();
+        assert_eq!(tier.len(), 5, "{tier:?}");
+        assert_eq!(c.slower_nodes(), vec!["n2"], "{:?}", c.rows);
+        let n2 = tier.iter().find(|r| r.node == "n2").unwrap();
+        assert_eq!((n2.baseline, n2.value), (Some(64.0), Some(0.0)));
+        assert!(tier
+            .iter()
+            .filter(|r| r.node != "n2")
+            .all(|r| r.verdict == "same"));
     }
 }

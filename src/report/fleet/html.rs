@@ -144,19 +144,20 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
                 Some(g) => {
                     let state = match check {
                         Some(c) if c.fails() => " fail",
-                        Some(c) if c.noisy => " noisy",
+                        Some(c) if c.noisy || c.transient => " noisy",
                         _ => "",
                     };
                     let tip = check.map_or(String::new(), |c| {
                         format!(
-                            "z {} · {} % worse than the median{}{}",
+                            "z {} · {} % worse than the median{}{}{}",
                             c.robust_z.map_or("-".into(), |z| format!("{z:.1}")),
                             c.pct_worse.map_or("-".into(), |p| format!("{p:.1}")),
                             c.reference
                                 .map_or(String::new(), |b| format!(" · class bound {}", num(b))),
                             c.foreign_cpus.map_or(String::new(), |x| format!(
                                 " · other processes used {x:.2} CPUs meanwhile"
-                            ))
+                            )),
+                            super::text::turns_note(c).map_or(String::new(), |t| format!(" · {t}"))
                         )
                     });
                     let _ = write!(
@@ -180,6 +181,10 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
             .or_else(|| n.reason.clone())
         {
             notes.push(reason);
+        }
+        if let Some(v) = v {
+            notes.extend(v.tier_gaps.iter().map(super::text::tier_gap));
+            notes.extend(super::text::transient(v));
         }
         let _ = writeln!(s, "<td class=notes>{}</td></tr>", esc(&notes.join("; ")));
     }

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::metrics;
-use crate::model::fleet::{Check, FleetRun, LinkVerdict, NodeVerdict};
+use crate::model::fleet::{Check, FleetRun, LinkVerdict, NodeVerdict, TierGap};
 use crate::report::grid::grid;
 use crate::util::units::format_bytes;
 
@@ -23,6 +23,52 @@ pub fn num(x: f64) -> String {
 
 fn higher_is_better(c: &Check) -> bool {
     c.unit != "ns"
+}
+
+/// A figure measured in several turns, in words: `slow in 1 of 4 turns,
+/// not repeated: 192, 221, 219, 220 GB/s` (`transient`), or `slow in
+/// every one of 4 turns: …`; None where it was measured once.
+pub fn turns_note(c: &Check) -> Option<String> {
+    if c.turns.len() < 2 {
+        return None;
+    }
+    let list: Vec<String> = c.turns.iter().map(|t| num(t.value)).collect();
+    let n = c.turns.len();
+    let how = if c.transient {
+        let slow = c.turns.iter().filter(|t| t.bad).count();
+        format!("slow in {slow} of {n} turns, not repeated")
+    } else if c.bad() {
+        format!("slow in every one of {n} turns")
+    } else {
+        format!("measured in {n} turns")
+    };
+    Some(format!("{how}: {} {}", list.join(", "), c.unit))
+}
+
+/// The figures of `n` that dipped in a turn and not in the others, one
+/// line each: `l1_read_gbps slow in 1 of 4 turns, not repeated: …`.
+pub fn transient(n: &NodeVerdict) -> Vec<String> {
+    n.checks
+        .iter()
+        .filter(|c| c.transient)
+        .filter_map(|c| Some(format!("{} {}", c.metric, turns_note(c)?)))
+        .collect()
+}
+
+/// A tier gap in words: `no hbm tier: 4 of 5 nodes have one (64 GiB)`,
+/// `hbm tier 32 GiB: 4 of 5 nodes have one, 64 GiB at the median`.
+pub fn tier_gap(g: &TierGap) -> String {
+    let kind = g.kind.name();
+    let of = format!("{} of {} nodes have one", g.nodes_with, g.nodes);
+    match (g.capacity_bytes, g.fleet_bytes) {
+        (Some(0), Some(m)) => format!("no {kind} tier: {of} ({})", format_bytes(m)),
+        (Some(0), None) => format!("no {kind} tier: {of}"),
+        (c, m) => format!(
+            "{kind} tier {}: {of}, {} at the median",
+            c.map_or("of unknown size".into(), format_bytes),
+            m.map_or("-".into(), format_bytes)
+        ),
+    }
 }
 
 /// `dram_read_gbps 4.1 >=9.3` (the expected side is `>=` for rates, `<=`
@@ -71,6 +117,7 @@ pub fn why(n: &NodeVerdict) -> String {
             s
         })
         .collect();
+    parts.extend(n.tier_gaps.iter().map(tier_gap));
     if let Some(r) = &n.reason {
         parts.push(r.clone());
     }
@@ -115,8 +162,9 @@ pub fn verdict_file(f: &FleetRun) -> String {
         let fails = failing(n);
         if n.ok {
             let _ = writeln!(s, "{} OK", n.label);
-        } else if !fails.is_empty() {
-            let list: Vec<String> = fails.iter().map(|c| failure(c)).collect();
+        } else if !fails.is_empty() || !n.tier_gaps.is_empty() {
+            let mut list: Vec<String> = fails.iter().map(|c| failure(c)).collect();
+            list.extend(n.tier_gaps.iter().map(tier_gap));
             let _ = writeln!(s, "{} FAIL {}", n.label, list.join("; "));
         } else if n.drain {
             let _ = writeln!(
@@ -132,6 +180,9 @@ pub fn verdict_file(f: &FleetRun) -> String {
                 n.label,
                 n.reason.as_deref().unwrap_or("not judged")
             );
+        }
+        for t in transient(n) {
+            let _ = writeln!(s, "# {}: {t} (a dip not repeated: not a failure)", n.label);
         }
     }
     for l in v.links.iter().filter(|l| l.is_path()) {
@@ -229,6 +280,7 @@ pub fn summary(f: &FleetRun) -> String {
             let mark = match check {
                 Some(c) if c.fails() => " !",
                 Some(c) if c.noisy => " ~",
+                Some(c) if c.transient => " ^",
                 _ => "",
             };
             row.push(
@@ -257,6 +309,11 @@ pub fn summary(f: &FleetRun) -> String {
     }
     if let Some(line) = noise_line(v) {
         let _ = writeln!(s, "{line} (~ marks those figures)");
+    }
+    for n in &v.nodes {
+        for t in transient(n) {
+            let _ = writeln!(s, "NOT REPEATED {}: {t} (^; a dip, not a failure)", n.label);
+        }
     }
     for l in v.links.iter().filter(|l| l.is_path()) {
         let _ = writeln!(s, "path {}", link_line(f, l));

@@ -25,7 +25,8 @@
 
 use super::reference::Reference;
 use crate::model::fleet::{
-    Check, FleetNode, FleetRun, LinkVerdict, MetricSummary, NodeStatus, NodeVerdict, Verdicts,
+    Check, CheckTurn, FleetNode, FleetRun, LinkVerdict, MetricSummary, NodeStatus, NodeVerdict,
+    Verdicts,
 };
 use crate::report::fleet::metrics::{self, Figure};
 use crate::stats::robust::{pct_worse, robust, z_worse, Robust};
@@ -79,11 +80,14 @@ pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
             )
         })
         .collect();
+    let mut gaps = tiers::gaps(f).into_iter();
     let nodes: Vec<NodeVerdict> = f
         .nodes
         .iter()
         .zip(&figures)
         .map(|(n, (_, figs))| {
+            let tier_gaps = gaps.next().unwrap_or_default();
+            let turns = turn_values(n);
             let class = n.run.as_ref().and_then(|run| {
                 s.reference
                     .as_ref()
@@ -96,12 +100,17 @@ pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
                         .iter()
                         .find(|(m, _)| m.metric == g.metric)
                         .expect("every figure has a summary");
+                    let seen = turns
+                        .iter()
+                        .find(|(m, _)| *m == g.metric)
+                        .map_or(&[][..], |(_, v)| v.as_slice());
                     check(
                         g,
                         sum,
                         r.as_ref(),
                         class.and_then(|c| c.bounds.get(&g.metric)).copied(),
                         s,
+                        seen,
                     )
                 })
                 .collect();
@@ -110,14 +119,17 @@ pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
                 .filter_map(|c| c.robust_z)
                 .fold(0.0f64, f64::max);
             let (ok, reason, drain) = node_state(n, &checks);
+            // A missing or smaller tier is a failure of its own.
+            let short = !tier_gaps.is_empty();
             NodeVerdict {
                 rank: n.rank,
                 label: n.label.clone(),
-                ok,
+                ok: ok && !short,
                 distance,
                 checks,
                 reason,
-                drain,
+                drain: drain || short,
+                tier_gaps,
             }
         })
         .collect();
@@ -141,18 +153,75 @@ pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
     v
 }
 
+/// The figures a node measures in its own turns: memory bandwidth and
+/// latency (network figures come from the network phase, the clock from
+/// start-up).
+pub fn is_memory_metric(metric: &str) -> bool {
+    !(metric.starts_with("tcp_") || metric.starts_with("mpi_") || metric.starts_with("clock"))
+}
+
+/// Each memory figure of `n` in each of its turns (`FleetNode::turns`),
+/// earliest first; empty where the node was measured once.
+fn turn_values(n: &FleetNode) -> Vec<(String, Vec<f64>)> {
+    let (Some(run), false) = (&n.run, n.turns.is_empty()) else {
+        return Vec::new();
+    };
+    let mut shell = run.clone();
+    let mut out: Vec<(String, Vec<f64>)> = Vec::new();
+    for t in &n.turns {
+        shell.records.clone_from(&t.records);
+        for g in metrics::node_figures(&shell) {
+            if !is_memory_metric(&g.metric) {
+                continue;
+            }
+            match out.iter_mut().find(|(m, _)| *m == g.metric) {
+                Some((_, v)) => v.push(g.value),
+                None => out.push((g.metric, vec![g.value])),
+            }
+        }
+    }
+    out
+}
+
+/// (outlier, below the bound) of `value` against the fleet `r` and the
+/// class bound.
+fn worse(
+    value: f64,
+    hib: bool,
+    r: Option<&Robust>,
+    bound: Option<f64>,
+    s: &Settings,
+) -> (bool, bool) {
+    let outlier = r
+        .is_some_and(|r| z_worse(value, r, hib) >= s.z && pct_worse(value, r.median, hib) >= s.pct);
+    let below = bound.is_some_and(|b| if hib { value < b } else { value > b });
+    (outlier, below)
+}
+
+/// Judge figure `g`; `turns` are its values in each of the node's turns
+/// (empty where it was measured once): a figure bad in some turn and not
+/// in another is `transient`, a dip the node did not repeat.
 fn check(
     g: &Figure,
     sum: &MetricSummary,
     r: Option<&Robust>,
     bound: Option<f64>,
     s: &Settings,
+    turns: &[f64],
 ) -> Check {
     let hib = g.higher_is_better;
     let z = r.map(|r| z_worse(g.value, r, hib));
     let pct = r.map(|r| pct_worse(g.value, r.median, hib));
-    let outlier = matches!((z, pct), (Some(z), Some(p)) if z >= s.z && p >= s.pct);
-    let below_reference = bound.is_some_and(|b| if hib { g.value < b } else { g.value > b });
+    let (outlier, below_reference) = worse(g.value, hib, r, bound, s);
+    let turns: Vec<CheckTurn> = turns
+        .iter()
+        .map(|&value| {
+            let (o, b) = worse(value, hib, r, bound, s);
+            CheckTurn { value, bad: o || b }
+        })
+        .collect();
+    let bad_turns = turns.iter().filter(|t| t.bad).count();
+    let transient = bad_turns > 0 && bad_turns < turns.len();
     // What a healthy node reaches: the tighter of the fleet's threshold
     // and the class bound.
     let fleet = r.map(|_| {
@@ -197,6 +266,8 @@ fn check(
         noise_slowdown: g.noise_slowdown,
         noisy,
         contended: g.contended,
+        turns,
+        transient,
     }
 }
 
@@ -425,6 +496,8 @@ fn unreachable_nodes(f: &FleetRun, v: &mut Verdicts) {
         }
     }
 }
+
+pub mod tiers;
 
 #[cfg(test)]
 mod tests;

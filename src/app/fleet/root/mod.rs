@@ -39,6 +39,8 @@ pub(super) struct Root<'a> {
     members: Vec<Member>,
     fleet: FleetRun,
     last_save: Instant,
+    /// When each rank's node phase round started, seconds since the start.
+    measured_at: Vec<Option<f64>>,
 }
 
 /// Unique labels: the host name, or `host:rank` where ranks share one.
@@ -160,6 +162,7 @@ impl<'a> Root<'a> {
             members,
             fleet,
             last_save: Instant::now(),
+            measured_at: vec![None; size as usize],
         };
         root.note_lost();
         root
@@ -377,6 +380,10 @@ impl<'a> Root<'a> {
                 if ranks.len() == 1 { "" } else { "s" },
                 est
             );
+            let at = self.cx.t0.elapsed().as_secs_f64();
+            for &r in &ranks {
+                self.measured_at[r as usize] = Some(at);
+            }
             let replies = self.measure_on(i as u32, &ranks, est)?;
             let mut longest = 0.0f64;
             for (r, got) in replies {

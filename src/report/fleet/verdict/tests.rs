@@ -395,3 +395,168 @@ fn a_slow_node_does_not_explain_a_flow_that_could_not_connect() {
     let slow = v.links.iter().find(|l| (l.src, l.dst) == (0, 1)).unwrap();
     assert_eq!(slow.explained_by.as_deref(), Some("n0"));
 }
+
+/// Node 4 of `memory_fleet(gbps, quiet)` measured in turns whose DRAM read
+/// gave `turns` GB/s, each case keeping its best (as the fleet does).
+fn with_turns(gbps: &[f64], turns: &[f64]) -> FleetRun {
+    use crate::model::fleet::NodeTurn;
+    let mut f = memory_fleet(gbps, &vec![0.0; gbps.len()]);
+    let node = &mut f.nodes[4];
+    let run = node.run.as_mut().unwrap();
+    let best = turns.iter().copied().fold(0.0, f64::max);
+    for (i, &g) in turns.iter().enumerate() {
+        let mut rec = run.records[0].clone();
+        rec.gbps = Some(crate::model::Stats::constant(g, 3));
+        node.turns.push(NodeTurn {
+            turn: i as u32,
+            at_seconds: Some(10.0 * i as f64),
+            records: vec![rec],
+        });
+    }
+    run.records[0].gbps = Some(crate::model::Stats::constant(best, 3));
+    f
+}
+
+/// Issue 29, item 9: a node slow on its first measurement and not on the
+/// turns after it had a passing dip: not FAIL, reported with every turn.
+#[test]
+fn a_dip_the_node_does_not_repeat_is_transient_not_failed() {
+    let gbps = [40.0, 40.8, 39.6, 40.4, 0.0];
+    let mut f = with_turns(&gbps, &[24.0, 40.1]);
+    let v = judge(&f, &settings());
+    let n = &v.nodes[4];
+    assert!(n.ok && !n.drain, "{n:?}");
+    let c = &n.checks[0];
+    assert!(c.transient && !c.outlier && !c.fails(), "{c:?}");
+    assert_eq!(
+        c.turns,
+        vec![
+            CheckTurn {
+                value: 24.0,
+                bad: true
+            },
+            CheckTurn {
+                value: 40.1,
+                bad: false
+            }
+        ]
+    );
+    // Said in the verdict file and the summary, with every turn.
+    f.verdicts = Some(v);
+    let file = super::super::text::verdict_file(&f);
+    assert!(file.contains("\nn4 OK\n"), "{file}");
+    assert!(
+        file.contains("# n4: dram_read_gbps slow in 1 of 2 turns, not repeated: 24.0, 40.1 GB/s"),
+        "{file}"
+    );
+    let sum = super::super::text::summary(&f);
+    assert!(sum.contains("NOT REPEATED n4: dram_read_gbps"), "{sum}");
+    // Older files without turns read as before.
+    let json = serde_json::to_value(&f.verdicts.as_ref().unwrap().nodes[0].checks[0]).unwrap();
+    assert!(json.get("turns").is_none() && json.get("transient").is_none());
+}
+
+/// A node slow in every turn, at every moment, fails on it.
+#[test]
+fn a_node_slow_in_every_turn_fails() {
+    let gbps = [40.0, 40.8, 39.6, 40.4, 0.0];
+    let f = with_turns(&gbps, &[24.0, 24.5, 23.9, 24.2]);
+    let v = judge(&f, &settings());
+    let n = &v.nodes[4];
+    assert!(n.drain && !n.ok, "{n:?}");
+    let c = &n.checks[0];
+    assert!(c.outlier && !c.transient && c.fails(), "{c:?}");
+    assert_eq!(c.value, 24.5, "judged on its best turn");
+    assert!(c.turns.iter().all(|t| t.bad) && c.turns.len() == 4);
+    assert_eq!(
+        super::super::text::turns_note(c).unwrap(),
+        "slow in every one of 4 turns: 24.0, 24.5, 23.9, 24.2 GB/s"
+    );
+    for r in 0..4 {
+        assert!(v.nodes[r].ok, "{:?}", v.nodes[r]);
+    }
+}
+
+/// Five nodes of which `kinds[i]` lists node i's memory nodes (kind,
+/// GiB); each also has its DRAM figure, all alike.
+fn tier_fleet(kinds: &[&[(crate::model::NodeKind, u64)]]) -> FleetRun {
+    use crate::model::{MemoryTiers, TierNode};
+    let mut f = memory_fleet(&vec![40.0; kinds.len()], &vec![0.0; kinds.len()]);
+    for (n, k) in f.nodes.iter_mut().zip(kinds) {
+        let tiers = MemoryTiers {
+            nodes: k
+                .iter()
+                .enumerate()
+                .map(|(i, &(kind, gib))| TierNode {
+                    node: i as u32,
+                    kind,
+                    capacity_bytes: Some(gib << 30),
+                    ..TierNode::default()
+                })
+                .collect(),
+            ..MemoryTiers::default()
+        };
+        n.run.as_mut().unwrap().host.tiers = Some(tiers);
+    }
+    f
+}
+
+/// Issue 32, item 4: a node without the HBM tier the others have, or with
+/// less of it, is named; a fleet all alike names nobody.
+#[test]
+fn a_node_missing_its_hbm_tier_is_named() {
+    use crate::model::fleet::TierGap;
+    use crate::model::NodeKind::{Dram, Hbm};
+    let full: &[_] = &[(Dram, 256), (Hbm, 64)];
+    let v = judge(&tier_fleet(&[full; 5]), &settings());
+    assert!(
+        v.nodes.iter().all(|n| n.ok && n.tier_gaps.is_empty()),
+        "{v:?}"
+    );
+    // Node 3 shows no HBM node (cache mode), its DRAM the same.
+    let v = judge(
+        &tier_fleet(&[full, full, full, &[(Dram, 256)], full]),
+        &settings(),
+    );
+    let n = &v.nodes[3];
+    assert!(n.drain && !n.ok, "{n:?}");
+    assert_eq!(
+        n.tier_gaps,
+        vec![TierGap {
+            kind: Hbm,
+            capacity_bytes: Some(0),
+            fleet_bytes: Some(64 << 30),
+            nodes_with: 4,
+            nodes: 5,
+        }]
+    );
+    assert_eq!(
+        super::super::text::why(n),
+        "no hbm tier: 4 of 5 nodes have one (64 GiB)"
+    );
+    for r in [0, 1, 2, 4] {
+        assert!(v.nodes[r].ok && v.nodes[r].tier_gaps.is_empty());
+    }
+    // Node 1 has half the HBM (a stack missing); a few MiB less is not short.
+    let half: &[_] = &[(Dram, 256), (Hbm, 32)];
+    let v = judge(&tier_fleet(&[full, half, full, full, full]), &settings());
+    assert!(v.nodes[1].drain);
+    assert_eq!(
+        super::super::text::tier_gap(&v.nodes[1].tier_gaps[0]),
+        "hbm tier 32 GiB: 5 of 5 nodes have one, 64 GiB at the median"
+    );
+    // A kind only a minority has is nobody's gap; DRAM is not compared.
+    let cxl: &[_] = &[(Dram, 256), (crate::model::NodeKind::Cxl, 128)];
+    let small: &[_] = &[(Dram, 128)];
+    let plain: &[_] = &[(Dram, 256)];
+    let v = judge(&tier_fleet(&[cxl, plain, plain, small, plain]), &settings());
+    assert!(v.nodes.iter().all(|n| n.tier_gaps.is_empty()), "{v:?}");
+    // In the verdict file, on the node's FAIL line.
+    let mut f = tier_fleet(&[full, full, full, &[(Dram, 256)], full]);
+    f.verdicts = Some(judge(&f, &settings()));
+    let file = super::super::text::verdict_file(&f);
+    assert!(
+        file.contains("\nn3 FAIL no hbm tier: 4 of 5 nodes have one (64 GiB)\n"),
+        "{file}"
+    );
+}
