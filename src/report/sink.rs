@@ -556,3 +556,48 @@ pub fn summarize_warnings(run: &Run) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::detail::CacheDetail;
+    use crate::report::Exporter;
+
+    /// Every output of the list gets its own format's bytes: the JSON
+    /// and OpenMetrics documents of the finished run, the CSV stream of
+    /// its rows.
+    #[test]
+    fn every_output_gets_its_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = |n: &str| dir.path().join(n).display().to_string();
+        let (j, c, m) = (path("r.json"), path("r.csv"), path("r.om"));
+        let run = Run::new(
+            "cache",
+            serde_json::json!({}),
+            crate::model::Host::default(),
+            crate::model::Units::GB,
+        );
+        let mut sink = Sink::new(run, Some(&j), Some(&c))
+            .unwrap()
+            .with_openmetrics(Some(&m))
+            .unwrap();
+        sink.echo_warnings = false;
+        assert!(!sink.stdout_taken());
+        for k in ["a", "b"] {
+            let mut r = Record::new(CacheDetail::default());
+            r.kernel = k.into();
+            sink.push(r).unwrap();
+        }
+        let run = sink.finish(End::Complete).unwrap();
+        let read = |p: &str| std::fs::read(p).unwrap();
+        assert_eq!(read(&j), Json.serialize(&run).unwrap());
+        assert_eq!(read(&c), super::super::csv::Csv.serialize(&run).unwrap());
+        let om = super::super::openmetrics::OpenMetrics;
+        assert_eq!(read(&m), om.serialize(&run).unwrap());
+        // Two outputs on stdout, or two into one file, are refused by flag.
+        let e = check(&[(Format::Json, "-"), (Format::OpenMetrics, "-")]).unwrap_err();
+        assert!(e.to_string().contains("--openmetrics"), "{e}");
+        let e = check(&[(Format::Csv, &j), (Format::Json, &j)]).unwrap_err();
+        assert!(e.to_string().contains("same file as --csv"), "{e}");
+    }
+}
