@@ -12,6 +12,7 @@
 
 mod common;
 use common::standin::{exit2, standin};
+use common::{json_of as run_json, records};
 
 use std::path::Path;
 
@@ -31,22 +32,6 @@ fn real_libcuda_present() -> bool {
     ]
     .iter()
     .any(|p| Path::new(p).exists())
-}
-
-fn run_json(cmd: &mut Command) -> Value {
-    let out = cmd.arg("--json").arg("-").output().unwrap();
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstderr: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn records(run: &Value) -> Vec<Value> {
-    run["records"].as_array().unwrap().clone()
 }
 
 fn find<'a>(recs: &'a [Value], kind: Option<&str>, dir: &str) -> Vec<&'a Value> {

@@ -11,7 +11,7 @@
 //! the machine's own load explains (`Repeats::contended`, a
 //! `memory_contended` warning).
 
-use crate::model::{Record, Repeats, Run, Turn};
+use crate::model::{Op, Record, Regime, Repeats, Run, Turn};
 use crate::report::sink::Sink;
 use crate::report::summary;
 use crate::suites::cache::{self, CacheOptions};
@@ -22,8 +22,8 @@ use super::runner::Recorder;
 /// The headline DRAM read records of `run`: one thread, all cores.
 fn headlines(run: &Run) -> Vec<String> {
     [
-        summary::single(run, "read", "seq_read", "DRAM"),
-        summary::all_cores(run, "read"),
+        summary::single(run, &summary::Shape::READ, &Regime::Dram),
+        summary::all_cores(run, &Op::Read),
     ]
     .into_iter()
     .flatten()

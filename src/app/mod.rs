@@ -11,7 +11,7 @@ pub mod reports;
 pub mod runner;
 pub mod survey;
 
-use crate::cli::{Cli, Command, NetCommand, OutputArgs, UnitsArg};
+use crate::cli::{Cli, Command, NetArgs, NetCommand, OutputArgs, UnitsArg};
 use crate::error::UserError;
 use crate::model::{Host, SuiteId};
 use crate::suites::{self, Suite};
@@ -24,31 +24,8 @@ pub fn run_if_worker() -> Option<i32> {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
-    crate::os::signal::survive_file_size_limit();
-    crate::platform::cpu::check_disable_isa()
-        .map_err(|m| UserError::flag("BWSCOPE_DISABLE_ISA", m))?;
+    prepare(&cli)?;
     let top = cli.output.clone();
-    if let Some(rate) = &cli.dram_peak {
-        let gbps =
-            crate::util::units::parse_rate(rate).map_err(|m| UserError::flag("--dram-peak", m))?;
-        crate::platform::dram::state_peak(gbps);
-    }
-    if cli.command.is_some() {
-        if cli.survey.out.is_some() {
-            return Err(UserError::flag(
-                "--out",
-                "only the survey (bwscope with no subcommand) saves into a folder; use --json/--csv with subcommands",
-            )
-            .into());
-        }
-        if cli.survey.no_save {
-            return Err(UserError::flag(
-                "--no-save",
-                "only the survey (bwscope with no subcommand) saves by default",
-            )
-            .into());
-        }
-    }
     let Some(command) = cli.command else {
         return survey::run(&top, &cli.survey);
     };
@@ -82,15 +59,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             reports::compare(&a)
         }
         Command::Fleet(a) => fleet::command(&a, &merge(&top, &a.output)),
-        Command::Net(a) => match &a.command {
-            NetCommand::Serve(s) => {
-                no_output("net serve", &top)?;
-                net::serve(s)
-            }
-            NetCommand::Run(r) => measure(SuiteId::Net, &top, &r.output, args::net(r), |o, _| {
-                suites::net::plan(o)
-            }),
-        },
+        Command::Net(a) => net_command(&a, &top),
         Command::Cache(a) => measure(
             SuiteId::Cache,
             &top,
@@ -148,6 +117,49 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             suites::contend::plan,
         ),
     }
+}
+
+/// `net serve` answers tests; `net run` measures like the other suites.
+fn net_command(a: &NetArgs, top: &OutputArgs) -> anyhow::Result<u8> {
+    match &a.command {
+        NetCommand::Serve(s) => {
+            no_output("net serve", top)?;
+            net::serve(s)
+        }
+        NetCommand::Run(r) => measure(SuiteId::Net, top, &r.output, args::net(r), |o, _| {
+            suites::net::plan(o)
+        }),
+    }
+}
+
+/// What holds for every command, checked before any runs: the process
+/// survives a file-size limit, `BWSCOPE_DISABLE_ISA` and `--dram-peak`
+/// parse, and the survey's own flags come without a subcommand.
+fn prepare(cli: &Cli) -> Result<(), UserError> {
+    crate::os::signal::survive_file_size_limit();
+    crate::platform::cpu::check_disable_isa()
+        .map_err(|m| UserError::flag("BWSCOPE_DISABLE_ISA", m))?;
+    if let Some(rate) = &cli.dram_peak {
+        let gbps =
+            crate::util::units::parse_rate(rate).map_err(|m| UserError::flag("--dram-peak", m))?;
+        crate::platform::dram::state_peak(gbps);
+    }
+    if cli.command.is_some() {
+        if cli.survey.out.is_some() {
+            return Err(UserError::flag(
+                "--out",
+                "only the survey (bwscope with no subcommand) saves into a folder; use --json/--csv with subcommands",
+            )
+            );
+        }
+        if cli.survey.no_save {
+            return Err(UserError::flag(
+                "--no-save",
+                "only the survey (bwscope with no subcommand) saves by default",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A measuring subcommand: the suite `id` with options `o` (its flags,

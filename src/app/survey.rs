@@ -53,24 +53,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
             .map(|d| d.path.join("run.json").display().to_string());
     }
     let mut host = crate::platform::detect_host(true);
-    let mut steps = vec![
-        serde_json::json!({
-            "name": "info",
-            "what": "CPU, caches, topology, measured clock and L1 ceilings",
-        }),
-        serde_json::json!({
-            "name": "knees",
-            "what": "where each cache level ends as this process sees it (random-chase latency, confirmed by read bandwidth); stored for later runs",
-        }),
-    ];
-    steps.extend(
-        suites::survey().map(|(d, _)| serde_json::json!({"name": d.id.name(), "what": d.about})),
-    );
-    steps.push(serde_json::json!({
-        "name": "again",
-        "what": "the DRAM reads (one thread, all cores) once more at the end: their spread, and whether the memory was contended from outside",
-    }));
-    let options = serde_json::json!({ "steps": steps });
+    let options = serde_json::json!({ "steps": steps() });
     let mut rec = Recorder::start("survey", options, &out, host.clone())?;
     let quiet = rec.sink.stdout_taken();
     if !quiet {
@@ -94,33 +77,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         if tty {
             eprintln!("[{}/{steps}] {}: {}", i + 2, d.id, d.about);
         }
-        let suite = match quick(&host) {
-            // A suite whose buffers do not fit (memory, `ulimit -v`) is
-            // left out with a warning saying why; the others still run.
-            Err(UserError::NotEnoughMemory {
-                need, limit: left, ..
-            })
-            | Err(UserError::AddressSpace { need, left, .. }) => {
-                rec.sink
-                    .run_mut()
-                    .warnings
-                    .push(crate::model::Warning::Other {
-                        message: format!(
-                            "{} not measured: it needs {need} of memory and {left} may be used",
-                            d.id
-                        ),
-                        hint: "free memory (or raise `ulimit -v`) and run the survey again".into(),
-                    });
-                continue;
-            }
-            other => other,
-        };
-        flow = suite.map_err(anyhow::Error::from).and_then(|suite| {
-            if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
-                m.insert(d.id.name().to_string(), suite.options());
-            }
-            rec.measure(&host, suite.as_ref())
-        });
+        flow = step(&mut rec, &host, d, quick);
     }
     // Memory tiers, only where there are several (nothing on a one-tier
     // machine, not even a step).
@@ -179,6 +136,62 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     // An error that ended the survey early comes after what it measured.
     flow?;
     Ok(if stopped { EXIT_INTERRUPTED } else { EXIT_OK })
+}
+
+/// The survey's steps as its run's options list them.
+fn steps() -> Vec<serde_json::Value> {
+    let mut steps = vec![
+        serde_json::json!({
+            "name": "info",
+            "what": "CPU, caches, topology, measured clock and L1 ceilings",
+        }),
+        serde_json::json!({
+            "name": "knees",
+            "what": "where each cache level ends as this process sees it (random-chase latency, confirmed by read bandwidth); stored for later runs",
+        }),
+    ];
+    steps.extend(
+        suites::survey().map(|(d, _)| serde_json::json!({"name": d.id.name(), "what": d.about})),
+    );
+    steps.push(serde_json::json!({
+        "name": "again",
+        "what": "the DRAM reads (one thread, all cores) once more at the end: their spread, and whether the memory was contended from outside",
+    }));
+    steps
+}
+
+/// One suite of the survey, planned by its `quick` plan. A suite whose
+/// buffers do not fit (memory, `ulimit -v`) is left out with a warning
+/// saying why, and the survey goes on.
+fn step(
+    rec: &mut Recorder,
+    host: &Host,
+    d: &suites::Descriptor,
+    quick: fn(&Host) -> suites::Planned,
+) -> anyhow::Result<Flow> {
+    let suite = match quick(host) {
+        Err(UserError::NotEnoughMemory {
+            need, limit: left, ..
+        })
+        | Err(UserError::AddressSpace { need, left, .. }) => {
+            rec.sink
+                .run_mut()
+                .warnings
+                .push(crate::model::Warning::Other {
+                    message: format!(
+                        "{} not measured: it needs {need} of memory and {left} may be used",
+                        d.id
+                    ),
+                    hint: "free memory (or raise `ulimit -v`) and run the survey again".into(),
+                });
+            return Ok(Flow::Done);
+        }
+        other => other?,
+    };
+    if let serde_json::Value::Object(m) = &mut rec.sink.run_mut().options {
+        m.insert(d.id.name().to_string(), suite.options());
+    }
+    rec.measure(host, suite.as_ref())
 }
 
 /// What to do when the survey's buffers do not fit: it has no --sizes or

@@ -163,19 +163,7 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
         )
     })?;
     let port = listener.local_addr()?.port();
-    // The rendezvous file carries a fresh token unless the ranks share
-    // one; with --coordinator and no --token-file there is none to share.
-    let token: Option<Vec<u8>> = match (&s.token, &s.coordinator) {
-        (Some(t), _) => Some(t.clone()),
-        (None, None) => Some(random_bytes::<32>().to_vec()),
-        (None, Some(_)) => None,
-    };
-    if token.is_none() {
-        // As `net serve` says its auth state: nobody should learn it later.
-        eprintln!(
-            "bwscope fleet: warning: --coordinator without --token-file: the ranks and the pair tests are not authenticated, so anyone who reaches port {port} can join as a rank; give every rank the same --token-file FILE"
-        );
-    }
+    let token = session_token(s, port);
     let note_path = rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref());
     let writer = rendezvous::Writer::this(s.startup.as_secs_f64());
     if s.coordinator.is_none() {
@@ -196,48 +184,10 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
         };
         rendezvous::publish(&note_path, &note).map_err(|e| UserError::flag("--rendezvous", e))?;
     }
-    let (jtx, jrx) = mpsc::channel();
-    let deadline = Instant::now() + s.startup;
-    let mut ids: Vec<Option<Identity>> = vec![None; size as usize];
-    ids[0] = Some(Identity::this(0, size, s.launch.job.clone()));
-    let mut streams: Vec<Option<TcpStream>> = (0..size).map(|_| None).collect();
-    let mut joined = 1;
     // Ranks that joined wait for the others: they hear `Alive` meanwhile.
     let writing = Arc::new(Mutex::new(Vec::new()));
     let alive = Alive::start(writing.clone())?;
-    while joined < size && Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
-        if crate::os::net::wait_readable(&listener, 50) {
-            if let Ok((c, _)) = listener.accept() {
-                let (jtx, token) = (jtx.clone(), token.clone());
-                std::thread::spawn(move || {
-                    let _ = jtx.send(admit(c, token.as_deref(), size));
-                });
-            }
-        }
-        while let Ok(r) = jrx.try_recv() {
-            match r {
-                Ok((mut c, id)) => {
-                    let r = id.rank as usize;
-                    if streams[r].is_some() {
-                        let _ = write_msg(
-                            &mut c,
-                            &Wire::Refused {
-                                reason: format!("rank {r} joined twice"),
-                            },
-                        );
-                        continue;
-                    }
-                    if let Ok(a) = c.try_clone() {
-                        writing.lock().unwrap_or_else(|e| e.into_inner()).push(a);
-                    }
-                    streams[r] = Some(c);
-                    ids[r] = Some(id);
-                    joined += 1;
-                }
-                Err(e) => eprintln!("bwscope fleet: refused a connection: {e}"),
-            }
-        }
-    }
+    let (streams, ids) = gather(&listener, s, token.as_deref(), stop, &writing);
     // Remove the note, unless another rank 0 has replaced it meanwhile.
     if s.coordinator.is_none()
         && rendezvous::read(&note_path).is_some_and(|n| n.writer.as_ref() == Some(&writer))
@@ -296,6 +246,78 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
         .into());
     }
     Ok((comm, token))
+}
+
+/// The session's token: the ranks' shared one, else a fresh one for the
+/// rendezvous file; with --coordinator and no --token-file there is none
+/// to share, and the user is told.
+fn session_token(s: &Settings, port: u16) -> Option<Vec<u8>> {
+    let token: Option<Vec<u8>> = match (&s.token, &s.coordinator) {
+        (Some(t), _) => Some(t.clone()),
+        (None, None) => Some(random_bytes::<32>().to_vec()),
+        (None, Some(_)) => None,
+    };
+    if token.is_none() {
+        // As `net serve` says its auth state: nobody should learn it later.
+        eprintln!(
+            "bwscope fleet: warning: --coordinator without --token-file: the ranks and the pair tests are not authenticated, so anyone who reaches port {port} can join as a rank; give every rank the same --token-file FILE"
+        );
+    }
+    token
+}
+
+/// Admit ranks until all have joined, the start-up time is over or the
+/// user stops: each connection is authenticated on its own thread, so one
+/// slow peer does not hold up the others. Returns the connections and
+/// identities by rank (rank 0 is this process).
+fn gather(
+    listener: &TcpListener,
+    s: &Settings,
+    token: Option<&[u8]>,
+    stop: &AtomicBool,
+    writing: &Mutex<Vec<TcpStream>>,
+) -> (Vec<Option<TcpStream>>, Vec<Option<Identity>>) {
+    let size = s.launch.size;
+    let (jtx, jrx) = mpsc::channel();
+    let deadline = Instant::now() + s.startup;
+    let mut ids: Vec<Option<Identity>> = vec![None; size as usize];
+    ids[0] = Some(Identity::this(0, size, s.launch.job.clone()));
+    let mut streams: Vec<Option<TcpStream>> = (0..size).map(|_| None).collect();
+    let mut joined = 1;
+    while joined < size && Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+        if crate::os::net::wait_readable(listener, 50) {
+            if let Ok((c, _)) = listener.accept() {
+                let (jtx, token) = (jtx.clone(), token.map(<[u8]>::to_vec));
+                std::thread::spawn(move || {
+                    let _ = jtx.send(admit(c, token.as_deref(), size));
+                });
+            }
+        }
+        while let Ok(r) = jrx.try_recv() {
+            match r {
+                Ok((mut c, id)) => {
+                    let r = id.rank as usize;
+                    if streams[r].is_some() {
+                        let _ = write_msg(
+                            &mut c,
+                            &Wire::Refused {
+                                reason: format!("rank {r} joined twice"),
+                            },
+                        );
+                        continue;
+                    }
+                    if let Ok(a) = c.try_clone() {
+                        writing.lock().unwrap_or_else(|e| e.into_inner()).push(a);
+                    }
+                    streams[r] = Some(c);
+                    ids[r] = Some(id);
+                    joined += 1;
+                }
+                Err(e) => eprintln!("bwscope fleet: refused a connection: {e}"),
+            }
+        }
+    }
+    (streams, ids)
 }
 
 fn coordinator_port(c: &str) -> Result<u16, UserError> {

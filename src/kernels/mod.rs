@@ -98,6 +98,28 @@ pub enum Op {
     Latency,
 }
 
+impl From<Op> for crate::model::Op {
+    fn from(op: Op) -> crate::model::Op {
+        match op {
+            Op::Read => crate::model::Op::Read,
+            Op::Write => crate::model::Op::Write,
+            Op::Copy => crate::model::Op::Copy,
+            Op::Latency => crate::model::Op::Latency,
+        }
+    }
+}
+
+impl From<Pattern> for crate::model::Pattern {
+    fn from(p: Pattern) -> crate::model::Pattern {
+        match p {
+            Pattern::Seq => crate::model::Pattern::Seq,
+            Pattern::Random => crate::model::Pattern::Random,
+            Pattern::Chase => crate::model::Pattern::Chase,
+            Pattern::Register => crate::model::Pattern::Register,
+        }
+    }
+}
+
 impl Op {
     pub fn name(self) -> &'static str {
         match self {

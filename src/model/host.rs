@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::arm::ArmHost;
 use super::uarch::UarchMatch;
-use super::{limits, KneeProbe, Warning};
+use super::{limits, KneeProbe, Regime, Warning};
 
 /// Everything `bwscope info` shows; stored as `host` in every run.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -438,20 +438,20 @@ impl Host {
     /// The regime a per-thread working set of `bytes` falls in, for a
     /// record of `curve`. `threads` buffers share caches that more than one
     /// cpu shares.
-    pub fn regime(&self, bytes: u64, threads: u32, curve: Curve) -> String {
+    pub fn regime(&self, bytes: u64, threads: u32, curve: Curve) -> Regime {
         for c in self.data_caches() {
             let sharers = (c.shared_cpus.len() as u64).clamp(1, threads.max(1) as u64);
             if bytes * sharers <= self.boundary(c, curve) {
-                return format!("L{}", c.level);
+                return Regime::cache(c.level);
             }
         }
-        "DRAM".into()
+        Regime::Dram
     }
 
     /// [`Host::regime`] where the caches are known; None where no cache is
     /// (an ARM machine whose firmware gives sysfs no sizes, or an emulator
     /// whose files describe its host): then no size can be placed.
-    pub fn regime_of(&self, bytes: u64, threads: u32, curve: Curve) -> Option<String> {
+    pub fn regime_of(&self, bytes: u64, threads: u32, curve: Curve) -> Option<Regime> {
         self.data_caches()
             .next()
             .is_some()
@@ -469,9 +469,8 @@ impl Host {
     /// level, never by the one below it (issue 29: an 8 MiB chase at 32 ns,
     /// between a 15 ns L3 and 115–135 ns DRAM, past a knee placed at 6 MiB,
     /// was labelled DRAM while the read curve said L3 ran to 32 MiB).
-    pub fn chase_regime(&self, bytes: u64, ns: Option<f64>) -> Option<String> {
+    pub fn chase_regime(&self, bytes: u64, ns: Option<f64>) -> Option<Regime> {
         let by_size = self.regime_of(bytes, 1, Curve::Latency)?;
-        let rank = |r: &str| r.strip_prefix('L').and_then(|l| l.parse::<u8>().ok());
         let knee = self
             .knees
             .iter()
@@ -489,7 +488,7 @@ impl Host {
         };
         Some(match served_by {
             // Only ever up to the level that ended: DRAM has no rank.
-            Some(l) if rank(&by_size).is_none_or(|r| l < r) => format!("L{l}"),
+            Some(l) if by_size.level().is_none_or(|r| l < r) => Regime::cache(l),
             _ => by_size,
         })
     }
@@ -500,8 +499,8 @@ impl Host {
     /// hits do not flatter the figure), at least `dram_margin` × the last
     /// level's for DRAM (a stream barely hits the LLC at 2× its size, a
     /// random chase still does) or at the DRAM plateau of the read curve.
-    pub fn well_inside(&self, bytes: u64, regime: &str, dram_margin: u64, curve: Curve) -> bool {
-        if regime == "DRAM" {
+    pub fn well_inside(&self, bytes: u64, regime: &Regime, dram_margin: u64, curve: Curve) -> bool {
+        if *regime == Regime::Dram {
             let plateau =
                 curve == Curve::Bandwidth && self.dram_from_bytes().is_some_and(|d| bytes >= d);
             return plateau
@@ -509,7 +508,7 @@ impl Host {
                     .llc_size(curve)
                     .is_none_or(|l| bytes >= l.saturating_mul(dram_margin));
         }
-        let level: u8 = regime.trim_start_matches('L').parse().unwrap_or(0);
+        let level = regime.level().unwrap_or(0);
         self.data_caches()
             .filter(|c| c.level < level)
             .map(|c| self.boundary(c, curve))

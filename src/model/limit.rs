@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Host, Record};
+use super::{Host, Op, Record, Regime};
 
 /// Which ceiling a record's limit is.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -45,15 +45,15 @@ impl BoundBy {
 }
 
 /// What the limit of one bandwidth measurement depends on.
-#[derive(Debug, Clone, Copy)]
-pub struct LimitCase<'a> {
+#[derive(Debug, Clone)]
+pub struct LimitCase {
     /// `read`, `write` or `copy`.
-    pub op: &'a str,
+    pub op: Op,
     /// The access width; None for code that picks its own (rep strings,
     /// libc), bounded by the core's widest path.
     pub width_bits: Option<u32>,
     /// `L1`, `L2`, `L3` or `DRAM`.
-    pub regime: &'a str,
+    pub regime: Regime,
     /// Distinct physical cores the threads ran on.
     pub cores: u32,
     /// The core clock next to the measurement, Hz.
@@ -81,19 +81,19 @@ impl Host {
             |bpc: Option<f64>| -> Option<f64> { Some(bpc? * c.hz? * c.cores.max(1) as f64 / 1e9) };
         let dram = self.dram.as_ref().and_then(|d| d.peak_gbps);
         let mut candidates: Vec<(Option<f64>, BoundBy)> = Vec::new();
-        if c.regime == "DRAM" {
+        if c.regime == Regime::Dram {
             candidates.push((dram, BoundBy::DramChannels));
         } else {
-            let l1 = per_core(self.l1_bytes_per_cycle(c.op, c.width_bits));
-            candidates.push((l1, self.l1_port(c.op, c.width_bits)));
+            let l1 = per_core(self.l1_bytes_per_cycle(c.op.as_str(), c.width_bits));
+            candidates.push((l1, self.l1_port(&c.op, c.width_bits)));
             if c.nontemporal {
                 candidates.push((dram, BoundBy::DramChannels));
             } else {
-                if matches!(c.regime, "L2" | "L3") {
+                if matches!(c.regime, Regime::L2 | Regime::L3) {
                     let fill = row.and_then(|r| r.l2_to_l1_bytes_per_cycle);
                     candidates.push((per_core(fill), BoundBy::L2Fill));
                 }
-                if c.regime == "L3" {
+                if c.regime == Regime::L3 {
                     let l3 = row.and_then(|r| r.l3_per_core_bytes_per_cycle);
                     candidates.push((per_core(l3), BoundBy::L3PerCore));
                 }
@@ -117,7 +117,7 @@ impl Host {
 
     /// Which L1 ports bound `op`: loads for a read, stores for a write, and
     /// for a copy the scarcer of the two at that width.
-    fn l1_port(&self, op: &str, width_bits: Option<u32>) -> BoundBy {
+    fn l1_port(&self, op: &Op, width_bits: Option<u32>) -> BoundBy {
         let rate = self
             .uarch
             .as_ref()
@@ -127,8 +127,8 @@ impl Host {
                     .or_else(|| r.l1.last().copied())
             });
         match op {
-            "read" => BoundBy::L1LoadPorts,
-            "copy" if rate.is_some_and(|r| r.loads_per_cycle < r.stores_per_cycle) => {
+            Op::Read => BoundBy::L1LoadPorts,
+            Op::Copy if rate.is_some_and(|r| r.loads_per_cycle < r.stores_per_cycle) => {
                 BoundBy::L1LoadPorts
             }
             _ => BoundBy::L1StorePorts,
@@ -164,7 +164,7 @@ impl super::Run {
         };
         for r in self.records.iter_mut().filter(|r| r.gbps.is_some()) {
             let nt = r.nontemporal.unwrap_or(false);
-            let in_dram = r.regime.as_deref() == Some("DRAM");
+            let in_dram = r.regime == Some(Regime::Dram);
             if in_dram || (nt && r.limit_gbps.is_none_or(|l| l > gbps)) {
                 r.set_limit(dram);
             }
@@ -230,11 +230,11 @@ mod tests {
         }
     }
 
-    fn case<'a>(op: &'a str, regime: &'a str) -> LimitCase<'a> {
+    fn case(op: &str, regime: &str) -> LimitCase {
         LimitCase {
-            op,
+            op: op.into(),
             width_bits: Some(512),
-            regime,
+            regime: regime.into(),
             cores: 1,
             hz: Some(2e9),
             nontemporal: false,

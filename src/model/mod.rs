@@ -17,6 +17,7 @@ mod tiers;
 pub mod time;
 mod uarch;
 mod warning;
+mod words;
 
 pub use arm::{ArmHost, CoreKind, Midr};
 pub use detail::{CasePart, Detail, Headline, Nullable, OfSuite, SuiteDetail, SuiteId};
@@ -34,3 +35,4 @@ pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use tiers::{HmatClaim, MemoryTiers, NodeKind, SideCache, TierNode};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};
+pub use words::{Op, Pattern, Regime};

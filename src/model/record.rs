@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::detail::{Detail, SuiteId};
-use super::Warning;
+use super::{Op, Pattern, Regime, Warning};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -207,18 +207,18 @@ pub struct Record {
     pub detail: Detail,
     pub kernel: String,
     /// read, write, copy, latency, ...
-    pub op: String,
+    pub op: Op,
     pub width_bits: Option<u32>,
     pub nontemporal: Option<bool>,
     /// seq, random, strided, chase; null where there is no access pattern.
-    pub pattern: Option<String>,
+    pub pattern: Option<Pattern>,
     /// Working-set bytes of one thread (all its streams together); null
     /// where there is no working set (register kernels, network).
     pub size_bytes: Option<u64>,
     pub threads: u32,
     pub cpus: Vec<u32>,
     /// L1, L2, L3 or DRAM, from `host.caches`; null where not applicable.
-    pub regime: Option<String>,
+    pub regime: Option<Regime>,
     /// Bytes read / written by one pass of one thread, from the kernel's
     /// declaration.
     pub bytes_read_per_pass: Option<u64>,
@@ -289,7 +289,7 @@ impl Record {
         Record {
             detail: detail.into(),
             kernel: String::new(),
-            op: String::new(),
+            op: Op::Unnamed,
             width_bits: None,
             nontemporal: None,
             pattern: None,

@@ -268,7 +268,6 @@ fn data_phase(
     } else {
         Vec::new()
     };
-    let recv_len = (setup.chunk_bytes as usize).clamp(1, flow::RECV_BUF);
     // The leader never waits for bytes much past the asked duration.
     let limits = Limits {
         deadline: by_time.then(|| t0 + asked + idle),
@@ -287,44 +286,18 @@ fn data_phase(
         let mut rr = Vec::new();
         let meter =
             meter_on.then(|| sc.spawn(|| flow::meter(received, t0, interval, &done, &finished)));
-        let watcher = sc.spawn(|| {
-            while !done.load(Ordering::Acquire) {
-                if stop.load(Ordering::Relaxed) || stop_all.load(Ordering::Relaxed) {
-                    stopper.store(true, Ordering::Relaxed);
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
+        let watcher = sc.spawn(|| watch(&done, &[stop, &stop_all], &stopper));
         for (i, st) in streams.into_iter().enumerate() {
-            let (sendbuf, sent, received, failures, stopper) =
-                (&sendbuf, sent, received, &failures, &stopper);
+            let (sendbuf, failures, stopper) = (&sendbuf, &failures, &stopper);
             match setup.mode {
                 Mode::Rr => rr.push(sc.spawn(move || {
-                    let mut st = st;
-                    let mut rb = vec![0u8; recv_len];
-                    let r = flow::rr_leader(
-                        &mut st,
-                        setup.direction,
-                        setup.chunk_bytes,
-                        sendbuf,
-                        &mut rb,
-                        t0,
-                        budget(i),
-                        interval,
+                    let shared = Shared {
+                        sent,
+                        received,
+                        failures,
                         stopper,
-                        idle,
-                    );
-                    match r {
-                        Ok(o) => {
-                            sent.fetch_add(o.sent, Ordering::Relaxed);
-                            received.fetch_add(o.received, Ordering::Relaxed);
-                            Some((o.batches, o.rounds))
-                        }
-                        Err(e) => {
-                            failures.fail(e);
-                            None
-                        }
-                    }
+                    };
+                    rr_stream(st, setup, sendbuf, budget(i), t0, idle, &shared)
                 })),
                 Mode::Stream => handles.extend(flow::stream_threads(
                     sc,
@@ -348,14 +321,7 @@ fn data_phase(
         for h in handles {
             let _ = h.join();
         }
-        let mut batches = Vec::new();
-        let mut rounds = 0;
-        for h in rr {
-            if let Ok(Some((b, r))) = h.join() {
-                batches.push(b);
-                rounds += r;
-            }
-        }
+        let (batches, rounds) = join_rr(rr, omit);
         done.store(true, Ordering::Release);
         let _ = watcher.join();
         (meter.map(|m| m.join().unwrap_or_default()), batches, rounds)
@@ -364,10 +330,6 @@ fn data_phase(
         return Err(e);
     }
     let seconds = t0.elapsed().as_secs_f64();
-    let mut batches = batches;
-    for b in &mut batches {
-        b.retain(|x| x.start + Duration::from_micros(500) >= omit);
-    }
     Ok(Outcome {
         setup: *setup,
         sent: sent.load(Ordering::Relaxed),
@@ -378,4 +340,83 @@ fn data_phase(
         seconds,
         server: Report::default(),
     })
+}
+
+/// What every stream thread of the leader adds to and stops on.
+struct Shared<'a, 'f> {
+    sent: &'a AtomicU64,
+    received: &'a AtomicU64,
+    failures: &'a flow::Failures<'f>,
+    stopper: &'a AtomicBool,
+}
+
+/// One request/answer stream of the leader: its rounds are added to the
+/// shared totals, and a failure stops the other streams.
+fn rr_stream(
+    mut st: TcpStream,
+    setup: &Setup,
+    sendbuf: &[u8],
+    budget: Budget,
+    t0: Instant,
+    idle: Duration,
+    sh: &Shared,
+) -> RrResult {
+    let mut rb = vec![0u8; (setup.chunk_bytes as usize).clamp(1, flow::RECV_BUF)];
+    let batch = Duration::from_millis(setup.interval_ms as u64);
+    let r = flow::rr_leader(
+        &mut st,
+        setup.direction,
+        setup.chunk_bytes,
+        sendbuf,
+        &mut rb,
+        t0,
+        budget,
+        batch,
+        sh.stopper,
+        idle,
+    );
+    match r {
+        Ok(o) => {
+            sh.sent.fetch_add(o.sent, Ordering::Relaxed);
+            sh.received.fetch_add(o.received, Ordering::Relaxed);
+            Some((o.batches, o.rounds))
+        }
+        Err(e) => {
+            sh.failures.fail(e);
+            None
+        }
+    }
+}
+
+/// Until `done`, raise `stopper` once any of `causes` is set: the user's
+/// stop (SIGINT) or a failed stream. The senders poll only `stopper`.
+fn watch(done: &AtomicBool, causes: &[&AtomicBool], stopper: &AtomicBool) {
+    while !done.load(Ordering::Acquire) {
+        if causes.iter().any(|c| c.load(Ordering::Relaxed)) {
+            stopper.store(true, Ordering::Relaxed);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// What one request/answer stream gives back: its batches and rounds, or
+/// nothing when it failed (its error is in the failures).
+type RrResult = Option<(Vec<Batch>, u64)>;
+
+/// The request/answer streams' batches (those of the omitted start-up
+/// dropped) and their rounds in all; a stream that failed adds none.
+fn join_rr(
+    rr: Vec<std::thread::ScopedJoinHandle<'_, RrResult>>,
+    omit: Duration,
+) -> (Vec<Vec<Batch>>, u64) {
+    let mut batches = Vec::new();
+    let mut rounds = 0;
+    for h in rr {
+        if let Ok(Some((mut b, r))) = h.join() {
+            b.retain(|x| x.start + Duration::from_micros(500) >= omit);
+            batches.push(b);
+            rounds += r;
+        }
+    }
+    (batches, rounds)
 }

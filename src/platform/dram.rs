@@ -120,48 +120,13 @@ pub fn peak(source: &str, devices: Vec<DramDevice>) -> Dram {
         unknown(&mut dram, format!("{why}; state it with --dram-peak"));
         return dram;
     }
-    let name = |d: &DramDevice| {
-        if d.locator.is_empty() {
-            d.bank_locator.clone()
-        } else {
-            d.locator.clone()
+    let channels = match channels(&populated) {
+        Ok(c) => c,
+        Err(why) => {
+            unknown(&mut dram, format!("{why}; state it with --dram-peak"));
+            return dram;
         }
     };
-    let mut channels: Vec<(String, u32, u32)> = Vec::new();
-    for d in &populated {
-        let Some(mts) = d.configured_mts.filter(|&m| m > 0) else {
-            let why = format!(
-                "{} reports no configured speed (0 or unknown); state it with --dram-peak",
-                name(d)
-            );
-            unknown(&mut dram, why);
-            return dram;
-        };
-        let Some(width) = d.data_width_bits.filter(|&w| w > 0) else {
-            let why = format!(
-                "{} reports no data width; state it with --dram-peak",
-                name(d)
-            );
-            unknown(&mut dram, why);
-            return dram;
-        };
-        let Some(ch) = d.channel.clone() else {
-            let why = format!(
-                "the locator '{}' names no channel, so channels cannot be counted; state it with --dram-peak",
-                name(d)
-            );
-            unknown(&mut dram, why);
-            return dram;
-        };
-        // Devices on one channel share it: its width, at the slowest speed.
-        match channels.iter_mut().find(|c| c.0 == ch) {
-            Some(c) => {
-                c.1 = c.1.max(width);
-                c.2 = c.2.min(mts);
-            }
-            None => channels.push((ch, width, mts)),
-        }
-    }
     let gbps: f64 = channels
         .iter()
         .map(|&(_, w, mts)| w as f64 / 8.0 * mts as f64 * 1e6 / 1e9)
@@ -169,22 +134,8 @@ pub fn peak(source: &str, devices: Vec<DramDevice>) -> Dram {
     let mut speeds: Vec<u32> = populated.iter().filter_map(|d| d.configured_mts).collect();
     speeds.sort_unstable();
     speeds.dedup();
-    if speeds.len() > 1 {
-        let per: Vec<String> = speeds
-            .iter()
-            .rev()
-            .map(|s| {
-                let n = populated
-                    .iter()
-                    .filter(|d| d.configured_mts == Some(*s))
-                    .count();
-                format!("{s} MT/s on {n}")
-            })
-            .collect();
-        dram.warnings.push(format!(
-            "mixed DIMM speeds ({}): the peak uses each channel's configured speed",
-            per.join(", ")
-        ));
+    if let Some(w) = mixed_speeds(&speeds, &populated) {
+        dram.warnings.push(w);
     }
     let mut widths: Vec<u32> = channels.iter().map(|c| c.1).collect();
     widths.dedup();
@@ -202,6 +153,68 @@ pub fn peak(source: &str, devices: Vec<DramDevice>) -> Dram {
     dram.channels = Some(channels.len() as u32);
     dram.peak_gbps = Some(gbps);
     dram
+}
+
+/// The populated devices' channels as (channel, width in bits, MT/s):
+/// devices on one channel share it, its width at the slowest speed. Err
+/// names the device whose speed, width or channel is not stated.
+fn channels(populated: &[&DramDevice]) -> Result<Vec<(String, u32, u32)>, String> {
+    let name = |d: &DramDevice| {
+        if d.locator.is_empty() {
+            d.bank_locator.clone()
+        } else {
+            d.locator.clone()
+        }
+    };
+    let mut channels: Vec<(String, u32, u32)> = Vec::new();
+    for d in populated {
+        let Some(mts) = d.configured_mts.filter(|&m| m > 0) else {
+            return Err(format!(
+                "{} reports no configured speed (0 or unknown)",
+                name(d)
+            ));
+        };
+        let Some(width) = d.data_width_bits.filter(|&w| w > 0) else {
+            return Err(format!("{} reports no data width", name(d)));
+        };
+        let Some(ch) = d.channel.clone() else {
+            return Err(format!(
+                "the locator '{}' names no channel, so channels cannot be counted",
+                name(d)
+            ));
+        };
+        match channels.iter_mut().find(|c| c.0 == ch) {
+            Some(c) => {
+                c.1 = c.1.max(width);
+                c.2 = c.2.min(mts);
+            }
+            None => channels.push((ch, width, mts)),
+        }
+    }
+    Ok(channels)
+}
+
+/// A warning when the DIMMs run at more than one speed (`speeds` sorted,
+/// distinct), saying how many run at each.
+fn mixed_speeds(speeds: &[u32], populated: &[&DramDevice]) -> Option<String> {
+    if speeds.len() < 2 {
+        return None;
+    }
+    let per: Vec<String> = speeds
+        .iter()
+        .rev()
+        .map(|s| {
+            let n = populated
+                .iter()
+                .filter(|d| d.configured_mts == Some(*s))
+                .count();
+            format!("{s} MT/s on {n}")
+        })
+        .collect();
+    Some(format!(
+        "mixed DIMM speeds ({}): the peak uses each channel's configured speed",
+        per.join(", ")
+    ))
 }
 
 #[cfg(test)]

@@ -160,8 +160,8 @@ fn records_table(recs: &[&Record]) -> String {
             "<td class=k>{}</td>",
             esc(&r.kernel).replace('_', "_<wbr>")
         );
-        s.push_str(&text_cell(&r.op));
-        s.push_str(&text_cell(r.pattern.as_deref().unwrap_or("")));
+        s.push_str(&text_cell(r.op.as_str()));
+        s.push_str(&text_cell(r.pattern.as_ref().map_or("", |p| p.as_str())));
         match r.size_bytes {
             Some(b) => {
                 let _ = write!(
@@ -173,7 +173,7 @@ fn records_table(recs: &[&Record]) -> String {
             None => s.push_str("<td class=n data-v=\"\"></td>"),
         }
         let _ = write!(s, "<td class=n data-v=\"{0}\">{0}</td>", r.threads);
-        s.push_str(&text_cell(r.regime.as_deref().unwrap_or("")));
+        s.push_str(&text_cell(r.regime.as_ref().map_or("", |g| g.as_str())));
         s.push_str(&num_cell(m.map(|m| m.best), 2));
         s.push_str(&num_cell(m.map(|m| m.median), 2));
         s.push_str(&num_cell(m.map(|m| m.min), 2));

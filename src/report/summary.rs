@@ -7,33 +7,97 @@
 
 use super::metric;
 use crate::model::detail::{LatencyDetail, View};
-use crate::model::{Curve, Nullable, Record, Run, Status, SuiteId, Warning};
+use crate::model::{Curve, Nullable, Op, Pattern, Record, Regime, Run, Status, SuiteId, Warning};
 
 fn ok(run: &Run) -> impl Iterator<Item = &Record> {
     run.records.iter().filter(|r| r.status == Status::Ok)
 }
 
-fn is_plain(r: &Record, op: &str, prefix: &str) -> bool {
-    r.op == op && r.kernel.starts_with(prefix) && !r.nontemporal.unwrap_or(false)
+/// How a kernel's access width was chosen, as its record shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// Accesses of a declared width wider than a byte: the loops of word
+    /// or vector instructions (SVE's at the vector length, in
+    /// `sve_vector_bits`). Not `rep movsb`/`rep stosb` (they declare 8
+    /// bits) nor code that picks its own width. A record does not say how
+    /// its kernel is written, so the word-wide string instructions
+    /// (`lodsq`, `rep stosq`, …), which run only when named with
+    /// `--kernel`, are of this width too.
+    Loop,
+    /// Code that picks its width at run time: no `width_bits` (libc's
+    /// `memcpy`).
+    Chosen,
 }
 
-/// Best single-thread bandwidth of `op` in `regime`, from sizes well
+impl Width {
+    /// Does `r`'s kernel have a width of this kind?
+    pub fn of(self, r: &Record) -> bool {
+        match self {
+            Width::Loop => r.width_bits.is_some_and(|w| w > 8) || r.sve_vector_bits.is_some(),
+            Width::Chosen => r.width_bits.is_none() && r.sve_vector_bits.is_none(),
+        }
+    }
+}
+
+/// The shape of the records a headline figure is read from: what the
+/// kernel did, in which order, with which stores, at which kind of width.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    pub op: Op,
+    pub pattern: Pattern,
+    pub nontemporal: bool,
+    pub width: Width,
+}
+
+impl Shape {
+    /// A sequential loop of `op` with ordinary (cached) stores.
+    pub const fn seq_loop(op: Op) -> Shape {
+        Shape {
+            op,
+            pattern: Pattern::Seq,
+            nontemporal: false,
+            width: Width::Loop,
+        }
+    }
+
+    /// The sequential read loops (`seq_read_*`).
+    pub const READ: Shape = Shape::seq_loop(Op::Read);
+    /// The sequential write loops with cached stores (`seq_write_*`).
+    pub const WRITE: Shape = Shape::seq_loop(Op::Write);
+    /// libc's `memcpy`: a sequential copy whose width libc picks.
+    pub const MEMCPY: Shape = Shape {
+        op: Op::Copy,
+        pattern: Pattern::Seq,
+        nontemporal: false,
+        width: Width::Chosen,
+    };
+
+    /// Is `r` of this shape?
+    pub fn of(&self, r: &Record) -> bool {
+        r.op == self.op
+            && r.pattern.as_ref() == Some(&self.pattern)
+            && r.nontemporal.unwrap_or(false) == self.nontemporal
+            && self.width.of(r)
+    }
+}
+
+/// Best single-thread bandwidth of `shape` in `regime`, from sizes well
 /// inside it (`Host::well_inside`, by the measured cache sizes where they
 /// differ from CPUID's). DRAM takes the largest size (furthest from the
 /// last cache's edge), caches the best.
-pub fn single<'a>(run: &'a Run, op: &str, prefix: &str, regime: &str) -> Option<(f64, &'a Record)> {
+pub fn single<'a>(run: &'a Run, shape: &Shape, regime: &Regime) -> Option<(f64, &'a Record)> {
     let recs: Vec<&Record> = ok(run)
         .filter(|r| {
             r.suite() == SuiteId::Cache
                 && r.threads == 1
-                && is_plain(r, op, prefix)
-                && r.regime.as_deref() == Some(regime)
+                && shape.of(r)
+                && r.regime.as_ref() == Some(regime)
                 && r.size_bytes
                     .is_some_and(|s| run.host.well_inside(s, regime, 2, Curve::Bandwidth))
         })
         .collect();
     let recs = recs.into_iter();
-    if regime == "DRAM" {
+    if *regime == Regime::Dram {
         let top = recs.clone().filter_map(|r| r.size_bytes).max()?;
         recs.filter(|r| r.size_bytes == Some(top))
             .filter_map(|r| r.gbps.map(|g| (g.best, r)))
@@ -62,16 +126,16 @@ pub fn dram_copy(run: &Run) -> Option<DramCopy<'_>> {
         .filter(|r| {
             r.suite() == SuiteId::Cache
                 && r.threads == 1
-                && r.op == "copy"
-                && r.pattern.as_deref().is_none_or(|p| p == "seq")
-                && r.regime.as_deref() == Some("DRAM")
+                && r.op == Op::Copy
+                && r.pattern.as_ref().is_none_or(|p| *p == Pattern::Seq)
+                && r.regime == Some(Regime::Dram)
                 && r.size_bytes
-                    .is_some_and(|s| run.host.well_inside(s, "DRAM", 2, Curve::Bandwidth))
+                    .is_some_and(|s| run.host.well_inside(s, &Regime::Dram, 2, Curve::Bandwidth))
         })
         .filter_map(|r| r.gbps.map(|g| (g.best, r)))
         .collect();
     let top = recs.iter().filter_map(|r| r.1.size_bytes).max()?;
-    let is_libc = |r: &Record| r.kernel == "libc_memcpy";
+    let is_libc = |r: &Record| Shape::MEMCPY.of(r);
     let best = |libc: Option<bool>| {
         recs.iter()
             .filter(|r| r.1.size_bytes == Some(top))
@@ -91,9 +155,9 @@ pub fn dram_copy(run: &Run) -> Option<DramCopy<'_>> {
 
 /// Best all-cores DRAM figure of `op` from any suite that ran more than
 /// one thread at a DRAM-sized set.
-pub fn all_cores<'a>(run: &'a Run, op: &str) -> Option<(f64, &'a Record)> {
+pub fn all_cores<'a>(run: &'a Run, op: &Op) -> Option<(f64, &'a Record)> {
     ok(run)
-        .filter(|r| r.threads > 1 && r.op == op && r.regime.as_deref() == Some("DRAM"))
+        .filter(|r| r.threads > 1 && r.op == *op && r.regime == Some(Regime::Dram))
         .filter(|r| !r.nontemporal.unwrap_or(false))
         .filter_map(|r| r.gbps.map(|g| (g.best, r)))
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -121,8 +185,8 @@ pub fn dram_latency(run: &Run) -> Option<(f64, &Record)> {
     recs.iter()
         .filter(|r| r.size_bytes == Some(top))
         .filter(|r| {
-            r.regime.as_deref() != Some("DRAM")
-                || run.host.well_inside(top, "DRAM", 4, Curve::Latency)
+            r.regime != Some(Regime::Dram)
+                || run.host.well_inside(top, &Regime::Dram, 4, Curve::Latency)
         })
         .filter_map(|r| metric::latency(r).map(|m| (m.best, *r)))
         .min_by(|a, b| a.0.total_cmp(&b.0))
@@ -141,24 +205,24 @@ fn l1_ceiling(run: &Run, r: &Record) -> Option<f64> {
         Nullable::Absent => {}
     }
     let hz = b.clock_hz.or(run.host.clock_hz)?;
-    run.host.ceiling_at(&r.op, Some(r.width_bits?), hz)
+    run.host.ceiling_at(r.op.as_str(), Some(r.width_bits?), hz)
 }
 
 /// The headline figures, e.g. "L1 read 203 GB/s = 98 % of this core's
 /// limit", "DRAM read 22.5 GB/s per core, 33 GB/s all cores".
 pub fn headline(run: &Run) -> Vec<String> {
     let mut parts = Vec::new();
-    for regime in ["L1", "L2", "L3", "DRAM"] {
-        let Some((g, r)) = single(run, "read", "seq_read", regime) else {
+    for regime in &Regime::ALL {
+        let Some((g, r)) = single(run, &Shape::READ, regime) else {
             continue;
         };
         let mut s = format!("{regime} read {}", gbps(g));
         match regime {
-            "L1" => match r.limit_gbps.or_else(|| l1_ceiling(run, r)) {
+            Regime::L1 => match r.limit_gbps.or_else(|| l1_ceiling(run, r)) {
                 Some(c) => s.push_str(&format!(" = {:.0} % of this core's limit", g / c * 100.0)),
                 None => s.push_str(" (this core's limit is unknown)"),
             },
-            "DRAM" => {
+            Regime::Dram => {
                 s.push_str(" per core");
                 if let (Some(p), Some(l)) = (r.percent_of_limit, r.limit_gbps) {
                     s.push_str(&format!(
@@ -167,14 +231,14 @@ pub fn headline(run: &Run) -> Vec<String> {
                     ));
                 }
                 s.push_str(&moments(r));
-                if let Some((a, t)) = all_cores(run, "read") {
+                if let Some((a, t)) = all_cores(run, &Op::Read) {
                     s.push_str(&format!(", {} with {} threads", gbps(a), t.threads));
                     if let Some(p) = t.percent_of_limit {
                         s.push_str(&format!(" = {p:.0} %"));
                     }
                     s.push_str(&moments(t));
                 }
-                if [Some(r), all_cores(run, "read").map(|a| a.1)]
+                if [Some(r), all_cores(run, &Op::Read).map(|a| a.1)]
                     .iter()
                     .flatten()
                     .any(|r| r.repeats.as_ref().is_some_and(|x| x.contended))
@@ -188,7 +252,7 @@ pub fn headline(run: &Run) -> Vec<String> {
         }
         parts.push(s);
     }
-    if let Some((g, _)) = single(run, "write", "seq_write", "DRAM") {
+    if let Some((g, _)) = single(run, &Shape::WRITE, &Regime::Dram) {
         parts.push(format!("DRAM write {}", gbps(g)));
     }
     let nt = ok(run)
@@ -196,9 +260,9 @@ pub fn headline(run: &Run) -> Vec<String> {
             r.suite() == SuiteId::Cache
                 && r.threads == 1
                 && r.nontemporal == Some(true)
-                && r.op == "write"
+                && r.op == Op::Write
         })
-        .filter(|r| r.regime.as_deref() == Some("DRAM"))
+        .filter(|r| r.regime == Some(Regime::Dram))
         .filter_map(|r| r.gbps.map(|g| g.best))
         .fold(None, |a: Option<f64>, g| Some(a.map_or(g, |a| a.max(g))));
     if let Some(g) = nt {
@@ -216,7 +280,7 @@ pub fn headline(run: &Run) -> Vec<String> {
         parts.push(s);
     }
     if let Some((ns, r)) = dram_latency(run) {
-        let regime = r.regime.as_deref().unwrap_or("largest size");
+        let regime = r.regime.as_ref().map_or("largest size", Regime::as_str);
         parts.push(format!("{regime} latency {ns:.0} ns"));
     }
     parts
@@ -318,7 +382,8 @@ mod tests {
         };
         Record {
             kernel: "seq_read_256_avx2".into(),
-            op: "read".into(),
+            op: Op::Read,
+            pattern: Some(Pattern::Seq),
             width_bits: Some(256),
             nontemporal: Some(false),
             size_bytes: Some(16 << 10),
@@ -353,7 +418,9 @@ mod tests {
     fn read(run: &Run, size: u64, gbps: f64) -> Record {
         Record {
             kernel: "seq_read_512_avx512f".into(),
-            op: "read".into(),
+            op: Op::Read,
+            pattern: Some(Pattern::Seq),
+            width_bits: Some(512),
             size_bytes: Some(size),
             threads: 1,
             regime: Some(run.host.regime(size, 1, Curve::Bandwidth)),
@@ -442,7 +509,7 @@ mod tests {
     fn chase(run: &Run, size: u64, ns: f64) -> Record {
         Record {
             kernel: "chase_latency_64_scalar".into(),
-            op: "latency".into(),
+            op: Op::Latency,
             size_bytes: Some(size),
             threads: 1,
             regime: Some(run.host.regime(size, 1, Curve::Latency)),
@@ -518,8 +585,13 @@ mod tests {
     fn copy(run: &Run, kernel: &str, size: u64, gbps: f64) -> Record {
         Record {
             kernel: kernel.into(),
-            op: "copy".into(),
-            pattern: Some("seq".into()),
+            op: Op::Copy,
+            pattern: Some(Pattern::Seq),
+            width_bits: match kernel {
+                "libc_memcpy" => None,
+                "rep_movsb" => Some(8),
+                _ => Some(512),
+            },
             ..read(run, size, gbps)
         }
     }
@@ -553,7 +625,7 @@ mod tests {
         );
         // Random-order copies and multi-thread copies are not candidates.
         let mut r = copy(&run, "rand_copy_512_avx512f", 1 << 30, 90.0);
-        r.pattern = Some("random".into());
+        r.pattern = Some(Pattern::Random);
         run.records.push(r);
         let mut r = copy(&run, "seq_copy_512_avx512f", 1 << 30, 80.0);
         r.threads = 2;
@@ -578,7 +650,9 @@ mod limit_tests {
     ) -> Record {
         let mut r = Record {
             kernel: "seq_read_512_avx512f".into(),
-            op: "read".into(),
+            op: Op::Read,
+            pattern: Some(Pattern::Seq),
+            width_bits: Some(512),
             nontemporal: Some(false),
             size_bytes: Some(size),
             threads,

@@ -407,8 +407,8 @@ mod tests {
             })
             .regime
         };
-        assert_eq!(label(64 << 20).as_deref(), Some("DRAM"));
-        assert_eq!(label(16 << 20).as_deref(), Some("L3"));
+        assert_eq!(label(64 << 20), Some(crate::model::Regime::Dram));
+        assert_eq!(label(16 << 20), Some(crate::model::Regime::L3));
         assert_eq!(host.caches[2].size_bytes, 480 << 20, "CPUID's size kept");
         // The full sweep stops at 256 MiB, not at 4 × 480 MiB.
         assert_eq!(

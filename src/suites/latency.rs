@@ -386,17 +386,14 @@ pub fn measure_case(
     };
     let mut r = Record {
         kernel: k.name.into(),
-        op: "latency".into(),
+        op: crate::model::Op::Latency,
         width_bits: Some(64),
         nontemporal: None,
-        pattern: Some(
-            if case.view == View::Stride {
-                "strided"
-            } else {
-                "chase"
-            }
-            .into(),
-        ),
+        pattern: Some(if case.view == View::Stride {
+            crate::model::Pattern::Strided
+        } else {
+            crate::model::Pattern::Chase
+        }),
         size_bytes: Some(ws),
         threads: 1,
         cpus: vec![plan.cpu],

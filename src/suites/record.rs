@@ -5,7 +5,7 @@ use crate::kernels::{Form, Kernel, PassBytes};
 use crate::measure::Measured;
 use crate::model::detail::Bandwidth;
 use crate::model::{
-    limits, Curve, Detail, Host, Limit, LimitCase, Placement, Record, Stats, Warning,
+    limits, Curve, Detail, Host, Limit, LimitCase, Placement, Record, Regime, Stats, Warning,
 };
 use crate::stats;
 
@@ -35,10 +35,10 @@ pub fn bandwidth(
     };
     let mut r = Record {
         kernel: k.name.into(),
-        op: k.op.name().into(),
+        op: k.op.into(),
         width_bits: (k.width_bits > 0).then_some(k.width_bits),
         nontemporal: Some(k.nontemporal),
-        pattern: Some(k.pattern.name().into()),
+        pattern: Some(k.pattern.into()),
         size_bytes: Some(ws),
         threads,
         cpus: cpus.to_vec(),
@@ -149,7 +149,7 @@ fn limit_at(r: &Record, k: &Kernel, host: &Host, hz: Option<f64>) -> Limit {
         bound_by: crate::model::BoundBy::Unknown,
     };
     // No regime: the caches are unknown (an emulator), so is the limit.
-    let Some(regime) = r.regime.as_deref() else {
+    let Some(regime) = r.regime.clone() else {
         return unknown;
     };
     // The row of the kind of core the record ran on (ARM big.LITTLE);
@@ -158,19 +158,19 @@ fn limit_at(r: &Record, k: &Kernel, host: &Host, hz: Option<f64>) -> Limit {
         return unknown;
     };
     let host = &*host;
-    let case = |regime| LimitCase {
-        op: k.op.name(),
+    let case = |regime: Regime| LimitCase {
+        op: k.op.into(),
         width_bits: kernel_width(k, host),
         regime,
         cores,
         hz,
         nontemporal: k.nontemporal,
     };
-    let own = host.limit(&case(regime));
+    let own = host.limit(&case(regime.clone()));
     let below = match regime {
-        "L2" => Some(1),
-        "L3" => Some(2),
-        "DRAM" => host.data_caches().map(|c| c.level).max(),
+        Regime::L2 => Some(1),
+        Regime::L3 => Some(2),
+        Regime::Dram => host.data_caches().map(|c| c.level).max(),
         _ => None,
     };
     // Past twice the level below, strictly: a 2 MiB copy on a 1 MiB L2
@@ -183,7 +183,7 @@ fn limit_at(r: &Record, k: &Kernel, host: &Host, hz: Option<f64>) -> Limit {
     let near = |l: u8| r.size_bytes.is_some_and(|s| s <= edge(l));
     match below.filter(|&l| near(l)) {
         Some(b) => {
-            let lower = host.limit(&case(&format!("L{b}")));
+            let lower = host.limit(&case(Regime::cache(b)));
             match (own.gbps, lower.gbps) {
                 (Some(o), Some(l)) if l > o => lower,
                 (Some(_), Some(_)) => own,

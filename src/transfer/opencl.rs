@@ -345,6 +345,57 @@ fn secs(ns: u64) -> f64 {
 }
 
 impl ClSession<'_> {
+    /// Both directions at once on two queues: each direction's device span
+    /// is timed by its own events, the whole by the earliest start to the
+    /// latest end.
+    fn bidir(&mut self, reps: u64) -> Result<Timed, DriverError> {
+        let n = self.bytes;
+        let q = &self.b.queues;
+        let t0 = std::time::Instant::now();
+        let src: *const u8 = self.host[0].slice(n).as_ptr();
+        let dst: *mut u8 = self.host[1].slice(n).as_mut_ptr();
+        // SAFETY: two distinct host buffers owned by the session.
+        let (src, dst) = unsafe {
+            (
+                std::slice::from_raw_parts(src, n),
+                std::slice::from_raw_parts_mut(dst, n),
+            )
+        };
+        let (a, b) = self.dev.split_at_mut(1);
+        let mut span_up = Span::default();
+        let mut span_down = Span::default();
+        for _ in 0..reps {
+            // SAFETY: the device buffers were created with `self.bytes` (= n) bytes and the host slice is n bytes; it outlives the batch, which `finish` waits for before the session is touched again.
+            let e = unsafe { q[0].enqueue_write_buffer(&mut a[0], CL_NON_BLOCKING, 0, src, &[]) }
+                .map_err(cl("clEnqueueWriteBuffer"))?;
+            span_up.push(e);
+            let e =
+                // SAFETY: as above: `dst` is n bytes of the second host buffer, alive until `finish`.
+                unsafe { q[1].enqueue_read_buffer(&b[0], CL_NON_BLOCKING, 0, dst, &[]) }
+                    .map_err(cl("clEnqueueReadBuffer"))?;
+            span_down.push(e);
+        }
+        q[0].flush().map_err(cl("clFlush"))?;
+        q[1].flush().map_err(cl("clFlush"))?;
+        q[0].finish().map_err(cl("clFinish"))?;
+        q[1].finish().map_err(cl("clFinish"))?;
+        let host_s = t0.elapsed().as_secs_f64();
+        let (u, d) = (span_up.bounds(), span_down.bounds());
+        let (device_s, per_dir_s) = match (u, d) {
+            (Some(u), Some(d)) => (
+                Some(secs(u.1.max(d.1) - u.0.min(d.0))),
+                Some([secs(u.1 - u.0), secs(d.1 - d.0)]),
+            ),
+            _ => (None, None),
+        };
+        Ok(Timed {
+            host_s,
+            device_s,
+            per_dir_s,
+            blocked: false,
+        })
+    }
+
     fn blocking(&self) -> cl_bool {
         if self.kind == HostKind::HostPtr {
             CL_BLOCKING
@@ -366,7 +417,7 @@ impl Session for ClSession<'_> {
         let q = &self.b.queues;
         let t0 = std::time::Instant::now();
         let mut span = Span::default();
-        let mut per_dir = None;
+
         match dir {
             Direction::H2d => {
                 let src: *const u8 = self.host[0].slice(n).as_ptr();
@@ -406,55 +457,7 @@ impl Session for ClSession<'_> {
                 }
                 q[0].finish().map_err(cl("clFinish"))?;
             }
-            Direction::Bidir => {
-                let src: *const u8 = self.host[0].slice(n).as_ptr();
-                let dst: *mut u8 = self.host[1].slice(n).as_mut_ptr();
-                // SAFETY: two distinct host buffers owned by the session.
-                let (src, dst) = unsafe {
-                    (
-                        std::slice::from_raw_parts(src, n),
-                        std::slice::from_raw_parts_mut(dst, n),
-                    )
-                };
-                let (a, b) = self.dev.split_at_mut(1);
-                let mut span_up = Span::default();
-                let mut span_down = Span::default();
-                for _ in 0..reps {
-                    // SAFETY: the device buffers were created with `self.bytes` (= n) bytes and the host slice is n bytes; it outlives the batch, which `finish` waits for before the session is touched again.
-                    let e = unsafe {
-                        q[0].enqueue_write_buffer(&mut a[0], CL_NON_BLOCKING, 0, src, &[])
-                    }
-                    .map_err(cl("clEnqueueWriteBuffer"))?;
-                    span_up.push(e);
-                    let e =
-                        // SAFETY: as above: `dst` is n bytes of the second host buffer, alive until `finish`.
-                        unsafe { q[1].enqueue_read_buffer(&b[0], CL_NON_BLOCKING, 0, dst, &[]) }
-                            .map_err(cl("clEnqueueReadBuffer"))?;
-                    span_down.push(e);
-                }
-                q[0].flush().map_err(cl("clFlush"))?;
-                q[1].flush().map_err(cl("clFlush"))?;
-                q[0].finish().map_err(cl("clFinish"))?;
-                q[1].finish().map_err(cl("clFinish"))?;
-                let host_s = t0.elapsed().as_secs_f64();
-                let (u, d) = (span_up.bounds(), span_down.bounds());
-                if let (Some(u), Some(d)) = (u, d) {
-                    per_dir = Some([secs(u.1 - u.0), secs(d.1 - d.0)]);
-                    let total = secs(u.1.max(d.1) - u.0.min(d.0));
-                    return Ok(Timed {
-                        host_s,
-                        device_s: Some(total),
-                        per_dir_s: per_dir,
-                        blocked: false,
-                    });
-                }
-                return Ok(Timed {
-                    host_s,
-                    device_s: None,
-                    per_dir_s: None,
-                    blocked: false,
-                });
-            }
+            Direction::Bidir => return self.bidir(reps),
             Direction::H2dSm | Direction::D2hSm | Direction::D2dSm => {
                 return Err(DriverError::new(
                     dir.name(),
@@ -483,7 +486,7 @@ impl Session for ClSession<'_> {
         Ok(Timed {
             host_s,
             device_s: span.bounds().map(|(s, e)| secs(e - s)),
-            per_dir_s: per_dir,
+            per_dir_s: None,
             blocked: false,
         })
     }

@@ -31,6 +31,25 @@ pub fn bwscope() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("bwscope").expect("the bwscope binary")
 }
 
+/// Run `cmd` with `--json -`, check it succeeded (its stderr in the
+/// message otherwise) and return the run it printed.
+pub fn json_of(cmd: &mut assert_cmd::Command) -> Value {
+    let out = cmd.arg("--json").arg("-").output().unwrap();
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// A run's records, owned.
+pub fn records(run: &Value) -> Vec<Value> {
+    run["records"].as_array().unwrap().clone()
+}
+
 pub fn write(dir: &Path, name: &str, v: &Value) -> String {
     let p = dir.join(name);
     std::fs::write(&p, serde_json::to_vec_pretty(v).unwrap()).unwrap();

@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::latency::latency_headline;
-use super::{case_parts, CasePart, Headline, Nullable, SuiteDetail};
-use crate::model::Stats;
+use super::{case_parts, CasePart, Headline, Judged, Nullable, SuiteDetail};
+use crate::model::{Record, Stats};
 
 /// A `contend` record.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -142,5 +142,34 @@ impl SuiteDetail for ContendDetail {
 
     fn metric(&self) -> Option<Headline> {
         latency_headline(&self.latency_ns)
+    }
+
+    /// `contend_all_gbps`: the aggregate of the phase with the most
+    /// agents (every default agent together).
+    fn judged<'a>(records: &[&'a Record]) -> Vec<Judged<'a>> {
+        let all = records
+            .iter()
+            .filter_map(|r| Some((r.detail.get::<ContendDetail>()?, *r)))
+            .filter(|(d, _)| d.case_agent.as_deref() == Some("aggregate"))
+            .max_by_key(|(d, _)| d.phase_agents.as_ref().map_or(0, |a| a.len()));
+        let Some((d, record)) = all else {
+            return Vec::new();
+        };
+        let what = format!(
+            "every contend agent together ({}): aggregate bandwidth",
+            d.phase_agents.clone().unwrap_or_default().join("+")
+        );
+        d.aggregate_gbps
+            .value()
+            .map(|value| Judged {
+                metric: "contend_all_gbps".into(),
+                unit: "GB/s",
+                higher_is_better: true,
+                value,
+                what,
+                record,
+            })
+            .into_iter()
+            .collect()
     }
 }

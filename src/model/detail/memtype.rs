@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{case_parts, CasePart, Nullable, SuiteDetail};
-use crate::model::Stats;
+use super::{case_parts, metric_part, CasePart, Judged, Nullable, SuiteDetail};
+use crate::model::{Record, Stats};
 
 /// When a kind pays back its set-up against regular pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,5 +118,60 @@ pub struct MemtypeDetail {
 impl SuiteDetail for MemtypeDetail {
     fn case(&self) -> Vec<CasePart> {
         case_parts([CasePart::of("device", self.case_device.as_ref())])
+    }
+
+    /// Per memory kind a node offers (device memory aside: a fleet node
+    /// runs the anonymous kinds): the best copy pass
+    /// (`memtype_<kind>_copy_gbps`, bytes read + written) and the cost of
+    /// first use, set-up and first pass per MiB
+    /// (`memtype_<kind>_first_ms_per_mib`), so a fleet names the node whose
+    /// huge pages ran out or fault slowly.
+    fn judged<'a>(records: &[&'a Record]) -> Vec<Judged<'a>> {
+        let mut out: Vec<Judged<'a>> = Vec::new();
+        for &record in records {
+            let (Some(d), Some(mem)) = (record.detail.get::<MemtypeDetail>(), &record.memory)
+            else {
+                continue;
+            };
+            if d.case_device.is_some() {
+                continue;
+            }
+            let kind = metric_part(&mem.kind);
+            let figures = [
+                record.gbps.map(|g| {
+                    (
+                        "copy_gbps",
+                        "GB/s",
+                        true,
+                        g.best,
+                        "best copy pass (bytes read + written)",
+                    )
+                }),
+                d.first_total_ms_per_mib.map(|ms| {
+                    (
+                        "first_ms_per_mib",
+                        "ms/MiB",
+                        false,
+                        ms,
+                        "first use: set-up and first pass per MiB",
+                    )
+                }),
+            ];
+            for (name, unit, higher_is_better, value, what) in figures.into_iter().flatten() {
+                let metric = format!("memtype_{kind}_{name}");
+                if out.iter().any(|j| j.metric == metric) {
+                    continue;
+                }
+                out.push(Judged {
+                    metric,
+                    unit,
+                    higher_is_better,
+                    value,
+                    what: format!("{} memory: {what}", mem.kind),
+                    record,
+                });
+            }
+        }
+        out
     }
 }

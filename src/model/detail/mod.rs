@@ -28,7 +28,7 @@ use serde::ser::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::Stats;
+use super::{Record, Stats};
 
 pub use cache::{Bandwidth, CacheDetail, FirstUse};
 pub use contend::ContendDetail;
@@ -59,6 +59,48 @@ pub trait SuiteDetail: Serialize + for<'de> Deserialize<'de> + Default + Clone {
     fn bandwidth(&self) -> Option<&Bandwidth> {
         None
     }
+
+    /// The figures a fleet judges across its nodes from this suite's
+    /// records of one run (`records`: those that ran, in order), each with
+    /// the record it was read from. A suite declares here what of it a
+    /// fleet compares; the headline figures every run gives (one core's
+    /// cache and DRAM bandwidth, all cores' DRAM read, DRAM latency) are
+    /// `report::fleet::metrics`'s own, read as the summary line reads them.
+    fn judged<'a>(_records: &[&'a Record]) -> Vec<Judged<'a>>
+    where
+        Self: Sized,
+    {
+        Vec::new()
+    }
+}
+
+/// A figure a fleet judges across its nodes (see [`SuiteDetail::judged`]).
+#[derive(Debug, Clone)]
+pub struct Judged<'a> {
+    /// The metric's name (`memtype_thp_copy_gbps`): letters, digits and
+    /// `_` only.
+    pub metric: String,
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+    pub value: f64,
+    /// One line on what it is, for HELP texts and tables.
+    pub what: String,
+    /// The record it was read from (its noise, its repeats).
+    pub record: &'a Record,
+}
+
+/// `text` as part of a metric name: lower case, anything but a letter or
+/// a digit as `_` (`hugetlb-2M` → `hugetlb_2m`).
+pub fn metric_part(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// A suite's detail type and the [`Detail`] variant that holds it
@@ -147,6 +189,14 @@ macro_rules! suites {
             pub fn name(self) -> &'static str {
                 match self {
                     $( SuiteId::$id => $name, )*
+                }
+            }
+
+            /// What a fleet judges of this suite's `records` (see
+            /// [`SuiteDetail::judged`]).
+            pub fn judged<'a>(self, records: &[&'a Record]) -> Vec<Judged<'a>> {
+                match self {
+                    $( SuiteId::$id => <$detail as SuiteDetail>::judged(records), )*
                 }
             }
         }

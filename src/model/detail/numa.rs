@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::latency::latency_headline;
-use super::{case_parts, Bandwidth, CasePart, Headline, Nullable, SuiteDetail};
-use crate::model::Stats;
+use super::{case_parts, Bandwidth, CasePart, Headline, Judged, Nullable, SuiteDetail};
+use crate::model::{Op, Record, Stats};
 
 /// A `numa` record.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -154,5 +154,38 @@ impl SuiteDetail for NumaDetail {
 
     fn bandwidth(&self) -> Option<&Bandwidth> {
         Some(&self.bandwidth)
+    }
+
+    /// Each tier cell of a `numa --tiers` run: read bandwidth and latency
+    /// from a cpu node to a memory node, the memory's kind in the name
+    /// (`tier_cxl_read_gbps_cpu0_mem2`), so a fleet names the node whose
+    /// CXL or HBM tier is slow.
+    fn judged<'a>(records: &[&'a Record]) -> Vec<Judged<'a>> {
+        let mut out = Vec::new();
+        for &record in records {
+            let Some(d) = record.detail.get::<NumaDetail>() else {
+                continue;
+            };
+            let (Some(kind), Some(c), Some(m)) =
+                (&d.memory_kind, d.case_cpu_node, d.case_memory_node)
+            else {
+                continue;
+            };
+            let (name, unit, higher_is_better, value) =
+                match (&record.op, record.gbps, d.latency_ns.value()) {
+                    (Op::Read, Some(g), _) => ("read_gbps", "GB/s", true, g.best),
+                    (Op::Latency, _, Some(l)) => ("latency_ns", "ns", false, l.best),
+                    _ => continue,
+                };
+            out.push(Judged {
+                metric: format!("tier_{kind}_{name}_cpu{c}_mem{m}"),
+                unit,
+                higher_is_better,
+                value,
+                what: format!("{kind} memory on node {m} from cpu node {c}"),
+                record,
+            });
+        }
+        out
     }
 }

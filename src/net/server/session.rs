@@ -246,7 +246,6 @@ fn data_phase(
     } else {
         Vec::new()
     };
-    let recv_len = (setup.chunk_bytes as usize).clamp(1, flow::RECV_BUF);
     let received = AtomicU64::new(0);
     let sent = AtomicU64::new(0);
     let rounds = AtomicU64::new(0);
@@ -264,24 +263,8 @@ fn data_phase(
                 (&sendbuf, &received, &sent, &rounds, &stop, &failures);
             match setup.mode {
                 Mode::Rr => receivers.push(sc.spawn(move || {
-                    let mut st = st;
-                    let mut rb = vec![0u8; recv_len];
-                    match flow::rr_server(
-                        &mut st,
-                        setup.direction,
-                        setup.chunk_bytes,
-                        sendbuf,
-                        &mut rb,
-                        limits,
-                        idle,
-                    ) {
-                        Ok((r, s, k)) => {
-                            received.fetch_add(r, Ordering::Relaxed);
-                            sent.fetch_add(s, Ordering::Relaxed);
-                            rounds.fetch_add(k, Ordering::Relaxed);
-                        }
-                        Err(e) => failures.fail(e),
-                    }
+                    let totals = [received, sent, rounds];
+                    rr_stream(st, setup, sendbuf, limits, idle, totals, failures)
                 })),
                 // The transponder sends what the leader receives.
                 Mode::Stream => receivers.extend(flow::stream_threads(
@@ -323,4 +306,36 @@ fn data_phase(
         active_nanos: t0.elapsed().as_nanos() as u64,
         intervals,
     })
+}
+
+/// One request/answer stream of the transponder: its bytes received, sent
+/// and rounds are added to `totals` (in that order); a failure stops the
+/// other streams.
+fn rr_stream(
+    mut st: TcpStream,
+    setup: &Setup,
+    sendbuf: &[u8],
+    limits: Limits,
+    idle: Duration,
+    totals: [&AtomicU64; 3],
+    failures: &flow::Failures,
+) {
+    let mut rb = vec![0u8; (setup.chunk_bytes as usize).clamp(1, flow::RECV_BUF)];
+    let r = flow::rr_server(
+        &mut st,
+        setup.direction,
+        setup.chunk_bytes,
+        sendbuf,
+        &mut rb,
+        limits,
+        idle,
+    );
+    match r {
+        Ok((r, s, k)) => {
+            for (total, n) in totals.iter().zip([r, s, k]) {
+                total.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+        Err(e) => failures.fail(e),
+    }
 }

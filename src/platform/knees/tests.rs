@@ -626,17 +626,38 @@ fn a_chase_between_two_plateaus_is_labelled_by_where_most_loads_are_served() {
     // By size alone, 8 MiB is past the 6 MiB knee: DRAM.
     assert_eq!(h.regime(8 * M, 1, Curve::Latency), "DRAM");
     // At 32 ns, 17 of the ~125 ns between the plateaus: most loads hit L3.
-    assert_eq!(h.chase_regime(8 * M, Some(32.0)).as_deref(), Some("L3"));
+    assert_eq!(
+        h.chase_regime(8 * M, Some(32.0)),
+        Some(crate::model::Regime::L3)
+    );
     // Nearer DRAM's plateau, or more than 2× past the knee: DRAM.
-    assert_eq!(h.chase_regime(8 * M, Some(100.0)).as_deref(), Some("DRAM"));
-    assert_eq!(h.chase_regime(16 * M, Some(115.0)).as_deref(), Some("DRAM"));
-    assert_eq!(h.chase_regime(64 * M, Some(5.0)).as_deref(), Some("DRAM"));
+    assert_eq!(
+        h.chase_regime(8 * M, Some(100.0)),
+        Some(crate::model::Regime::Dram)
+    );
+    assert_eq!(
+        h.chase_regime(16 * M, Some(115.0)),
+        Some(crate::model::Regime::Dram)
+    );
+    assert_eq!(
+        h.chase_regime(64 * M, Some(5.0)),
+        Some(crate::model::Regime::Dram)
+    );
     // Inside a level, and without a latency: the size's regime.
-    assert_eq!(h.chase_regime(4 * M, Some(15.0)).as_deref(), Some("L3"));
-    assert_eq!(h.chase_regime(8 * M, None).as_deref(), Some("DRAM"));
+    assert_eq!(
+        h.chase_regime(4 * M, Some(15.0)),
+        Some(crate::model::Regime::L3)
+    );
+    assert_eq!(
+        h.chase_regime(8 * M, None),
+        Some(crate::model::Regime::Dram)
+    );
     // The same rule at L2's end: past the 768 KiB knee, at L2's latency,
     // a label never moves down to the level below the size's.
-    assert_eq!(h.chase_regime(512 * K, Some(3.8)).as_deref(), Some("L2"));
+    assert_eq!(
+        h.chase_regime(512 * K, Some(3.8)),
+        Some(crate::model::Regime::L2)
+    );
 }
 
 /// The read curve against the latency curve: which regime each kind of

@@ -5,10 +5,9 @@
 //! figures from the cache suite, all-core DRAM from any multi-thread
 //! record, latency from the random chase at the largest size.
 
-use crate::model::detail::ContendDetail;
 use crate::model::fleet::{FleetRun, NetMatrix};
-use crate::model::{noise_slowdown, Record, Run};
-use crate::report::summary;
+use crate::model::{noise_slowdown, Op, Record, Regime, Run, Status, SuiteId};
+use crate::report::summary::{self, Shape};
 use crate::stats::median;
 
 /// One figure of one node.
@@ -98,13 +97,13 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             "measured core clock (a throttled CPU shows here)",
         ));
     }
-    for (regime, name) in [
-        ("L1", "l1_read_gbps"),
-        ("L2", "l2_read_gbps"),
-        ("L3", "l3_read_gbps"),
-        ("DRAM", "dram_read_gbps"),
-    ] {
-        if let Some((g, r)) = summary::single(run, "read", "seq_read", regime) {
+    for (regime, name) in Regime::ALL.iter().zip([
+        "l1_read_gbps",
+        "l2_read_gbps",
+        "l3_read_gbps",
+        "dram_read_gbps",
+    ]) {
+        if let Some((g, r)) = summary::single(run, &Shape::READ, regime) {
             out.push(
                 figure(
                     name,
@@ -117,7 +116,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             );
         }
     }
-    if let Some((g, r)) = summary::single(run, "write", "seq_write", "DRAM") {
+    if let Some((g, r)) = summary::single(run, &Shape::WRITE, &Regime::Dram) {
         out.push(
             figure(
                 "dram_write_gbps",
@@ -129,7 +128,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             .noise_of(r, run),
         );
     }
-    if let Some((g, r)) = summary::single(run, "copy", "libc_memcpy", "DRAM") {
+    if let Some((g, r)) = summary::single(run, &Shape::MEMCPY, &Regime::Dram) {
         out.push(
             figure(
                 "dram_memcpy_gbps",
@@ -141,7 +140,7 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             .noise_of(r, run),
         );
     }
-    if let Some((g, r)) = summary::all_cores(run, "read") {
+    if let Some((g, r)) = summary::all_cores(run, &Op::Read) {
         out.push(
             figure(
                 "dram_read_all_gbps",
@@ -152,15 +151,6 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             )
             .noise_of(r, run),
         );
-    }
-    if let Some((d, r)) = contend_all(run) {
-        let what = format!(
-            "every contend agent together ({}): aggregate bandwidth",
-            d.phase_agents.clone().unwrap_or_default().join("+")
-        );
-        if let Some(g) = d.aggregate_gbps.value() {
-            out.push(figure("contend_all_gbps", "GB/s", true, g, &what).noise_of(r, run));
-        }
     }
     if let Some((ns, r)) = summary::dram_latency(run) {
         out.push(
@@ -174,56 +164,29 @@ pub fn node_figures(run: &Run) -> Vec<Figure> {
             .noise_of(r, run),
         );
     }
-    out.extend(tier_figures(run));
+    out.extend(declared_figures(run));
     out
 }
 
-/// Each tier cell of a `numa --tiers` run: read bandwidth and latency from
-/// a cpu node to a memory node, the memory's kind in the name
-/// (`tier_cxl_read_gbps_cpu0_mem2`), so a fleet names the node whose CXL
-/// or HBM tier is slow.
-fn tier_figures(run: &Run) -> Vec<Figure> {
-    use crate::model::detail::NumaDetail;
+/// What each suite declares a fleet judges of its records
+/// ([`SuiteDetail::judged`](crate::model::SuiteDetail::judged)): numa's
+/// tier cells, memtype's kinds, contend's aggregate.
+fn declared_figures(run: &Run) -> Vec<Figure> {
     let mut out = Vec::new();
-    for r in run
-        .records
-        .iter()
-        .filter(|r| r.status == crate::model::Status::Ok)
-    {
-        let Some(d) = r.detail.get::<NumaDetail>() else {
-            continue;
-        };
-        let (Some(kind), Some(c), Some(m)) = (&d.memory_kind, d.case_cpu_node, d.case_memory_node)
-        else {
-            continue;
-        };
-        let (name, unit, higher, value) = match (r.op.as_str(), r.gbps, d.latency_ns.value()) {
-            ("read", Some(g), _) => ("read_gbps", "GB/s", true, g.best),
-            ("latency", _, Some(l)) => ("latency_ns", "ns", false, l.best),
-            _ => continue,
-        };
-        out.push(
-            figure(
-                &format!("tier_{kind}_{name}_cpu{c}_mem{m}"),
-                unit,
-                higher,
-                value,
-                &format!("{kind} memory on node {m} from cpu node {c}"),
-            )
-            .noise_of(r, run),
-        );
+    for &suite in SuiteId::ALL {
+        let records: Vec<&Record> = run
+            .records
+            .iter()
+            .filter(|r| r.status == Status::Ok && r.suite() == suite)
+            .collect();
+        for j in suite.judged(&records) {
+            out.push(
+                figure(&j.metric, j.unit, j.higher_is_better, j.value, &j.what)
+                    .noise_of(j.record, run),
+            );
+        }
     }
     out
-}
-
-/// The contend phase with the most agents: its aggregate record.
-fn contend_all(run: &Run) -> Option<(ContendDetail, &Record)> {
-    run.records
-        .iter()
-        .filter(|r| r.status == crate::model::Status::Ok)
-        .filter_map(|r| Some((r.detail.get::<ContendDetail>()?.clone(), r)))
-        .filter(|(d, _)| d.case_agent.as_deref() == Some("aggregate"))
-        .max_by_key(|(d, _)| d.phase_agents.as_ref().map_or(0, |a| a.len()))
 }
 
 /// The size a node's network figures are read at: the largest one.
@@ -337,5 +300,28 @@ mod tests {
         for g in figs {
             assert!(is_metric(&g.metric), "{} is missing from METRICS", g.metric);
         }
+    }
+
+    /// Issue 28: memtype ran on every fleet node and was never judged; it
+    /// declares its figures now, one pair per kind that ran.
+    #[test]
+    fn memtype_declares_a_figure_pair_per_kind() {
+        let text = include_str!("../../../tests/fixtures/runs/2026-11-24-54fbad1/memtype.json");
+        let run: Run = serde_json::from_str(text).unwrap();
+        let figs = node_figures(&run);
+        let names: Vec<&str> = figs.iter().map(|f| f.metric.as_str()).collect();
+        for m in [
+            "memtype_regular_copy_gbps",
+            "memtype_thp_first_ms_per_mib",
+            "memtype_hugetlb_2m_copy_gbps",
+        ] {
+            assert!(names.contains(&m), "{m} not in {names:?}");
+        }
+        // hugetlb-1G was skipped there: nothing of it is judged.
+        assert!(!names.iter().any(|n| n.contains("1g")), "{names:?}");
+        let first = figs
+            .iter()
+            .find(|f| f.metric == "memtype_thp_first_ms_per_mib");
+        assert!(first.is_some_and(|f| !f.higher_is_better && f.unit == "ms/MiB"));
     }
 }

@@ -24,7 +24,7 @@ use super::Exporter;
 
 mod draw;
 use crate::model::detail::{ContendDetail, NumaDetail};
-use crate::model::{BoundBy, Curve, Record, Run, Status, SuiteId};
+use crate::model::{BoundBy, Curve, Op, Record, Regime, Run, Status, SuiteId};
 pub use draw::{color, png, register_fonts, svg, MAX_SIDE, MIN_SIDE};
 
 /// The x axis of a line chart.
@@ -198,7 +198,12 @@ fn vary(recs: &[&Record]) -> Vary {
     };
     cases.retain(|k| differs(&|r| part(r, k)));
     Vary {
-        pattern: differs(&|r| r.pattern.clone().unwrap_or_default()),
+        pattern: differs(&|r| {
+            r.pattern
+                .as_ref()
+                .map(|p| p.to_string())
+                .unwrap_or_default()
+        }),
         threads: differs(&|r| r.threads.to_string()),
         size: differs(&|r| format!("{:?}", r.size_bytes)),
         memory: differs(&|r| {
@@ -241,7 +246,10 @@ fn line_charts(
         if !names.contains(&name) {
             names.push(name);
         }
-        groups.entry((m.unit, r.op.clone())).or_default().push(r);
+        groups
+            .entry((m.unit, r.op.to_string()))
+            .or_default()
+            .push(r);
     }
     let split = names.len() > MAX_SERIES;
     let mut merged: BTreeMap<(&'static str, String), Vec<&Record>> = BTreeMap::new();
@@ -358,16 +366,16 @@ fn line_charts(
 /// while the summary said L2 was bound by the L2→L1 fill at 118.
 pub fn limit_lines(run: &Run, recs: &[&Record]) -> Vec<LimitLine> {
     let mut out: Vec<LimitLine> = Vec::new();
-    let below = |regime: &str| match regime {
-        "L2" => Some(1),
-        "L3" => Some(2),
-        "DRAM" => run.host.data_caches().map(|c| c.level).max(),
+    let below = |regime: &Regime| match regime {
+        Regime::L2 => Some(1),
+        Regime::L3 => Some(2),
+        Regime::Dram => run.host.data_caches().map(|c| c.level).max(),
         _ => None,
     };
-    for regime in ["L1", "L2", "L3", "DRAM"] {
+    for regime in &Regime::ALL {
         let here: Vec<&&Record> = recs
             .iter()
-            .filter(|r| r.regime.as_deref() == Some(regime) && r.size_bytes.is_some())
+            .filter(|r| r.regime.as_ref() == Some(regime) && r.size_bytes.is_some())
             .collect();
         let edge = below(regime)
             .and_then(|l| run.host.cache_size(l, Curve::Bandwidth))
@@ -385,7 +393,7 @@ pub fn limit_lines(run: &Run, recs: &[&Record]) -> Vec<LimitLine> {
         } else {
             inside
         };
-        let reads: Vec<&&Record> = pool.iter().copied().filter(|r| r.op == "read").collect();
+        let reads: Vec<&&Record> = pool.iter().copied().filter(|r| r.op == Op::Read).collect();
         let pool = if reads.is_empty() { pool } else { reads };
         let top = pool
             .iter()

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::rate;
-use crate::model::{Record, Run, Status, Units};
+use crate::model::{Pattern, Record, Run, Status, Units};
 use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
@@ -13,7 +13,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let mut ops: Vec<&str> = Vec::new();
     for r in recs {
         if !ops.contains(&r.op.as_str()) {
-            ops.push(&r.op);
+            ops.push(r.op.as_str());
         }
     }
     ops.into_iter()
@@ -39,8 +39,8 @@ fn short(kernel: &str, op: &str) -> String {
 fn column(r: &Record) -> String {
     match &r.pattern {
         Some(p)
-            if p != "seq"
-                && !(p == "random" && r.kernel.starts_with("rand_"))
+            if *p != Pattern::Seq
+                && !(*p == Pattern::Random && r.kernel.starts_with("rand_"))
                 && !r.kernel.starts_with(p.as_str()) =>
         {
             format!("{}:{}", p, r.kernel)
@@ -66,7 +66,7 @@ fn sweep_grid(records: &[&Record], op: &str, units: Units) -> Option<Table> {
 fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec<String>>> {
     let recs: Vec<&&Record> = records
         .iter()
-        .filter(|r| r.op == op && r.status == Status::Ok && r.size_bytes.is_some())
+        .filter(|r| r.op.as_str() == op && r.status == Status::Ok && r.size_bytes.is_some())
         .collect();
     if recs.is_empty() {
         return None;
@@ -83,7 +83,12 @@ fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec<Str
         let name = column(r);
         let e = by_size
             .entry((r.size_bytes.unwrap_or(0), r.threads))
-            .or_insert_with(|| (r.regime.clone().unwrap_or_default(), BTreeMap::new()));
+            .or_insert_with(|| {
+                (
+                    r.regime.as_ref().map(|g| g.to_string()).unwrap_or_default(),
+                    BTreeMap::new(),
+                )
+            });
         if let Some(s) = r.gbps {
             e.1.insert(
                 name,

@@ -72,7 +72,7 @@ fn render_one(records: &[Rec]) -> Option<Table> {
                 .find(|(r, d)| r.size_bytes == Some(s) && &view_label(d) == v)
             {
                 Some((r, d)) => {
-                    regime = r.regime.clone().unwrap_or_default();
+                    regime = r.regime.as_ref().map(|g| g.to_string()).unwrap_or_default();
                     cells.push(
                         d.latency_ns
                             .get()

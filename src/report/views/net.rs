@@ -49,7 +49,7 @@ pub fn render(run: &Run, records: &[&Record]) -> Vec<Block> {
                 d.mode.as_deref().unwrap_or("?"),
                 d.direction.as_deref().unwrap_or("?")
             ),
-            r.op.clone(),
+            r.op.to_string(),
             r.threads.to_string(),
             r.size_bytes.map_or("-".into(), format_bytes),
             rate.map_or("-".into(), |x| f(x * 8.0)),

@@ -153,7 +153,7 @@ fn pairs(run: &Run, recs: &[&Record]) -> Vec<Block> {
 /// The loaded-latency (or bandwidth) curve.
 fn loaded(run: &Run, recs: &[&Record], opts: &options::Numa) -> Vec<Block> {
     let u = run.display_units;
-    let probe_lat = recs.iter().any(|r| r.op == "latency");
+    let probe_lat = recs.iter().any(|r| r.op == crate::model::Op::Latency);
     let title = format!(
             "loaded {}: probe on cpu {}, memory on node {}, load {} (delay after every 4 KiB each load thread streams)",
             if probe_lat { "latency" } else { "bandwidth" },

@@ -4,7 +4,7 @@
 
 use super::rate;
 use crate::model::detail::NumaDetail;
-use crate::model::{Record, Run, Status};
+use crate::model::{Op, Record, Run, Status};
 use crate::report::grid::{Block, Table};
 
 fn detail(r: &Record) -> NumaDetail {
@@ -53,11 +53,11 @@ fn claims(run: &Run, recs: &[&Record]) -> Option<Table> {
         else {
             continue;
         };
-        if !(r.op == "read" || r.op == "latency") {
+        if !matches!(r.op, Op::Read | Op::Latency) {
             continue;
         }
-        let (measured, worse) = match (r.op.as_str(), d.hmat_claim) {
-            ("read", claim) => {
+        let (measured, worse) = match (&r.op, d.hmat_claim) {
+            (Op::Read, claim) => {
                 let b = r.gbps.map_or(0.0, |g| g.best);
                 (rate(b, u), claim.map(|c| (1.0 - b / c) * 100.0))
             }
@@ -71,7 +71,7 @@ fn claims(run: &Run, recs: &[&Record]) -> Option<Table> {
             kind.clone(),
             measured,
             d.hmat_claim.map_or("-".into(), |c| {
-                if r.op == "read" {
+                if r.op == Op::Read {
                     rate(c, u)
                 } else {
                     format!("{c:.0} ns")

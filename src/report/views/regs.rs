@@ -23,7 +23,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
         let scale = 1e9 / units.bytes_per_unit();
         t.rows.push(vec![
             r.kernel.clone(),
-            r.op.clone(),
+            r.op.to_string(),
             format!("{:.1}", s.best * scale),
             format!("{:.1}", s.median * scale),
             format!("{:.1}", s.cv * 100.0),

@@ -67,7 +67,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
                 r.threads.to_string(),
                 crate::util::cpulist::format_cpu_list(&r.cpus),
                 r.size_bytes.map_or("-".into(), format_bytes),
-                r.regime.clone().unwrap_or_default(),
+                r.regime.as_ref().map(|g| g.to_string()).unwrap_or_default(),
                 rate(g.best, u),
                 rate(g.median, u),
                 rate(g.best / r.threads as f64, u),

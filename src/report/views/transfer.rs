@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use crate::model::detail::{Timer, TransferDetail};
 use crate::model::options::{self, TransferDevice};
-use crate::model::{Nullable, Record, Run, Status};
+use crate::model::{Nullable, Op, Record, Run, Status};
 use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
@@ -44,11 +44,11 @@ pub fn render(run: &Run, records: &[&Record]) -> Vec<Block> {
         } else if e.zero_copy == Some(true) {
             let t = e.map_unmap_seconds.get().map_or(0.0, |s| s.median);
             note = format!("zero-copy (map+unmap {:.1} µs, no data moved)", t * 1e6);
-        } else if r.op == "bidir" {
+        } else if r.op == Op::Bidir {
             let g = |s: &Nullable<crate::model::Stats>| s.get().map_or("-".into(), |s| f(s.best));
             note = format!("h2d {} + d2h {}", g(&e.h2d_gbps), g(&e.d2h_gbps));
         } else if let Some(ratio) = e.cpu_read_over_write {
-            if r.op == "read" {
+            if r.op == Op::Read {
                 note = format!(
                     "read/write {:.2}{}",
                     ratio,
@@ -62,12 +62,12 @@ pub fn render(run: &Run, records: &[&Record]) -> Vec<Block> {
         } else if let (Some(h), Some(ev)) = (e.host_gbps.get(), e.event_gbps.get()) {
             note = format!("host {} / events {}", f(h.best), f(ev.best));
         }
-        if (r.op == "d2d" || r.op == "d2d-sm") && r.status == Status::Ok {
+        if matches!(r.op, Op::D2d | Op::D2dSm) && r.status == Status::Ok {
             note = format!("read+write counted; {}", note);
         }
         t.rows.push(vec![
             e.host_kind.get().map_or("-", String::as_str).to_string(),
-            e.direction.as_deref().unwrap_or(&r.op).to_string(),
+            e.direction.as_deref().unwrap_or(r.op.as_str()).to_string(),
             r.size_bytes.map_or("-".into(), format_bytes),
             best,
             med,

@@ -142,10 +142,10 @@ fn record(
     };
     Record {
         kernel: k.name.into(),
-        op: "first-use".into(),
+        op: crate::model::Op::FirstUse,
         width_bits: Some(k.width_bits),
         nontemporal: Some(false),
-        pattern: Some(k.pattern.name().into()),
+        pattern: Some(k.pattern.into()),
         size_bytes: Some(bytes),
         threads: 1,
         cpus: vec![cpu],

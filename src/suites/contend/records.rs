@@ -220,11 +220,11 @@ fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
                     .map(|k| vec![k.name.to_string()])
                     .unwrap_or_default(),
             };
-            r.op = work.name();
+            r.op = work.name().into();
             r.threads = cpus.len() as u32;
             r.cpus = cpus.clone();
             r.size_bytes = Some(*bytes_per_thread);
-            r.pattern = Some("seq".into());
+            r.pattern = Some(crate::model::Pattern::Seq);
             let d = detail_of(&mut r);
             d.mix = Some(work.name());
             d.kernels = Some(used);
@@ -278,7 +278,7 @@ fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
             d.byte_convention = Some(super::device::BYTE_CONVENTION.into());
         }
         Agent::Net { target, .. } => {
-            r.op = "tcp".into();
+            r.op = crate::model::Op::Tcp;
             r.threads = 1;
             let d = detail_of(&mut r);
             d.peer = Some(match target {
@@ -306,14 +306,14 @@ fn probe_record(p: &super::ProbePlan, f: &Figure, host: &Host) -> Record {
     match p.kind {
         ProbeKind::Bandwidth => {
             r.kernel = "probe-read".into();
-            r.op = "read".into();
+            r.op = crate::model::Op::Read;
             sampled(&mut r, f);
             detail_of(&mut r).kernels = Some(vec![MixKernels::widest(host).read.name.into()]);
         }
         ProbeKind::Latency => {
             r.kernel = "probe-chase".into();
-            r.op = "latency".into();
-            r.pattern = Some("chase".into());
+            r.op = crate::model::Op::Latency;
+            r.pattern = Some(crate::model::Pattern::Chase);
             if f.valid {
                 let ns: Vec<f64> = f
                     .slice_units
@@ -344,7 +344,7 @@ fn aggregate_record(
     let mut r = Record::new(ContendDetail::default());
     label(&mut r, "aggregate", "aggregate", &phase.name);
     r.kernel = "aggregate".into();
-    r.op = "aggregate".into();
+    r.op = crate::model::Op::Aggregate;
     r.threads = names.len() as u32;
     let window = figs.agents.first().map_or(0.0, |f| f.window_seconds);
     if let Some(agg) = aggregate {

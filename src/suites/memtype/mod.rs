@@ -580,10 +580,10 @@ fn record(
     }
     let mut r = Record {
         kernel: k.name.into(),
-        op: "copy".into(),
+        op: crate::model::Op::Copy,
         width_bits: (k.width_bits > 0).then_some(k.width_bits),
         nontemporal: Some(k.nontemporal),
-        pattern: Some(k.pattern.name().into()),
+        pattern: Some(k.pattern.into()),
         size_bytes: Some(2 * n),
         threads: 1,
         cpus: vec![plan.cpu],

@@ -67,12 +67,12 @@ pub(super) fn mix_record(
     let (read_per_pass, written_per_pass) = m.passes[0];
     let uniform = mixes.iter().all(|x| *x == mixes[0]);
     let op = if !uniform {
-        "mix"
+        crate::model::Op::Mix
     } else {
         match (mixes[0].reads, mixes[0].writes) {
-            (_, 0) => "read",
-            (0, _) => "write",
-            _ => "mix",
+            (_, 0) => crate::model::Op::Read,
+            (0, _) => crate::model::Op::Write,
+            _ => crate::model::Op::Mix,
         }
     };
     let kernels: Vec<String> = {
@@ -89,10 +89,10 @@ pub(super) fn mix_record(
     };
     let mut r = Record {
         kernel,
-        op: op.into(),
+        op: op.clone(),
         width_bits: Some(ks.read.width_bits),
         nontemporal: Some(mixes.iter().any(|x| x.nt)),
-        pattern: Some("seq".into()),
+        pattern: Some(crate::model::Pattern::Seq),
         size_bytes: Some(ws),
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
@@ -117,7 +117,7 @@ pub(super) fn mix_record(
     r.set_limit(host.limit(&crate::model::LimitCase {
         op,
         width_bits: r.width_bits,
-        regime: r.regime.as_deref().unwrap_or("DRAM"),
+        regime: r.regime.clone().unwrap_or(crate::model::Regime::Dram),
         cores: host.cores_of(cpus),
         hz: host.clock_hz,
         nontemporal: r.nontemporal.unwrap_or(false),
@@ -248,10 +248,10 @@ pub(super) fn latency_record(m: &Measured, host: &Host, cpus: &[u32], ws: u64) -
     };
     let mut r = Record {
         kernel: CHASE_KERNEL.into(),
-        op: "latency".into(),
+        op: crate::model::Op::Latency,
         width_bits: Some(64),
         nontemporal: Some(false),
-        pattern: Some("chase".into()),
+        pattern: Some(crate::model::Pattern::Chase),
         size_bytes: Some(ws),
         threads: cpus.len() as u32,
         cpus: cpus.to_vec(),
@@ -279,7 +279,7 @@ pub(super) fn annotate(r: &mut Record, host: &Host) {
         return;
     };
     let claim = node.claim_for(cpu_node).cloned();
-    let is_read = r.op == "read";
+    let is_read = r.op == crate::model::Op::Read;
     let best_gbps = r.gbps.as_ref().map(|s| s.best);
     let d = detail_of(r);
     d.memory_kind = Some(node.kind.name().into());

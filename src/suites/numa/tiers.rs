@@ -245,7 +245,7 @@ mod tests {
 
     fn read_cell(cpu_node: u32, gbps: f64) -> Record {
         let mut r = Record::new(NumaDetail::default());
-        r.op = "read".into();
+        r.op = crate::model::Op::Read;
         r.gbps = Some(Stats::constant(gbps, 1));
         r.placement = Some(cell::placement(cpu_node, 1, None, None));
         r
@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn latency_is_worse_when_above_the_claim() {
         let mut r = read_cell(0, 0.0);
-        r.op = "latency".into();
+        r.op = crate::model::Op::Latency;
         r.gbps = None;
         cell::detail_of(&mut r).latency_ns = Some(Stats::constant(300.0, 1)).into();
         annotate(&mut r, &host(20));

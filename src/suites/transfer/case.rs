@@ -446,7 +446,7 @@ pub(super) fn cpu_probe(
         let mut r = env.base(name(op.name()), op.name(), Some(kind), &dir, len as u64);
         r.width_bits = Some(k.width_bits);
         r.nontemporal = Some(false);
-        r.pattern = Some("seq".into());
+        r.pattern = Some(crate::model::Pattern::Seq);
         // SAFETY: addr is valid for len bytes (len ≤ the buffer) while the
         // session lives, aligned for k, len is a multiple of its granule,
         // and the ISA is present.
@@ -472,13 +472,13 @@ pub(super) fn cpu_probe(
     }
     // The verdict goes on both records: reads far slower than writes mean
     // the CPU sees write-combined / uncached memory.
-    let best = |op: &str| {
+    let best = |op: crate::model::Op| {
         out.iter()
             .find(|r| r.op == op)
             .and_then(|r| r.gbps)
             .map(|g| g.best)
     };
-    if let (Some(rd), Some(wr)) = (best("read"), best("write")) {
+    if let (Some(rd), Some(wr)) = (best(crate::model::Op::Read), best(crate::model::Op::Write)) {
         let ratio = rd / wr;
         for r in &mut out {
             let d = detail_of(r);

@@ -100,6 +100,7 @@ impl CuSession<'_> {
             Direction::D2d | Direction::Bidir => second(self.dev.get(1).copied())?,
             _ => 0,
         };
+        let bufs = Buffers { h0, h1, d0, d1 };
         let batch = if blocker.is_some() {
             sm::BATCH
         } else {
@@ -125,36 +126,7 @@ impl CuSession<'_> {
                     ck("cuStreamWaitEvent", sys::cuStreamWaitEvent(s1, ev[0], 0))?;
                 }
                 for _ in 0..this {
-                    match dir {
-                        Direction::H2d => ck(
-                            "cuMemcpyHtoDAsync_v2",
-                            sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0),
-                        )?,
-                        Direction::D2h => ck(
-                            "cuMemcpyDtoHAsync_v2",
-                            sys::cuMemcpyDtoHAsync_v2(h0 as *mut c_void, d0, n, s0),
-                        )?,
-                        Direction::D2d => ck(
-                            "cuMemcpyDtoDAsync_v2",
-                            sys::cuMemcpyDtoDAsync_v2(d1, d0, n, s0),
-                        )?,
-                        Direction::Bidir => {
-                            ck(
-                                "cuMemcpyHtoDAsync_v2",
-                                sys::cuMemcpyHtoDAsync_v2(d0, h0 as *const c_void, n, s0),
-                            )?;
-                            ck(
-                                "cuMemcpyDtoHAsync_v2",
-                                sys::cuMemcpyDtoHAsync_v2(h1 as *mut c_void, d1, n, s1),
-                            )?;
-                        }
-                        other => {
-                            return Err(DriverError::new(
-                                other.name(),
-                                "not a copy-engine direction",
-                            ))
-                        }
-                    }
+                    enqueue(dir, &bufs, n, [s0, s1])?;
                 }
                 ck("cuEventRecord", sys::cuEventRecord(ev[1], s0))?;
                 if bidir {
@@ -374,5 +346,60 @@ impl Drop for CuSession<'_> {
             }
             Ok(())
         });
+    }
+}
+
+/// The buffers of one copy-engine batch: the host and device buffers, and
+/// the second of each for d2d and bidir (null / 0 where unused).
+struct Buffers {
+    h0: *mut u8,
+    h1: *mut u8,
+    d0: sys::CUdeviceptr,
+    d1: sys::CUdeviceptr,
+}
+
+/// Enqueue one copy of `n` bytes in `dir` (bidir: one each way, the second
+/// on the second stream).
+///
+/// # Safety
+/// The buffers must be live allocations of at least `n` bytes of this
+/// context, and the streams its own; the caller synchronises the streams
+/// before the buffers are touched again.
+unsafe fn enqueue(
+    dir: Direction,
+    b: &Buffers,
+    n: usize,
+    [s0, s1]: [sys::CUstream; 2],
+) -> Result<(), DriverError> {
+    // SAFETY: the caller's contract (above) covers every call here.
+    unsafe {
+        match dir {
+            Direction::H2d => ck(
+                "cuMemcpyHtoDAsync_v2",
+                sys::cuMemcpyHtoDAsync_v2(b.d0, b.h0 as *const c_void, n, s0),
+            ),
+            Direction::D2h => ck(
+                "cuMemcpyDtoHAsync_v2",
+                sys::cuMemcpyDtoHAsync_v2(b.h0 as *mut c_void, b.d0, n, s0),
+            ),
+            Direction::D2d => ck(
+                "cuMemcpyDtoDAsync_v2",
+                sys::cuMemcpyDtoDAsync_v2(b.d1, b.d0, n, s0),
+            ),
+            Direction::Bidir => {
+                ck(
+                    "cuMemcpyHtoDAsync_v2",
+                    sys::cuMemcpyHtoDAsync_v2(b.d0, b.h0 as *const c_void, n, s0),
+                )?;
+                ck(
+                    "cuMemcpyDtoHAsync_v2",
+                    sys::cuMemcpyDtoHAsync_v2(b.h1 as *mut c_void, b.d1, n, s1),
+                )
+            }
+            other => Err(DriverError::new(
+                other.name(),
+                "not a copy-engine direction",
+            )),
+        }
     }
 }

@@ -138,7 +138,7 @@ pub(super) fn keep_better(first: &mut Run, again: Run) -> usize {
         // A DRAM figure that moved between the turns by more than the
         // node's load explains was contended from outside (issue 29):
         // both turns stay on the record kept, and its verdict is noisy.
-        let repeats = (old.regime.as_deref() == Some("DRAM")).then(|| {
+        let repeats = (old.regime == Some(crate::model::Regime::Dram)).then(|| {
             let turns = [again::turn("record", old), again::turn("remeasure", &new)];
             Repeats::of(turns.into_iter().flatten().collect(), old.threads, online)
         });
@@ -235,7 +235,7 @@ mod tests {
         let mut a = base
             .records
             .iter()
-            .find(|r| r.status == Status::Ok && r.regime.as_deref() == Some("DRAM"))
+            .find(|r| r.status == Status::Ok && r.regime == Some(crate::model::Regime::Dram))
             .cloned()
             .expect("the fixture has a DRAM record");
         a.gbps = Some(stats(39.0));

@@ -123,10 +123,12 @@ fn memory_fleet(gbps: &[f64], foreign: &[f64]) -> FleetRun {
             );
             run.records.push(Record {
                 kernel: "seq_read_512_avx512f".into(),
-                op: "read".into(),
+                op: crate::model::Op::Read,
+                pattern: Some(crate::model::Pattern::Seq),
+                width_bits: Some(512),
                 size_bytes: Some(1 << 30),
                 threads: 1,
-                regime: Some("DRAM".into()),
+                regime: Some(crate::model::Regime::Dram),
                 gbps: Some(Stats {
                     best: g,
                     median: g,
