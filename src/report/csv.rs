@@ -2,7 +2,7 @@
 //! only some suites have go in `extra_json`. A missing value is an empty
 //! cell. Rows can be written one at a time as records complete.
 
-use super::Exporter;
+use super::{Cadence, Exporter, Output};
 use crate::model::{Record, Run};
 
 pub const HEADER: &[&str] = &[
@@ -128,6 +128,24 @@ impl Exporter for Csv {
         let mut rows = vec![header()];
         rows.extend(run.records.iter().map(row));
         Ok(encode(&rows))
+    }
+}
+
+impl Output for Csv {
+    fn flag(&self) -> &'static str {
+        "--csv"
+    }
+
+    fn cadence(&self) -> Cadence {
+        Cadence::Stream
+    }
+
+    fn head(&self) -> Vec<u8> {
+        encode(&[header()])
+    }
+
+    fn row(&self, r: &Record) -> Vec<u8> {
+        encode(&[row(r)])
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::Exporter;
+use super::{Cadence, Exporter, Output};
 use crate::error::UserError;
 use crate::model::{Run, SCHEMA_VERSION};
 
@@ -14,6 +14,16 @@ impl Exporter for Json {
         let mut v = serde_json::to_vec_pretty(run)?;
         v.push(b'\n');
         Ok(v)
+    }
+}
+
+impl Output for Json {
+    fn flag(&self) -> &'static str {
+        "--json"
+    }
+
+    fn cadence(&self) -> Cadence {
+        Cadence::Checkpoint
     }
 }
 

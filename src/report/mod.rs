@@ -29,6 +29,35 @@ pub trait Exporter {
     fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>>;
 }
 
+/// When a measuring run's sink writes a format (`report::sink`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cadence {
+    /// A row per record as it completes, after a head: a stream (CSV).
+    Stream,
+    /// The whole document again as records complete (at most once a
+    /// second, and at the end): the file is always whole (JSON). To
+    /// stdout it is written once, at the end, even without a record.
+    Checkpoint,
+    /// The whole document once, at the end, when a record exists.
+    AtEnd,
+}
+
+/// A format a measuring run writes by flag (`--json FILE`): the sink
+/// holds a list of them, each with its target.
+pub trait Output: Exporter {
+    /// The flag that names its target (`--json`).
+    fn flag(&self) -> &'static str;
+    fn cadence(&self) -> Cadence;
+    /// A stream's first bytes (CSV's header row).
+    fn head(&self) -> Vec<u8> {
+        Vec::new()
+    }
+    /// A stream's bytes for one finished record.
+    fn row(&self, _r: &Record) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
 /// How a run ended, when it did not end normally: every reader (`report`,
 /// `plot`, `compare`, the tables) shows this, so a run cut short is never
 /// taken for a finished one. `interrupted` runs were stopped by a signal

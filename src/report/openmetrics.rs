@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 
 use super::fleet::metrics::{self, Figure};
-use super::Exporter;
+use super::{Cadence, Exporter, Output};
 use crate::model::fleet::{FleetRun, NodeStatus};
 use crate::model::Run;
 
@@ -23,6 +23,16 @@ pub struct OpenMetrics;
 impl Exporter for OpenMetrics {
     fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         Ok(run_text(run).into_bytes())
+    }
+}
+
+impl Output for OpenMetrics {
+    fn flag(&self) -> &'static str {
+        "--openmetrics"
+    }
+
+    fn cadence(&self) -> Cadence {
+        Cadence::AtEnd
     }
 }
 

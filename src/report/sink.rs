@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::json::Json;
 use super::outfile::{self, Replacement};
-use super::Exporter;
+use super::{Cadence, Output};
 use crate::error::UserError;
 use crate::model::Warning;
 use crate::model::{Record, Run};
@@ -40,29 +40,73 @@ impl Target {
             Target::File(PathBuf::from(s))
         }
     }
+
+    /// As given on the command line (`-` for stdout).
+    fn name(&self) -> String {
+        match self {
+            Target::File(p) => p.to_string_lossy().into_owned(),
+            Target::Stdout => "-".to_string(),
+        }
+    }
+}
+
+/// A format the sink writes: one variant per [`Output`] (its file holds
+/// the format: how it writes, its flag, its bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Csv,
+    OpenMetrics,
+}
+
+impl Format {
+    fn output(self) -> &'static dyn Output {
+        match self {
+            Format::Json => &Json,
+            Format::Csv => &super::csv::Csv,
+            Format::OpenMetrics => &super::openmetrics::OpenMetrics,
+        }
+    }
 }
 
 /// Validate `--json`/`--csv`/`--openmetrics` together before anything
-/// runs: not two on stdout, no two into one file (the last written would
-/// clobber the others), each writable (checked without creating or
-/// truncating anything), so a typo fails before a long run, not after it.
+/// runs (see [`check`]).
 pub fn check_outputs(
     json: Option<&str>,
     csv: Option<&str>,
     openmetrics: Option<&str>,
 ) -> Result<(), UserError> {
-    fn alias(p: Option<&str>) -> Option<&str> {
-        p.map(|p| if outfile::is_stdout(p) { "-" } else { p })
-    }
-    let (json, csv, openmetrics) = (alias(json), alias(csv), alias(openmetrics));
-    let named = [
-        ("--json", json),
-        ("--csv", csv),
-        ("--openmetrics", openmetrics),
-    ];
+    check(&given(&[
+        (Format::Json, json),
+        (Format::Csv, csv),
+        (Format::OpenMetrics, openmetrics),
+    ]))
+}
+
+/// The formats given a target.
+fn given<'a>(list: &[(Format, Option<&'a str>)]) -> Vec<(Format, &'a str)> {
+    list.iter()
+        .filter_map(|&(f, p)| p.map(|p| (f, p)))
+        .collect()
+}
+
+/// Validate the outputs together: not two on stdout, no two into one
+/// file (the last written would clobber the others), each writable
+/// (checked without creating or truncating anything), so a typo fails
+/// before a long run, not after it.
+pub fn check(outputs: &[(Format, &str)]) -> Result<(), UserError> {
+    let named: Vec<(&'static str, &str)> = outputs
+        .iter()
+        .map(|&(f, p)| {
+            (
+                f.output().flag(),
+                if outfile::is_stdout(p) { "-" } else { p },
+            )
+        })
+        .collect();
     let stdout: Vec<&str> = named
         .iter()
-        .filter(|(_, p)| *p == Some("-"))
+        .filter(|(_, p)| *p == "-")
         .map(|(f, _)| *f)
         .collect();
     if let [first, second, ..] = stdout[..] {
@@ -71,18 +115,14 @@ pub fn check_outputs(
             format!("{first} - and {second} - would both write to stdout and neither would parse; send one of them to a file"),
         ));
     }
-    let files: Vec<(&'static str, &str)> = named
-        .iter()
-        .filter_map(|&(f, p)| p.map(|p| (f, p)))
-        .collect();
-    for (i, &(flag, p)) in files.iter().enumerate() {
+    for (i, &(flag, p)) in named.iter().enumerate() {
         if p.is_empty() {
             return Err(UserError::flag(
                 flag,
                 "the path is empty: give a file name, or '-' for stdout",
             ));
         }
-        for &(earlier, q) in &files[..i] {
+        for &(earlier, q) in &named[..i] {
             if p != "-" && q != "-" && outfile::same_file(Path::new(q), Path::new(p)) {
                 return Err(UserError::flag(
                     flag,
@@ -91,7 +131,7 @@ pub fn check_outputs(
             }
         }
     }
-    for (_, p) in files {
+    for (_, p) in named {
         if p != "-" {
             outfile::check_writable(Path::new(p))?;
         }
@@ -111,8 +151,8 @@ pub enum End {
     Failed(String),
 }
 
-/// The CSV stream: opened with the first record.
-enum CsvOut {
+/// A stream's file: opened with the first record.
+enum Stream {
     /// Not started: nothing written anywhere yet.
     Pending,
     /// A regular file, replaced (renamed into place) with the first row.
@@ -122,29 +162,40 @@ enum CsvOut {
     Stdout,
 }
 
+/// One format and where it goes.
+struct Out {
+    id: Format,
+    format: &'static dyn Output,
+    target: Target,
+    /// Its stream, for a [`Cadence::Stream`] format.
+    stream: Stream,
+}
+
+impl Out {
+    fn is(&self, cadence: Cadence) -> bool {
+        self.format.cadence() == cadence
+    }
+}
+
 pub struct Sink {
     run: Run,
-    json: Option<Target>,
-    csv: Option<Target>,
-    csv_out: CsvOut,
-    /// When the JSON file was last written; `None` = not yet.
-    last_json: Option<Instant>,
+    /// Every output, in the order given.
+    outs: Vec<Out>,
+    /// When the checkpoint files were last written; `None` = not yet.
+    last_checkpoint: Option<Instant>,
     /// Our stdout reader went away: stop writing there.
     stdout_gone: bool,
     /// Print warnings to stderr as they come (off in tests).
     pub echo_warnings: bool,
-    /// `--openmetrics FILE` (or `-`): the headline figures, written at
-    /// the end.
-    openmetrics: Option<Target>,
     /// The files above, held for the run: another run given the same
     /// path is refused ([`outfile::Claim`]).
     _claims: Vec<outfile::Claim>,
 }
 
-/// Claim the files among `paths` for this run.
-fn claim(paths: &[Option<&str>]) -> Result<Vec<outfile::Claim>, UserError> {
+/// Claim the files among `outputs` for this run.
+fn claim(outputs: &[(Format, &str)]) -> Result<Vec<outfile::Claim>, UserError> {
     let mut claims = Vec::new();
-    for p in paths.iter().flatten() {
+    for (_, p) in outputs {
         claims.extend(outfile::Claim::output(Path::new(p))?);
     }
     Ok(claims)
@@ -158,47 +209,68 @@ fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
 }
 
 impl Sink {
-    /// Check the outputs now (see [`check_outputs`]; add `--openmetrics`
-    /// with [`Sink::with_openmetrics`]); files are created with the first
-    /// record.
+    /// The sink of `--json` and `--csv` (add `--openmetrics` with
+    /// [`Sink::with_openmetrics`]); see [`Sink::with_outputs`].
     pub fn new(run: Run, json: Option<&str>, csv: Option<&str>) -> Result<Sink, UserError> {
-        check_outputs(json, csv, None)?;
-        let claims = claim(&[json, csv])?;
+        Sink::with_outputs(run, &given(&[(Format::Json, json), (Format::Csv, csv)]))
+    }
+
+    /// Check the outputs now (see [`check`]); files are created with the
+    /// first record.
+    pub fn with_outputs(run: Run, outputs: &[(Format, &str)]) -> Result<Sink, UserError> {
+        check(outputs)?;
+        let claims = claim(outputs)?;
         Ok(Sink {
             run,
-            json: json.map(Target::parse),
-            csv: csv.map(Target::parse),
-            csv_out: CsvOut::Pending,
-            last_json: None,
+            outs: outputs
+                .iter()
+                .map(|&(f, p)| Out {
+                    id: f,
+                    format: f.output(),
+                    target: Target::parse(p),
+                    stream: Stream::Pending,
+                })
+                .collect(),
+            last_checkpoint: None,
             stdout_gone: false,
             echo_warnings: true,
-            openmetrics: None,
             _claims: claims,
         })
     }
 
     /// Also write the headline figures in OpenMetrics format to `path`
     /// when the run finishes; checked now with the other outputs.
-    pub fn with_openmetrics(mut self, path: Option<&str>) -> Result<Sink, UserError> {
-        if path.is_some() {
-            let name = |t: &Option<Target>| match t {
-                Some(Target::File(p)) => Some(p.to_string_lossy().into_owned()),
-                Some(Target::Stdout) => Some("-".to_string()),
-                None => None,
-            };
-            let (j, c) = (name(&self.json), name(&self.csv));
-            check_outputs(j.as_deref(), c.as_deref(), path)?;
-            self._claims.extend(claim(&[path])?);
-        }
-        self.openmetrics = path.map(Target::parse);
+    pub fn with_openmetrics(self, path: Option<&str>) -> Result<Sink, UserError> {
+        let Some(path) = path else {
+            return Ok(self);
+        };
+        self.adding(Format::OpenMetrics, path)
+    }
+
+    /// Also write `format` to `path`; checked now with the other outputs.
+    pub fn adding(mut self, format: Format, path: &str) -> Result<Sink, UserError> {
+        let names: Vec<String> = self.outs.iter().map(|o| o.target.name()).collect();
+        let mut all: Vec<(Format, &str)> = self
+            .outs
+            .iter()
+            .zip(&names)
+            .map(|(o, n)| (o.id, n.as_str()))
+            .collect();
+        all.push((format, path));
+        check(&all)?;
+        self._claims.extend(claim(&[(format, path)])?);
+        self.outs.push(Out {
+            id: format,
+            format: format.output(),
+            target: Target::parse(path),
+            stream: Stream::Pending,
+        });
         Ok(self)
     }
 
-    /// True when JSON or CSV goes to stdout, so nothing else may.
+    /// True when an output goes to stdout, so nothing else may.
     pub fn stdout_taken(&self) -> bool {
-        [&self.json, &self.csv, &self.openmetrics]
-            .iter()
-            .any(|t| matches!(t, Some(Target::Stdout)))
+        self.outs.iter().any(|o| matches!(o.target, Target::Stdout))
     }
 
     pub fn run(&self) -> &Run {
@@ -209,16 +281,21 @@ impl Sink {
         &mut self.run
     }
 
-    /// Write the JSON file as it stands. A special file (a FIFO, a
-    /// device, a descriptor) is written only at the end (`last`): each
+    /// Write the checkpoint files as they stand. A special file (a FIFO,
+    /// a device, a descriptor) is written only at the end (`last`): each
     /// write there is one more document to its reader, not a replacement.
-    fn write_json(&self, last: bool) -> Result<(), UserError> {
-        if let Some(Target::File(p)) = &self.json {
-            if !last && outfile::is_special(p) {
-                return Ok(());
+    fn write_checkpoints(&self, last: bool) -> Result<(), UserError> {
+        for o in self.outs.iter().filter(|o| o.is(Cadence::Checkpoint)) {
+            if let Target::File(p) = &o.target {
+                if !last && outfile::is_special(p) {
+                    continue;
+                }
+                let bytes = o
+                    .format
+                    .serialize(&self.run)
+                    .map_err(|e| unwritable(p, e))?;
+                write_atomic(p, &bytes)?;
             }
-            let bytes = Json.serialize(&self.run).map_err(|e| unwritable(p, e))?;
-            write_atomic(p, &bytes)?;
         }
         Ok(())
     }
@@ -226,80 +303,25 @@ impl Sink {
     /// stdout for a stream: a closed reader stops the run like a signal
     /// (files still get every finished record; exit 141).
     fn write_stdout(&mut self, bytes: &[u8]) {
-        if self.stdout_gone {
-            return;
-        }
-        if let Err(e) = crate::util::out::try_write(bytes) {
-            self.stdout_gone = true;
-            if crate::util::out::is_closed_pipe(&e) {
-                crate::os::signal::request_stop(crate::os::signal::Stop::ClosedPipe);
-            } else {
-                eprintln!("error: cannot write to stdout: {e}; stopping");
-                crate::os::signal::request_stop(crate::os::signal::Stop::ClosedPipe);
-            }
-        }
+        write_stdout(&mut self.stdout_gone, bytes);
     }
 
-    /// Open the CSV (header first) when the first row comes.
-    fn start_csv(&mut self) -> Result<(), UserError> {
-        let header = super::csv::encode(&[super::csv::header()]);
-        self.csv_out = match &self.csv {
-            None => return Ok(()),
-            Some(Target::Stdout) => {
-                self.write_stdout(&header);
-                CsvOut::Stdout
+    /// Append a record's row to every stream (its head first, when the
+    /// first row comes).
+    fn write_rows(&mut self, r: &Record) -> Result<(), UserError> {
+        for o in self.outs.iter_mut().filter(|o| o.is(Cadence::Stream)) {
+            if matches!(o.stream, Stream::Pending) {
+                o.stream = start_stream(o, &mut self.stdout_gone)?;
             }
-            Some(Target::File(p)) if outfile::is_special(p) => {
-                let mut f = outfile::Special::open(p)?;
-                f.write_all(&header)?;
-                CsvOut::Special(f)
-            }
-            Some(Target::File(p)) => {
-                let mut r = Replacement::start(p)?;
-                r.file.write_all(&header).map_err(|e| unwritable(p, e))?;
-                CsvOut::File(r)
-            }
-        };
-        Ok(())
-    }
-
-    fn write_csv_row(&mut self, row: &[u8]) -> Result<(), UserError> {
-        if matches!(self.csv_out, CsvOut::Pending) {
-            self.start_csv()?;
-        }
-        let path = match &self.csv {
-            Some(Target::File(p)) => p.clone(),
-            _ => PathBuf::from("-"),
-        };
-        match &mut self.csv_out {
-            CsvOut::File(r) => {
-                use std::io::Seek;
-                let before = r.file.stream_position().ok();
-                if let Err(e) = r.file.write_all(row) {
-                    // A full disk cuts the row: take the part back, so the
-                    // file ends with the last whole record (which the JSON
-                    // holds too).
-                    if let Some(at) = before {
-                        let _ = r.file.set_len(at);
-                        let _ = r.file.seek(std::io::SeekFrom::Start(at));
-                    }
-                    return Err(unwritable(&path, e));
-                }
-                // The header and first row are in: the old file may go.
-                if !r.is_committed() {
-                    r.commit()?;
-                }
-            }
-            CsvOut::Special(f) => f.write_all(row)?,
-            CsvOut::Stdout => self.write_stdout(row),
-            CsvOut::Pending => {}
+            let row = o.format.row(r);
+            write_row(o, &row, &mut self.stdout_gone)?;
         }
         Ok(())
     }
 
-    /// Add a finished record: echo critical warnings, append the CSV row,
-    /// refresh the JSON file (at once for the first record, then at most
-    /// once a second).
+    /// Add a finished record: echo critical warnings, append the stream
+    /// rows, refresh the checkpoint files (at once for the first record,
+    /// then at most once a second).
     pub fn push(&mut self, r: Record) -> Result<(), UserError> {
         if self.echo_warnings {
             for w in &r.warnings {
@@ -316,23 +338,22 @@ impl Sink {
                 }
             }
         }
-        let row = super::csv::encode(&[super::csv::row(&r)]);
-        self.write_csv_row(&row)?;
+        self.write_rows(&r)?;
         self.run.records.push(r);
         if self
-            .last_json
+            .last_checkpoint
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(1))
         {
-            self.write_json(false)?;
-            self.last_json = Some(Instant::now());
+            self.write_checkpoints(false)?;
+            self.last_checkpoint = Some(Instant::now());
         }
         Ok(())
     }
 
     /// Close the run: stamp it (complete, or why not), summarise warnings
-    /// on stderr, write the final JSON (to its file, or to stdout). A run
-    /// without a single record writes no file, so it cannot replace an
-    /// earlier result.
+    /// on stderr, write the final files (or stdout). A run without a
+    /// single record writes no file, so it cannot replace an earlier
+    /// result.
     pub fn finish(mut self, end: End) -> Result<Run, UserError> {
         self.run.finished_at = Some(crate::model::time::now_rfc3339());
         self.run.interrupted = matches!(end, End::Stopped);
@@ -349,45 +370,145 @@ impl Sink {
             summarize_warnings(&self.run);
         }
         if self.run.records.is_empty() {
-            let files: Vec<String> = [&self.json, &self.csv]
-                .into_iter()
-                .flatten()
-                .filter_map(|t| match t {
-                    Target::File(p) => Some(p.display().to_string()),
-                    Target::Stdout => None,
-                })
-                .collect();
-            if !files.is_empty() && self.echo_warnings {
-                eprintln!(
-                    "note: no record was finished, so {} was not written",
-                    files.join(" and ")
-                );
-            }
-            if let Some(Target::Stdout) = &self.csv {
-                let header = super::csv::encode(&[super::csv::header()]);
-                self.write_stdout(&header);
-            }
+            self.finish_empty();
         } else {
-            self.write_json(true)?;
-            match &self.openmetrics {
-                Some(Target::File(p)) => {
-                    write_atomic(p, super::openmetrics::run_text(&self.run).as_bytes())?
-                }
-                Some(Target::Stdout) => {
-                    let text = super::openmetrics::run_text(&self.run);
-                    self.write_stdout(text.as_bytes());
-                }
-                None => {}
-            }
+            self.write_checkpoints(true)?;
+            self.write_at_end()?;
         }
-        if let Some(Target::Stdout) = &self.json {
-            let bytes = Json
+        let to_stdout: Vec<&'static dyn Output> = self
+            .outs
+            .iter()
+            .filter(|o| o.is(Cadence::Checkpoint) && matches!(o.target, Target::Stdout))
+            .map(|o| o.format)
+            .collect();
+        for f in to_stdout {
+            let bytes = f
                 .serialize(&self.run)
                 .map_err(|e| unwritable(std::path::Path::new("-"), e))?;
             self.write_stdout(&bytes);
         }
         Ok(self.run)
     }
+
+    /// No record: say which files were not written; a stream on stdout
+    /// still gets its head (a CSV reader sees the columns).
+    fn finish_empty(&mut self) {
+        let files: Vec<String> = self
+            .outs
+            .iter()
+            .filter(|o| !o.is(Cadence::AtEnd))
+            .filter_map(|o| match &o.target {
+                Target::File(p) => Some(p.display().to_string()),
+                Target::Stdout => None,
+            })
+            .collect();
+        if !files.is_empty() && self.echo_warnings {
+            eprintln!(
+                "note: no record was finished, so {} was not written",
+                files.join(" and ")
+            );
+        }
+        let heads: Vec<Vec<u8>> = self
+            .outs
+            .iter()
+            .filter(|o| o.is(Cadence::Stream) && matches!(o.target, Target::Stdout))
+            .map(|o| o.format.head())
+            .collect();
+        for h in heads {
+            self.write_stdout(&h);
+        }
+    }
+
+    /// The formats written once, at the end.
+    fn write_at_end(&mut self) -> Result<(), UserError> {
+        for i in 0..self.outs.len() {
+            let o = &self.outs[i];
+            if !o.is(Cadence::AtEnd) {
+                continue;
+            }
+            let p = match &o.target {
+                Target::File(p) => Some(p.clone()),
+                Target::Stdout => None,
+            };
+            let bytes = o
+                .format
+                .serialize(&self.run)
+                .map_err(|e| unwritable(p.as_deref().unwrap_or(Path::new("-")), e))?;
+            match p {
+                Some(p) => write_atomic(&p, &bytes)?,
+                None => self.write_stdout(&bytes),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// stdout for a stream: a closed reader stops the run like a signal
+/// (files still get every finished record; exit 141).
+fn write_stdout(gone: &mut bool, bytes: &[u8]) {
+    if *gone {
+        return;
+    }
+    if let Err(e) = crate::util::out::try_write(bytes) {
+        *gone = true;
+        if !crate::util::out::is_closed_pipe(&e) {
+            eprintln!("error: cannot write to stdout: {e}; stopping");
+        }
+        crate::os::signal::request_stop(crate::os::signal::Stop::ClosedPipe);
+    }
+}
+
+/// Open a stream (its head first) when the first row comes.
+fn start_stream(o: &Out, stdout_gone: &mut bool) -> Result<Stream, UserError> {
+    let head = o.format.head();
+    Ok(match &o.target {
+        Target::Stdout => {
+            write_stdout(stdout_gone, &head);
+            Stream::Stdout
+        }
+        Target::File(p) if outfile::is_special(p) => {
+            let mut f = outfile::Special::open(p)?;
+            f.write_all(&head)?;
+            Stream::Special(f)
+        }
+        Target::File(p) => {
+            let mut r = Replacement::start(p)?;
+            r.file.write_all(&head).map_err(|e| unwritable(p, e))?;
+            Stream::File(r)
+        }
+    })
+}
+
+/// Append one row to a started stream.
+fn write_row(o: &mut Out, row: &[u8], stdout_gone: &mut bool) -> Result<(), UserError> {
+    let path = match &o.target {
+        Target::File(p) => p.clone(),
+        Target::Stdout => PathBuf::from("-"),
+    };
+    match &mut o.stream {
+        Stream::File(r) => {
+            use std::io::Seek;
+            let before = r.file.stream_position().ok();
+            if let Err(e) = r.file.write_all(row) {
+                // A full disk cuts the row: take the part back, so the
+                // file ends with the last whole record (which the JSON
+                // holds too).
+                if let Some(at) = before {
+                    let _ = r.file.set_len(at);
+                    let _ = r.file.seek(std::io::SeekFrom::Start(at));
+                }
+                return Err(unwritable(&path, e));
+            }
+            // The head and first row are in: the old file may go.
+            if !r.is_committed() {
+                r.commit()?;
+            }
+        }
+        Stream::Special(f) => f.write_all(row)?,
+        Stream::Stdout => write_stdout(stdout_gone, row),
+        Stream::Pending => {}
+    }
+    Ok(())
 }
 
 /// One stderr line per warning kind (with a count and the worst case) and
@@ -433,5 +554,50 @@ pub fn summarize_warnings(run: &Run) {
             example.trim(),
             w.hint_for(&run.command)
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::detail::CacheDetail;
+    use crate::report::Exporter;
+
+    /// Every output of the list gets its own format's bytes: the JSON
+    /// and OpenMetrics documents of the finished run, the CSV stream of
+    /// its rows.
+    #[test]
+    fn every_output_gets_its_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = |n: &str| dir.path().join(n).display().to_string();
+        let (j, c, m) = (path("r.json"), path("r.csv"), path("r.om"));
+        let run = Run::new(
+            "cache",
+            serde_json::json!({}),
+            crate::model::Host::default(),
+            crate::model::Units::GB,
+        );
+        let mut sink = Sink::new(run, Some(&j), Some(&c))
+            .unwrap()
+            .with_openmetrics(Some(&m))
+            .unwrap();
+        sink.echo_warnings = false;
+        assert!(!sink.stdout_taken());
+        for k in ["a", "b"] {
+            let mut r = Record::new(CacheDetail::default());
+            r.kernel = k.into();
+            sink.push(r).unwrap();
+        }
+        let run = sink.finish(End::Complete).unwrap();
+        let read = |p: &str| std::fs::read(p).unwrap();
+        assert_eq!(read(&j), Json.serialize(&run).unwrap());
+        assert_eq!(read(&c), super::super::csv::Csv.serialize(&run).unwrap());
+        let om = super::super::openmetrics::OpenMetrics;
+        assert_eq!(read(&m), om.serialize(&run).unwrap());
+        // Two outputs on stdout, or two into one file, are refused by flag.
+        let e = check(&[(Format::Json, "-"), (Format::OpenMetrics, "-")]).unwrap_err();
+        assert!(e.to_string().contains("--openmetrics"), "{e}");
+        let e = check(&[(Format::Csv, &j), (Format::Json, &j)]).unwrap_err();
+        assert!(e.to_string().contains("same file as --csv"), "{e}");
     }
 }
