@@ -221,9 +221,16 @@ struct Throttle {
     causes: std::collections::BTreeMap<String, u64>,
 }
 
-/// "127.0.0.2:4711: refused, server full: 8 …" → "refused, server full".
+/// "127.0.0.2:4711: refused, server full: 8 …" → "refused, server full";
+/// a one-word stage before the cause is passed over: "…: handshake: timed
+/// out waiting for the peer (2s)" → "timed out waiting for the peer".
 fn cause_of(text: &str) -> &str {
-    let rest = text.split_once(": ").map_or(text, |(_, r)| r);
+    let mut rest = text.split_once(": ").map_or(text, |(_, r)| r);
+    if let Some((stage, after)) = rest.split_once(": ") {
+        if !stage.contains(' ') && !after.is_empty() {
+            rest = after;
+        }
+    }
     rest.split([':', '(']).next().unwrap_or(rest).trim()
 }
 
@@ -251,10 +258,15 @@ impl Throttle {
     /// Once the second is over: the count of lines not shown, and a new
     /// second.
     fn tick(&mut self, log: &Log) {
-        let waited = self.since.elapsed();
-        if waited < Duration::from_secs(1) {
-            return;
+        if self.since.elapsed() >= Duration::from_secs(1) {
+            self.flush(log);
         }
+    }
+
+    /// The count of lines not shown so far, now: when the server stops
+    /// they must not be lost with the second they fell in.
+    fn flush(&mut self, log: &Log) {
+        let waited = self.since.elapsed();
         if self.unsaid > 0 {
             let causes: Vec<String> = self
                 .causes
@@ -332,10 +344,12 @@ impl Server {
     pub fn serve(&self, stop: &AtomicBool) -> std::io::Result<()> {
         let mut failures = AcceptFailures::default();
         loop {
-            if stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
-            if self.shared.cfg.once && self.shared.run_ended.load(Ordering::Acquire) {
+            let ended = stop.load(Ordering::Relaxed)
+                || (self.shared.cfg.once && self.shared.run_ended.load(Ordering::Acquire));
+            if ended {
+                if let Ok(mut t) = self.shared.unshaken.lock() {
+                    t.flush(&self.shared.log);
+                }
                 return Ok(());
             }
             let readable = crate::os::net::wait_readable(&self.listener, 100);
@@ -473,6 +487,10 @@ mod tests {
         );
         assert_eq!(
             cause_of("[::1]:80: timed out waiting for the peer (5s)"),
+            "timed out waiting for the peer"
+        );
+        assert_eq!(
+            cause_of("127.0.0.2:4711: handshake: timed out waiting for the peer (2s)"),
             "timed out waiting for the peer"
         );
         assert_eq!(cause_of("no peer at all"), "no peer at all");
