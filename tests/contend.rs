@@ -453,6 +453,47 @@ fn ctrl_c_mid_run_keeps_the_finished_phases() {
     gbps(rec(&recs, "cpu0", "cpu0"));
 }
 
+/// A team alone runs what `bwscope threads` runs on the same cpu at the
+/// same per-thread size: the same kernel, the same bytes per pass as the
+/// kernel declares them (what it runs, not how fast).
+#[test]
+fn a_team_alone_runs_what_threads_runs() {
+    let cpu = allowed_cpus().last().unwrap().to_string();
+    for work in ["read", "write", "ntwrite", "copy"] {
+        let spec = format!("cpus:{cpu}:{work}");
+        let run = run_json(bw().args(["contend", "--cpu", &spec]).args(QUICK));
+        let r = rec(&records(&run), "cpu0", "cpu0").clone();
+        gbps(&r);
+        let k = r["extra"]["kernels"][0].as_str().unwrap().to_string();
+        let ws = r["size_bytes"].as_u64().unwrap();
+        let th = run_json(
+            bw().args(["threads", "--cpus", &cpu, "--counts", "1"])
+                .args([
+                    "--kernel",
+                    &k,
+                    "--sizes",
+                    &format!("{}KiB", ws >> 10),
+                    "--samples",
+                    "1",
+                ]),
+        );
+        let t = records(&th)
+            .into_iter()
+            .find(|t| t["kernel"] == k.as_str() && t["status"] == "ok")
+            .unwrap_or_else(|| panic!("threads ran no {k}: {th:#}"));
+        for f in [
+            "size_bytes",
+            "bytes_read_per_pass",
+            "bytes_written_per_pass",
+            "payload_bytes_per_pass",
+            "width_bits",
+            "nontemporal",
+        ] {
+            assert_eq!(r[f], t[f], "{work}: {f} ({k})");
+        }
+    }
+}
+
 #[test]
 fn the_default_agents_run_alone_and_together() {
     let run = run_json(bw().args([

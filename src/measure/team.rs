@@ -336,7 +336,7 @@ fn alloc_bound(
 impl Job {
     /// The kernel arguments of worker `i` of `workers`, over `buf` (its own
     /// buffer) or its chunk of the shared one.
-    fn args(&self, buf: &mut Buffer, worker: usize, workers: usize) -> KernelArgs {
+    pub fn args(&self, buf: &mut Buffer, worker: usize, workers: usize) -> KernelArgs {
         let k = self.kernel;
         let off = dst_offset(k, self.stream_len);
         let base = match &self.shared {

@@ -4,8 +4,8 @@
 //! probe's latency.
 
 use super::agents::Window;
-use super::{Agent, ContendPlan, CpuWork, Phase, ProbeKind};
-use crate::kernels::{self, Op, Pattern};
+use super::team::TeamPass;
+use super::{Agent, ContendPlan, Phase, ProbeKind};
 use crate::measure::mix::MixKernels;
 use crate::model::detail::ContendDetail;
 use crate::model::{Host, Nullable, Record, Sample, Status, Warning};
@@ -213,13 +213,23 @@ fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
             bytes_per_thread,
             ..
         } => {
-            let ks = MixKernels::widest(host);
-            let used: Vec<String> = match work {
-                CpuWork::Mix(m) => ks.describe(m).iter().map(|s| s.to_string()).collect(),
-                CpuWork::Copy => kernels::widest(Op::Copy, Pattern::Seq, &host.features)
-                    .map(|k| vec![k.name.to_string()])
-                    .unwrap_or_default(),
-            };
+            // What each worker runs per pass, as the team runs it.
+            let pass = TeamPass::of(*work, host, *bytes_per_thread as usize, cpus.len()).ok();
+            let used: Vec<String> = pass
+                .iter()
+                .flat_map(|p| p.kernels())
+                .map(String::from)
+                .collect();
+            if let Some(p) = &pass {
+                let (read, written) = p.bytes();
+                r.bytes_read_per_pass = Some(read);
+                r.bytes_written_per_pass = Some(written);
+                if let Some(k) = p.kernel() {
+                    r.payload_bytes_per_pass = Some(if written > 0 { written } else { read });
+                    r.width_bits = (k.width_bits > 0).then_some(k.width_bits);
+                    r.nontemporal = Some(k.nontemporal);
+                }
+            }
             r.op = work.name();
             r.threads = cpus.len() as u32;
             r.cpus = cpus.clone();
