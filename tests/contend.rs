@@ -131,6 +131,7 @@ fn two_cpu_teams_on_two_cpus() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&list.stdout).contains("contend-matrix"));
+    stacked_bars_name_every_phase_and_agent(&f, &recs);
     let cmp = bw()
         .args(["compare", f.to_str().unwrap(), f.to_str().unwrap()])
         .output()
@@ -141,6 +142,64 @@ fn two_cpu_teams_on_two_cpus() {
         String::from_utf8_lossy(&cmp.stderr)
     );
     assert!(String::from_utf8_lossy(&cmp.stdout).contains("cpu0+cpu1"));
+}
+
+/// The stacked bars of a saved two-team run, in `plot` and in the HTML
+/// report: a bar per phase (its name under it, the aggregate above it),
+/// one segment per agent in the agent's colour (plus its legend swatch),
+/// the sum of the alones marked on the pair.
+fn stacked_bars_name_every_phase_and_agent(f: &std::path::Path, recs: &[Value]) {
+    let svg_path = f.with_file_name("bars.svg");
+    let out = bw()
+        .args(["plot", f.to_str().unwrap(), "--chart", "contend-bars", "-o"])
+        .arg(&svg_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_string())
+        .collect();
+    let fills = |c: &str| {
+        doc.descendants()
+            .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some(c))
+            .count()
+    };
+    for want in ["cpu0", "cpu1", "cpu0+cpu1", "Σ alone"] {
+        assert!(texts.iter().any(|t| t == want), "no '{want}' in {texts:?}");
+    }
+    // Aggregates above the bars: one per phase, each a figure of the run.
+    let tops: Vec<&String> = texts.iter().filter(|t| t.ends_with(" GB/s")).collect();
+    assert_eq!(tops.len(), 3, "{texts:?}");
+    let agg = rec(recs, "cpu0+cpu1", "aggregate")["extra"]["aggregate_gbps"]
+        .as_f64()
+        .unwrap();
+    let shown: f64 = tops[2].trim_end_matches(" GB/s").parse().unwrap();
+    assert!(
+        (shown - agg).abs() <= 0.01 * agg.max(1.0),
+        "{shown} vs {agg}"
+    );
+    let sum = texts.iter().find(|t| t.starts_with("Σ alone ")).unwrap();
+    assert!(sum.len() > "Σ alone ".len(), "{texts:?}");
+    // Tableau blue (cpu0) and orange (cpu1): alone, in the pair, legend.
+    assert_eq!(fills("#1F77B4"), 3, "cpu0's segments + swatch");
+    assert_eq!(fills("#FF7F0E"), 3, "cpu1's segments + swatch");
+    let html = bw()
+        .args(["report", f.to_str().unwrap(), "-o", "-"])
+        .output()
+        .unwrap();
+    let html = String::from_utf8_lossy(&html.stdout);
+    assert!(
+        html.contains("id=\"chart-contend-bars\""),
+        "no bars in the HTML report"
+    );
 }
 
 /// Whether an OpenCL device is here (PoCL on CI); prints why not.
