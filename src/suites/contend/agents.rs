@@ -93,6 +93,9 @@ impl Counter {
 pub struct Counted {
     pub logs: Vec<Log>,
     pub ended: Option<String>,
+    /// A team bound to a node: the fraction of its buffers' pages on it
+    /// after the phase (a `move_pages` census).
+    pub placed: Option<f64>,
 }
 
 impl Counted {
@@ -100,6 +103,7 @@ impl Counted {
         Counted {
             logs: vec![log],
             ended,
+            placed: None,
         }
     }
 }
@@ -170,10 +174,9 @@ impl Running {
 
     /// The phase's counts (after `gate.stop`).
     pub fn end(&self) -> Counted {
-        self.rx.recv().unwrap_or_else(|_| Counted {
-            logs: Vec::new(),
-            ended: Some("its thread ended".into()),
-        })
+        self.rx
+            .recv()
+            .unwrap_or_else(|_| Counted::one(Vec::new(), Some("its thread ended".into())))
     }
 }
 

@@ -215,6 +215,7 @@ impl Figure {
             from: cov.map(|(a, _)| (a as f64 - w.t0 as f64) / 1e9),
             to: cov.map(|(_, b)| (b as f64 - w.t1 as f64) / 1e9),
             ended: c.ended.clone(),
+            placed: c.placed,
         }
     }
 }
@@ -234,6 +235,7 @@ mod tests {
         let c = Counted {
             logs: vec![log.clone(), log],
             ended: None,
+            placed: None,
         };
         assert_eq!(between(&c, 150, 350), Some(2.0 * 1500.0));
         assert_eq!(coverage(&c), Some((100, 400)));

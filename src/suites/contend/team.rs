@@ -135,13 +135,14 @@ pub fn start(agent: &Agent, host: &Host, page: PageKind) -> Result<Running, Stri
         let nodes = node.map(|n| vec![n; cpus.len()]);
         let team = Team::spawn_bound(&cpus, ws + BUFFER_SLACK, page, nodes.as_deref())
             .map_err(|e| e.to_string())?;
-        Ok(team_body(team, pass))
+        Ok(team_body(team, pass, nodes.map(|n| (n, ws))))
     })
 }
 
 /// A CPU team's phase: every worker streams its passes over its own
-/// buffer and keeps its own log.
-fn team_body(team: Team, pass: TeamPass) -> Body {
+/// buffer and keeps its own log. A team bound to nodes (`bound`: worker
+/// `i`'s node, and the bytes it streams) then counts where its pages are.
+fn team_body(team: Team, pass: TeamPass, bound: Option<(Vec<u32>, usize)>) -> Body {
     let pass = Arc::new(pass);
     Box::new(move |gate: &Arc<Gate>| {
         // The workers wait for the gate themselves: the driver only
@@ -156,7 +157,15 @@ fn team_body(team: Team, pass: TeamPass) -> Body {
             let (r, w) = pass.bytes();
             stream(&g, &arrived, n, one, r + w)
         });
-        Counted { logs, ended: None }
+        let placed = bound
+            .as_ref()
+            .and_then(|(nodes, ws)| team.placed_on(nodes, *ws).ok())
+            .map(|p| p.0);
+        Counted {
+            logs,
+            ended: None,
+            placed,
+        }
     })
 }
 
@@ -193,7 +202,7 @@ pub fn start_probe(p: &ProbePlan, host: &Host, page: PageKind) -> Result<Running
     Running::spawn("probe", move || {
         let team = Team::spawn(&[cpu], bytes + BUFFER_SLACK, page).map_err(|e| e.to_string())?;
         match kind {
-            ProbeKind::Bandwidth => Ok(team_body(team, pass)),
+            ProbeKind::Bandwidth => Ok(team_body(team, pass, None)),
             ProbeKind::Latency => chase_body(team, bytes),
         }
     })
@@ -226,6 +235,10 @@ fn chase_body(team: Team, bytes: usize) -> Result<Body, String> {
             }
             c.finish()
         });
-        Counted { logs, ended: None }
+        Counted {
+            logs,
+            ended: None,
+            placed: None,
+        }
     }))
 }
