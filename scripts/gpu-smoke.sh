@@ -179,16 +179,19 @@ if has contend; then
   echo "rc=$?" >> "$DIR/contend.err"
   cat "$DIR/contend.txt"; tail -2 "$DIR/contend.err"
   log "contend: each agent alone in its own suite"
-  # Like for like: the kernel the team ran and its total working set
-  # (size per thread x threads), read from the contend run. A plain
+  # Like for like: the kernel the team ran, its total working set (size
+  # per thread x threads) and its slice length, read from the contend run. A plain
   # `--kernel seq_read` runs every width at both default sizes, one of
   # them LLC-resident, and its best is a cache figure, not the team's.
   kw=$(python3 -c "
 import json, sys
 r = [r for r in json.load(open(sys.argv[1]))['records'] if r['extra'].get('case_agent') == 'cpu0'][0]
-print(r['extra']['kernels'][0], r['size_bytes'] * r['threads'])" "$DIR/contend.json" 2>/dev/null) || kw="seq_read"
-  read -r tk tsz <<< "$kw"
-  "$BW" threads --cpus "$team" --counts "$half" --kernel "$tk" ${tsz:+--sizes "$(( tsz / 1024 ))KiB"} --samples 5 ${THREADS_FLAGS:-} \
+print(r['extra']['kernels'][0], r['size_bytes'] * r['threads'], round(r['samples'][0]['seconds'] * 1000))" "$DIR/contend.json" 2>/dev/null) || kw="seq_read"
+  read -r tk tsz tms <<< "$kw"
+  # Samples as long as contend's slices (a few ms of streaming can run far
+  # above the sustained rate on a VM).
+  "$BW" threads --cpus "$team" --counts "$half" --kernel "$tk" ${tsz:+--sizes "$(( tsz / 1024 ))KiB"} \
+    ${tms:+--min-sample-ms "$tms"} --samples 5 ${THREADS_FLAGS:-} \
     --json "$DIR/contend-threads.json" > /dev/null 2>> "$DIR/contend.err"
   "$BW" transfer --backend cuda --kinds pinned,mapped --directions h2d,d2h,h2d-sm --sizes 64MiB --samples 5 \
     ${TRANSFER_FLAGS:-} --json "$DIR/contend-transfer.json" > /dev/null 2>> "$DIR/contend.err"
