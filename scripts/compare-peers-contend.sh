@@ -13,6 +13,7 @@
 #
 # env: BWSCOPE (default target/release/bwscope)  ROUNDS (3)  CPUS (the
 #      team's cpus, default every allowed cpu)  PORT (5283)
+#      SIZE (the team's bytes per thread; default contend's own)
 #      BWSCOPE_PEER_MEMORY (pages for both sides, as compare-peers.sh sets)
 # Needs: python3. Only 127.0.0.1 is contacted.
 set -euo pipefail
@@ -33,7 +34,7 @@ trap cleanup EXIT
 sleep 0.5
 
 for r in $(seq "$ROUNDS"); do
-  "$BW" contend --cpu "cpus:$CPUS" --net loopback --phases alone ${MEM:+--memory "$MEM"} \
+  "$BW" contend --cpu "cpus:$CPUS" --net loopback --phases alone ${SIZE:+--size "$SIZE"} ${MEM:+--memory "$MEM"} \
     --json "$W/c$r.json" >/dev/null 2>&1 || true
   read -r k ws ms < <(python3 -c '
 import json, sys
