@@ -28,7 +28,8 @@
 # ceilings (L1 limits reached at the clock read next to each record), cache
 # (single-thread cells vs likwid-bench, geometric mean), threads (2-thread
 # DRAM aggregate vs likwid-bench -w S0:1GB:2), times (suite wall times),
-# latency, memtype, net, transfer, reports (each its own
+# latency, memtype, net, transfer, contend (each agent of `bwscope contend`
+# alone vs its own suite alone, and its default wall time), reports (each its own
 # scripts/compare-peers-<topic>.sh, callable alone).
 #
 # Env: PAGES (matched: bwscope gets the pages the peers get; default:
@@ -47,11 +48,11 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 ARCH=$(uname -m)
 if [ "$ARCH" = aarch64 ]; then
-  ALL_SECTIONS="machine clock ceilings cache threads times arm latency memtype net transfer reports"
+  ALL_SECTIONS="machine clock ceilings cache threads times arm latency memtype net transfer contend reports"
   ALL_CELLS="load load_neon load_sve128 load_sve256 load_sve512 store store_neon store_sve128
     store_sve256 store_sve512 copy copy_pair copy_nt copy_sve512"
 else
-  ALL_SECTIONS="machine clock ceilings cache threads times latency memtype net transfer reports"
+  ALL_SECTIONS="machine clock ceilings cache threads times latency memtype net transfer contend reports"
   ALL_CELLS="load_sse load_avx load_avx512 store_sse store_avx store_avx512 copy_sse copy_avx copy_avx512
   store_mem_sse store_mem_avx store_mem_avx512 copy_mem_sse copy_mem_avx copy_mem_avx512"
 fi
@@ -374,6 +375,7 @@ section_latency() { fenced "Latency" env BWSCOPE=$BW scripts/compare-peers-laten
 section_memtype() { fenced "Memory types" env BWSCOPE=$BW scripts/compare-peers-memtype.sh; }
 section_net() { fenced "Network vs iperf3" env BWSCOPE=$BW scripts/compare-peers-net.sh; }
 section_transfer() { fenced "Host-device transfers vs clpeak" env BWSCOPE=$BW scripts/compare-peers-transfer.sh; }
+section_contend() { fenced "Contend: each agent alone vs its own suite alone" env BWSCOPE=$BW scripts/compare-peers-contend.sh; }
 section_reports() { fenced "Reports, memcpy vs mbw" scripts/compare-peers-reports.sh "$BW"; }
 section_arm() { fenced "tinymembench (NEON) and STREAM" env BWSCOPE=$BW CPU=$CPU scripts/compare-peers-arm.sh; }
 

@@ -179,7 +179,19 @@ if has contend; then
   echo "rc=$?" >> "$DIR/contend.err"
   cat "$DIR/contend.txt"; tail -2 "$DIR/contend.err"
   log "contend: each agent alone in its own suite"
-  "$BW" threads --cpus "$team" --counts "$half" --kernel seq_read --samples 5 ${THREADS_FLAGS:-} \
+  # Like for like: the kernel the team ran, its total working set (size
+  # per thread x threads) and its slice length, read from the contend run. A plain
+  # `--kernel seq_read` runs every width at both default sizes, one of
+  # them LLC-resident, and its best is a cache figure, not the team's.
+  kw=$(python3 -c "
+import json, sys
+r = [r for r in json.load(open(sys.argv[1]))['records'] if r['extra'].get('case_agent') == 'cpu0'][0]
+print(r['extra']['kernels'][0], r['size_bytes'] * r['threads'], round(r['samples'][0]['seconds'] * 1000))" "$DIR/contend.json" 2>/dev/null) || kw="seq_read"
+  read -r tk tsz tms <<< "$kw"
+  # Samples as long as contend's slices (a few ms of streaming can run far
+  # above the sustained rate on a VM).
+  "$BW" threads --cpus "$team" --counts "$half" --kernel "$tk" ${tsz:+--sizes "$(( tsz / 1024 ))KiB"} \
+    ${tms:+--min-sample-ms "$tms"} --samples 5 ${THREADS_FLAGS:-} \
     --json "$DIR/contend-threads.json" > /dev/null 2>> "$DIR/contend.err"
   "$BW" transfer --backend cuda --kinds pinned,mapped --directions h2d,d2h,h2d-sm --sizes 64MiB --samples 5 \
     ${TRANSFER_FLAGS:-} --json "$DIR/contend-transfer.json" > /dev/null 2>> "$DIR/contend.err"
@@ -202,8 +214,10 @@ def best(recs, pred):
     v = [r["gbps"]["best"] for r in recs if r["status"] == "ok" and r.get("gbps") and pred(r)]
     return max(v) if v else None
 th = best(load("contend-threads.json"), lambda r: True)
+th_med = [r["gbps"]["median"] for r in load("contend-threads.json") if r["status"] == "ok" and r.get("gbps")]
 tr = load("contend-transfer.json")
-own = {"cpu0": ("threads seq_read, same cpus", th)}
+cpu0 = alone.get("cpu0", {})
+own = {"cpu0": (f"threads {cpu0.get('extra', {}).get('kernels', ['?'])[0]}, same cpus and size", th)}
 for name, direction in (("dev0", "h2d"), ("dev1", "d2h"), ("dev2", "h2d-sm")):
     own[name] = (f"transfer {direction} 64MiB",
                  best(tr, lambda r, x=direction: r["extra"].get("direction") == x))
@@ -212,6 +226,9 @@ for name, (what, g) in own.items():
     a = alone.get(name, {}).get("extra", {}).get("window_gbps")
     ratio = f"{a / g:.2f}" if a and g else "-"
     print(f"{name:6} {a if a is None else round(a, 2)!s:>19} {g if g is None else round(g, 2)!s:>21} {ratio:>6}  ({what})")
+if cpu0 and th_med:
+    b = cpu0["gbps"]["best"]
+    print(f"cpu0 best 200 ms slice {b:.2f} GB/s vs threads best sample {th:.2f}: {b / th:.2f}; window vs threads median {th_med[0]:.2f}: {cpu0['extra']['window_gbps'] / th_med[0]:.2f}")
 agg = [r for r in c if r["extra"].get("case_agent") == "aggregate"]
 if agg:
     a = max(agg, key=lambda r: len(r["extra"].get("phase_agents", [])))["extra"]

@@ -11,6 +11,7 @@
 
 mod common;
 use common::standin::{exit2, standin};
+use common::{json_of as run_json, records};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -28,22 +29,6 @@ const QUICK: &[&str] = &[
     "--size",
     "16MiB",
 ];
-
-fn run_json(cmd: &mut Command) -> Value {
-    let out = cmd.arg("--json").arg("-").output().unwrap();
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstderr: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn records(run: &Value) -> Vec<Value> {
-    run["records"].as_array().unwrap().clone()
-}
 
 /// The record of `agent` in `phase`.
 fn rec<'a>(recs: &'a [Value], phase: &str, agent: &str) -> &'a Value {
@@ -131,6 +116,7 @@ fn two_cpu_teams_on_two_cpus() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&list.stdout).contains("contend-matrix"));
+    stacked_bars_name_every_phase_and_agent(&f, &recs);
     let cmp = bw()
         .args(["compare", f.to_str().unwrap(), f.to_str().unwrap()])
         .output()
@@ -141,6 +127,64 @@ fn two_cpu_teams_on_two_cpus() {
         String::from_utf8_lossy(&cmp.stderr)
     );
     assert!(String::from_utf8_lossy(&cmp.stdout).contains("cpu0+cpu1"));
+}
+
+/// The stacked bars of a saved two-team run, in `plot` and in the HTML
+/// report: a bar per phase (its name under it, the aggregate above it),
+/// one segment per agent in the agent's colour (plus its legend swatch),
+/// the sum of the alones marked on the pair.
+fn stacked_bars_name_every_phase_and_agent(f: &std::path::Path, recs: &[Value]) {
+    let svg_path = f.with_file_name("bars.svg");
+    let out = bw()
+        .args(["plot", f.to_str().unwrap(), "--chart", "contend-bars", "-o"])
+        .arg(&svg_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_string())
+        .collect();
+    let fills = |c: &str| {
+        doc.descendants()
+            .filter(|n| n.has_tag_name("rect") && n.attribute("fill") == Some(c))
+            .count()
+    };
+    for want in ["cpu0", "cpu1", "cpu0+cpu1", "Σ alone"] {
+        assert!(texts.iter().any(|t| t == want), "no '{want}' in {texts:?}");
+    }
+    // Aggregates above the bars: one per phase, each a figure of the run.
+    let tops: Vec<&String> = texts.iter().filter(|t| t.ends_with(" GB/s")).collect();
+    assert_eq!(tops.len(), 3, "{texts:?}");
+    let agg = rec(recs, "cpu0+cpu1", "aggregate")["extra"]["aggregate_gbps"]
+        .as_f64()
+        .unwrap();
+    let shown: f64 = tops[2].trim_end_matches(" GB/s").parse().unwrap();
+    assert!(
+        (shown - agg).abs() <= 0.01 * agg.max(1.0),
+        "{shown} vs {agg}"
+    );
+    let sum = texts.iter().find(|t| t.starts_with("Σ alone ")).unwrap();
+    assert!(sum.len() > "Σ alone ".len(), "{texts:?}");
+    // Tableau blue (cpu0) and orange (cpu1): alone, in the pair, legend.
+    assert_eq!(fills("#1F77B4"), 3, "cpu0's segments + swatch");
+    assert_eq!(fills("#FF7F0E"), 3, "cpu1's segments + swatch");
+    let html = bw()
+        .args(["report", f.to_str().unwrap(), "-o", "-"])
+        .output()
+        .unwrap();
+    let html = String::from_utf8_lossy(&html.stdout);
+    assert!(
+        html.contains("id=\"chart-contend-bars\""),
+        "no bars in the HTML report"
+    );
 }
 
 /// Whether an OpenCL device is here (PoCL on CI); prints why not.
@@ -451,6 +495,47 @@ fn ctrl_c_mid_run_keeps_the_finished_phases() {
     let recs = records(&v);
     assert!(recs.len() >= 2 && recs.len() < 6, "{} records", recs.len());
     gbps(rec(&recs, "cpu0", "cpu0"));
+}
+
+/// A team alone runs what `bwscope threads` runs on the same cpu at the
+/// same per-thread size: the same kernel, the same bytes per pass as the
+/// kernel declares them (what it runs, not how fast).
+#[test]
+fn a_team_alone_runs_what_threads_runs() {
+    let cpu = allowed_cpus().last().unwrap().to_string();
+    for work in ["read", "write", "ntwrite", "copy"] {
+        let spec = format!("cpus:{cpu}:{work}");
+        let run = run_json(bw().args(["contend", "--cpu", &spec]).args(QUICK));
+        let r = rec(&records(&run), "cpu0", "cpu0").clone();
+        gbps(&r);
+        let k = r["extra"]["kernels"][0].as_str().unwrap().to_string();
+        let ws = r["size_bytes"].as_u64().unwrap();
+        let th = run_json(
+            bw().args(["threads", "--cpus", &cpu, "--counts", "1"])
+                .args([
+                    "--kernel",
+                    &k,
+                    "--sizes",
+                    &format!("{}KiB", ws >> 10),
+                    "--samples",
+                    "1",
+                ]),
+        );
+        let t = records(&th)
+            .into_iter()
+            .find(|t| t["kernel"] == k.as_str() && t["status"] == "ok")
+            .unwrap_or_else(|| panic!("threads ran no {k}: {th:#}"));
+        for f in [
+            "size_bytes",
+            "bytes_read_per_pass",
+            "bytes_written_per_pass",
+            "payload_bytes_per_pass",
+            "width_bits",
+            "nontemporal",
+        ] {
+            assert_eq!(r[f], t[f], "{work}: {f} ({k})");
+        }
+    }
 }
 
 #[test]

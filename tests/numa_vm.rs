@@ -345,6 +345,59 @@ fn numa_guest_places_memory_where_asked() {
         log.contains("=== RC bad 2 error: --memory-nodes: node 7 does not exist"),
         "bad node not refused as expected:\n{log}"
     );
+    contend_teams_on_two_nodes(&log, nodes);
+}
+
+/// `contend --cpu 1@0 --cpu 1@1:write`: each team on a cpu of its node
+/// with its pages found there (move_pages), both running through the
+/// whole window of every phase; a team asking for more cpus than its
+/// node has is refused before anything runs.
+fn contend_teams_on_two_nodes(log: &str, nodes: &[Value]) {
+    let c = json(log, "contend");
+    let recs = c["records"].as_array().unwrap();
+    let find = |phase: &str, agent: &str| {
+        recs.iter()
+            .find(|r| r["extra"]["case_phase"] == phase && r["extra"]["case_agent"] == agent)
+            .unwrap_or_else(|| panic!("no {agent} in phase {phase}: {c:#}"))
+    };
+    for (phase, agents) in [
+        ("cpu0", &["cpu0"][..]),
+        ("cpu1", &["cpu1"][..]),
+        ("cpu0+cpu1", &["cpu0", "cpu1"][..]),
+    ] {
+        for (node, agent) in agents.iter().map(|a| (a[3..].parse::<u64>().unwrap(), a)) {
+            let r = find(phase, agent);
+            assert_eq!(r["status"], "ok", "{r:#}");
+            let e = &r["extra"];
+            assert_eq!(
+                e["valid"], true,
+                "{agent} in {phase} not through the window: {r:#}"
+            );
+            assert!(e["covered_from_seconds"].as_f64().unwrap() <= 0.0, "{r:#}");
+            assert!(e["covered_to_seconds"].as_f64().unwrap() >= 0.0, "{r:#}");
+            assert!(e["window_bytes"].as_u64().unwrap() > 0, "{r:#}");
+            assert_eq!(e["memory_node"], node, "{r:#}");
+            let p = &r["placement"];
+            assert_eq!(p["memory_node"], node, "{r:#}");
+            assert_eq!(p["cpu_node"], node, "{r:#}");
+            assert_eq!(
+                p["verified_fraction"], 1.0,
+                "{agent}'s pages not all on node {node}: {r:#}"
+            );
+            let cpus = u32s(&r["cpus"]);
+            assert_eq!(cpus.len(), 1);
+            assert!(
+                u32s(&nodes[node as usize]["cpus"]).contains(&cpus[0]),
+                "{r:#}"
+            );
+        }
+        assert_eq!(find(phase, "aggregate")["status"], "ok");
+    }
+    assert_eq!(find("cpu1", "cpu1")["op"], "write");
+    assert!(
+        log.contains("=== RC badteam 2 error: --cpu:"),
+        "a team larger than its node not refused as expected:\n{log}"
+    );
 }
 
 #[path = "numa-vm/tiers.rs"]

@@ -13,6 +13,24 @@ use crate::kernels::{perm, Kernel, KernelArgs, PassBytes};
 /// What write kernels store.
 pub const PATTERN: u64 = 0x5a5a_1234_9876_a5a5;
 
+/// One pass of `kernel` over `ws` bytes of each of `workers` workers'
+/// own buffers, as every thread team runs it (`threads`, `contend`): the
+/// job (one repetition; `Job::args` places the streams in a buffer) and
+/// the bytes the kernel declares for it. `None` when `ws` holds less than
+/// one granule per stream.
+pub fn pass_job(kernel: &'static Kernel, ws: usize, workers: usize) -> Option<(Job, PassBytes)> {
+    let pass = kernel.pass_bytes(ws)?;
+    let job = Job {
+        kernel,
+        stream_len: pass.stream_len,
+        reps: 1,
+        pattern: PATTERN,
+        index: perm::index_for(kernel, pass.stream_len, workers),
+        shared: None,
+    };
+    Some((job, pass))
+}
+
 /// A kernel on a thread team, over private buffers or chunks of a shared
 /// one.
 pub struct TeamKernel<'a> {
@@ -26,19 +44,8 @@ impl<'a> TeamKernel<'a> {
     /// worker's own buffer; `None` when `ws` holds less than one granule
     /// per stream.
     pub fn private(team: &'a Team, kernel: &'static Kernel, ws: usize) -> Option<TeamKernel<'a>> {
-        let pass = kernel.pass_bytes(ws)?;
-        Some(TeamKernel {
-            team,
-            job: Job {
-                kernel,
-                stream_len: pass.stream_len,
-                reps: 1,
-                pattern: PATTERN,
-                index: perm::index_for(kernel, pass.stream_len, team.threads()),
-                shared: None,
-            },
-            pass,
-        })
+        let (job, pass) = pass_job(kernel, ws, team.threads())?;
+        Some(TeamKernel { team, job, pass })
     }
 
     /// Like [`TeamKernel::private`], but worker `i` works at `bases[i]`,

@@ -202,7 +202,7 @@ pub fn pass_bytes(m: &Mix, ws: usize) -> Option<(u64, u64, usize)> {
 /// # Safety
 /// `base..base + chunks * CHUNK` is owned, writable, 2 MiB aligned memory
 /// and the kernels are supported by this CPU.
-unsafe fn pass(ks: &MixKernels, m: &Mix, base: *mut u8, chunks: usize, pattern: u64) -> u64 {
+pub unsafe fn pass(ks: &MixKernels, m: &Mix, base: *mut u8, chunks: usize, pattern: u64) -> u64 {
     let mut sum = 0u64;
     for j in 0..chunks {
         let p = base.add(j * CHUNK);

@@ -292,6 +292,29 @@ impl Team {
             .collect()
     }
 
+    /// Where the first `ws` bytes of every worker's buffer are (a
+    /// `move_pages` census): the fraction of all their pages on worker
+    /// `i`'s `intended[i]` node, and each worker's own fraction.
+    pub fn placed_on(&self, intended: &[u32], ws: usize) -> Result<(f64, Vec<f64>), String> {
+        let mut on = 0u64;
+        let mut total = 0u64;
+        let mut each = Vec::new();
+        for (i, &node) in intended.iter().enumerate() {
+            let c = self.inspect(i, move |b| {
+                crate::memory::numa::census(b.as_ptr(), ws.min(b.len()))
+            })?;
+            on += c.on_node(node);
+            total += c.pages;
+            each.push(c.fraction_on(node));
+        }
+        let all = if total > 0 {
+            on as f64 / total as f64
+        } else {
+            0.0
+        };
+        Ok((all, each))
+    }
+
     /// Run `f` on worker `i`'s buffer, on that worker's thread (tests read
     /// back what a kernel wrote; suites refill).
     pub fn inspect<R: Send + 'static>(
@@ -336,7 +359,7 @@ fn alloc_bound(
 impl Job {
     /// The kernel arguments of worker `i` of `workers`, over `buf` (its own
     /// buffer) or its chunk of the shared one.
-    fn args(&self, buf: &mut Buffer, worker: usize, workers: usize) -> KernelArgs {
+    pub fn args(&self, buf: &mut Buffer, worker: usize, workers: usize) -> KernelArgs {
         let k = self.kernel;
         let off = dst_offset(k, self.stream_len);
         let base = match &self.shared {

@@ -23,6 +23,9 @@ run pair numa --scenario write-pair --size 4MiB $S
 run threads threads --cpus 1,3 --sizes 4MiB --kernel seq_read_64_scalar,seq_write_64_scalar $S
 run procs threads --processes --cpus 1,3 --counts 2 --sizes 4MiB --kernel seq_read_64_scalar $S
 run load numa --load 1@1 --probe-cpu 0 --delays 0,2000 --size 4MiB $S
+run contend contend --cpu 1@0 --cpu 1@1:write --size 8MiB --samples 2 --min-sample-ms 100
+/bin/bwscope contend --cpu 3@1 >/dev/null 2>/tmp/badteam.err
+echo "=== RC badteam $? $(cat /tmp/badteam.err)"
 /bin/bwscope numa --memory-nodes 7 >/dev/null 2>/tmp/bad.err
 echo "=== RC bad $? $(cat /tmp/bad.err)"
 echo "=== DONE"

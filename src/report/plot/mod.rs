@@ -10,6 +10,9 @@
 //!
 //! Which chart a suite gets:
 //! - `numa`: a heatmap, rows = cpu node, columns = memory node, per kernel;
+//! - `contend`: stacked bars, one per phase (each agent's GB/s a segment,
+//!   the aggregate above, the sum of the alones marked), and the phase ×
+//!   agent matrix as a heatmap;
 //! - `threads`, or any suite whose records differ only in thread count: the
 //!   metric against threads (linear x);
 //! - anything with two or more working-set sizes (`cache`, `latency`,
@@ -22,8 +25,9 @@ use std::collections::BTreeMap;
 use super::metric::{self, StatKind};
 use super::Exporter;
 
+mod contend;
 mod draw;
-use crate::model::detail::{ContendDetail, NumaDetail};
+use crate::model::detail::NumaDetail;
 use crate::model::{BoundBy, Curve, Op, Record, Regime, Run, Status, SuiteId};
 pub use draw::{color, png, register_fonts, svg, MAX_SIDE, MIN_SIDE};
 
@@ -87,10 +91,33 @@ pub struct Heatmap {
     pub unit: String,
 }
 
+/// Stacked bars: one bar per group (a contend phase), one segment per
+/// key (an agent) with a legend, the bar's total written above it and a
+/// reference level (the sum of the agents' alone rates) marked across it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bars {
+    pub y_desc: String,
+    /// Segment names, in legend and stacking order (bottom first).
+    pub keys: Vec<String>,
+    pub bars: Vec<Bar>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    pub label: String,
+    /// One value per key; None where that key is not in this bar.
+    pub segments: Vec<Option<f64>>,
+    /// Written above the bar; None: the bar is marked incomplete.
+    pub total: Option<f64>,
+    /// Drawn as a dashed level across the bar, labelled.
+    pub reference: Option<f64>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind {
     Line(LineChart),
     Heat(Heatmap),
+    Bars(Bars),
 }
 
 /// One chart: a stable id (used in file names and HTML anchors), a title,
@@ -127,7 +154,8 @@ pub fn charts(run: &Run, stat: StatKind) -> Vec<Chart> {
         if suite == SuiteId::Numa {
             out.extend(numa_heatmaps(suite, &recs, stat));
         } else if suite == SuiteId::Contend {
-            out.extend(contend_matrix(&recs));
+            out.extend(contend::bars(&recs));
+            out.extend(contend::matrix(&recs));
         } else if suite == SuiteId::Threads || (threads > 1 && sizes <= 1) {
             out.extend(line_charts(run, suite, &recs, XAxis::Threads, stat));
         } else if sizes > 1 && recs.iter().all(|r| r.size_bytes.is_some()) {
@@ -524,49 +552,6 @@ fn numa_heatmaps(suite: SuiteId, recs: &[&Record], stat: StatKind) -> Vec<Chart>
         });
     }
     out
-}
-
-/// `contend`: GB/s by phase × agent (with the aggregate), each cell the
-/// agent's rate over the phase's window.
-fn contend_matrix(recs: &[&Record]) -> Option<Chart> {
-    let cell = |r: &Record| {
-        let d = r.detail.get::<ContendDetail>()?;
-        Some((
-            d.case_phase.clone()?,
-            d.case_agent.clone()?,
-            d.window_gbps.value()?,
-        ))
-    };
-    let cells: Vec<(String, String, f64)> = recs.iter().filter_map(|r| cell(r)).collect();
-    let mut rows: Vec<String> = Vec::new();
-    let mut cols: Vec<String> = Vec::new();
-    for (p, a, _) in &cells {
-        if !rows.contains(p) {
-            rows.push(p.clone());
-        }
-        if !cols.contains(a) && a != "aggregate" {
-            cols.push(a.clone());
-        }
-    }
-    cols.push("aggregate".into());
-    let mut values = vec![vec![None; cols.len()]; rows.len()];
-    for (p, a, g) in &cells {
-        let i = rows.iter().position(|x| x == p)?;
-        let j = cols.iter().position(|x| x == a)?;
-        values[i][j] = Some(*g);
-    }
-    (!rows.is_empty()).then(|| Chart {
-        id: "contend-matrix".into(),
-        title: "contend: GB/s of each agent by phase, over one window of one clock".into(),
-        kind: Kind::Heat(Heatmap {
-            row_desc: "phase".into(),
-            col_desc: "agent".into(),
-            rows,
-            cols,
-            values,
-            unit: "GB/s".into(),
-        }),
-    })
 }
 
 /// Picture format of an output file, from its extension.

@@ -27,6 +27,7 @@ mod net;
 mod phase;
 mod plan;
 mod records;
+mod team;
 
 pub use plan::plan;
 

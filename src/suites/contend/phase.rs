@@ -6,9 +6,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::agents::{self, Counted, Gate, Log, Running, Window};
+use super::agents::{Counted, Gate, Log, Running, Window};
 use super::records::{self, Figure, PhaseFigures};
-use super::{device, net, Agent, ContendPlan, Ctx, Flow};
+use super::{device, net, team, Agent, ContendPlan, Ctx, Flow};
 use crate::model::{Record, SuiteId};
 use crate::os::time::now_ns;
 
@@ -32,7 +32,7 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let started = match a {
             Agent::Device { .. } => device::start(a),
             Agent::Net { .. } => net::start(a),
-            _ => agents::start(a, cx.host, plan.memory),
+            _ => team::start(a, cx.host, plan.memory),
         };
         match started {
             Ok(r) => running.push(Some(r)),
@@ -49,7 +49,7 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         }
     }
     let probe = match &plan.probe {
-        Some(p) => match agents::start_probe(p, cx.host, plan.memory) {
+        Some(p) => match team::start_probe(p, cx.host, plan.memory) {
             Ok(r) => Some(r),
             Err(why) => {
                 cx.push(Record::error(
@@ -215,6 +215,7 @@ impl Figure {
             from: cov.map(|(a, _)| (a as f64 - w.t0 as f64) / 1e9),
             to: cov.map(|(_, b)| (b as f64 - w.t1 as f64) / 1e9),
             ended: c.ended.clone(),
+            placed: c.placed,
         }
     }
 }
@@ -234,6 +235,7 @@ mod tests {
         let c = Counted {
             logs: vec![log.clone(), log],
             ended: None,
+            placed: None,
         };
         assert_eq!(between(&c, 150, 350), Some(2.0 * 1500.0));
         assert_eq!(coverage(&c), Some((100, 400)));

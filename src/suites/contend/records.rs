@@ -4,11 +4,11 @@
 //! probe's latency.
 
 use super::agents::Window;
-use super::{Agent, ContendPlan, CpuWork, Phase, ProbeKind};
-use crate::kernels::{self, Op, Pattern};
+use super::team::TeamPass;
+use super::{Agent, ContendPlan, Phase, ProbeKind};
 use crate::measure::mix::MixKernels;
 use crate::model::detail::ContendDetail;
-use crate::model::{Host, Nullable, Record, Sample, Status, Warning};
+use crate::model::{Host, Nullable, Placement, Record, Sample, Status, Warning};
 use crate::stats;
 
 /// One agent's count over the window.
@@ -26,6 +26,8 @@ pub struct Figure {
     pub from: Option<f64>,
     pub to: Option<f64>,
     pub ended: Option<String>,
+    /// A bound team's pages on its node after the phase (fraction).
+    pub placed: Option<f64>,
 }
 
 /// Every figure of a phase.
@@ -213,13 +215,23 @@ fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
             bytes_per_thread,
             ..
         } => {
-            let ks = MixKernels::widest(host);
-            let used: Vec<String> = match work {
-                CpuWork::Mix(m) => ks.describe(m).iter().map(|s| s.to_string()).collect(),
-                CpuWork::Copy => kernels::widest(Op::Copy, Pattern::Seq, &host.features)
-                    .map(|k| vec![k.name.to_string()])
-                    .unwrap_or_default(),
-            };
+            // What each worker runs per pass, as the team runs it.
+            let pass = TeamPass::of(*work, host, *bytes_per_thread as usize, cpus.len()).ok();
+            let used: Vec<String> = pass
+                .iter()
+                .flat_map(|p| p.kernels())
+                .map(String::from)
+                .collect();
+            if let Some(p) = &pass {
+                let (read, written) = p.bytes();
+                r.bytes_read_per_pass = Some(read);
+                r.bytes_written_per_pass = Some(written);
+                if let Some(k) = p.kernel() {
+                    r.payload_bytes_per_pass = Some(if written > 0 { written } else { read });
+                    r.width_bits = (k.width_bits > 0).then_some(k.width_bits);
+                    r.nontemporal = Some(k.nontemporal);
+                }
+            }
             r.op = work.name().into();
             r.threads = cpus.len() as u32;
             r.cpus = cpus.clone();
@@ -231,6 +243,7 @@ fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
             d.memory_node = (*memory_node).into();
             d.byte_convention = Some("bytes read + written by the asm kernels".into());
             d.dma = Some(false);
+            placement(&mut r, cpus, *memory_node, f.placed, host);
         }
         Agent::Device {
             api,
@@ -290,6 +303,36 @@ fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
         }
     }
     r
+}
+
+/// Where a team ran and where its memory is: its cpus' node when they
+/// share one; a bound team's node and the fraction of its pages found
+/// there, warned about when some are elsewhere.
+fn placement(r: &mut Record, cpus: &[u32], node: Option<u32>, placed: Option<f64>, host: &Host) {
+    let nodes: Vec<u32> = cpus.iter().filter_map(|&c| host.node_of(c)).collect();
+    let cpu_node = nodes
+        .first()
+        .copied()
+        .filter(|n| nodes.len() == cpus.len() && nodes.iter().all(|m| m == n));
+    if cpu_node.is_none() && node.is_none() {
+        return;
+    }
+    r.placement = Some(Placement {
+        cpu_node,
+        memory_node: node,
+        verified_fraction: placed,
+        ..Placement::default()
+    });
+    if let (Some(n), Some(f)) = (node, placed.filter(|f| *f < 0.99)) {
+        r.warnings.push(Warning::Other {
+            message: format!(
+                "only {:.1} % of the team's pages are on node {n}",
+                f * 100.0
+            ),
+            hint: "the node ran short of free memory, or something moved the pages: check numastat"
+                .into(),
+        });
+    }
 }
 
 fn probe_record(p: &super::ProbePlan, f: &Figure, host: &Host) -> Record {
@@ -368,6 +411,7 @@ fn aggregate_record(
             from: None,
             to: None,
             ended: None,
+            placed: None,
         };
         sampled(&mut r, &f);
     } else {

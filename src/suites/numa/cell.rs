@@ -4,25 +4,9 @@
 use super::*;
 
 /// Fraction of all pages of the team's buffers on `intended[i]`, and the
-/// fraction per worker.
+/// fraction per worker ([`Team::placed_on`]).
 pub(super) fn verify(team: &Team, intended: &[u32], ws: usize) -> Result<(f64, Vec<f64>), String> {
-    let mut on = 0u64;
-    let mut total = 0u64;
-    let mut each = Vec::new();
-    for (i, &node) in intended.iter().enumerate() {
-        let c = team.inspect(i, move |b| numa::census(b.as_ptr(), ws.min(b.len())))?;
-        on += c.on_node(node);
-        total += c.pages;
-        each.push(c.fraction_on(node));
-    }
-    Ok((
-        if total > 0 {
-            on as f64 / total as f64
-        } else {
-            0.0
-        },
-        each,
-    ))
+    team.placed_on(intended, ws)
 }
 
 /// A measured mix: the sampler's result and what one pass of each worker
