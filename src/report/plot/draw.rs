@@ -5,6 +5,7 @@
 
 use std::sync::Once;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -81,26 +82,7 @@ where
 {
     root.fill(&WHITE)?;
     let pts = || c.series.iter().flat_map(|s| s.points.iter());
-    let tx = |x: f64| match c.x {
-        XAxis::Bytes => x.max(1.0).log2(),
-        XAxis::Threads => x,
-    };
-    let (mut x0, mut x1) = pts().fold((f64::MAX, f64::MIN), |(a, b), p| {
-        (a.min(tx(p.0)), b.max(tx(p.0)))
-    });
-    if x0 > x1 {
-        (x0, x1) = (0.0, 1.0);
-    }
-    match c.x {
-        XAxis::Bytes => {
-            x0 = x0.floor() - 0.25;
-            x1 = x1.ceil() + 0.25;
-        }
-        XAxis::Threads => {
-            x0 = 0.0;
-            x1 = x1.max(1.0) + 0.5;
-        }
-    }
+    let (x0, x1) = x_range(c);
     // Limits count towards the scale: a roofline off the chart says nothing.
     let ymax = nice_max(
         pts()
@@ -162,10 +144,77 @@ where
         }
     }
     mesh.draw()?;
-    // Cache boundaries first, so the data lines draw over them; their
-    // labels sit above the plot where no data or legend can hide them.
+    let frame = Frame {
+        x0,
+        x1,
+        ymax,
+        scale,
+    };
+    draw_markers(root, &mut chart, c, &frame)?;
+    draw_limits(root, &mut chart, c, &frame)?;
+    draw_series(&mut chart, c, &frame)?;
+    root.present()?;
+    Ok(())
+}
+
+/// A line chart's plotting frame: its ranges and the pixel scale.
+struct Frame {
+    x0: f64,
+    x1: f64,
+    ymax: f64,
+    scale: f64,
+}
+
+impl Frame {
+    fn px(&self, v: i32) -> i32 {
+        (v as f64 * self.scale).round() as i32
+    }
+}
+
+type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Where a chart's x value is drawn: log2 of bytes, or threads as is.
+fn tx(axis: XAxis, x: f64) -> f64 {
+    match axis {
+        XAxis::Bytes => x.max(1.0).log2(),
+        XAxis::Threads => x,
+    }
+}
+
+/// The x range: whole powers of two around the sizes, or 0 to the most
+/// threads and a half.
+fn x_range(c: &LineChart) -> (f64, f64) {
+    let (mut x0, mut x1) = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .fold((f64::MAX, f64::MIN), |(a, b), p| {
+            (a.min(tx(c.x, p.0)), b.max(tx(c.x, p.0)))
+        });
+    if x0 > x1 {
+        (x0, x1) = (0.0, 1.0);
+    }
+    match c.x {
+        XAxis::Bytes => (x0.floor() - 0.25, x1.ceil() + 0.25),
+        XAxis::Threads => (0.0, x1.max(1.0) + 0.5),
+    }
+}
+
+/// Cache boundaries, drawn before the data so its lines draw over them;
+/// their labels sit above the plot where no data or legend can hide them.
+fn draw_markers<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &mut Plot<'_, DB>,
+    c: &LineChart,
+    f: &Frame,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (x0, x1, ymax) = (f.x0, f.x1, f.ymax);
+    let px = |v: i32| f.px(v);
     for m in &c.markers {
-        let x = tx(m.x);
+        let x = tx(c.x, m.x);
         if x < x0 || x > x1 {
             continue;
         }
@@ -189,11 +238,25 @@ where
             ))?;
         }
     }
-    // Each limit over its regime's sizes, dotted dark red, labelled at
-    // its left end just above the line.
+    Ok(())
+}
+
+/// Each limit over its regime's sizes, dotted dark red, labelled at its
+/// left end just above the line.
+fn draw_limits<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &mut Plot<'_, DB>,
+    c: &LineChart,
+    f: &Frame,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (x0, x1, scale) = (f.x0, f.x1, f.scale);
+    let px = |v: i32| f.px(v);
     let limit_col = RGBColor(150, 20, 20);
     for l in &c.limits {
-        let (a, b) = (tx(l.x0).max(x0), tx(l.x1).min(x1));
+        let (a, b) = (tx(c.x, l.x0).max(x0), tx(c.x, l.x1).min(x1));
         if a > b {
             continue;
         }
@@ -213,9 +276,23 @@ where
             ("sans-serif", px(13)).into_font().color(&limit_col),
         ))?;
     }
+    Ok(())
+}
+
+/// The data: one line with dots per series, and the legend where the
+/// curves are low.
+fn draw_series<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Plot<'a, DB>,
+    c: &LineChart,
+    f: &Frame,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let px = |v: i32| f.px(v);
     for (i, s) in c.series.iter().enumerate() {
         let col = color(i);
-        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (tx(p.0), p.1)).collect();
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (tx(c.x, p.0), p.1)).collect();
         chart
             .draw_series(LineSeries::new(
                 pts.clone(),
@@ -237,7 +314,6 @@ where
             .position(legend_corner(c))
             .draw()?;
     }
-    root.present()?;
     Ok(())
 }
 
@@ -452,7 +528,25 @@ where
         vec![(left, bottom), (right, bottom)],
         BLACK,
     ))?;
-    let lx = right + px(20);
+    bars_legend(root, c, right + px(20), top, scale)?;
+    root.present()?;
+    Ok(())
+}
+
+/// The stacked bars' legend at (`lx`, `top`): a swatch per agent, then
+/// the dashed sum of the alones.
+fn bars_legend<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    c: &Bars,
+    lx: i32,
+    top: i32,
+    scale: f64,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let px = |v: i32| (v as f64 * scale).round() as i32;
+    let font = ("sans-serif", px(15)).into_font();
     for (k, key) in c.keys.iter().enumerate() {
         let y = top + k as i32 * px(26);
         let sw = [(lx, y), (lx + px(16), y + px(16))];
@@ -469,7 +563,6 @@ where
         (lx + px(24), y - px(8)),
         font,
     ))?;
-    root.present()?;
     Ok(())
 }
 

@@ -93,6 +93,38 @@ impl Root<'_> {
         }
     }
 
+    /// The fleet's warnings about the turns: those not read, and which
+    /// nodes were measured again, how often, and how many cases a later
+    /// turn won. `said` holds (rank, turns, cases won).
+    fn tell(&mut self, said: &[(u32, u32, usize)], failed: &[String]) {
+        if !failed.is_empty() {
+            self.fleet.warnings.push(Warning::Other {
+                message: format!("a later turn was not read: {}", failed.join("; ")),
+                hint: "the node keeps the turns it has; every rank should run the same bwscope"
+                    .into(),
+            });
+        }
+        if !said.is_empty() {
+            let list: Vec<String> = said
+                .iter()
+                .map(|&(r, turns, won)| {
+                    format!(
+                        "{} ({turns} more turn{}, {won} case(s) better than before)",
+                        self.fleet.nodes[r as usize].label,
+                        if turns == 1 { "" } else { "s" }
+                    )
+                })
+                .collect();
+            self.fleet.warnings.push(Warning::Other {
+            message: format!(
+                "measured once more because a memory figure was an outlier: {}",
+                list.join(", ")
+            ),
+            hint: format!("up to {TURNS} more turns, at least {SPACING_S:.0} s apart; every turn's records are in the node's `turns`, each case keeps its best; a figure fails only when it was bad in every turn (otherwise it is `transient`)"),
+        });
+        }
+    }
+
     /// Measure the suspects again, turn after turn, and keep every turn.
     pub(super) fn remeasure(&mut self) -> anyhow::Result<()> {
         if self.plan.node.suites.is_empty() || self.stopped() {
@@ -170,32 +202,7 @@ impl Root<'_> {
                 self.save();
             }
         }
-        if !failed.is_empty() {
-            self.fleet.warnings.push(Warning::Other {
-                message: format!("a later turn was not read: {}", failed.join("; ")),
-                hint: "the node keeps the turns it has; every rank should run the same bwscope"
-                    .into(),
-            });
-        }
-        if !said.is_empty() {
-            let list: Vec<String> = said
-                .iter()
-                .map(|&(r, turns, won)| {
-                    format!(
-                        "{} ({turns} more turn{}, {won} case(s) better than before)",
-                        self.fleet.nodes[r as usize].label,
-                        if turns == 1 { "" } else { "s" }
-                    )
-                })
-                .collect();
-            self.fleet.warnings.push(Warning::Other {
-                message: format!(
-                    "measured once more because a memory figure was an outlier: {}",
-                    list.join(", ")
-                ),
-                hint: format!("up to {TURNS} more turns, at least {SPACING_S:.0} s apart; every turn's records are in the node's `turns`, each case keeps its best; a figure fails only when it was bad in every turn (otherwise it is `transient`)"),
-            });
-        }
+        self.tell(&said, &failed);
         Ok(())
     }
 }
