@@ -118,8 +118,8 @@ pub struct Lost {
 pub trait Comm {
     fn rank(&self) -> u32;
     fn size(&self) -> u32;
-    /// `tcp` or `mpi`.
-    fn kind(&self) -> &'static str;
+    /// How the ranks talk: TCP or MPI.
+    fn kind(&self) -> crate::model::fleet::Transport;
     /// Rank 0: every rank's identity (None for ranks that never joined);
     /// other ranks: their own only.
     fn identities(&self) -> Vec<Option<Identity>>;

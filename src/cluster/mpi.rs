@@ -176,8 +176,8 @@ impl Comm for MpiComm {
         self.size
     }
 
-    fn kind(&self) -> &'static str {
-        "mpi"
+    fn kind(&self) -> crate::model::fleet::Transport {
+        crate::model::fleet::Transport::Mpi
     }
 
     fn identities(&self) -> Vec<Option<Identity>> {

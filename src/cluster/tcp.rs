@@ -509,8 +509,8 @@ impl Comm for TcpComm {
         self.size
     }
 
-    fn kind(&self) -> &'static str {
-        "tcp"
+    fn kind(&self) -> crate::model::fleet::Transport {
+        crate::model::fleet::Transport::Tcp
     }
 
     fn identities(&self) -> Vec<Option<Identity>> {

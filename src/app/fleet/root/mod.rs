@@ -138,7 +138,7 @@ impl<'a> Root<'a> {
             options: to_value(plan),
             launch: Launch {
                 launcher: cx.launch.launcher.into(),
-                control: comm.kind().into(),
+                control: comm.kind().name().into(),
                 ranks: size,
                 machines: machines.len() as u32,
                 job: cx.launch.job.clone(),
