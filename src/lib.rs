@@ -21,6 +21,7 @@ pub mod memory;
 pub mod model;
 pub mod net;
 pub mod os;
+pub mod plan;
 pub mod platform;
 pub mod report;
 pub mod stats;

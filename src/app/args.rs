@@ -11,9 +11,9 @@ use crate::cli::{
 use crate::error::UserError;
 use crate::memory::PageKind;
 use crate::net::protocol::{Direction, Mode};
+use crate::plan::cpus::Placement;
 use crate::suites::cache::CacheOptions;
 use crate::suites::contend::{ContendOptions, ProbeKind};
-use crate::suites::cpus::Placement;
 use crate::suites::latency::{LatencyOptions, Pages, View};
 use crate::suites::memtype::MemtypeOptions;
 use crate::suites::net::NetOptions;

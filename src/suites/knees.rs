@@ -98,7 +98,7 @@ pub fn plan(host: &Host) -> Result<KneePlan, crate::error::UserError> {
             format!("not under an emulator: its latency curve would show the caches of the machine running the emulator, not this core's ({why})"),
         ));
     }
-    let cpu = super::cpus::resolve_cpu(host, None)?;
+    let cpu = crate::plan::cpus::resolve_cpu(host, None)?;
     let top = top(host);
     let read = kernels::widest(Op::Read, Pattern::Seq, &host.features);
     Ok(KneePlan {
@@ -412,10 +412,10 @@ mod tests {
         assert_eq!(host.caches[2].size_bytes, 480 << 20, "CPUID's size kept");
         // The full sweep stops at 256 MiB, not at 4 × 480 MiB.
         assert_eq!(
-            super::super::sizes::default_top(&host, crate::model::Curve::Bandwidth),
+            crate::plan::sizes::default_top(&host, crate::model::Curve::Bandwidth),
             256 << 20
         );
-        let sizes = super::super::sizes::default_sizes(&host);
+        let sizes = crate::plan::sizes::default_sizes(&host);
         assert_eq!(*sizes.last().unwrap(), 256 << 20);
         // Quarter octaves around the measured edge, none around CPUID's.
         assert!(sizes.iter().any(|&s| s > 32 << 20 && s < 64 << 20));

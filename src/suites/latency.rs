@@ -144,7 +144,7 @@ pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {
         ),
         None => units::geometric(
             4 << 10,
-            super::sizes::default_top(host, Curve::Latency),
+            crate::plan::sizes::default_top(host, Curve::Latency),
             2.0,
         ),
     };
@@ -170,7 +170,7 @@ pub fn plan(o: &LatencyOptions, host: &Host) -> Result<LatencyPlan, UserError> {
     if pages.contains(&Pages::Hugetlb) {
         check_hugetlb(host, max)?;
     }
-    let cpu = super::cpus::resolve_cpu(host, o.cpu)?;
+    let cpu = crate::plan::cpus::resolve_cpu(host, o.cpu)?;
     // The buffer plus a u32 per line for the order.
     super::check_memory(max + max / 16 + (4 << 20), "--sizes", "use smaller --sizes")?;
     let default = if o.quick {
@@ -246,7 +246,7 @@ fn quick(host: &Host) -> Planned {
 /// A fleet node's run: the random chase at the cache sweep's key sizes.
 fn key(host: &Host, sampling: Sampling) -> Planned {
     let o = LatencyOptions {
-        sizes: Some(super::sizes::key_sizes(host)),
+        sizes: Some(crate::plan::sizes::key_sizes(host)),
         views: Some(vec![View::Random]),
         quick: true,
         sampling,

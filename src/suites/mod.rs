@@ -12,7 +12,6 @@
 
 pub mod cache;
 pub mod contend;
-pub mod cpus;
 pub mod estimate;
 pub mod knees;
 pub mod latency;
@@ -21,7 +20,6 @@ pub mod net;
 pub mod numa;
 pub mod record;
 pub mod regs;
-pub mod sizes;
 pub mod threads;
 pub mod transfer;
 
@@ -33,7 +31,7 @@ use crate::kernels::Kernel;
 use crate::measure::{Failure, SampleOpts, Sampler};
 use crate::model::{Host, Record, SuiteId, Warning};
 
-pub use cpus::{check_memory, default_cpu_order, resolve_cpus};
+pub use crate::plan::cpus::{check_memory, default_cpu_order, resolve_cpus};
 
 /// Where a suite's results go; the app implements it (the run's sink, the
 /// progress display).

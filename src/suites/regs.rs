@@ -9,7 +9,6 @@
 //! across machines.
 
 use super::estimate::Estimate;
-use super::sizes::names;
 use super::{Ctx, Descriptor, Flow, Plan, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Pattern};
@@ -17,6 +16,7 @@ use crate::measure::regs::Regs;
 use crate::measure::{team, SampleOpts};
 use crate::model::detail::RegsDetail;
 use crate::model::{Host, Record, SuiteId};
+use crate::plan::sizes::names;
 use crate::stats;
 
 /// What a regs run is asked for.
@@ -51,7 +51,7 @@ pub fn plan(o: &RegsOptions, host: &Host) -> Result<RegsPlan, UserError> {
             "no register kernel named: `bwscope regs` runs reg_ kernels (see `bwscope kernels reg_`); memory kernels run with `bwscope cache`",
         ));
     }
-    let cpu = super::cpus::resolve_cpu(host, o.cpu)?;
+    let cpu = crate::plan::cpus::resolve_cpu(host, o.cpu)?;
     let s = o.sampling.resolve(SampleOpts::default())?;
     Ok(RegsPlan {
         kernels,

@@ -13,9 +13,7 @@
 
 use std::collections::HashMap;
 
-use super::cpus::Placement;
 use super::estimate::Estimate;
-use super::sizes::names;
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Kernel, Op, PassBytes, Pattern};
@@ -26,6 +24,8 @@ use crate::measure::{Hint, Measured, SampleOpts};
 use crate::memory::PageKind;
 use crate::model::detail::ThreadsDetail;
 use crate::model::{Curve, Host, MemoryInfo, Record, SuiteId, Warning};
+use crate::plan::cpus::Placement;
+use crate::plan::sizes::names;
 use crate::stats;
 use crate::util::cpulist::format_cpu_list;
 use crate::util::units::format_bytes;
@@ -118,7 +118,7 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
             let llc = host.llc_size(Curve::Bandwidth).unwrap_or(32 << 20);
             vec![
                 (llc / 2).max(1 << 20),
-                super::sizes::default_top(host, Curve::Bandwidth) * 4,
+                crate::plan::sizes::default_top(host, Curve::Bandwidth) * 4,
             ]
         }
     };
@@ -132,11 +132,11 @@ pub fn plan(o: &ThreadsOptions, host: &Host) -> Result<ThreadsPlan, UserError> {
     }
     let (order, placement) = match &o.cpus {
         Some(list) => (
-            super::cpus::parse_cpus(host, list, "--cpus")?,
+            crate::plan::cpus::parse_cpus(host, list, "--cpus")?,
             "cpus".to_string(),
         ),
         None => (
-            super::cpus::placement_order(host, o.placement, o.smt),
+            crate::plan::cpus::placement_order(host, o.placement, o.smt),
             format!("{:?}", o.placement).to_lowercase(),
         ),
     };
@@ -213,7 +213,10 @@ fn dram_read(host: &Host, sampling: Sampling) -> Result<ThreadsPlan, UserError> 
         .map_or("seq_read_64_scalar", |k| k.name);
     let o = ThreadsOptions {
         kernel: Some(widest.into()),
-        sizes: Some(vec![super::sizes::default_top(host, Curve::Bandwidth)]),
+        sizes: Some(vec![crate::plan::sizes::default_top(
+            host,
+            Curve::Bandwidth,
+        )]),
         sampling,
         ..ThreadsOptions::default()
     };

@@ -12,7 +12,6 @@ use std::time::Duration;
 pub mod first_use;
 
 use super::estimate::{Estimate, CALIBRATION_SAMPLES};
-use super::sizes::{default_sizes, default_top, key_sizes, names};
 use super::{Ctx, Descriptor, Flow, Key, Plan, Planned, Sampling};
 use crate::error::UserError;
 use crate::kernels::{self, Form, Kernel, Op, Pattern};
@@ -23,6 +22,7 @@ use crate::measure::{Hint, SampleOpts};
 use crate::memory::PageKind;
 use crate::model::detail::CacheDetail;
 use crate::model::{Curve, Host, Record, SuiteId, Warning};
+use crate::plan::sizes::{default_sizes, default_top, key_sizes, names};
 use crate::util::units;
 
 pub const DESCRIPTOR: Descriptor = Descriptor {

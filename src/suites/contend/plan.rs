@@ -315,7 +315,7 @@ fn probe_plan(
     };
     let cpu = match o.probe_cpu {
         Some(c) => {
-            super::super::cpus::resolve_cpu(host, Some(c))?;
+            crate::plan::cpus::resolve_cpu(host, Some(c))?;
             if let Some((_, other)) = used.iter().find(|u| u.0 == c) {
                 return Err(UserError::flag(
                     "--probe-cpu",

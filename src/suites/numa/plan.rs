@@ -6,7 +6,7 @@ use super::*;
 /// Resolve and check the options against this machine.
 pub fn plan(a: &NumaOptions, host: &Host) -> Result<NumaPlan, UserError> {
     let explicit_cpus = match &a.cpus {
-        Some(list) => Some(super::super::cpus::parse_cpus(host, list, "--cpus")?),
+        Some(list) => Some(crate::plan::cpus::parse_cpus(host, list, "--cpus")?),
         None => None,
     };
     let (mut cpu_nodes, memory_nodes) = nodes(a, host, explicit_cpus.as_deref())?;
@@ -190,7 +190,7 @@ fn size(a: &NumaOptions, host: &Host, cell_cpus: &[(u32, Vec<u32>)]) -> Result<u
         Some(s) => s,
         None => {
             let threads = cell_cpus.iter().map(|c| c.1.len()).max().unwrap_or(1) as u64;
-            (super::super::sizes::default_top(host, crate::model::Curve::Bandwidth) / threads)
+            (crate::plan::sizes::default_top(host, crate::model::Curve::Bandwidth) / threads)
                 .max(64 << 20)
                 / (2 << 20)
                 * (2 << 20)
@@ -391,7 +391,7 @@ pub(crate) fn parse_team(
 ) -> Result<(Vec<u32>, String), UserError> {
     let s = spec.trim();
     if let Some(list) = s.strip_prefix("cpus:") {
-        let cpus = super::super::cpus::parse_cpus(host, list, flag)?;
+        let cpus = crate::plan::cpus::parse_cpus(host, list, flag)?;
         let d = format!("cpus:{}", crate::util::cpulist::format_cpu_list(&cpus));
         return Ok((cpus, d));
     }
