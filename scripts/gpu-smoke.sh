@@ -33,7 +33,8 @@
 # default ./peers), ROUNDS (alternating rounds for the cores phase, 3),
 # TRANSFER_FLAGS (added to both transfer runs, e.g. "--samples 2" for a dry
 # run against the test stand-in libcuda), CUDA_FLAGS (the CUDA run only),
-# THREADS_FLAGS (added to bwscope threads, e.g. "--sizes 8GiB").
+# THREADS_FLAGS (added to bwscope threads, e.g. "--sizes 8GiB"), NUMA=0 (the
+# cores phase skips its `bwscope numa` run, for a short lease).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -165,8 +166,10 @@ if has cores; then
         | grep -E "^(Copy|Scale|Add|Triad):" >> "$DIR/stream.txt"
     done
   done
-  log "cores: numa"
-  "$BW" numa --json "$DIR/numa.json" > "$DIR/numa.txt" 2>&1
+  if [ "${NUMA:-1}" != 0 ]; then
+    log "cores: numa"
+    "$BW" numa --json "$DIR/numa.json" > "$DIR/numa.txt" 2>&1
+  fi
 fi
 
 if has contend; then
@@ -191,7 +194,7 @@ print(r['extra']['kernels'][0], r['size_bytes'] * r['threads'], round(r['samples
   # Samples as long as contend's slices (a few ms of streaming can run far
   # above the sustained rate on a VM).
   "$BW" threads --cpus "$team" --counts "$half" --kernel "$tk" ${tsz:+--sizes "$(( tsz / 1024 ))KiB"} \
-    ${tms:+--min-sample-ms "$tms"} --samples 5 ${THREADS_FLAGS:-} \
+    ${tms:+--min-sample-ms "$tms"} --samples 5 \
     --json "$DIR/contend-threads.json" > /dev/null 2>> "$DIR/contend.err"
   "$BW" transfer --backend cuda --kinds pinned,mapped --directions h2d,d2h,h2d-sm --sizes 64MiB --samples 5 \
     ${TRANSFER_FLAGS:-} --json "$DIR/contend-transfer.json" > /dev/null 2>> "$DIR/contend.err"
