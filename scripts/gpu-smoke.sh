@@ -232,6 +232,17 @@ for name, (what, g) in own.items():
 if cpu0 and th_med:
     b = cpu0["gbps"]["best"]
     print(f"cpu0 best 200 ms slice {b:.2f} GB/s vs threads best sample {th:.2f}: {b / th:.2f}; window vs threads median {th_med[0]:.2f}: {cpu0['extra']['window_gbps'] / th_med[0]:.2f}")
+    # threads' aggregate is all bytes over the span from the first start to
+    # the last end: each sample waits for its slowest thread (as STREAM's
+    # and likwid's do). The team streams without waiting, so its rate is
+    # the sum of its threads' own rates; threads' like of it is the sum of
+    # per_thread_gbps.
+    each = [r["per_thread_gbps"] for r in load("contend-threads.json")
+            if r["status"] == "ok" and r.get("per_thread_gbps")]
+    if each:
+        w = cpu0["extra"]["window_gbps"]
+        print(f"cpu0 window {w:.2f} vs threads' sum of per-thread rates {sum(each[0]):.2f}: "
+              f"{w / sum(each[0]):.2f} (its threads {min(each[0]):.1f}..{max(each[0]):.1f} GB/s each)")
 agg = [r for r in c if r["extra"].get("case_agent") == "aggregate"]
 if agg:
     a = max(agg, key=lambda r: len(r["extra"].get("phase_agents", [])))["extra"]

@@ -43,7 +43,6 @@ struct Slot {
     checksum: AtomicU64,
     /// What the worker had of its cpu in its last timed interval.
     cpu_ns: AtomicU64,
-    preempted: AtomicU64,
     thp_fraction_bits: AtomicU64,
     page_bytes: AtomicU64,
 }
@@ -196,15 +195,11 @@ pub fn worker(region: &Region, i: usize) -> i32 {
                 // kernels this CPU supports.
                 let s = timed(|| unsafe { (k.func)(&args) });
                 // u64::MAX: the system cannot tell what the thread had.
-                let ran = s.on_cpu.unwrap_or(ThreadRun {
-                    cpu_ns: u64::MAX,
-                    preempted: 0,
-                });
+                let ran = s.on_cpu.unwrap_or(ThreadRun { cpu_ns: u64::MAX });
                 slot.start_ns.store(s.start_ns, Ordering::Relaxed);
                 slot.end_ns.store(s.end_ns, Ordering::Relaxed);
                 slot.checksum.store(s.checksum, Ordering::Relaxed);
                 slot.cpu_ns.store(ran.cpu_ns, Ordering::Relaxed);
-                slot.preempted.store(ran.preempted, Ordering::Relaxed);
             }
         }
         finish(|| region.wake(&c.done), &c.done, n as u32);
@@ -325,7 +320,6 @@ impl ProcTeam {
                     checksum: s.checksum.load(Ordering::Relaxed),
                     on_cpu: Some(ThreadRun {
                         cpu_ns: s.cpu_ns.load(Ordering::Relaxed),
-                        preempted: s.preempted.load(Ordering::Relaxed),
                     })
                     .filter(|r| r.cpu_ns != u64::MAX),
                 }

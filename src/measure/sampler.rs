@@ -16,10 +16,10 @@
 //!    threads and processes alike), so a sample lasts from the earliest
 //!    start to the latest end (the slowest worker counts) and its skew is
 //!    the latest start minus the earliest (likwid's `EXECUTE`, McCalpin).
-//!    A sample in which a worker was descheduled — another task took its
-//!    cpu (an involuntary context switch) or it lost more than
-//!    [`limits::DESCHEDULED`] of its interval off the cpu (a hypervisor's steal)
-//!    — measured a time share, not the hardware: it is taken again, each
+//!    A sample in which a worker was descheduled — it lost more than
+//!    [`limits::DESCHEDULED`] of its interval off its cpu, to another task
+//!    or a hypervisor's steal (`os::time::ThreadRun::descheduled` says why
+//!    not every involuntary switch) — measured a time share, not the hardware: it is taken again, each
 //!    retake at half the work down to 1/[`SHORTEST`] of it (a busy cpu
 //!    hands out runs of a few milliseconds), up to [`RETAKES`] ×
 //!    `samples` times, and the result says how many were retaken. Only
@@ -152,8 +152,8 @@ impl Stamp {
         self.end_ns.saturating_sub(self.start_ns) as f64 / 1e9
     }
 
-    /// The worker was descheduled in its interval: preempted, or off its
-    /// cpu for more than [`limits::DESCHEDULED`] of it.
+    /// The worker was descheduled in its interval: off its cpu for more
+    /// than [`limits::DESCHEDULED`] of it.
     pub fn descheduled(&self) -> bool {
         let wall = self.end_ns.saturating_sub(self.start_ns);
         self.on_cpu

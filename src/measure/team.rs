@@ -16,7 +16,7 @@ use crate::memory::{Buffer, PageKind};
 use crate::model::MemoryInfo;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// A sense-counting spin barrier. Spinning (not a futex) keeps the wake-up
@@ -75,8 +75,66 @@ pub struct Job {
     pub shared: Option<Arc<Vec<usize>>>,
 }
 
+/// What every worker of one call returns, handed to the caller at once.
+///
+/// Why not a message per worker: the caller blocks on a channel, and each
+/// message wakes it while the other workers may still be inside their
+/// timed regions. Where every cpu runs a worker (2 workers on a 2-vCPU
+/// guest) the scheduler ran the woken caller on one of their cpus, an
+/// involuntary switch inside that worker's timed region, and the sampler
+/// retook the sample as descheduled (on a quiet Zen 4 guest, half of the
+/// 2-thread records of `threads --sizes 8GiB` found no clean sample in 21
+/// tries). The last worker to finish wakes the caller, once. Each worker
+/// holds its own [`Sender`] of the wake-up, so a worker that died drops
+/// its sender and the caller's wait ends in an error, not a hang.
+struct Gather<T> {
+    slots: Mutex<Vec<Option<T>>>,
+    left: AtomicUsize,
+}
+
+impl<T> Gather<T> {
+    /// A gather for `n` workers, the sender each worker takes a clone of,
+    /// and the receiver the last arrival wakes.
+    fn new(n: usize) -> (Arc<Gather<T>>, Sender<()>, Receiver<()>) {
+        let (tx, rx) = channel();
+        let g = Gather {
+            slots: Mutex::new((0..n).map(|_| None).collect()),
+            left: AtomicUsize::new(n),
+        };
+        (Arc::new(g), tx, rx)
+    }
+
+    /// Worker `i`'s result; the last of the `n` to arrive wakes the caller
+    /// through `wake`. Returns whether this arrival was the last.
+    fn put(&self, i: usize, v: T, wake: &Sender<()>) -> bool {
+        lock(&self.slots)[i] = Some(v);
+        let last = self.left.fetch_sub(1, Ordering::AcqRel) == 1;
+        if last {
+            let _ = wake.send(());
+        }
+        last
+    }
+
+    /// Wait for every worker, then their results in worker order. The
+    /// caller drops its own sender first, so only workers can wake it.
+    fn wait(&self, wake: Sender<()>, woken: &Receiver<()>) -> Vec<T> {
+        drop(wake);
+        woken.recv().expect("worker alive");
+        lock(&self.slots)
+            .iter_mut()
+            .map(|r| r.take().expect("every worker reported"))
+            .collect()
+    }
+}
+
+/// A lock that a panicked holder cannot poison for the rest (the slots
+/// hold plain values).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 enum Cmd {
-    Run(Job),
+    Run(Job, Arc<Gather<Stamp>>, Sender<()>),
     Inspect(Box<dyn FnOnce(&mut Buffer) + Send>),
     Stop,
 }
@@ -89,7 +147,6 @@ struct Worker {
 /// Pinned workers with their buffers. Dropping the team stops them.
 pub struct Team {
     workers: Vec<Worker>,
-    done: Receiver<(usize, Stamp)>,
     pub cpus: Vec<u32>,
     pub buffer_bytes: usize,
     memory: Vec<MemoryInfo>,
@@ -144,14 +201,12 @@ impl Team {
             assert_eq!(n.len(), cpus.len(), "one memory node per worker");
         }
         let barrier = Arc::new(SpinBarrier::new(cpus.len()));
-        let (done_tx, done) = channel();
         let (ready_tx, ready_rx) = channel::<(usize, Result<MemoryInfo, UserError>)>();
         let mut workers = Vec::new();
         let n_workers = cpus.len();
         for (i, &cpu) in cpus.iter().enumerate() {
             let (tx, rx) = channel::<Cmd>();
             let barrier = barrier.clone();
-            let done_tx = done_tx.clone();
             let ready_tx = ready_tx.clone();
             let node = nodes.map(|n| n[i]);
             let handle = std::thread::Builder::new()
@@ -172,11 +227,9 @@ impl Team {
                     drop(ready_tx);
                     while let Ok(cmd) = rx.recv() {
                         match cmd {
-                            Cmd::Run(job) => {
+                            Cmd::Run(job, gather, wake) => {
                                 let t = run_one(&mut buf, &job, &barrier, i, n_workers);
-                                if done_tx.send((i, t)).is_err() {
-                                    return;
-                                }
+                                gather.put(i, t, &wake);
                             }
                             Cmd::Inspect(f) => f(&mut buf),
                             Cmd::Stop => return,
@@ -193,7 +246,6 @@ impl Team {
         let mut memory = vec![MemoryInfo::default(); cpus.len()];
         let mut team = Team {
             workers,
-            done,
             cpus: cpus.to_vec(),
             buffer_bytes,
             memory: Vec::new(),
@@ -225,17 +277,12 @@ impl Team {
 
     /// Run `job` on every worker at once; stamps in worker order.
     pub fn run(&self, job: &Job) -> Vec<Stamp> {
+        let (gather, wake, woken) = Gather::new(self.workers.len());
         for w in &self.workers {
-            w.tx.send(Cmd::Run(job.clone())).expect("worker alive");
+            w.tx.send(Cmd::Run(job.clone(), gather.clone(), wake.clone()))
+                .expect("worker alive");
         }
-        let mut out: Vec<Option<Stamp>> = vec![None; self.workers.len()];
-        for _ in 0..self.workers.len() {
-            let (i, t) = self.done.recv().expect("worker alive");
-            out[i] = Some(t);
-        }
-        out.into_iter()
-            .map(|t| t.expect("every worker reported"))
-            .collect()
+        gather.wait(wake, &woken)
     }
 
     /// Prove on every worker that `job`'s timed loop reads every byte of
@@ -272,24 +319,16 @@ impl Team {
         F: Fn(usize, &mut Buffer) -> R + Send + Sync + 'static,
     {
         let f = Arc::new(f);
-        let (tx, rx) = channel();
+        let (gather, wake, woken) = Gather::new(self.workers.len());
         for (i, w) in self.workers.iter().enumerate() {
             let f = f.clone();
-            let tx = tx.clone();
+            let (gather, wake) = (gather.clone(), wake.clone());
             w.tx.send(Cmd::Inspect(Box::new(move |b| {
-                let _ = tx.send((i, f(i, b)));
+                gather.put(i, f(i, b), &wake);
             })))
             .expect("worker alive");
         }
-        drop(tx);
-        let mut out: Vec<Option<R>> = (0..self.workers.len()).map(|_| None).collect();
-        for _ in 0..self.workers.len() {
-            let (i, r) = rx.recv().expect("worker alive");
-            out[i] = Some(r);
-        }
-        out.into_iter()
-            .map(|r| r.expect("every worker reported"))
-            .collect()
+        gather.wait(wake, &woken)
     }
 
     /// Where the first `ws` bytes of every worker's buffer are (a
@@ -416,6 +455,28 @@ impl Drop for Team {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_last_arrival_wakes_the_caller_with_every_result_in_order() {
+        let (g, wake, woken) = Gather::new(3);
+        assert!(!g.put(2, "c", &wake));
+        assert!(!g.put(0, "a", &wake));
+        // Nothing to wake on before the last worker arrives.
+        assert!(woken.try_recv().is_err());
+        assert!(g.put(1, "b", &wake));
+        assert_eq!(g.wait(wake, &woken), vec!["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_worker_that_died_ends_the_wait_instead_of_hanging_it() {
+        let (g, wake, woken) = Gather::<u8>::new(2);
+        let w0 = wake.clone();
+        let w1 = wake.clone();
+        g.put(0, 1, &w0);
+        drop((w0, w1)); // worker 1 never arrives
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| g.wait(wake, &woken)));
+        assert!(r.is_err());
+    }
 
     #[test]
     fn barrier_releases_all() {

@@ -14,10 +14,6 @@ pub struct ThreadRun {
     /// at the call; where the kernel accounts hypervisor steal, as Linux
     /// guests with paravirtual steal time do, stolen time is not in it).
     pub cpu_ns: u64,
-    /// Involuntary context switches: times the scheduler took the cpu
-    /// away from the thread for another task (`getrusage(RUSAGE_THREAD)`
-    /// `ru_nivcsw`).
-    pub preempted: u64,
 }
 
 impl ThreadRun {
@@ -25,14 +21,22 @@ impl ThreadRun {
     pub fn since(&self, before: ThreadRun) -> ThreadRun {
         ThreadRun {
             cpu_ns: self.cpu_ns.saturating_sub(before.cpu_ns),
-            preempted: self.preempted.saturating_sub(before.preempted),
         }
     }
 
     /// Over an interval of `wall_ns` in which the thread had this much of
-    /// its cpu (a [`ThreadRun::since`]): it was descheduled — preempted,
-    /// or off its cpu for more than `fraction` of the interval.
+    /// its cpu (a [`ThreadRun::since`]): it was descheduled — off its cpu
+    /// for more than `fraction` of the interval, whatever took it (another
+    /// task, the hypervisor where the guest accounts steal).
+    ///
+    /// Why the time lost and not the count of involuntary switches
+    /// (`ru_nivcsw`), which this once also used: on a guest whose cpus all
+    /// run workers, a kernel thread's few microseconds preempt some worker
+    /// in most samples of a few hundred ms, and counting each one as a
+    /// time share retook nearly every long DRAM sample on a quiet machine
+    /// while the time lost stayed far below `fraction`. A preemption long
+    /// enough to matter is lost time, and shows here.
     pub fn descheduled(&self, wall_ns: u64, fraction: f64) -> bool {
-        self.preempted > 0 || wall_ns.saturating_sub(self.cpu_ns) as f64 > fraction * wall_ns as f64
+        wall_ns.saturating_sub(self.cpu_ns) as f64 > fraction * wall_ns as f64
     }
 }

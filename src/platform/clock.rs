@@ -17,8 +17,8 @@
 //!
 //! Samples are short and the best is kept: a longer sample on a busy VM
 //! averages in preemption (50 ms samples read 2.41 GHz on a 3.24 GHz Zen 3
-//! guest). A sample in which the thread was descheduled (preempted, or off
-//! its cpu for more than 1 % of it: steal) timed a share of the cpu and is
+//! guest). A sample in which the thread was descheduled (off its cpu for
+//! more than 1 % of it: another task, or steal) timed a share of the cpu and is
 //! taken again; the quick probe that found no clean sample says it has no
 //! clock, so an interrupted probe never lowers a record's limit (it read
 //! 3.377 GHz beside a 3.694 GHz run on a quiet Zen 4 guest, and a 4 KiB

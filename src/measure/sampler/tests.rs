@@ -64,10 +64,7 @@ impl Workload for Mock {
                     start_ns: base + off,
                     end_ns: base + off + ran + lost,
                     checksum: reps,
-                    on_cpu: hit.map(|h| ThreadRun {
-                        cpu_ns: ran,
-                        preempted: u64::from(h && i == 0),
-                    }),
+                    on_cpu: hit.map(|_| ThreadRun { cpu_ns: ran }),
                 }
             })
             .collect();
@@ -259,20 +256,25 @@ fn fixed_work_skips_calibration() {
 }
 
 #[test]
-fn a_worker_off_its_cpu_or_preempted_was_descheduled() {
-    let at = |cpu_ns, preempted| Stamp {
+fn a_worker_off_its_cpu_for_more_than_a_percent_was_descheduled() {
+    let at = |cpu_ns| Stamp {
         start_ns: 0,
         end_ns: 10_000_000,
         checksum: 0,
-        on_cpu: Some(ThreadRun { cpu_ns, preempted }),
+        on_cpu: Some(ThreadRun { cpu_ns }),
     };
-    assert!(!at(10_000_500, 0).descheduled(), "ran throughout");
-    assert!(!at(9_950_000, 0).descheduled(), "0.5 % off: IRQs");
-    assert!(at(9_800_000, 0).descheduled(), "2 % off: stolen");
-    assert!(at(10_000_000, 1).descheduled(), "preempted");
+    assert!(!at(10_000_500).descheduled(), "ran throughout");
+    assert!(
+        !at(9_950_000).descheduled(),
+        "0.5 % off: IRQs, a kernel thread's slice"
+    );
+    assert!(
+        at(9_800_000).descheduled(),
+        "2 % off: another task or stolen"
+    );
     let untold = Stamp {
         on_cpu: None,
-        ..at(0, 0)
+        ..at(0)
     };
     assert!(!untold.descheduled(), "a workload that cannot tell");
 }
