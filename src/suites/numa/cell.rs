@@ -2,6 +2,7 @@
 //! placement verification (move_pages census) and refusal bookkeeping.
 
 use super::*;
+use crate::measure::team::BUFFER_SLACK;
 
 /// Fraction of all pages of the team's buffers on `intended[i]`, and the
 /// fraction per worker ([`Team::placed_on`]).
@@ -35,6 +36,50 @@ pub(super) fn measure_mix(
         None => sampler.measure(&mut w, None)?,
     };
     Ok(Some(MixMeasured { m, passes }))
+}
+
+/// [`measure_mix`] for one cell: the measurement, `Err` with the reason to
+/// skip the cell, or `None` when the run was stopped.
+pub(super) fn measure_cell(
+    team: &Team,
+    ks: MixKernels,
+    mixes: &[Mix],
+    ws: usize,
+    fixed: Option<u64>,
+    sampler: &Sampler,
+) -> Option<Result<MixMeasured, String>> {
+    match measure_mix(team, ks, mixes, ws, fixed, sampler) {
+        Ok(Some(m)) => Some(Ok(m)),
+        Ok(None) => Some(Err(format!(
+            "--size {} holds less than one group of 64 KiB chunks of this mix",
+            format_bytes(ws as u64)
+        ))),
+        Err(Failure::Stopped) => None,
+        Err(Failure::Failed(e)) => Some(Err(e)),
+    }
+}
+
+/// A team on `cpus` whose worker `i` has its memory on `nodes[i]`, or why
+/// the memory cannot be placed there (the first refusal is kept for the
+/// run's error when no cell could be placed).
+pub(super) fn cell_team(
+    cpus: &[u32],
+    ws: usize,
+    page: PageKind,
+    nodes: &[u32],
+    label: &str,
+    refusals: &mut Refusals,
+) -> Result<Team, String> {
+    match Team::spawn_bound(cpus, ws + BUFFER_SLACK, page, Some(nodes)) {
+        Ok(t) => {
+            refusals.any_ok = true;
+            Ok(t)
+        }
+        Err(e) => {
+            refusals.first.get_or_insert(e.to_string());
+            Err(format!("cannot place memory on {label}: {e}"))
+        }
+    }
 }
 
 /// A record for one measured mix on one team.

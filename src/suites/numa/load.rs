@@ -26,24 +26,27 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     let sampler = cx.sampler(plan.opts());
     let mem = plan.memory_nodes[0];
     let page = plan.memory;
-    let probe_node = node_of(host, *probe_cpu);
     numa::check_node_room(mem, (ws + BUFFER_SLACK) as u64 * (cpus.len() as u64 + 1))
         .map_err(|m| UserError::flag("--size", m))?;
-    let mut load_team = Some(
-        Team::spawn_bound(cpus, ws, page, Some(&vec![mem; cpus.len()])).map_err(|e| {
+    let placed = |what: &str| {
+        let what = what.to_string();
+        move |e: UserError| {
             UserError::flag(
                 "--memory-nodes",
-                format!("cannot place the load's memory on node {}: {}", mem, e),
+                format!("cannot place the {what}'s memory on node {mem}: {e}"),
             )
-        })?,
-    );
+        }
+    };
+    let mut load = Load {
+        team: Some(
+            Team::spawn_bound(cpus, ws, page, Some(&vec![mem; cpus.len()]))
+                .map_err(placed("load"))?,
+        ),
+        ks,
+        mix: *load_mix,
+    };
     let probe_team = Team::spawn_bound(&[*probe_cpu], ws + BUFFER_SLACK, page, Some(&[mem]))
-        .map_err(|e| {
-            UserError::flag(
-                "--memory-nodes",
-                format!("cannot place the probe's memory on node {}: {}", mem, e),
-            )
-        })?;
+        .map_err(placed("probe"))?;
     let read = ks.read;
     // None = the unloaded baseline, then each delay.
     let steps: Vec<Option<u64>> = std::iter::once(None)
@@ -55,61 +58,21 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             None => "unloaded".to_string(),
             Some(d) => format!("delay {} ns", d),
         });
-        let load_stop = Arc::new(AtomicBool::new(false));
-        let started = Arc::new(AtomicUsize::new(0));
-        let handle = step.map(|d| {
-            let team = load_team.take().expect("load team present");
-            let (ls, st) = (load_stop.clone(), started.clone());
-            let m = *load_mix;
-            std::thread::spawn(move || {
-                let inj = team.run_each(move |_, b| {
-                    // SAFETY: the worker's own buffer.
-                    unsafe {
-                        mix::stream_until(
-                            &ks,
-                            &m,
-                            b.as_mut_ptr(),
-                            b.len(),
-                            Duration::from_nanos(d),
-                            &ls,
-                            &st,
-                        )
-                    }
-                });
-                (team, inj)
-            })
-        });
-        if handle.is_some() {
-            while started.load(Ordering::Acquire) < cpus.len() {
-                std::thread::yield_now();
-            }
-            // Let the load reach steady state.
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let running = step.map(|d| load.start(d));
         let measured = probe_once(*probe, &probe_team, read, ws, &sampler, host);
-        load_stop.store(true, Ordering::Release);
-        let injected = handle.map(|h| {
-            let (team, inj) = h.join().expect("load thread");
-            load_team = Some(team);
-            inj
-        });
+        let injected = running.map(|r| load.stop(r));
         let mut r = match measured {
             Ok(r) => r,
             Err(Failure::Stopped) => return Ok(Flow::Stopped),
             Err(Failure::Failed(e)) => Record::error(SuiteId::Numa, read.name, e),
         };
-        let injected_gbps = injected.as_ref().map(|v| {
-            v.iter()
-                .map(|i| i.bytes as f64 / i.seconds.max(1e-9) / 1e9)
-                .sum::<f64>()
-        });
         r.kernel = format!("loaded_{}", r.kernel);
         let load_desc = match step {
             None => "none".to_string(),
             Some(d) => format!("{} {} delay={}ns/4KiB", description, load_mix.name(), d),
         };
         r.placement = Some(Placement {
-            cpu_node: Some(probe_node),
+            cpu_node: Some(node_of(host, *probe_cpu)),
             memory_node: Some(mem),
             verified_fraction: None,
             load: Some(load_desc),
@@ -118,7 +81,13 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let d = detail_of(&mut r);
         d.case_delay_ns = step.into();
         d.case_load = Some(description.clone());
-        d.injected_gbps = injected_gbps.into();
+        d.injected_gbps = injected
+            .map(|v| {
+                v.iter()
+                    .map(|i| i.bytes as f64 / i.seconds.max(1e-9) / 1e9)
+                    .sum::<f64>()
+            })
+            .into();
         d.load_threads = Some(if step.is_some() { cpus.len() as u64 } else { 0 });
         d.load_cpus = Some(cpus.clone());
         d.load_mix = Some(load_mix.name());
@@ -127,6 +96,64 @@ pub(super) fn run_load(plan: &NumaPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         cx.push(r)?;
     }
     Ok(Flow::Done)
+}
+
+/// The background load: a team streaming its mix with a delay per 4 KiB,
+/// run from a thread of its own while the probe measures.
+struct Load {
+    /// The team, here while it is not running.
+    team: Option<Team>,
+    ks: MixKernels,
+    mix: Mix,
+}
+
+/// A load that is running: its thread hands the team back with what each
+/// worker injected.
+struct Running {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<(Team, Vec<mix::Injected>)>,
+}
+
+impl Load {
+    /// Start streaming with `delay_ns` per 4 KiB; returns once every worker
+    /// runs, and the load has had 20 ms to reach steady state.
+    fn start(&mut self, delay_ns: u64) -> Running {
+        let team = self.team.take().expect("load team present");
+        let workers = team.threads();
+        let stop = Arc::new(AtomicBool::new(false));
+        let started = Arc::new(AtomicUsize::new(0));
+        let (ls, st, ks, m) = (stop.clone(), started.clone(), self.ks, self.mix);
+        let handle = std::thread::spawn(move || {
+            let inj = team.run_each(move |_, b| {
+                // SAFETY: the worker's own buffer.
+                unsafe {
+                    mix::stream_until(
+                        &ks,
+                        &m,
+                        b.as_mut_ptr(),
+                        b.len(),
+                        Duration::from_nanos(delay_ns),
+                        &ls,
+                        &st,
+                    )
+                }
+            });
+            (team, inj)
+        });
+        while started.load(Ordering::Acquire) < workers {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        Running { stop, handle }
+    }
+
+    /// Stop the load; what each worker injected.
+    fn stop(&mut self, r: Running) -> Vec<mix::Injected> {
+        r.stop.store(true, Ordering::Release);
+        let (team, inj) = r.handle.join().expect("load thread");
+        self.team = Some(team);
+        inj
+    }
 }
 
 /// One measurement of the probe thread (team of one, memory on the load's
