@@ -17,29 +17,10 @@ pub(super) struct MixMeasured {
     pub(super) passes: Vec<(u64, u64)>,
 }
 
-/// Measure per-thread `mixes` on `team`: calibrated, or at `fixed` passes
-/// per sample (the same work in every case of a comparison).
-pub(super) fn measure_mix(
-    team: &Team,
-    ks: MixKernels,
-    mixes: &[Mix],
-    ws: usize,
-    fixed: Option<u64>,
-    sampler: &Sampler,
-) -> Result<Option<MixMeasured>, Failure> {
-    let Some(mut w) = MixWork::new(team, ks, mixes, ws) else {
-        return Ok(None);
-    };
-    let passes = (0..mixes.len()).map(|i| w.pass_of(i)).collect();
-    let m = match fixed {
-        Some(reps) => sampler.measure_fixed(&mut w, reps)?,
-        None => sampler.measure(&mut w, None)?,
-    };
-    Ok(Some(MixMeasured { m, passes }))
-}
-
-/// [`measure_mix`] for one cell: the measurement, `Err` with the reason to
-/// skip the cell, or `None` when the run was stopped.
+/// Measure per-thread `mixes` on `team` for one cell, calibrated or at
+/// `fixed` passes per sample (the same work in every case of a
+/// comparison): the measurement, `Err` with the reason to skip the cell,
+/// or `None` when the run was stopped.
 pub(super) fn measure_cell(
     team: &Team,
     ks: MixKernels,
@@ -48,12 +29,19 @@ pub(super) fn measure_cell(
     fixed: Option<u64>,
     sampler: &Sampler,
 ) -> Option<Result<MixMeasured, String>> {
-    match measure_mix(team, ks, mixes, ws, fixed, sampler) {
-        Ok(Some(m)) => Some(Ok(m)),
-        Ok(None) => Some(Err(format!(
+    let Some(mut w) = MixWork::new(team, ks, mixes, ws) else {
+        return Some(Err(format!(
             "--size {} holds less than one group of 64 KiB chunks of this mix",
             format_bytes(ws as u64)
-        ))),
+        )));
+    };
+    let passes = (0..mixes.len()).map(|i| w.pass_of(i)).collect();
+    let m = match fixed {
+        Some(reps) => sampler.measure_fixed(&mut w, reps),
+        None => sampler.measure(&mut w, None),
+    };
+    match m {
+        Ok(m) => Some(Ok(MixMeasured { m, passes })),
         Err(Failure::Stopped) => None,
         Err(Failure::Failed(e)) => Some(Err(e)),
     }

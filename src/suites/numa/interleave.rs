@@ -304,16 +304,10 @@ fn measure_case(
     let ks = MixKernels::widest(host);
     let mixes = vec![Mix::READ; cpus.len()];
     let sampler = cx.sampler(plan.opts());
-    let mm = match measure_mix(team, ks, &mixes, ws, None, &sampler) {
-        Ok(Some(mm)) => mm,
-        Ok(None) => {
-            let why = "--size holds less than one group of 64 KiB chunks".to_string();
-            return Ok(Some(fill(Record::skipped(SuiteId::Numa, KERNEL, why))));
-        }
-        Err(Failure::Stopped) => return Ok(None),
-        Err(Failure::Failed(e)) => {
-            return Ok(Some(fill(Record::skipped(SuiteId::Numa, KERNEL, e))))
-        }
+    let mm = match measure_cell(team, ks, &mixes, ws, None, &sampler) {
+        Some(Ok(mm)) => mm,
+        Some(Err(why)) => return Ok(Some(fill(Record::skipped(SuiteId::Numa, KERNEL, why)))),
+        None => return Ok(None),
     };
     let mut r = fill(mix_record(
         KERNEL.into(),
