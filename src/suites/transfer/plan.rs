@@ -209,26 +209,7 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
             placement(host, Some(n), None)?;
         }
     }
-    // `auto` with kinds of one API only: open that API.
-    let mut backend_arg = a.backend;
-    if backend_arg == BackendChoice::Auto {
-        let apis: Vec<Api> = a
-            .kinds
-            .as_deref()
-            .unwrap_or("")
-            .split(',')
-            .filter_map(|k| HostKind::parse(k.trim()).map(|k| k.api()))
-            .collect();
-        if let Some(&first) = apis.first() {
-            if apis.iter().all(|&x| x == first) {
-                backend_arg = match first {
-                    Api::Cuda => BackendChoice::Cuda,
-                    Api::Opencl => BackendChoice::Opencl,
-                };
-            }
-        }
-    }
-    let backend = match open_backend(backend_arg, a.device)? {
+    let backend = match open_backend(backend_choice(a), a.device)? {
         Ok(b) => b,
         Err(reason) => {
             return Ok(TransferSuite::NoDevice {
@@ -239,26 +220,7 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
         }
     };
     let info = backend.info().clone();
-    let offered = backend.directions();
-    let dirs: Vec<Direction> = if a.directions.is_none() {
-        dirs.into_iter().filter(|d| offered.contains(d)).collect()
-    } else if let Some(d) = dirs.iter().find(|d| !offered.contains(d)) {
-        return Err(UserError::flag(
-            "--directions",
-            format!(
-                "{} needs copy kernels, which the {} backend does not have: it offers {}",
-                d.name(),
-                info.backend,
-                offered
-                    .iter()
-                    .map(|d| d.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    } else {
-        dirs
-    };
+    let dirs = offered_dirs(dirs, a.directions.is_none(), backend.as_ref())?;
     let kinds = parse_kinds(a.kinds.as_deref(), backend.as_ref())?;
     if dirs == [Direction::Map] && !kinds.iter().any(|k| k.is_mapped()) {
         return Err(UserError::flag(
@@ -267,24 +229,7 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
         ));
     }
     let mut warnings = Vec::new();
-    let mut kept = Vec::new();
-    for &s in &sizes {
-        match size_problem(s, &dirs, &kinds, &info) {
-            None => kept.push(s),
-            Some(p) if explicit_sizes => return Err(UserError::flag("--sizes", p)),
-            Some(p) => warnings.push(Warning::Other {
-                message: format!("default sweep stops below {}: {}", format_bytes(s), p),
-                hint: "pass --sizes to choose sizes that fit".into(),
-            }),
-        }
-    }
-    sizes = kept;
-    if sizes.is_empty() {
-        return Err(UserError::flag(
-            "--sizes",
-            "no default size fits this device; pass smaller --sizes",
-        ));
-    }
+    sizes = fitting_sizes(sizes, explicit_sizes, &dirs, &kinds, &info, &mut warnings)?;
     let pci_ctx = info.pci_bus_id.as_deref().and_then(pci::read_sysfs);
     let HostPlacement {
         cpus,
@@ -340,6 +285,87 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
         notes,
         warnings,
     })
+}
+
+/// The backend to open: `auto` with kinds of one API only opens that API.
+fn backend_choice(a: &TransferOptions) -> BackendChoice {
+    if a.backend != BackendChoice::Auto {
+        return a.backend;
+    }
+    let apis: Vec<Api> = a
+        .kinds
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .filter_map(|k| HostKind::parse(k.trim()).map(|k| k.api()))
+        .collect();
+    match apis.first() {
+        Some(&first) if apis.iter().all(|&x| x == first) => match first {
+            Api::Cuda => BackendChoice::Cuda,
+            Api::Opencl => BackendChoice::Opencl,
+        },
+        _ => BackendChoice::Auto,
+    }
+}
+
+/// The directions to run: by default those the backend offers; asked for,
+/// each must be offered.
+fn offered_dirs(
+    dirs: Vec<Direction>,
+    by_default: bool,
+    backend: &dyn Backend,
+) -> Result<Vec<Direction>, UserError> {
+    let offered = backend.directions();
+    if by_default {
+        return Ok(dirs.into_iter().filter(|d| offered.contains(d)).collect());
+    }
+    match dirs.iter().find(|d| !offered.contains(d)) {
+        Some(d) => Err(UserError::flag(
+            "--directions",
+            format!(
+                "{} needs copy kernels, which the {} backend does not have: it offers {}",
+                d.name(),
+                backend.info().backend,
+                offered
+                    .iter()
+                    .map(|d| d.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+        None => Ok(dirs),
+    }
+}
+
+/// The sizes the device can hold: one asked for that does not fit is an
+/// error; the default sweep stops below the first that does not, with a
+/// warning.
+fn fitting_sizes(
+    sizes: Vec<u64>,
+    explicit: bool,
+    dirs: &[Direction],
+    kinds: &[HostKind],
+    info: &transfer::DeviceInfo,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<u64>, UserError> {
+    let mut kept = Vec::new();
+    for s in sizes {
+        match size_problem(s, dirs, kinds, info) {
+            None => kept.push(s),
+            Some(p) if explicit => return Err(UserError::flag("--sizes", p)),
+            Some(p) => warnings.push(Warning::Other {
+                message: format!("default sweep stops below {}: {}", format_bytes(s), p),
+                hint: "pass --sizes to choose sizes that fit".into(),
+            }),
+        }
+    }
+    if kept.is_empty() {
+        return Err(UserError::flag(
+            "--sizes",
+            "no default size fits this device; pass smaller --sizes",
+        ));
+    }
+    Ok(kept)
 }
 
 /// How long the plan will take (see `suites::estimate` for the rule).
