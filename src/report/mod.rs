@@ -185,4 +185,18 @@ mod tests {
         assert_eq!(format_of_path("r.htm").map(|f| f.name()), Some("html"));
         assert!(format_of_path("r").is_none() && format_of_path("r.pdf").is_none());
     }
+
+    #[test]
+    fn every_format_renders_a_run_and_a_fleet() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/cache-quick.json"
+        );
+        let run = json::load(path).unwrap();
+        let fleet = FleetRun::test_shift(3, |_, _| Some(1.0));
+        for f in FORMATS {
+            assert!(!f.serialize(&run).unwrap().is_empty(), "{}", f.name());
+            assert!(!f.fleet(&fleet, None).is_empty(), "{}", f.name());
+        }
+    }
 }

@@ -326,3 +326,19 @@ pub fn host_warnings(host: &Host) -> Vec<Warning> {
     w.extend(crate::platform::knee_store::ignored());
     w
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one row in the model's list gives every suite a module and an
+    /// arm here; this checks that each `DESCRIPTOR` says it is that suite
+    /// (a copied descriptor would otherwise run another suite's plans).
+    #[test]
+    fn every_suite_has_its_own_descriptor() {
+        for &s in SuiteId::ALL {
+            assert_eq!(descriptor(s).id, s, "{s}");
+        }
+        assert_eq!(descriptors().count(), SuiteId::ALL.len());
+    }
+}
