@@ -2,8 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     // A worker of a process team started as a program of its own (Windows)
     // does its work and nothing else.
@@ -16,7 +14,7 @@ fn main() -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(bwscope::error::EXIT_USAGE);
     }
-    let cli = bwscope::cli::Cli::parse();
+    let cli = bwscope::app::command::parse();
     match bwscope::app::dispatch(cli) {
         // A run stopped by SIGTERM/SIGHUP/a closed pipe exits 128 + that
         // signal, as if it had killed us (SIGINT: 130, unchanged).

@@ -127,10 +127,12 @@ fn check(what: &str, documented: BTreeSet<String>, written: BTreeSet<String>) ->
     problems
 }
 
-/// (suite name, detail type) from the `suites!` list of the model.
+/// (suite name, detail type) from the `each_suite!` list of the model.
 fn suites() -> Vec<(String, String)> {
     let text = std::fs::read_to_string(src("src/model/detail/mod.rs")).unwrap();
-    let list = &text[text.find("\nsuites! {").expect("the suites! list")..];
+    let list = &text[text
+        .find("\nmacro_rules! each_suite {")
+        .expect("the each_suite! list")..];
     let list = &list[..list.find("\n}").unwrap()];
     let v: Vec<(String, String)> = list
         .lines()

@@ -2,7 +2,7 @@
 //! shell completions and man pages generated from the CLI definition.
 
 use super::write_output;
-use crate::cli::{Cli, InfoArgs, KernelsArgs};
+use crate::cli::{InfoArgs, KernelsArgs};
 use crate::error::{UserError, EXIT_OK};
 use crate::kernels;
 use crate::report::grid;
@@ -121,8 +121,7 @@ pub fn list_kernels(a: &KernelsArgs) -> anyhow::Result<u8> {
 
 /// A completion script for `shell`, generated from the CLI definition.
 pub fn completions(a: &crate::cli::CompletionsArgs) -> anyhow::Result<u8> {
-    use clap::CommandFactory;
-    let mut cmd = Cli::command();
+    let mut cmd = super::command::command();
     // Rendered to memory first: clap_complete panics on a failed write.
     let mut buf = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "bwscope", &mut buf);
@@ -132,8 +131,7 @@ pub fn completions(a: &crate::cli::CompletionsArgs) -> anyhow::Result<u8> {
 
 /// The man page(s), generated from the CLI definition.
 pub fn man(a: &crate::cli::ManArgs) -> anyhow::Result<u8> {
-    use clap::CommandFactory;
-    let cmd = Cli::command();
+    let cmd = super::command::command();
     match &a.dir {
         Some(dir) => {
             let unwritable = |e: std::io::Error| UserError::Unwritable {

@@ -4,6 +4,7 @@
 
 pub(crate) mod again;
 pub mod args;
+pub mod command;
 pub mod fleet;
 pub mod info;
 pub mod net;

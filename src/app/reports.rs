@@ -5,17 +5,11 @@
 use std::path::Path;
 
 use super::write_output;
-use crate::cli::{CompareArgs, CompareFormat, PlotArgs, ReportArgs, ReportFormat, StatArg};
+use crate::cli::{CompareArgs, CompareFormat, PlotArgs, ReportArgs, StatArg};
 use crate::error::{UserError, EXIT_OK};
 use crate::report::compare::{self, EXIT_SLOWER};
-use crate::report::csv::Csv;
-use crate::report::html::Html;
-use crate::report::json::Json;
-use crate::report::markdown::Markdown;
 use crate::report::metric::StatKind;
 use crate::report::plot::{self, Format};
-use crate::report::table::Table;
-use crate::report::Exporter;
 
 fn stat(s: StatArg) -> StatKind {
     match s {
@@ -149,25 +143,6 @@ pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
     Ok(EXIT_OK)
 }
 
-fn format_of(path: &str) -> Option<ReportFormat> {
-    let l = path.to_ascii_lowercase();
-    let ext = Path::new(&l).extension()?.to_str()?.to_string();
-    Some(match ext.as_str() {
-        "html" | "htm" => ReportFormat::Html,
-        "md" | "markdown" => ReportFormat::Markdown,
-        "csv" => ReportFormat::Csv,
-        "json" => ReportFormat::Json,
-        "txt" => ReportFormat::Table,
-        _ => return None,
-    })
-}
-
-/// `RUN.json` → `RUN.html` beside it.
-fn default_html_path(run: &str) -> String {
-    let p = Path::new(run);
-    p.with_extension("html").display().to_string()
-}
-
 pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
     use crate::report::fleet::{self as view, Doc};
     let doc = match (view::load(&a.run)?, &a.node) {
@@ -190,66 +165,46 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<u8> {
             eprintln!("note: {}: {state}", a.run);
         }
     }
-    let format = a
-        .format
-        .or_else(|| a.output.as_deref().and_then(format_of))
-        .unwrap_or(ReportFormat::Html);
-    let out = match (&a.output, format) {
+    let format = match &a.format {
+        Some(name) => crate::report::format(name).ok_or_else(|| {
+            let names: Vec<&str> = crate::report::FORMATS.iter().map(|f| f.name()).collect();
+            UserError::flag(
+                "--format",
+                format!("unknown format '{name}': use one of {}", names.join(", ")),
+            )
+        })?,
+        None => a
+            .output
+            .as_deref()
+            .and_then(crate::report::format_of_path)
+            .unwrap_or(crate::report::FORMATS[0]),
+    };
+    let out = match (&a.output, format.beside_run()) {
         (Some(o), _) => o.clone(),
         // Read from stdin: there is no "next to the input".
-        (None, ReportFormat::Html) if a.run == "-" => "-".into(),
-        (None, ReportFormat::Html) => default_html_path(&a.run),
-        (None, _) => "-".into(),
+        (None, Some(_)) if a.run == "-" => "-".into(),
+        (None, Some(ext)) => Path::new(&a.run).with_extension(ext).display().to_string(),
+        (None, None) => "-".into(),
     };
     not_the_input(&out, &a.run)?;
     let bytes = match doc {
-        Doc::Fleet(f) => fleet_report(&f, format, a.scale_max)?,
-        Doc::Run(run) => {
-            let exporter: Box<dyn Exporter> = match format {
-                ReportFormat::Html => Box::new(Html::default()),
-                ReportFormat::Markdown => Box::new(Markdown),
-                ReportFormat::Table => Box::new(Table),
-                ReportFormat::Csv => Box::new(Csv),
-                ReportFormat::Json => Box::new(Json),
-                ReportFormat::OpenMetrics => Box::new(crate::report::openmetrics::OpenMetrics),
-            };
-            exporter.serialize(&run)?
+        Doc::Fleet(f) => {
+            if a.scale_max.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
+                return Err(UserError::flag(
+                    "--scale-max",
+                    "give a positive GB/s figure, e.g. 12.5",
+                )
+                .into());
+            }
+            format.fleet(&f, a.scale_max)
         }
+        Doc::Run(run) => format.serialize(&run)?,
     };
     write_output(&out, &bytes)?;
     if !crate::report::outfile::is_stdout(&out) {
         crate::util::out::print(&format!("wrote {out}\n"));
     }
     Ok(EXIT_OK)
-}
-
-/// A fleet file in the asked format.
-fn fleet_report(
-    f: &crate::model::fleet::FleetRun,
-    format: ReportFormat,
-    scale_max: Option<f64>,
-) -> Result<Vec<u8>, UserError> {
-    use crate::report::fleet as view;
-    if let Some(m) = scale_max {
-        if !(m.is_finite() && m > 0.0) {
-            return Err(UserError::flag(
-                "--scale-max",
-                "give a positive GB/s figure, e.g. 12.5",
-            ));
-        }
-    }
-    Ok(match format {
-        ReportFormat::Html => view::html::render(f, scale_max).into_bytes(),
-        ReportFormat::Json => view::to_json(f),
-        ReportFormat::Csv => view::csv::encode(f),
-        ReportFormat::Table | ReportFormat::Markdown => format!(
-            "{}\n{}",
-            view::text::summary(f),
-            view::text::verdict_file(f)
-        )
-        .into_bytes(),
-        ReportFormat::OpenMetrics => crate::report::openmetrics::fleet_text(f).into_bytes(),
-    })
 }
 
 /// `compare` of fleet files: node by node, or with `--node` one node's
@@ -357,11 +312,5 @@ mod tests {
             std::path::Path::new("out").join("a-latency-size.svg")
         );
         assert_eq!(super::sibling("a.png", "x"), "a-x.png");
-        assert_eq!(super::default_html_path("d/run.json"), "d/run.html");
-        assert_eq!(
-            super::format_of("R.MD"),
-            Some(crate::cli::ReportFormat::Markdown)
-        );
-        assert_eq!(super::format_of("r"), None);
     }
 }

@@ -55,8 +55,8 @@ pub enum ControlArg {
 pub struct FleetArgs {
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Per-node suites, comma-separated: info, cache, latency, threads, memtype, contend, survey, or
-    /// none
+    /// Per-node suites, comma-separated
+    // `app::command` names the choices (from the suites' descriptors).
     #[arg(
         long,
         value_name = "LIST",

@@ -75,7 +75,8 @@ pub enum Command {
     Fleet(FleetArgs),
     /// Draw a saved run as SVG or PNG: bandwidth vs size, latency, thread scaling, NUMA matrix
     Plot(PlotArgs),
-    /// Render a saved run as a self-contained HTML report (or Markdown, table, CSV, JSON)
+    /// Render a saved run as a self-contained HTML report
+    // (`app::command` appends the other formats, from `report::FORMATS`.)
     Report(ReportArgs),
     /// Compare saved runs case by case: change in %, noise, regressions
     Compare(CompareArgs),
@@ -127,19 +128,6 @@ pub enum StatArg {
     Median,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportFormat {
-    Html,
-    #[value(name = "md")]
-    Markdown,
-    Table,
-    Csv,
-    Json,
-    /// The headline figures in OpenMetrics text format
-    #[value(name = "openmetrics")]
-    OpenMetrics,
-}
-
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
     /// A run saved with --json (or by the survey), '-' for stdin; a run cut short loads too and is marked
@@ -149,8 +137,10 @@ pub struct ReportArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<String>,
     /// Output format (default: from the -o extension, else html)
-    #[arg(long, short = 'f', value_enum)]
-    pub format: Option<ReportFormat>,
+    // Its choices, one per row of `report::FORMATS`, are filled in by
+    // `app::command`.
+    #[arg(long, short = 'f', value_name = "FORMAT")]
+    pub format: Option<String>,
     /// With a fleet run: render this node's run (host name or label) instead of the fleet
     #[arg(long, value_name = "HOST")]
     pub node: Option<String>,

@@ -2,7 +2,8 @@
 //! only some suites have go in `extra_json`. A missing value is an empty
 //! cell. Rows can be written one at a time as records complete.
 
-use super::{Cadence, Exporter, Output};
+use super::{Cadence, Exporter, Output, ReportFormat};
+use crate::model::fleet::FleetRun;
 use crate::model::{Record, Run};
 
 pub const HEADER: &[&str] = &[
@@ -131,6 +132,24 @@ impl Exporter for Csv {
     }
 }
 
+impl ReportFormat for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn about(&self) -> &'static str {
+        "One row per record, the same columns for every suite (a fleet: one row per flow)"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["csv"]
+    }
+
+    fn fleet(&self, f: &FleetRun, _scale_max: Option<f64>) -> Vec<u8> {
+        fleet(f)
+    }
+}
+
 impl Output for Csv {
     fn flag(&self) -> &'static str {
         "--csv"
@@ -147,6 +166,47 @@ impl Output for Csv {
     fn row(&self, r: &Record) -> Vec<u8> {
         encode(&[row(r)])
     }
+}
+
+/// `fleet.csv`: the pair matrices in long form, one row per flow, size and
+/// view: `src,dst,size,direction,gbps,transport,step,concurrent,reason`.
+/// `direction` is the view: `send` (the sender's bytes over its time) or
+/// `recv` (what arrived, after the omit window: the headline). `gbps` is
+/// GB/s = 10^9 bytes/s, as everywhere in bwscope; empty when the flow was
+/// not measured, with the reason.
+pub const FLEET_HEADER: [&str; 9] = [
+    "src",
+    "dst",
+    "size",
+    "direction",
+    "gbps",
+    "transport",
+    "step",
+    "concurrent",
+    "reason",
+];
+
+/// `fleet.csv` of `f` (see [`FLEET_HEADER`]).
+pub fn fleet(f: &FleetRun) -> Vec<u8> {
+    let mut rows: Vec<Vec<String>> = vec![FLEET_HEADER.iter().map(|s| s.to_string()).collect()];
+    for m in &f.network {
+        for x in &m.flows {
+            for (dir, g) in [("send", x.send_gbps), ("recv", x.recv_gbps)] {
+                rows.push(vec![
+                    f.label(x.src),
+                    f.label(x.dst),
+                    x.size_bytes.to_string(),
+                    dir.into(),
+                    g.map_or(String::new(), |g| format!("{g:.6}")),
+                    m.transport.name().to_string(),
+                    x.step.to_string(),
+                    x.concurrent.to_string(),
+                    x.reason.clone().unwrap_or_default(),
+                ]);
+            }
+        }
+    }
+    encode(&rows)
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use super::{Cadence, Exporter, Output};
+use super::{Cadence, Exporter, Output, ReportFormat};
 use crate::error::UserError;
+use crate::model::fleet::FleetRun;
 use crate::model::{Run, SCHEMA_VERSION};
 
 pub struct Json;
@@ -15,6 +16,31 @@ impl Exporter for Json {
         v.push(b'\n');
         Ok(v)
     }
+}
+
+impl ReportFormat for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+
+    fn about(&self) -> &'static str {
+        "The run itself, as `--json` writes it (docs/schema.md)"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
+    fn fleet(&self, f: &FleetRun, _scale_max: Option<f64>) -> Vec<u8> {
+        fleet(f)
+    }
+}
+
+/// A fleet file as JSON (pretty, newline-terminated).
+pub fn fleet(f: &FleetRun) -> Vec<u8> {
+    let mut v = serde_json::to_vec_pretty(f).unwrap_or_default();
+    v.push(b'\n');
+    v
 }
 
 impl Output for Json {

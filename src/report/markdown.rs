@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::grid::{Block, Table};
-use super::{summary, views, Exporter};
+use super::{summary, views, Exporter, ReportFormat};
 use crate::model::{Record, Run, Status};
 
 pub struct Markdown;
@@ -176,6 +176,20 @@ pub fn render(run: &Run) -> String {
 impl Exporter for Markdown {
     fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         Ok(render(run).into_bytes())
+    }
+}
+
+impl ReportFormat for Markdown {
+    fn name(&self) -> &'static str {
+        "md"
+    }
+
+    fn about(&self) -> &'static str {
+        "Markdown: the summary and every suite's tables"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["md", "markdown"]
     }
 }
 

@@ -13,6 +13,7 @@ pub mod markdown;
 pub mod metric;
 pub mod openmetrics;
 pub mod outfile;
+pub mod page;
 pub mod plausible;
 pub mod plot;
 pub mod progress;
@@ -21,12 +22,70 @@ pub mod summary;
 pub mod table;
 pub mod views;
 
+use std::path::Path;
+
+use crate::model::fleet::FleetRun;
 use crate::model::{Record, Run, SuiteId, Warning};
 
 /// One output format. `serialize` renders a whole run; formats that can
 /// stream (CSV) also offer row-at-a-time functions in their module.
 pub trait Exporter {
     fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>>;
+}
+
+/// A format of `bwscope report --format NAME`: its exporter, with what
+/// the command line and a fleet file need of it. Each is a row of
+/// [`FORMATS`], so a new format is its file and that row.
+pub trait ReportFormat: Exporter + Sync {
+    /// Its name after `--format`.
+    fn name(&self) -> &'static str;
+    /// What it writes, in one line (`report --help`).
+    fn about(&self) -> &'static str;
+    /// The endings of an `-o FILE` that choose it (lower case, no dot).
+    fn extensions(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Without `-o`, it is written beside the run, as the run's file with
+    /// this ending (a page to open); None: to stdout.
+    fn beside_run(&self) -> Option<&'static str> {
+        None
+    }
+    /// A fleet file in this format (`scale_max`: `--scale-max`, the top
+    /// of the network heatmap's colour scale, where one is drawn). By
+    /// default the fleet's summary and verdicts as text.
+    fn fleet(&self, f: &FleetRun, _scale_max: Option<f64>) -> Vec<u8> {
+        format!(
+            "{}\n{}",
+            fleet::text::summary(f),
+            fleet::text::verdict_file(f)
+        )
+        .into_bytes()
+    }
+}
+
+/// Every format `report` writes, in the order `--help` lists them; the
+/// first is the default (no `--format`, no known `-o` ending).
+pub const FORMATS: &[&dyn ReportFormat] = &[
+    &html::Html::STANDARD,
+    &markdown::Markdown,
+    &table::Table,
+    &csv::Csv,
+    &json::Json,
+    &openmetrics::OpenMetrics,
+];
+
+/// The format called `name` (`--format NAME`).
+pub fn format(name: &str) -> Option<&'static dyn ReportFormat> {
+    FORMATS.iter().copied().find(|f| f.name() == name)
+}
+
+/// The format the ending of `path` asks for (`-o run.md`), in any case.
+pub fn format_of_path(path: &str) -> Option<&'static dyn ReportFormat> {
+    let ext = Path::new(path).extension()?.to_str()?.to_ascii_lowercase();
+    FORMATS
+        .iter()
+        .copied()
+        .find(|f| f.extensions().contains(&ext.as_str()))
 }
 
 /// When a measuring run's sink writes a format (`report::sink`).
@@ -103,4 +162,41 @@ pub fn by_suite(records: &[Record]) -> Vec<(SuiteId, Vec<&Record>)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_have_one_name_and_ending_each_and_html_is_the_default() {
+        for (i, f) in FORMATS.iter().enumerate() {
+            assert!(format(f.name()).is_some_and(|g| std::ptr::addr_eq(g, *f)));
+            for later in &FORMATS[i + 1..] {
+                assert_ne!(f.name(), later.name());
+                for e in f.extensions() {
+                    assert!(!later.extensions().contains(e), "{e}");
+                }
+            }
+        }
+        assert_eq!(FORMATS[0].name(), "html");
+        assert_eq!(FORMATS[0].beside_run(), Some("html"));
+        assert_eq!(format_of_path("d/R.MD").map(|f| f.name()), Some("md"));
+        assert_eq!(format_of_path("r.htm").map(|f| f.name()), Some("html"));
+        assert!(format_of_path("r").is_none() && format_of_path("r.pdf").is_none());
+    }
+
+    #[test]
+    fn every_format_renders_a_run_and_a_fleet() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/cache-quick.json"
+        );
+        let run = json::load(path).unwrap();
+        let fleet = FleetRun::test_shift(3, |_, _| Some(1.0));
+        for f in FORMATS {
+            assert!(!f.serialize(&run).unwrap().is_empty(), "{}", f.name());
+            assert!(!f.fleet(&fleet, None).is_empty(), "{}", f.name());
+        }
+    }
 }

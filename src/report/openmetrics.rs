@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 
 use super::fleet::metrics::{self, Figure};
-use super::{Cadence, Exporter, Output};
+use super::{Cadence, Exporter, Output, ReportFormat};
 use crate::model::fleet::{FleetRun, NodeStatus};
 use crate::model::Run;
 
@@ -23,6 +23,20 @@ pub struct OpenMetrics;
 impl Exporter for OpenMetrics {
     fn serialize(&self, run: &Run) -> anyhow::Result<Vec<u8>> {
         Ok(run_text(run).into_bytes())
+    }
+}
+
+impl ReportFormat for OpenMetrics {
+    fn name(&self) -> &'static str {
+        "openmetrics"
+    }
+
+    fn about(&self) -> &'static str {
+        "The headline figures in OpenMetrics text format"
+    }
+
+    fn fleet(&self, f: &FleetRun, _scale_max: Option<f64>) -> Vec<u8> {
+        fleet_text(f).into_bytes()
     }
 }
 

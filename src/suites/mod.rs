@@ -7,21 +7,14 @@
 //! Each suite declares itself once, in a [`Descriptor`] beside its plan:
 //! its name, what it measures, whether it reads the clock, the survey's
 //! short plan and fleet's per-node plan. The survey, fleet and the
-//! command dispatch read the descriptors; [`descriptor`] matches on every
-//! [`SuiteId`], so a suite added to the model without one does not build.
+//! command dispatch read the descriptors. Every suite's module here and
+//! its arm in [`descriptor`] come from its row in the model's list of
+//! suites (`model::detail::each_suite!`), so a suite in the model without
+//! a module and a `DESCRIPTOR` does not build.
 
-pub mod cache;
-pub mod contend;
 pub mod estimate;
 pub mod knees;
-pub mod latency;
-pub mod memtype;
-pub mod net;
-pub mod numa;
 pub mod record;
-pub mod regs;
-pub mod threads;
-pub mod transfer;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -222,20 +215,22 @@ pub struct Key {
     pub plan: fn(&Host, Sampling) -> Planned,
 }
 
-/// The descriptor of `id`.
-pub fn descriptor(id: SuiteId) -> &'static Descriptor {
-    match id {
-        SuiteId::Cache => &cache::DESCRIPTOR,
-        SuiteId::Latency => &latency::DESCRIPTOR,
-        SuiteId::Regs => &regs::DESCRIPTOR,
-        SuiteId::Threads => &threads::DESCRIPTOR,
-        SuiteId::Numa => &numa::DESCRIPTOR,
-        SuiteId::Memtype => &memtype::DESCRIPTOR,
-        SuiteId::Transfer => &transfer::DESCRIPTOR,
-        SuiteId::Net => &net::DESCRIPTOR,
-        SuiteId::Contend => &contend::DESCRIPTOR,
-    }
+/// Declares each suite's module (`pub mod <module>;`, its plan and its
+/// `DESCRIPTOR`) and [`descriptor`], from the model's list of suites.
+macro_rules! suite_modules {
+    ($( $(#[$doc:meta])* $module:ident: $id:ident($detail:ident) = $name:literal, )*) => {
+        $( pub mod $module; )*
+
+        /// The descriptor of `id`.
+        pub fn descriptor(id: SuiteId) -> &'static Descriptor {
+            match id {
+                $( SuiteId::$id => &$module::DESCRIPTOR, )*
+            }
+        }
+    };
 }
+
+crate::model::detail::each_suite!(suite_modules);
 
 /// Every suite's descriptor, in [`SuiteId::ALL`] order.
 pub fn descriptors() -> impl Iterator<Item = &'static Descriptor> {
@@ -330,4 +325,20 @@ pub fn host_warnings(host: &Host) -> Vec<Warning> {
     w.extend(host.cache_warnings());
     w.extend(crate::platform::knee_store::ignored());
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one row in the model's list gives every suite a module and an
+    /// arm here; this checks that each `DESCRIPTOR` says it is that suite
+    /// (a copied descriptor would otherwise run another suite's plans).
+    #[test]
+    fn every_suite_has_its_own_descriptor() {
+        for &s in SuiteId::ALL {
+            assert_eq!(descriptor(s).id, s, "{s}");
+        }
+        assert_eq!(descriptors().count(), SuiteId::ALL.len());
+    }
 }

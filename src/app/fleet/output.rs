@@ -108,7 +108,7 @@ impl Outputs {
     /// fleet.json as it stands (rank 0 calls this as results arrive).
     pub fn save_json(&self, f: &FleetRun) -> Result<(), UserError> {
         match &self.json {
-            Some(p) => write_atomic(p, &view::to_json(f)),
+            Some(p) => write_atomic(p, &crate::report::json::fleet(f)),
             None => Ok(()),
         }
     }
@@ -116,7 +116,7 @@ impl Outputs {
     /// Every file, and the summary on the terminal.
     pub fn save_all(&self, f: &FleetRun, pct: f64) -> anyhow::Result<()> {
         self.save_json(f)?;
-        write_atomic(&self.csv, &view::csv::encode(f))?;
+        write_atomic(&self.csv, &crate::report::csv::fleet(f))?;
         write_atomic(&self.html, view::html::render(f, self.scale_max).as_bytes())?;
         write_atomic(&self.verdicts, view::text::verdict_file(f).as_bytes())?;
         write_atomic(&self.drain, view::text::drain_list(f).as_bytes())?;
@@ -140,7 +140,7 @@ impl Outputs {
                 eprint!("{summary}{wrote}");
                 use std::io::Write as _;
                 let mut o = std::io::stdout().lock();
-                let _ = o.write_all(&view::to_json(f));
+                let _ = o.write_all(&crate::report::json::fleet(f));
             }
         }
         Ok(())

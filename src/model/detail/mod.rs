@@ -8,20 +8,13 @@
 //! skipped case). Each suite's fields are documented on its type and in
 //! `docs/schema.md`, which a test checks against these types.
 //!
-//! Adding a suite to the model: its detail type in a file here
-//! (implementing [`SuiteDetail`]) and one row in the `suites!` list below;
-//! every `match` on [`SuiteId`] in the crate then says what is missing.
+//! Adding a suite: one row in the `each_suite!` list below (its
+//! module, [`SuiteId`] variant, detail type and name). The row declares
+//! the detail's module here, the suite's module in `suites` and its view's
+//! in `report::views`; the compiler then asks for the three files and
+//! every `match` on [`SuiteId`] in the crate says what else is missing.
 
-mod cache;
-mod contend;
-mod latency;
-mod memtype;
-mod net;
 mod nullable;
-mod numa;
-mod regs;
-mod threads;
-mod transfer;
 
 use serde::de::Error as _;
 use serde::ser::Error as _;
@@ -30,16 +23,12 @@ use serde_json::{Map, Value};
 
 use super::{Record, Stats};
 
-pub use cache::{Bandwidth, CacheDetail, FirstUse};
-pub use contend::ContendDetail;
-pub use latency::{LatencyDetail, Pages, View};
-pub use memtype::{BreakEven, MemtypeDetail};
-pub use net::{NetDetail, PeerView};
+pub use cache::{Bandwidth, FirstUse};
+pub use latency::{Pages, View};
+pub use memtype::BreakEven;
+pub use net::PeerView;
 pub use nullable::Nullable;
-pub use numa::NumaDetail;
-pub use regs::RegsDetail;
-pub use threads::ThreadsDetail;
-pub use transfer::{Timer, TransferDetail};
+pub use transfer::Timer;
 
 /// What every suite's detail can say about itself for whoever reads
 /// records without knowing the suite (compare, charts, summaries).
@@ -104,7 +93,7 @@ pub fn metric_part(text: &str) -> String {
 }
 
 /// A suite's detail type and the [`Detail`] variant that holds it
-/// (implemented by the `suites!` list for every suite).
+/// (implemented by `suites!`, from the `each_suite!` list, for every suite).
 pub trait OfSuite: SuiteDetail + Into<Detail> {
     /// Which suite's records carry it.
     const SUITE: SuiteId;
@@ -170,10 +159,16 @@ pub struct Headline {
     pub higher_is_better: bool,
 }
 
-/// Declares the suites: each one's [`SuiteId`] variant, its name in the
-/// JSON and its detail type; generates the enums and the conversions.
+/// Declares the suites from `each_suite!`: each one's detail module,
+/// [`SuiteId`] variant, detail type and name in the JSON; generates the
+/// enums and the conversions.
 macro_rules! suites {
-    ($( $(#[$doc:meta])* $id:ident($detail:ident) = $name:literal, )*) => {
+    ($( $(#[$doc:meta])* $module:ident: $id:ident($detail:ident) = $name:literal, )*) => {
+        $(
+            mod $module;
+            pub use $module::$detail;
+        )*
+
         /// A suite: what `Record::suite` names. The order is the order
         /// suites are listed in (and the survey runs its share of them in).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -293,26 +288,41 @@ macro_rules! suites {
     };
 }
 
-suites! {
-    /// The cache → DRAM sweep (`bwscope cache`), with `--first-use`.
-    Cache(CacheDetail) = "cache",
-    /// Load-to-use latency by pointer chase (`bwscope latency`).
-    Latency(LatencyDetail) = "latency",
-    /// Register and stack transfers (`bwscope regs`).
-    Regs(RegsDetail) = "regs",
-    /// Thread scaling (`bwscope threads`).
-    Threads(ThreadsDetail) = "threads",
-    /// Cpu node × memory node (`bwscope numa`).
-    Numa(NumaDetail) = "numa",
-    /// Memory kinds (`bwscope memtype`).
-    Memtype(MemtypeDetail) = "memtype",
-    /// Host ↔ accelerator copies (`bwscope transfer`).
-    Transfer(TransferDetail) = "transfer",
-    /// TCP between a leader and a transponder (`bwscope net run`).
-    Net(NetDetail) = "net",
-    /// Many agents sharing one memory system at once (`bwscope contend`).
-    Contend(ContendDetail) = "contend",
+/// The suites, one row each: the module of its detail (here), of its
+/// plan (`suites::<module>`) and of its view (`report::views::<module>`);
+/// its [`SuiteId`] variant; its detail type; its name in records, options
+/// and on the command line. The order is the order suites are listed and
+/// run in. `each_suite!(then)` calls the macro `then` with the rows:
+/// `suites!` here, and the module declarations and registries of
+/// `suites` and `report::views`, so the one row registers a suite in all
+/// three.
+macro_rules! each_suite {
+    ($then:ident) => {
+        $then! {
+            /// The cache → DRAM sweep (`bwscope cache`), with `--first-use`.
+            cache: Cache(CacheDetail) = "cache",
+            /// Load-to-use latency by pointer chase (`bwscope latency`).
+            latency: Latency(LatencyDetail) = "latency",
+            /// Register and stack transfers (`bwscope regs`).
+            regs: Regs(RegsDetail) = "regs",
+            /// Thread scaling (`bwscope threads`).
+            threads: Threads(ThreadsDetail) = "threads",
+            /// Cpu node × memory node (`bwscope numa`).
+            numa: Numa(NumaDetail) = "numa",
+            /// Memory kinds (`bwscope memtype`).
+            memtype: Memtype(MemtypeDetail) = "memtype",
+            /// Host ↔ accelerator copies (`bwscope transfer`).
+            transfer: Transfer(TransferDetail) = "transfer",
+            /// TCP between a leader and a transponder (`bwscope net run`).
+            net: Net(NetDetail) = "net",
+            /// Many agents sharing one memory system at once (`bwscope contend`).
+            contend: Contend(ContendDetail) = "contend",
+        }
+    };
 }
+pub(crate) use each_suite;
+
+each_suite!(suites);
 
 impl SuiteId {
     /// The suite called `name`.

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use super::metrics::{self, Figure};
 use super::text::num;
 use crate::model::fleet::{FleetRun, NetMatrix, NodeStatus, NodeVerdict};
-use crate::report::html::{esc, SCRIPT, STYLE};
+use crate::report::page::{esc, SCRIPT, STYLE};
 use crate::util::units::format_bytes;
 
 /// Heatmaps beyond this many nodes would be millions of cells; the tables

@@ -1,13 +1,14 @@
 //! Fleet results (`bwscope fleet`): loading a fleet file, its headline
-//! figures, and its views: the HTML report, the long-form CSV, the
-//! verdict file, the terminal summary, and `compare` of two fleets.
+//! figures, and its views: the HTML report, the verdict file, the
+//! terminal summary, and `compare` of two fleets (its long-form CSV and
+//! its JSON are `report::csv::fleet` and `report::json::fleet`, each
+//! format's fleet form beside its run form).
 //!
 //! A fleet file holds every node's run in the ordinary schema, so
 //! `report`/`plot`/`compare --node HOST` hand one of them to the ordinary
 //! exporters.
 
 pub mod compare;
-pub mod csv;
 pub mod html;
 pub mod metrics;
 pub mod reference;
@@ -110,13 +111,6 @@ pub fn load_run(path: &str, node: Option<&str>) -> Result<Run, UserError> {
             ),
         )),
     }
-}
-
-/// The fleet as JSON (pretty, newline-terminated).
-pub fn to_json(f: &FleetRun) -> Vec<u8> {
-    let mut v = serde_json::to_vec_pretty(f).unwrap_or_default();
-    v.push(b'\n');
-    v
 }
 
 #[cfg(test)]

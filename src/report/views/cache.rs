@@ -8,6 +8,12 @@ use crate::model::{Pattern, Record, Run, Status, Units};
 use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
+/// This suite's view (it takes the common byte footer).
+pub const VIEW: super::View = super::View {
+    render,
+    own_convention: false,
+};
+
 /// One grid per op, in the order the run measured them.
 pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let mut ops: Vec<&str> = Vec::new();

@@ -13,6 +13,12 @@ fn detail(r: &Record) -> ContendDetail {
     r.detail.get::<ContendDetail>().cloned().unwrap_or_default()
 }
 
+/// This suite's view (it states its own byte convention).
+pub const VIEW: super::View = super::View {
+    render,
+    own_convention: true,
+};
+
 pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let u = run.display_units;
     // Agents in the order they first appear, with what they are.

@@ -114,6 +114,12 @@ fn view_label(d: &LatencyDetail) -> String {
     }
 }
 
+/// This suite's view (it states its own byte convention).
+pub const VIEW: super::View = super::View {
+    render,
+    own_convention: true,
+};
+
 /// The latency suite's view: one table per page kind, a blank line
 /// between them.
 pub fn render(_run: &Run, recs: &[&Record]) -> Vec<Block> {

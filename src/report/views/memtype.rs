@@ -5,6 +5,12 @@ use crate::model::{Nullable, Record, Run, Status};
 use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
+/// This suite's view (it states its own byte convention).
+pub const VIEW: super::View = super::View {
+    render,
+    own_convention: true,
+};
+
 /// The human table of a memtype run.
 pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let units = run.display_units;

@@ -3,22 +3,15 @@
 //! the terminal ([`render`]), Markdown and HTML.
 //!
 //! Views read the model only, so a saved run renders exactly as it did
-//! when it was measured. Adding a suite's view is one file here and one
-//! arm in [`view`], which matches on every suite.
+//! when it was measured. A suite's view is its file here (named as the
+//! suite's module, with its `VIEW`): the module and its arm in [`view`]
+//! come from the suite's row in the model's list of suites
+//! (`model::detail::each_suite!`).
 
-pub mod cache;
-pub mod contend;
 pub mod info;
-pub mod latency;
-pub mod memtype;
-pub mod net;
-pub mod numa;
 pub mod numa_tiers;
-pub mod regs;
 pub mod survey;
-pub mod threads;
 pub mod tiers;
-pub mod transfer;
 
 use std::fmt::Write as _;
 
@@ -29,7 +22,8 @@ use crate::model::{Record, Run, Status, SuiteId, Units};
 /// that suite, in order).
 pub type Render = fn(&Run, &[&Record]) -> Vec<Block>;
 
-/// A suite's text view.
+/// A suite's text view: `VIEW` in its file.
+#[derive(Clone, Copy)]
 pub struct View {
     pub render: Render,
     /// The view states its own byte convention, so the common footer
@@ -37,24 +31,22 @@ pub struct View {
     pub own_convention: bool,
 }
 
-/// The view of `suite`: every suite has one.
-pub fn view(suite: SuiteId) -> View {
-    let (render, own_convention): (Render, bool) = match suite {
-        SuiteId::Cache => (cache::render, false),
-        SuiteId::Latency => (latency::render, true),
-        SuiteId::Regs => (regs::render, true),
-        SuiteId::Threads => (threads::render, false),
-        SuiteId::Numa => (numa::render, false),
-        SuiteId::Memtype => (memtype::render, true),
-        SuiteId::Transfer => (transfer::render, true),
-        SuiteId::Net => (net::render, true),
-        SuiteId::Contend => (contend::render, true),
+/// Declares each suite's view module (`pub mod <module>;`, with its
+/// `VIEW`) and [`view`], from the model's list of suites.
+macro_rules! views {
+    ($( $(#[$doc:meta])* $module:ident: $id:ident($detail:ident) = $name:literal, )*) => {
+        $( pub mod $module; )*
+
+        /// The view of `suite`: every suite has one.
+        pub fn view(suite: SuiteId) -> View {
+            match suite {
+                $( SuiteId::$id => $module::VIEW, )*
+            }
+        }
     };
-    View {
-        render,
-        own_convention,
-    }
 }
+
+crate::model::detail::each_suite!(views);
 
 /// Every suite's blocks, suites in the order measured.
 pub fn blocks(run: &Run) -> Vec<(SuiteId, Vec<Block>)> {

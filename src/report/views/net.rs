@@ -17,6 +17,12 @@ fn f(v: f64) -> String {
     }
 }
 
+/// This suite's view (it states its own byte convention).
+pub const VIEW: super::View = super::View {
+    render,
+    own_convention: true,
+};
+
 /// The table of a net run: one row per flow and chunk size, receiver-side
 /// rate in Gbit/s and in the display units.
 pub fn render(run: &Run, records: &[&Record]) -> Vec<Block> {

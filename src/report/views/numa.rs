@@ -29,6 +29,12 @@ fn detail(r: &Record) -> NumaDetail {
     r.detail.get::<NumaDetail>().cloned().unwrap_or_default()
 }
 
+/// This suite's view (it takes the common byte footer).
+pub const VIEW: super::View = super::View {
+    render,
+    own_convention: false,
+};
+
 /// Matrices, scenario and load tables, then notes.
 pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let opts: options::Numa = run.options_as();

@@ -4,6 +4,12 @@ use crate::model::detail::RegsDetail;
 use crate::model::{Record, Run, Status};
 use crate::report::grid::{Block, Table};
 
+/// This suite's view (it states its own byte convention).
+pub const VIEW: super::View = super::View {
+    render,
+    own_convention: true,
+};
+
 /// The human table: one row per kernel with GB/s and bytes per cycle.
 pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let units = run.display_units;

@@ -7,6 +7,12 @@ use crate::model::{Record, Run, Status};
 use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
+/// This suite's view (it takes the common byte footer).
+pub const VIEW: super::View = super::View {
+    render,
+    own_convention: false,
+};
+
 /// The scaling table: one block per (kernel, total size), one row per
 /// thread count.
 pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {

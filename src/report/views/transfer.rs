@@ -8,6 +8,12 @@ use crate::model::{Nullable, Op, Record, Run, Status};
 use crate::report::grid::{Block, Table};
 use crate::util::units::format_bytes;
 
+/// This suite's view (it states its own byte convention).
+pub const VIEW: super::View = super::View {
+    render,
+    own_convention: true,
+};
+
 /// The human table of a transfer run: device context, then one row per
 /// record.
 pub fn render(run: &Run, records: &[&Record]) -> Vec<Block> {
