@@ -50,6 +50,19 @@ impl Stats {
             n,
         }
     }
+
+    /// Every rate times `k` (a payload that is a fixed part of the bytes
+    /// counted); the spread (`cv`) and the count stay.
+    pub fn scaled(self, k: f64) -> Stats {
+        Stats {
+            best: self.best * k,
+            median: self.median * k,
+            min: self.min * k,
+            max: self.max * k,
+            mean: self.mean * k,
+            ..self
+        }
+    }
 }
 
 /// How a [`Noise`] figure was obtained.

@@ -31,8 +31,56 @@ pub fn plan_agent(
     name: String,
     bytes: u64,
 ) -> Result<Result<Agent, String>, UserError> {
-    let flag = "--device";
-    let bad = |m: String| UserError::flag(flag, m);
+    let bad = |m: String| UserError::flag("--device", m);
+    let (api, index, direction, kind) = parse_spec(spec)?;
+    let b = match transfer::open(api, index) {
+        Opened::Ready(b) => b,
+        Opened::Unavailable(u) => return Ok(Err(format!("{}: {}", api.name(), u.0))),
+        Opened::BadIndex(e) => {
+            return Err(bad(format!(
+                "{} device {} does not exist: {} device(s) here{}",
+                api.name(),
+                e.index,
+                e.count,
+                if e.names.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", e.names.join("; "))
+                }
+            )))
+        }
+    };
+    let host_kind = host_kind_of(kind, api, direction, b.as_ref())?;
+    let info = b.info();
+    let device_is_cpu = info.notes.iter().any(|n| n.starts_with("type CPU"));
+    let link_gbps = info
+        .pci_bus_id
+        .as_deref()
+        .and_then(pci::read_sysfs)
+        .and_then(|c| c.theoretical_gbps);
+    Ok(Ok(Agent::Device {
+        spec: format!(
+            "{}{index}:{}:{}",
+            api.name(),
+            direction.name(),
+            host_kind.name()
+        ),
+        name,
+        api,
+        index,
+        direction,
+        host_kind,
+        bytes,
+        device: info.name.clone(),
+        device_is_cpu,
+        link_gbps,
+    }))
+}
+
+/// The spec's API, device index, direction and host kind as written,
+/// checked without opening anything.
+fn parse_spec(spec: &str) -> Result<(Api, usize, Direction, Option<&str>), UserError> {
+    let bad = |m: String| UserError::flag("--device", m);
     let mut parts = spec.trim().split(':');
     let backend = parts.next().unwrap_or("");
     let dir = parts.next().unwrap_or("");
@@ -70,23 +118,18 @@ pub fn plan_agent(
                 "'{dir}' is not a direction: use h2d, d2h, bidir, d2d, or sm-h2d, sm-d2h, sm-d2d (CUDA)"
             ))
         })?;
-    let b = match transfer::open(api, index) {
-        Opened::Ready(b) => b,
-        Opened::Unavailable(u) => return Ok(Err(format!("{}: {}", api.name(), u.0))),
-        Opened::BadIndex(e) => {
-            return Err(bad(format!(
-                "{} device {} does not exist: {} device(s) here{}",
-                api.name(),
-                e.index,
-                e.count,
-                if e.names.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", e.names.join("; "))
-                }
-            )))
-        }
-    };
+    Ok((api, index, direction, kind))
+}
+
+/// The host kind the agent copies from or to (as written, or the API's
+/// default for the direction), checked against what the device can do.
+fn host_kind_of(
+    kind: Option<&str>,
+    api: Api,
+    direction: Direction,
+    b: &dyn transfer::Backend,
+) -> Result<HostKind, UserError> {
+    let bad = |m: String| UserError::flag("--device", m);
     let host_kind = match kind {
         Some(k) => HostKind::parse(k)
             .filter(|k| b.kinds().contains(k))
@@ -121,30 +164,7 @@ pub fn plan_agent(
             host_kind.name()
         )));
     }
-    let info = b.info();
-    let device_is_cpu = info.notes.iter().any(|n| n.starts_with("type CPU"));
-    let link_gbps = info
-        .pci_bus_id
-        .as_deref()
-        .and_then(pci::read_sysfs)
-        .and_then(|c| c.theoretical_gbps);
-    Ok(Ok(Agent::Device {
-        spec: format!(
-            "{}{index}:{}:{}",
-            api.name(),
-            direction.name(),
-            host_kind.name()
-        ),
-        name,
-        api,
-        index,
-        direction,
-        host_kind,
-        bytes,
-        device: info.name.clone(),
-        device_is_cpu,
-        link_gbps,
-    }))
+    Ok(host_kind)
 }
 
 /// The device agent's thread: the device opened and the buffers prepared

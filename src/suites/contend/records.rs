@@ -259,23 +259,9 @@ fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
             r.threads = 1;
             r.size_bytes = Some(*bytes);
             r.payload_bytes_per_pass = Some(*bytes);
-            if f.valid && direction.device_only() {
-                // d2d counts read + written; the payload is half.
-                r.payload_gbps = r.gbps.map(|mut s| {
-                    for v in [
-                        &mut s.best,
-                        &mut s.median,
-                        &mut s.min,
-                        &mut s.max,
-                        &mut s.mean,
-                    ] {
-                        *v /= 2.0;
-                    }
-                    s
-                });
-            } else {
-                r.payload_gbps = r.gbps;
-            }
+            // d2d counts read + written; the payload is half.
+            let payload = if f.valid && direction.device_only() { 0.5 } else { 1.0 };
+            r.payload_gbps = r.gbps.map(|s| s.scaled(payload));
             let d = detail_of(&mut r);
             d.backend = Some(api.name().into());
             d.device = Some(if *device_is_cpu {
