@@ -181,6 +181,17 @@ macro_rules! rust {
     };
 }
 
+/// Bytes between two lines of the same L1 set on the cores bwscope knows
+/// (64 sets of 64-byte lines: Zen 2–5's 32/48 KiB, Intel's 32/48 KiB L1D).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // x86-64's paired read
+pub(super) const SET_SPAN: usize = 4096;
+
+/// The longest pass a two-stream read splits (above every L1D bwscope
+/// knows); longer passes run as one stream, since two streams half a
+/// pass apart read DRAM slower (Zen 4, 4 KiB pages: about 7 % at 1 GiB).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // x86-64's paired read
+pub(super) const PAIRED_MAX: usize = 64 * 1024;
+
 /// Whether `a` is a call the loop can run: at least one pass over at least
 /// one whole block (a function, so that block = 1 is no `% 1` lint).
 pub(super) fn runs(a: &super::KernelArgs, block: usize) -> bool {

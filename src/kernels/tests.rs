@@ -45,6 +45,14 @@ fn expected_write_byte(k: &Kernel, pattern: u64, i: usize) -> u8 {
 /// Cases: (offset from a 2 MiB boundary, stream length) per kernel.
 fn cases(k: &Kernel, rng: &mut XorShift64) -> Vec<(usize, usize)> {
     let mut v = vec![(0, k.granule), (k.align, k.granule * 3)];
+    // Lengths where a two-stream read (`read pairs`) changes split: two
+    // streams and no rest, two streams and a rest, one granule short.
+    let span = super::decl::SET_SPAN;
+    for len in [2 * span, 5 * span + k.granule, 4 * span - k.granule] {
+        if len % k.granule == 0 {
+            v.push((k.align, len));
+        }
+    }
     for _ in 0..6 {
         let off = k.align * (1 + rng.below(7) as usize);
         let len = k.granule * (1 + rng.below(97) as usize);
