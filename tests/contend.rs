@@ -10,7 +10,7 @@
 #![cfg(unix)]
 
 mod common;
-use common::standin::{exit2, standin};
+use common::standin::{exit2, real_libcuda_present, standin};
 use common::{json_of as run_json, records};
 
 use assert_cmd::Command;
@@ -556,6 +556,31 @@ fn the_default_agents_run_alone_and_together() {
     gbps(rec(&recs, "cpu0", "cpu0"));
     gbps(rec(&recs, all, "net0"));
     assert_eq!(run["options"]["agents"][0]["kind"], "cpu");
+}
+
+#[test]
+fn devices_that_cannot_run_here_are_skipped_records_and_exit_0() {
+    if real_libcuda_present() {
+        eprintln!("SKIP: a real libcuda is installed");
+        return;
+    }
+    // Only devices given, none of them here: a run of skipped records
+    // with their reasons (as `transfer` without a device), not a usage
+    // error.
+    let empty = tempfile::tempdir().unwrap();
+    let run = run_json(
+        bw().env("LD_LIBRARY_PATH", empty.path())
+            .args(["contend", "--device", "cuda:h2d", "--device", "cuda:d2h"])
+            .args(QUICK),
+    );
+    let r = records(&run);
+    assert_eq!(r.len(), 2, "{r:?}");
+    for (rec, name) in r.iter().zip(["dev0", "dev1"]) {
+        assert_eq!(rec["status"], "skipped");
+        assert_eq!(rec["extra"]["case_agent"], name);
+        let reason = rec["reason"].as_str().unwrap();
+        assert!(reason.contains("libcuda"), "{reason}");
+    }
 }
 
 #[test]

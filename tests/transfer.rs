@@ -11,7 +11,7 @@
 #![cfg(unix)]
 
 mod common;
-use common::standin::{exit2, standin};
+use common::standin::{exit2, real_libcuda_present, standin};
 use common::{json_of as run_json, records};
 
 use std::path::Path;
@@ -24,16 +24,6 @@ fn bwscope() -> Command {
 }
 
 /// A real NVIDIA driver would shadow the "absent" tests.
-fn real_libcuda_present() -> bool {
-    [
-        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
-        "/usr/lib64/libcuda.so.1",
-        "/usr/lib/libcuda.so.1",
-    ]
-    .iter()
-    .any(|p| Path::new(p).exists())
-}
-
 fn find<'a>(recs: &'a [Value], kind: Option<&str>, dir: &str) -> Vec<&'a Value> {
     recs.iter()
         .filter(|r| {

@@ -6,6 +6,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command as Proc;
 use std::sync::{Mutex, OnceLock};
 
+/// Whether a real NVIDIA driver library is installed where the loader
+/// finds it whatever `LD_LIBRARY_PATH` says (then "no CUDA here" cannot
+/// be arranged).
+pub fn real_libcuda_present() -> bool {
+    [
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "/usr/lib64/libcuda.so.1",
+        "/usr/lib/libcuda.so.1",
+    ]
+    .iter()
+    .any(|p| Path::new(p).exists())
+}
+
 /// The variants built so far, each with its folder (or None: no compiler).
 type Built = Mutex<Vec<(String, Option<PathBuf>)>>;
 

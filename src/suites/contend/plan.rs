@@ -64,7 +64,14 @@ pub fn plan(o: &ContendOptions, host: &Host) -> Result<ContendPlan, UserError> {
     for (i, spec) in nets.iter().enumerate() {
         agents.push(net_agent(spec, format!("net{i}"))?);
     }
-    let phases = phases(o.phases.as_deref(), &agents, probe.is_some())?;
+    // Only devices were given and none can run here (no CUDA, no OpenCL):
+    // their skipped records are the run, as `transfer` without a device
+    // is, not a usage error.
+    let phases = if agents.is_empty() && probe.is_none() && !skipped.is_empty() {
+        Vec::new()
+    } else {
+        phases(o.phases.as_deref(), &agents, probe.is_some())?
+    };
     let s = o
         .sampling
         .resolve(SampleOpts::new(DEFAULT_SLICES, DEFAULT_SLICE_MS))?;
