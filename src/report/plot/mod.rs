@@ -251,114 +251,23 @@ fn line_charts(
     x: XAxis,
     stat: StatKind,
 ) -> Vec<Chart> {
-    let mut v = vary(recs);
-    if x == XAxis::Threads && v.size {
-        // A size that follows the thread count (the survey splits 256 MiB
-        // over the threads: 256 MiB at 1, 128 MiB each at 2) is one line
-        // over thread counts; the size names series only where one thread
-        // count has several (issue 29: one single-point series per size).
-        v.size = false;
-        let key = |r: &Record| (series_name(r, &v, x), r.threads);
-        v.size = recs.iter().any(|a| {
-            recs.iter()
-                .any(|b| key(a) == key(b) && a.size_bytes != b.size_bytes)
-        });
-    }
-    // Split by unit (a suite may mix bandwidth and latency records), then
-    // by op when there are too many lines for one picture.
-    let mut groups: BTreeMap<(&'static str, String), Vec<&Record>> = BTreeMap::new();
-    let mut names = Vec::new();
-    for r in recs {
-        let m = metric::of(r).expect("filtered");
-        let name = series_name(r, &v, x);
-        if !names.contains(&name) {
-            names.push(name);
-        }
-        groups
-            .entry((m.unit, r.op.to_string()))
-            .or_default()
-            .push(r);
-    }
-    let split = names.len() > MAX_SERIES;
-    let mut merged: BTreeMap<(&'static str, String), Vec<&Record>> = BTreeMap::new();
-    for ((unit, op), rs) in groups {
-        let key = if split { op } else { String::new() };
-        merged.entry((unit, key)).or_default().extend(rs);
-    }
+    let v = line_vary(recs, x);
+    let merged = line_groups(recs, &v, x);
     let cpu_memory = !matches!(suite, SuiteId::Net | SuiteId::Transfer);
     let mut units: Vec<&str> = merged.keys().map(|k| k.0).collect();
     units.dedup();
     let mixed_units = units.len() > 1;
     let mut out = Vec::new();
     for ((unit, op), rs) in merged {
-        let mut series: Vec<Series> = Vec::new();
-        for r in &rs {
-            let m = metric::of(r).expect("filtered");
-            let xv = match x {
-                XAxis::Bytes => r.size_bytes.unwrap_or(1) as f64,
-                XAxis::Threads => r.threads as f64,
-            };
-            let name = series_name(r, &v, x);
-            let pos = match series.iter().position(|s| s.name == name) {
-                Some(p) => p,
-                None => {
-                    series.push(Series {
-                        name,
-                        points: Vec::new(),
-                    });
-                    series.len() - 1
-                }
-            };
-            series[pos].points.push((xv, m.pick(stat)));
-        }
-        for s in &mut series {
-            s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        }
         let what = if unit == "ns" { "latency" } else { "bandwidth" };
-        let stat_name = match stat {
-            StatKind::Best => "best",
-            StatKind::Median => "median",
-        };
-        let (x_desc, against, id_x) = match x {
-            XAxis::Bytes => (
-                if cpu_memory {
-                    "working set per thread"
-                } else {
-                    "transfer size"
-                },
-                "size",
-                "size",
-            ),
-            XAxis::Threads => ("threads", "threads", "threads"),
-        };
-        let mut id = format!("{suite}-{id_x}");
-        if mixed_units {
-            id.push_str(&format!("-{what}"));
-        }
-        // "latency: latency vs size" says it twice; "cache read: bandwidth …" does not.
-        let mut head = if suite.name() == what {
-            String::new()
-        } else {
-            suite.to_string()
-        };
-        if !op.is_empty() {
-            id.push_str(&format!("-{op}"));
-            head = format!("{head} {op}").trim().to_string();
-        }
-        let title = if head.is_empty() {
-            format!("{what} vs {against} ({stat_name} of samples)")
-        } else {
-            format!("{head}: {what} vs {against} ({stat_name} of samples)")
-        };
+        let (id, title, x_desc) = line_title(suite, &op, what, x, stat, mixed_units, cpu_memory);
         let markers = if x == XAxis::Bytes && cpu_memory {
-            cache_markers(
-                run,
-                if unit == "ns" {
-                    Curve::Latency
-                } else {
-                    Curve::Bandwidth
-                },
-            )
+            let curve = if unit == "ns" {
+                Curve::Latency
+            } else {
+                Curve::Bandwidth
+            };
+            cache_markers(run, curve)
         } else {
             Vec::new()
         };
@@ -374,13 +283,137 @@ fn line_charts(
                 x,
                 x_desc: x_desc.into(),
                 y_desc: format!("{what}, {unit}"),
-                series,
+                series: line_series(&rs, &v, x, stat),
                 markers,
                 limits,
             }),
         });
     }
     out
+}
+
+/// What names a series of a line chart (see [`vary`]).
+fn line_vary(recs: &[&Record], x: XAxis) -> Vary {
+    let mut v = vary(recs);
+    if x == XAxis::Threads && v.size {
+        // A size that follows the thread count (the survey splits 256 MiB
+        // over the threads: 256 MiB at 1, 128 MiB each at 2) is one line
+        // over thread counts; the size names series only where one thread
+        // count has several (issue 29: one single-point series per size).
+        v.size = false;
+        let key = |r: &Record| (series_name(r, &v, x), r.threads);
+        v.size = recs.iter().any(|a| {
+            recs.iter()
+                .any(|b| key(a) == key(b) && a.size_bytes != b.size_bytes)
+        });
+    }
+    v
+}
+
+/// The records of each chart, keyed by (unit, op): split by unit (a suite
+/// may mix bandwidth and latency records), then by op when there are too
+/// many lines for one picture (op empty when not split).
+fn line_groups<'a>(
+    recs: &[&'a Record],
+    v: &Vary,
+    x: XAxis,
+) -> BTreeMap<(&'static str, String), Vec<&'a Record>> {
+    let mut groups: BTreeMap<(&'static str, String), Vec<&Record>> = BTreeMap::new();
+    let mut names = Vec::new();
+    for r in recs {
+        let m = metric::of(r).expect("filtered");
+        let name = series_name(r, v, x);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+        groups
+            .entry((m.unit, r.op.to_string()))
+            .or_default()
+            .push(r);
+    }
+    let split = names.len() > MAX_SERIES;
+    let mut merged: BTreeMap<(&'static str, String), Vec<&Record>> = BTreeMap::new();
+    for ((unit, op), rs) in groups {
+        let key = if split { op } else { String::new() };
+        merged.entry((unit, key)).or_default().extend(rs);
+    }
+    merged
+}
+
+/// One series per name, its points sorted along x.
+fn line_series(rs: &[&Record], v: &Vary, x: XAxis, stat: StatKind) -> Vec<Series> {
+    let mut series: Vec<Series> = Vec::new();
+    for r in rs {
+        let m = metric::of(r).expect("filtered");
+        let xv = match x {
+            XAxis::Bytes => r.size_bytes.unwrap_or(1) as f64,
+            XAxis::Threads => r.threads as f64,
+        };
+        let name = series_name(r, v, x);
+        let pos = match series.iter().position(|s| s.name == name) {
+            Some(p) => p,
+            None => {
+                series.push(Series {
+                    name,
+                    points: Vec::new(),
+                });
+                series.len() - 1
+            }
+        };
+        series[pos].points.push((xv, m.pick(stat)));
+    }
+    for s in &mut series {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    series
+}
+
+/// A line chart's id, title and x-axis description.
+fn line_title(
+    suite: SuiteId,
+    op: &str,
+    what: &str,
+    x: XAxis,
+    stat: StatKind,
+    mixed_units: bool,
+    cpu_memory: bool,
+) -> (String, String, &'static str) {
+    let stat_name = match stat {
+        StatKind::Best => "best",
+        StatKind::Median => "median",
+    };
+    let (x_desc, against, id_x) = match x {
+        XAxis::Bytes => (
+            if cpu_memory {
+                "working set per thread"
+            } else {
+                "transfer size"
+            },
+            "size",
+            "size",
+        ),
+        XAxis::Threads => ("threads", "threads", "threads"),
+    };
+    let mut id = format!("{suite}-{id_x}");
+    if mixed_units {
+        id.push_str(&format!("-{what}"));
+    }
+    // "latency: latency vs size" says it twice; "cache read: bandwidth …" does not.
+    let mut head = if suite.name() == what {
+        String::new()
+    } else {
+        suite.to_string()
+    };
+    if !op.is_empty() {
+        id.push_str(&format!("-{op}"));
+        head = format!("{head} {op}").trim().to_string();
+    }
+    let title = if head.is_empty() {
+        format!("{what} vs {against} ({stat_name} of samples)")
+    } else {
+        format!("{head}: {what} vs {against} ({stat_name} of samples)")
+    };
+    (id, title, x_desc)
 }
 
 /// One labelled line per regime the records reach with a known limit,
