@@ -437,6 +437,56 @@ pub fn render(f: &FleetRun, scale_max: Option<f64>) -> String {
         if f.interrupted { " · <strong>interrupted</strong>" } else { "" }
     );
     s.push_str("<section id=verdict><h2>Verdict</h2>\n");
+    verdict_section(&mut s, f);
+    for w in &f.warnings {
+        let _ = writeln!(
+            s,
+            "<p class=meta>warning: {} ({})</p>",
+            esc(&w.to_string()),
+            esc(w.hint())
+        );
+    }
+    s.push_str("</section>\n<section id=nodes><h2>Nodes</h2><p class=meta>Farthest from the fleet first; click a header to sort. Hover a figure for its z-score.</p>\n");
+    s.push_str(&node_table(f, &figs, &defs));
+    s.push_str("</section>\n<section id=figures><h2>Figures</h2>\n");
+    if defs.is_empty() {
+        s.push_str("<p>No node figures: the per-node phase measured nothing.</p>\n");
+    }
+    for m in &defs {
+        s.push_str(&strip(f, &figs, m));
+    }
+    s.push_str("</section>\n<section id=network><h2>Network</h2>\n");
+    if f.network.is_empty() {
+        s.push_str("<p>No network phase.</p>\n");
+    }
+    network_section(&mut s, f, scale_max);
+    let t = &f.timings;
+    let _ = writeln!(
+        s,
+        "</section>\n<section id=time><h2>Time</h2><table><tbody>\
+<tr><td>total</td><td class=n>{:.1} s</td></tr><tr><td>startup (all ranks joined)</td><td class=n>{:.1} s</td></tr>\
+<tr><td>per-node phase</td><td class=n>{:.1} s (measuring {:.1} s)</td></tr><tr><td>network phase</td><td class=n>{:.1} s (measuring {:.1} s)</td></tr>\
+<tr><td>outside the measuring</td><td class=n>{:.1} %</td></tr></tbody></table>\
+<h3>Options</h3><pre>{}</pre></section>",
+        t.total_seconds,
+        t.startup_seconds,
+        t.node_phase_seconds,
+        t.node_measure_seconds,
+        t.network_seconds,
+        t.network_measure_seconds,
+        t.overhead_fraction * 100.0,
+        esc(&serde_json::to_string_pretty(&f.options).unwrap_or_default())
+    );
+    let _ = writeln!(
+        s,
+        "</main><script>{SCRIPT}{FLEET_SCRIPT}</script></body></html>"
+    );
+    s
+}
+
+/// The verdict: nodes not judged, the failing nodes with why, slow paths
+/// between healthy nodes, and how an outlier is defined.
+fn verdict_section(s: &mut String, f: &FleetRun) {
     match &f.verdicts {
         None => s.push_str("<p>No verdict yet: the run did not finish.</p>\n"),
         Some(v) => {
@@ -486,27 +536,11 @@ pub fn render(f: &FleetRun, scale_max: Option<f64>) -> String {
             let _ = writeln!(s, "<p class=meta>A figure is an outlier when its robust z-score (median and MAD of the logarithms over the nodes) is at least {} and it is at least {} % worse than the fleet median; fewer than {} nodes with a figure are not judged.{}</p>", v.robust_z, v.pct_worse, v.min_nodes, v.reference.as_ref().map_or(String::new(), |r| format!(" Class bounds from {}.", esc(r))));
         }
     }
-    for w in &f.warnings {
-        let _ = writeln!(
-            s,
-            "<p class=meta>warning: {} ({})</p>",
-            esc(&w.to_string()),
-            esc(w.hint())
-        );
-    }
-    s.push_str("</section>\n<section id=nodes><h2>Nodes</h2><p class=meta>Farthest from the fleet first; click a header to sort. Hover a figure for its z-score.</p>\n");
-    s.push_str(&node_table(f, &figs, &defs));
-    s.push_str("</section>\n<section id=figures><h2>Figures</h2>\n");
-    if defs.is_empty() {
-        s.push_str("<p>No node figures: the per-node phase measured nothing.</p>\n");
-    }
-    for m in &defs {
-        s.push_str(&strip(f, &figs, m));
-    }
-    s.push_str("</section>\n<section id=network><h2>Network</h2>\n");
-    if f.network.is_empty() {
-        s.push_str("<p>No network phase.</p>\n");
-    }
+}
+
+/// A heatmap per transport, schedule and size (up to
+/// [`HEATMAP_MAX_NODES`] nodes).
+fn network_section(s: &mut String, f: &FleetRun, scale_max: Option<f64>) {
     let mut id = 0;
     for m in &f.network {
         let measured = m.flows.iter().filter(|x| x.recv_gbps.is_some()).count();
@@ -530,28 +564,6 @@ pub fn render(f: &FleetRun, scale_max: Option<f64>) -> String {
             id += 1;
         }
     }
-    let t = &f.timings;
-    let _ = writeln!(
-        s,
-        "</section>\n<section id=time><h2>Time</h2><table><tbody>\
-<tr><td>total</td><td class=n>{:.1} s</td></tr><tr><td>startup (all ranks joined)</td><td class=n>{:.1} s</td></tr>\
-<tr><td>per-node phase</td><td class=n>{:.1} s (measuring {:.1} s)</td></tr><tr><td>network phase</td><td class=n>{:.1} s (measuring {:.1} s)</td></tr>\
-<tr><td>outside the measuring</td><td class=n>{:.1} %</td></tr></tbody></table>\
-<h3>Options</h3><pre>{}</pre></section>",
-        t.total_seconds,
-        t.startup_seconds,
-        t.node_phase_seconds,
-        t.node_measure_seconds,
-        t.network_seconds,
-        t.network_measure_seconds,
-        t.overhead_fraction * 100.0,
-        esc(&serde_json::to_string_pretty(&f.options).unwrap_or_default())
-    );
-    let _ = writeln!(
-        s,
-        "</main><script>{SCRIPT}{FLEET_SCRIPT}</script></body></html>"
-    );
-    s
 }
 
 #[cfg(test)]
