@@ -359,21 +359,24 @@ fn node_state(n: &FleetNode, checks: &[Check]) -> (bool, Option<String>, bool) {
 
 /// Slow and failed flows. A node whose own in or out figure is an outlier
 /// (or that was lost) explains its flows; where both ends would, the one
-/// further from the fleet does (a lost node first, then the larger robust
-/// z), so a NIC at 1 % of the median is not blamed on a neighbour whose
-/// out figure came 30 % low on a busy host. Flows at least `pct` worse than
-/// the healthy flows' median are listed under its name. The healthy flows
-/// (neither end explains them) are then judged among themselves, so a
-/// slow path between two healthy nodes stands out even where one bad link
-/// touches 40 % of a small fleet's flows.
+/// further from the fleet does: a lost node first, then a figure measured
+/// quietly before one the node's own load may explain (`noisy`), then the
+/// larger share below the fleet median. The share, not the robust z: a
+/// z scales with how much that one metric spreads, so a NIC at 1 % of the
+/// median (whose out figures spread widely) could score below a
+/// neighbour whose in figure came 40 % low on a busy host. Flows at least
+/// `pct` worse than the healthy flows' median are listed under its name.
+/// The healthy flows (neither end explains them) are then judged among
+/// themselves, so a slow path between two healthy nodes stands out even
+/// where one bad link touches 40 % of a small fleet's flows.
 fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
-    // How strongly `rank` explains a flow through `metric`: lost beats any
-    // outlier, a larger robust z beats a smaller; None if it does not.
-    // A slow node explains slow flows; a flow that could not be measured
-    // at all (unreachable, refused) is explained only by a lost end.
-    let blame = |rank: u32, metric: &str, measured: bool| -> Option<f64> {
+    // How strongly `rank` explains a flow through `metric`, compared as a
+    // tuple (lost, quiet, percent worse); None if it does not. A slow node
+    // explains slow flows; a flow that could not be measured at all
+    // (unreachable, refused) is explained only by a lost end.
+    let blame = |rank: u32, metric: &str, measured: bool| -> Option<(bool, bool, f64)> {
         if f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost) {
-            return Some(f64::INFINITY);
+            return Some((true, true, f64::INFINITY));
         }
         if !measured {
             return None;
@@ -384,7 +387,7 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
             .checks
             .iter()
             .find(|c| c.metric == metric && c.outlier)
-            .map(|c| c.robust_z.unwrap_or(0.0))
+            .map(|c| (false, !c.noisy, c.pct_worse.unwrap_or(0.0)))
     };
     let mut out = Vec::new();
     for m in &f.network {
