@@ -63,7 +63,7 @@ fn again(r: &Record, run: &Run) -> anyhow::Result<Vec<Record>> {
         host.clone(),
         run.display_units,
     );
-    let mut rec = Recorder::quiet(Sink::new(fresh, None, None)?);
+    let mut rec = Recorder::quiet(Sink::new(fresh, &[])?);
     match rec.measure(host, suite.as_ref())? {
         Flow::Done => Ok(rec.sink.run().records.clone()),
         Flow::Stopped => Ok(Vec::new()),

@@ -190,10 +190,11 @@ pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), UserError> {
 /// Output flags given before a measuring subcommand (`bwscope --json F
 /// cache`) still apply; the subcommand's own win.
 fn merge(top: &OutputArgs, sub: &OutputArgs) -> OutputArgs {
+    let mut files = top.files.clone();
+    files.retain(|(f, _)| sub.file(f).is_none());
+    files.extend(sub.files.iter().cloned());
     OutputArgs {
-        json: sub.json.clone().or_else(|| top.json.clone()),
-        csv: sub.csv.clone().or_else(|| top.csv.clone()),
-        openmetrics: sub.openmetrics.clone().or_else(|| top.openmetrics.clone()),
+        files,
         units: if sub.units == UnitsArg::default() {
             top.units
         } else {
@@ -204,16 +205,9 @@ fn merge(top: &OutputArgs, sub: &OutputArgs) -> OutputArgs {
 
 /// The first output flag given before a subcommand that has none.
 fn given(top: &OutputArgs) -> Option<&'static str> {
-    if top.json.is_some() {
-        Some("--json")
-    } else if top.csv.is_some() {
-        Some("--csv")
-    } else if top.openmetrics.is_some() {
-        Some("--openmetrics")
-    } else if top.units != UnitsArg::default() {
-        Some("--units")
-    } else {
-        None
+    match top.files.first() {
+        Some((flag, _)) => Some(flag),
+        None => (top.units != UnitsArg::default()).then_some("--units"),
     }
 }
 
@@ -236,15 +230,13 @@ fn json_only(
     top: &OutputArgs,
     own: Option<String>,
 ) -> Result<Option<String>, UserError> {
-    let rest = OutputArgs {
-        json: None,
-        ..top.clone()
-    };
+    let mut rest = top.clone();
+    rest.files.retain(|(f, _)| *f != "--json");
     no_output(cmd, &rest).map_err(|_| {
         UserError::flag(
             given(&rest).unwrap_or("--csv"),
             format!("`bwscope {cmd}` takes --json only"),
         )
     })?;
-    Ok(own.or_else(|| top.json.clone()))
+    Ok(own.or_else(|| top.file("--json").map(String::from)))
 }

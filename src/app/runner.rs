@@ -39,8 +39,7 @@ impl Recorder {
     ) -> Result<Recorder, UserError> {
         let mut run = Run::new(command, options, host, units(out.units));
         run.warnings = suites::host_warnings(&run.host);
-        let sink = Sink::new(run, out.json.as_deref(), out.csv.as_deref())?
-            .with_openmetrics(out.openmetrics.as_deref())?;
+        let sink = Sink::new(run, &out.files)?;
         let progress = Progress::new(sink.stdout_taken());
         Ok(Recorder {
             sink,

@@ -47,10 +47,8 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     let t0 = Instant::now();
     let dir = prepare_dir(args)?;
     let mut out = out.clone();
-    if out.json.is_none() {
-        out.json = dir
-            .as_ref()
-            .map(|d| d.path.join("run.json").display().to_string());
+    if let (None, Some(d)) = (out.file("--json"), &dir) {
+        out.set_file("--json", d.path.join("run.json").display().to_string());
     }
     let mut host = crate::platform::detect_host(true);
     let options = serde_json::json!({ "steps": steps() });
@@ -106,7 +104,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     // save, nothing clobbered, and no empty folder left behind.
     let saved = match (&dir, &run) {
         (Some(d), Some(run)) if !run.records.is_empty() => {
-            Some(save(&d.path, run, out.json.as_deref())?)
+            Some(save(&d.path, run, out.file("--json"))?)
         }
         _ => None,
     };

@@ -86,6 +86,35 @@ pub enum Command {
     Man(ManArgs),
 }
 
+impl Command {
+    /// The output arguments of a command that measures (`net run`'s are
+    /// one level down); None for the others.
+    pub fn output_mut(&mut self) -> Option<&mut OutputArgs> {
+        match self {
+            Command::Cache(a) => Some(&mut a.output),
+            Command::Memtype(a) => Some(&mut a.output),
+            Command::Latency(a) => Some(&mut a.output),
+            Command::Regs(a) => Some(&mut a.output),
+            Command::Net(a) => match &mut a.command {
+                net::NetCommand::Run(r) => Some(&mut r.output),
+                net::NetCommand::Serve(_) => None,
+            },
+            Command::Threads(a) => Some(&mut a.output),
+            Command::Numa(a) => Some(&mut a.output),
+            Command::Transfer(a) => Some(&mut a.output),
+            Command::Contend(a) => Some(&mut a.output),
+            Command::Fleet(a) => Some(&mut a.output),
+            Command::Info(_)
+            | Command::Kernels(_)
+            | Command::Plot(_)
+            | Command::Report(_)
+            | Command::Compare(_)
+            | Command::Completions(_)
+            | Command::Man(_) => None,
+        }
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct PlotArgs {
     /// A run saved with --json (or by the survey)
@@ -221,18 +250,32 @@ pub struct KernelsArgs {
 /// measures (and the survey), and only there.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
-    /// Write the run as JSON to FILE as records complete ('-' = stdout, nothing else printed there)
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Write one CSV row per record to FILE as records complete ('-' = stdout)
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<String>,
+    /// The files given to the output formats' flags, `(flag, path)`, in the
+    /// order of the formats' list. The flags are not declared here: each
+    /// format's file holds its flag and help, and the app adds them to
+    /// every command that has these arguments (`app::command`), so a new
+    /// format is not a new field.
+    #[arg(skip)]
+    pub files: Vec<(&'static str, String)>,
     /// Units for tables: GB = 10^9 B/s, GiB = 2^30 B/s (JSON always stores GB/s)
     #[arg(long, value_enum, default_value = "GB")]
     pub units: UnitsArg,
-    /// Also write the headline figures in OpenMetrics text format to FILE (node_exporter's textfile collector reads it)
-    #[arg(long, value_name = "FILE")]
-    pub openmetrics: Option<String>,
+}
+
+impl OutputArgs {
+    /// The file given to `flag` (`--json`).
+    pub fn file(&self, flag: &str) -> Option<&str> {
+        self.files
+            .iter()
+            .find(|(f, _)| *f == flag)
+            .map(|(_, p)| p.as_str())
+    }
+
+    /// Give `flag` the file `path`, replacing what it had.
+    pub fn set_file(&mut self, flag: &'static str, path: String) {
+        self.files.retain(|(f, _)| *f != flag);
+        self.files.push((flag, path));
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]

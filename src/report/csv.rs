@@ -155,6 +155,10 @@ impl Output for Csv {
         "--csv"
     }
 
+    fn help(&self) -> &'static str {
+        "Write one CSV row per record to FILE as records complete ('-' = stdout)"
+    }
+
     fn cadence(&self) -> Cadence {
         Cadence::Stream
     }

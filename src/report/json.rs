@@ -48,6 +48,10 @@ impl Output for Json {
         "--json"
     }
 
+    fn help(&self) -> &'static str {
+        "Write the run as JSON to FILE as records complete ('-' = stdout, nothing else printed there)"
+    }
+
     fn cadence(&self) -> Cadence {
         Cadence::Checkpoint
     }

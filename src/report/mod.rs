@@ -102,10 +102,14 @@ pub enum Cadence {
 }
 
 /// A format a measuring run writes by flag (`--json FILE`): the sink
-/// holds a list of them, each with its target.
-pub trait Output: Exporter {
+/// holds a list of them, each with its target. Each is a row of
+/// [`OUTPUTS`]; the command line gets its flag from there (`app::command`),
+/// so a new format is its file and that row, streaming or not.
+pub trait Output: ReportFormat {
     /// The flag that names its target (`--json`).
     fn flag(&self) -> &'static str;
+    /// The flag's line in `--help`.
+    fn help(&self) -> &'static str;
     fn cadence(&self) -> Cadence;
     /// A stream's first bytes (CSV's header row).
     fn head(&self) -> Vec<u8> {
@@ -115,6 +119,15 @@ pub trait Output: Exporter {
     fn row(&self, _r: &Record) -> Vec<u8> {
         Vec::new()
     }
+}
+
+/// Every format a measuring run (and a fleet) writes by flag, in the order
+/// `--help` lists them and the sink writes them.
+pub const OUTPUTS: &[&dyn Output] = &[&json::Json, &csv::Csv, &openmetrics::OpenMetrics];
+
+/// The output whose flag is `flag` (`--json`).
+pub fn output(flag: &str) -> Option<&'static dyn Output> {
+    OUTPUTS.iter().copied().find(|o| o.flag() == flag)
 }
 
 /// How a run ended, when it did not end normally: every reader (`report`,

@@ -45,6 +45,10 @@ impl Output for OpenMetrics {
         "--openmetrics"
     }
 
+    fn help(&self) -> &'static str {
+        "Also write the headline figures in OpenMetrics text format to FILE (node_exporter's textfile collector reads it)"
+    }
+
     fn cadence(&self) -> Cadence {
         Cadence::AtEnd
     }

@@ -9,14 +9,13 @@
 //!
 //! Nothing is created or replaced before the first record exists: a run
 //! that fails at once (no server, a bad device) leaves an earlier result
-//! untouched. The paths are still checked up front ([`check_outputs`]), so
+//! untouched. The paths are still checked up front ([`check_files`]), so
 //! an unwritable one fails before anything is measured.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::json::Json;
 use super::outfile::{self, Replacement};
 use super::{Cadence, Output};
 use crate::error::UserError;
@@ -40,69 +39,37 @@ impl Target {
             Target::File(PathBuf::from(s))
         }
     }
-
-    /// As given on the command line (`-` for stdout).
-    fn name(&self) -> String {
-        match self {
-            Target::File(p) => p.to_string_lossy().into_owned(),
-            Target::Stdout => "-".to_string(),
-        }
-    }
 }
 
-/// A format the sink writes: one variant per [`Output`] (its file holds
-/// the format: how it writes, its flag, its bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Json,
-    Csv,
-    OpenMetrics,
-}
-
-impl Format {
-    fn output(self) -> &'static dyn Output {
-        match self {
-            Format::Json => &Json,
-            Format::Csv => &super::csv::Csv,
-            Format::OpenMetrics => &super::openmetrics::OpenMetrics,
-        }
-    }
-}
-
-/// Validate `--json`/`--csv`/`--openmetrics` together before anything
-/// runs (see [`check`]).
-pub fn check_outputs(
-    json: Option<&str>,
-    csv: Option<&str>,
-    openmetrics: Option<&str>,
-) -> Result<(), UserError> {
-    check(&given(&[
-        (Format::Json, json),
-        (Format::Csv, csv),
-        (Format::OpenMetrics, openmetrics),
-    ]))
-}
-
-/// The formats given a target.
-fn given<'a>(list: &[(Format, Option<&'a str>)]) -> Vec<(Format, &'a str)> {
-    list.iter()
-        .filter_map(|&(f, p)| p.map(|p| (f, p)))
+/// The files given by flag, `(flag, path)` as the command line holds them,
+/// as outputs of [`super::OUTPUTS`].
+pub fn outputs<'a>(
+    files: &'a [(&'static str, String)],
+) -> Result<Vec<(&'static dyn Output, &'a str)>, UserError> {
+    files
+        .iter()
+        .map(|&(flag, ref path)| {
+            super::output(flag)
+                .map(|o| (o, path.as_str()))
+                .ok_or_else(|| UserError::flag(flag, "no output format has this flag"))
+        })
         .collect()
+}
+
+/// Validate the files given by flag together before anything runs (see
+/// [`check`]).
+pub fn check_files(files: &[(&'static str, String)]) -> Result<(), UserError> {
+    check(&outputs(files)?)
 }
 
 /// Validate the outputs together: not two on stdout, no two into one
 /// file (the last written would clobber the others), each writable
 /// (checked without creating or truncating anything), so a typo fails
 /// before a long run, not after it.
-pub fn check(outputs: &[(Format, &str)]) -> Result<(), UserError> {
+pub fn check(outputs: &[(&'static dyn Output, &str)]) -> Result<(), UserError> {
     let named: Vec<(&'static str, &str)> = outputs
         .iter()
-        .map(|&(f, p)| {
-            (
-                f.output().flag(),
-                if outfile::is_stdout(p) { "-" } else { p },
-            )
-        })
+        .map(|&(f, p)| (f.flag(), if outfile::is_stdout(p) { "-" } else { p }))
         .collect();
     let stdout: Vec<&str> = named
         .iter()
@@ -164,7 +131,6 @@ enum Stream {
 
 /// One format and where it goes.
 struct Out {
-    id: Format,
     format: &'static dyn Output,
     target: Target,
     /// Its stream, for a [`Cadence::Stream`] format.
@@ -193,7 +159,7 @@ pub struct Sink {
 }
 
 /// Claim the files among `outputs` for this run.
-fn claim(outputs: &[(Format, &str)]) -> Result<Vec<outfile::Claim>, UserError> {
+fn claim(outputs: &[(&'static dyn Output, &str)]) -> Result<Vec<outfile::Claim>, UserError> {
     let mut claims = Vec::new();
     for (_, p) in outputs {
         claims.extend(outfile::Claim::output(Path::new(p))?);
@@ -209,24 +175,26 @@ fn unwritable(path: &std::path::Path, e: impl std::fmt::Display) -> UserError {
 }
 
 impl Sink {
-    /// The sink of `--json` and `--csv` (add `--openmetrics` with
-    /// [`Sink::with_openmetrics`]); see [`Sink::with_outputs`].
-    pub fn new(run: Run, json: Option<&str>, csv: Option<&str>) -> Result<Sink, UserError> {
-        Sink::with_outputs(run, &given(&[(Format::Json, json), (Format::Csv, csv)]))
+    /// The sink of the files given by flag (`OutputArgs::files`; none:
+    /// the run is only returned); see [`Sink::with_outputs`].
+    pub fn new(run: Run, files: &[(&'static str, String)]) -> Result<Sink, UserError> {
+        Sink::with_outputs(run, &outputs(files)?)
     }
 
     /// Check the outputs now (see [`check`]); files are created with the
     /// first record.
-    pub fn with_outputs(run: Run, outputs: &[(Format, &str)]) -> Result<Sink, UserError> {
+    pub fn with_outputs(
+        run: Run,
+        outputs: &[(&'static dyn Output, &str)],
+    ) -> Result<Sink, UserError> {
         check(outputs)?;
         let claims = claim(outputs)?;
         Ok(Sink {
             run,
             outs: outputs
                 .iter()
-                .map(|&(f, p)| Out {
-                    id: f,
-                    format: f.output(),
+                .map(|&(format, p)| Out {
+                    format,
                     target: Target::parse(p),
                     stream: Stream::Pending,
                 })
@@ -236,36 +204,6 @@ impl Sink {
             echo_warnings: true,
             _claims: claims,
         })
-    }
-
-    /// Also write the headline figures in OpenMetrics format to `path`
-    /// when the run finishes; checked now with the other outputs.
-    pub fn with_openmetrics(self, path: Option<&str>) -> Result<Sink, UserError> {
-        let Some(path) = path else {
-            return Ok(self);
-        };
-        self.adding(Format::OpenMetrics, path)
-    }
-
-    /// Also write `format` to `path`; checked now with the other outputs.
-    pub fn adding(mut self, format: Format, path: &str) -> Result<Sink, UserError> {
-        let names: Vec<String> = self.outs.iter().map(|o| o.target.name()).collect();
-        let mut all: Vec<(Format, &str)> = self
-            .outs
-            .iter()
-            .zip(&names)
-            .map(|(o, n)| (o.id, n.as_str()))
-            .collect();
-        all.push((format, path));
-        check(&all)?;
-        self._claims.extend(claim(&[(format, path)])?);
-        self.outs.push(Out {
-            id: format,
-            format: format.output(),
-            target: Target::parse(path),
-            stream: Stream::Pending,
-        });
-        Ok(self)
     }
 
     /// True when an output goes to stdout, so nothing else may.
@@ -561,6 +499,7 @@ pub fn summarize_warnings(run: &Run) {
 mod tests {
     use super::*;
     use crate::model::detail::CacheDetail;
+    use crate::report::json::Json;
     use crate::report::Exporter;
 
     /// Every output of the list gets its own format's bytes: the JSON
@@ -577,10 +516,12 @@ mod tests {
             crate::model::Host::default(),
             crate::model::Units::GB,
         );
-        let mut sink = Sink::new(run, Some(&j), Some(&c))
-            .unwrap()
-            .with_openmetrics(Some(&m))
-            .unwrap();
+        let files = [
+            ("--json", j.clone()),
+            ("--csv", c.clone()),
+            ("--openmetrics", m.clone()),
+        ];
+        let mut sink = Sink::new(run, &files).unwrap();
         sink.echo_warnings = false;
         assert!(!sink.stdout_taken());
         for k in ["a", "b"] {
@@ -595,9 +536,17 @@ mod tests {
         let om = super::super::openmetrics::OpenMetrics;
         assert_eq!(read(&m), om.serialize(&run).unwrap());
         // Two outputs on stdout, or two into one file, are refused by flag.
-        let e = check(&[(Format::Json, "-"), (Format::OpenMetrics, "-")]).unwrap_err();
+        let (json, csv, om) = (
+            &Json,
+            &super::super::csv::Csv,
+            &super::super::openmetrics::OpenMetrics,
+        );
+        let e = check(&[(json, "-"), (om, "-")]).unwrap_err();
         assert!(e.to_string().contains("--openmetrics"), "{e}");
-        let e = check(&[(Format::Csv, &j), (Format::Json, &j)]).unwrap_err();
+        let e = check(&[(csv, &j), (json, &j)]).unwrap_err();
         assert!(e.to_string().contains("same file as --csv"), "{e}");
+        // A flag no output has is refused, naming it.
+        let e = check_files(&[("--pdf", j.clone())]).unwrap_err();
+        assert!(e.to_string().contains("pdf"), "{e}");
     }
 }

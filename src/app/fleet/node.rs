@@ -126,7 +126,7 @@ impl NodePlan {
             Units::GB,
         );
         run.warnings = suites::host_warnings(host);
-        let mut rec = Recorder::quiet(Sink::new(run, None, None)?);
+        let mut rec = Recorder::quiet(Sink::new(run, &[])?);
         let mut interrupted = false;
         for suite in &self.suites {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {

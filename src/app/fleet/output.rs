@@ -1,7 +1,8 @@
 //! Where rank 0 writes: a results folder (`--out DIR`, default
 //! `./bwscope-fleet/<UTC time>`) with fleet.json, fleet.csv, fleet.html,
-//! verdicts.txt and drain.txt; `--json`/`--csv` move the first two,
-//! `--openmetrics` and `--write-reference` add files. The folder is made
+//! verdicts.txt and drain.txt; `--json`/`--csv` move the first two, every
+//! other output flag (`--openmetrics`, …: `report::OUTPUTS`) and
+//! `--write-reference` add files. The folder is made
 //! and tested before anything is measured, after every other check, and
 //! removed again (with the parents made for it) when rank 0 ends in an
 //! error before writing into it: a refused fleet leaves no empty folder.
@@ -17,6 +18,7 @@ use crate::model::fleet::FleetRun;
 use crate::report::fleet::{self as view};
 use crate::report::outfile::Folder;
 use crate::report::sink::write_atomic;
+use crate::report::Output;
 
 pub struct Outputs {
     pub dir: PathBuf,
@@ -28,7 +30,8 @@ pub struct Outputs {
     html: PathBuf,
     verdicts: PathBuf,
     drain: PathBuf,
-    openmetrics: Option<PathBuf>,
+    /// The other outputs given by flag, each the fleet in its format.
+    extra: Vec<(&'static dyn Output, PathBuf)>,
     reference: Option<PathBuf>,
     scale_max: Option<f64>,
     /// The files given by flag, held while rank 0 writes them.
@@ -42,11 +45,13 @@ pub fn default_dir() -> PathBuf {
 
 impl Outputs {
     pub fn prepare(a: &FleetArgs, out: &OutputArgs) -> Result<Outputs, UserError> {
-        for (flag, p) in [
-            ("--openmetrics", &out.openmetrics),
-            ("--write-reference", &a.write_reference),
-        ] {
-            if p.as_deref() == Some("-") {
+        let extra = out
+            .files
+            .iter()
+            .filter(|(f, _)| !matches!(*f, "--json" | "--csv"))
+            .map(|(f, p)| (*f, Some(p.as_str())));
+        for (flag, p) in extra.chain([("--write-reference", a.write_reference.as_deref())]) {
+            if p == Some("-") {
                 return Err(UserError::flag(
                     flag,
                     "a fleet writes this to a file: give a path",
@@ -54,15 +59,12 @@ impl Outputs {
             }
         }
         // The files given by flag: writable, and no two the same file.
-        crate::report::sink::check_outputs(
-            out.json.as_deref(),
-            out.csv.as_deref(),
-            out.openmetrics.as_deref(),
-        )?;
+        let outputs = crate::report::sink::outputs(&out.files)?;
+        crate::report::sink::check(&outputs)?;
         if let Some(w) = a.write_reference.as_deref() {
             crate::report::outfile::check_writable(Path::new(w))?;
         }
-        if out.csv.as_deref() == Some("-") {
+        if out.file("--csv") == Some("-") {
             return Err(UserError::flag(
                 "--csv",
                 "a fleet writes its CSV to a file: give a path (or use the results folder)",
@@ -70,10 +72,8 @@ impl Outputs {
         }
         // Files given by flag outside the folder: claimed for the run too.
         let mut claims = Vec::new();
-        for p in [&out.json, &out.csv, &out.openmetrics, &a.write_reference]
-            .into_iter()
-            .flatten()
-        {
+        let given = outputs.iter().map(|(_, p)| *p);
+        for p in given.chain(a.write_reference.as_deref()) {
             claims.extend(crate::report::outfile::Claim::output(Path::new(p))?);
         }
         let folder = match &a.out {
@@ -82,7 +82,7 @@ impl Outputs {
             None => Folder::fresh(&default_dir(), "--out")?,
         };
         let dir = folder.path.clone();
-        let json = match out.json.as_deref() {
+        let json = match out.file("--json") {
             Some("-") => None,
             Some(p) => Some(PathBuf::from(p)),
             None => Some(dir.join("fleet.json")),
@@ -92,13 +92,16 @@ impl Outputs {
             folder,
             json,
             csv: out
-                .csv
-                .as_ref()
+                .file("--csv")
                 .map_or_else(|| dir.join("fleet.csv"), PathBuf::from),
             html: dir.join("fleet.html"),
             verdicts: dir.join("verdicts.txt"),
             drain: dir.join("drain.txt"),
-            openmetrics: out.openmetrics.as_ref().map(PathBuf::from),
+            extra: outputs
+                .iter()
+                .filter(|(o, _)| !matches!(o.flag(), "--json" | "--csv"))
+                .map(|&(o, p)| (o, PathBuf::from(p)))
+                .collect(),
             reference: a.write_reference.as_ref().map(PathBuf::from),
             scale_max: a.scale_max,
             dir,
@@ -120,8 +123,8 @@ impl Outputs {
         write_atomic(&self.html, view::html::render(f, self.scale_max).as_bytes())?;
         write_atomic(&self.verdicts, view::text::verdict_file(f).as_bytes())?;
         write_atomic(&self.drain, view::text::drain_list(f).as_bytes())?;
-        if let Some(p) = &self.openmetrics {
-            write_atomic(p, crate::report::openmetrics::fleet_text(f).as_bytes())?;
+        for (o, p) in &self.extra {
+            write_atomic(p, &o.fleet(f, self.scale_max))?;
         }
         if let (Some(p), Some(v)) = (&self.reference, &f.verdicts) {
             let r = crate::report::fleet::reference::make(f, v, pct);
