@@ -87,105 +87,7 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
         ControlArg::Mpi => return Err(needs_mpi("--control")),
     };
     let timeout_s = range("--timeout", a.timeout, 1.0, 86_400.0, "seconds")?;
-    let network = match a.schedule {
-        ScheduleArg::None => None,
-        s => {
-            let schedule = match s {
-                ScheduleArg::Shift => Schedule::Shift,
-                ScheduleArg::Pairs => Schedule::Pairs {
-                    all_at_once: a.pairs_at_once == PairsAtOnceArg::Half,
-                },
-                _ => {
-                    if a.peers == 0 {
-                        return Err(UserError::flag("--peers", "must be at least 1"));
-                    }
-                    Schedule::Sample {
-                        peers: a.peers,
-                        seed: a.seed,
-                    }
-                }
-            };
-            let mut transports: Vec<Transport> = Vec::new();
-            for t in a
-                .transport
-                .split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-            {
-                let t = match Transport::parse(t) {
-                    Some(Transport::Mpi) if !mpi_built() => return Err(needs_mpi("--transport")),
-                    Some(t) => t,
-                    None => {
-                        return Err(UserError::flag(
-                            "--transport",
-                            format!("unknown transport '{t}': use tcp, mpi or tcp,mpi"),
-                        ))
-                    }
-                };
-                if !transports.contains(&t) {
-                    transports.push(t);
-                }
-            }
-            if transports.contains(&Transport::Mpi) && control != Transport::Mpi {
-                return Err(UserError::flag(
-                    "--transport",
-                    "mpi pair tests run over the MPI control: drop --control tcp",
-                ));
-            }
-            if transports.is_empty() {
-                return Err(UserError::flag(
-                    "--transport",
-                    "give tcp, mpi or tcp,mpi (or --schedule none)",
-                ));
-            }
-            let sizes = units::parse_size_list(&a.msg_sizes)
-                .map_err(|e| UserError::flag("--msg-sizes", e.to_string()))?;
-            if let Some(&big) = sizes.iter().find(|&&s| s > MAX_CHUNK) {
-                return Err(UserError::flag(
-                    "--msg-sizes",
-                    format!(
-                        "{} is above the largest message of {}",
-                        format_bytes(big),
-                        format_bytes(MAX_CHUNK)
-                    ),
-                ));
-            }
-            if a.streams == 0 || a.streams > MAX_STREAMS as u32 {
-                return Err(UserError::flag(
-                    "--streams",
-                    format!("give 1 to {MAX_STREAMS} connections per flow"),
-                ));
-            }
-            if a.window == 0 || a.window > 1024 {
-                return Err(UserError::flag(
-                    "--window",
-                    "give 1 to 1024 messages in flight",
-                ));
-            }
-            if let Some(s) = &a.net_subnet {
-                if crate::cluster::rendezvous::parse_cidr(s).is_none() {
-                    return Err(UserError::flag(
-                        "--net-subnet",
-                        format!("'{s}' is not an IPv4 network like 10.1.0.0/16"),
-                    ));
-                }
-            }
-            Some(NetPlan {
-                schedule,
-                transports,
-                sizes,
-                tcp: TcpParams {
-                    step_time_s: range("--step-time", a.step_time, 0.05, 600.0, "seconds")?,
-                    omit_s: range("--omit", a.omit, 0.0, 60.0, "seconds")?,
-                    streams: a.streams as u16,
-                    timeout_s,
-                },
-                window: a.window,
-                net_port: a.net_port,
-                subnet: a.net_subnet.clone(),
-            })
-        }
-    };
+    let network = net_plan(a, control, timeout_s)?;
     range("--outlier-z", a.outlier_z, 0.1, 1000.0, "")?;
     range("--outlier-pct", a.outlier_pct, 0.0, 100.0, "percent")?;
     if let Some(m) = a.scale_max {
@@ -211,6 +113,137 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
         reference: a.reference.clone(),
         fail_if_outlier: a.fail_if_outlier,
     })
+}
+
+/// The network phase's plan from its flags, or None with `--schedule none`.
+fn net_plan(
+    a: &FleetArgs,
+    control: Transport,
+    timeout_s: f64,
+) -> Result<Option<NetPlan>, UserError> {
+    let Some(schedule) = schedule(a)? else {
+        return Ok(None);
+    };
+    let transports = transports(a, control)?;
+    let sizes = msg_sizes(a)?;
+    flow_limits(a)?;
+    Ok(Some(NetPlan {
+        schedule,
+        transports,
+        sizes,
+        tcp: TcpParams {
+            step_time_s: range("--step-time", a.step_time, 0.05, 600.0, "seconds")?,
+            omit_s: range("--omit", a.omit, 0.0, 60.0, "seconds")?,
+            streams: a.streams as u16,
+            timeout_s,
+        },
+        window: a.window,
+        net_port: a.net_port,
+        subnet: a.net_subnet.clone(),
+    }))
+}
+
+/// `--schedule` (with `--pairs-at-once`, `--peers`, `--seed`) as the
+/// schedule of pair tests; None for `none`.
+fn schedule(a: &FleetArgs) -> Result<Option<Schedule>, UserError> {
+    Ok(Some(match a.schedule {
+        ScheduleArg::None => return Ok(None),
+        ScheduleArg::Shift => Schedule::Shift,
+        ScheduleArg::Pairs => Schedule::Pairs {
+            all_at_once: a.pairs_at_once == PairsAtOnceArg::Half,
+        },
+        _ => {
+            if a.peers == 0 {
+                return Err(UserError::flag("--peers", "must be at least 1"));
+            }
+            Schedule::Sample {
+                peers: a.peers,
+                seed: a.seed,
+            }
+        }
+    }))
+}
+
+/// `--transport` as the transports to measure, each once, in the order
+/// given; MPI ones need an MPI build and the MPI control.
+fn transports(a: &FleetArgs, control: Transport) -> Result<Vec<Transport>, UserError> {
+    let mut transports: Vec<Transport> = Vec::new();
+    for t in a
+        .transport
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        let t = match Transport::parse(t) {
+            Some(Transport::Mpi) if !mpi_built() => return Err(needs_mpi("--transport")),
+            Some(t) => t,
+            None => {
+                return Err(UserError::flag(
+                    "--transport",
+                    format!("unknown transport '{t}': use tcp, mpi or tcp,mpi"),
+                ))
+            }
+        };
+        if !transports.contains(&t) {
+            transports.push(t);
+        }
+    }
+    if transports.contains(&Transport::Mpi) && control != Transport::Mpi {
+        return Err(UserError::flag(
+            "--transport",
+            "mpi pair tests run over the MPI control: drop --control tcp",
+        ));
+    }
+    if transports.is_empty() {
+        return Err(UserError::flag(
+            "--transport",
+            "give tcp, mpi or tcp,mpi (or --schedule none)",
+        ));
+    }
+    Ok(transports)
+}
+
+/// `--msg-sizes`, none above the largest message the protocol carries.
+fn msg_sizes(a: &FleetArgs) -> Result<Vec<u64>, UserError> {
+    let sizes = units::parse_size_list(&a.msg_sizes)
+        .map_err(|e| UserError::flag("--msg-sizes", e.to_string()))?;
+    if let Some(&big) = sizes.iter().find(|&&s| s > MAX_CHUNK) {
+        return Err(UserError::flag(
+            "--msg-sizes",
+            format!(
+                "{} is above the largest message of {}",
+                format_bytes(big),
+                format_bytes(MAX_CHUNK)
+            ),
+        ));
+    }
+    Ok(sizes)
+}
+
+/// The per-flow flags in their ranges: `--streams`, `--window`,
+/// `--net-subnet`.
+fn flow_limits(a: &FleetArgs) -> Result<(), UserError> {
+    if a.streams == 0 || a.streams > MAX_STREAMS as u32 {
+        return Err(UserError::flag(
+            "--streams",
+            format!("give 1 to {MAX_STREAMS} connections per flow"),
+        ));
+    }
+    if a.window == 0 || a.window > 1024 {
+        return Err(UserError::flag(
+            "--window",
+            "give 1 to 1024 messages in flight",
+        ));
+    }
+    if let Some(s) = &a.net_subnet {
+        if crate::cluster::rendezvous::parse_cidr(s).is_none() {
+            return Err(UserError::flag(
+                "--net-subnet",
+                format!("'{s}' is not an IPv4 network like 10.1.0.0/16"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl NetPlan {

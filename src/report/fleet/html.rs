@@ -11,11 +11,11 @@
 
 use std::fmt::Write as _;
 
+use super::heatmap::heatmap;
 use super::metrics::{self, Figure};
 use super::text::num;
-use crate::model::fleet::{FleetRun, NetMatrix, NodeStatus, NodeVerdict};
+use crate::model::fleet::{Check, FleetNode, FleetRun, NodeStatus, NodeVerdict};
 use crate::report::page::{esc, SCRIPT, STYLE};
-use crate::util::units::format_bytes;
 
 /// Heatmaps beyond this many nodes would be millions of cells; the tables
 /// and strip plots still show every node.
@@ -52,34 +52,6 @@ if(location.hash==='#fleettest'){var r='no heatmap';
 })();
 "#;
 
-/// A colour on a perceptual ramp from dark violet (0) to yellow (1),
-/// viridis's end points and three stops between.
-pub fn ramp(t: f64) -> String {
-    const STOPS: [(f64, f64, f64); 5] = [
-        (68.0, 1.0, 84.0),
-        (59.0, 82.0, 139.0),
-        (33.0, 145.0, 140.0),
-        (94.0, 201.0, 98.0),
-        (253.0, 231.0, 37.0),
-    ];
-    let t = if t.is_finite() {
-        t.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let x = t * (STOPS.len() - 1) as f64;
-    let i = (x.floor() as usize).min(STOPS.len() - 2);
-    let f = x - i as f64;
-    let (a, b) = (STOPS[i], STOPS[i + 1]);
-    let mix = |p: f64, q: f64| (p + (q - p) * f).round() as u8;
-    format!(
-        "#{:02x}{:02x}{:02x}",
-        mix(a.0, b.0),
-        mix(a.1, b.1),
-        mix(a.2, b.2)
-    )
-}
-
 fn verdict_word(v: Option<&NodeVerdict>) -> (&'static str, &'static str) {
     match v {
         Some(v) if v.ok => ("OK", "ok"),
@@ -113,19 +85,7 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
         };
         d(*b).total_cmp(&d(*a))
     });
-    let mut s = String::from("<div class=tablewrap><table class=sortable id=nodetable><thead><tr><th>node</th><th>rank</th><th>verdict</th><th>distance (robust z)</th>");
-    for m in metrics {
-        // Breakable after each underscore: a dozen figures must fit the
-        // page's width (the metric names alone are wider than 1200 px).
-        let name = esc(&m.metric).replace('_', "_<wbr>");
-        let _ = write!(
-            s,
-            "<th class=metric title=\"{}\">{name} ({})</th>",
-            esc(&m.what),
-            esc(m.unit)
-        );
-    }
-    s.push_str("<th>notes</th></tr></thead><tbody>\n");
+    let mut s = node_table_head(metrics);
     for r in order {
         let n = f.node(r).expect("ranks come from the nodes");
         let v = v_of(r);
@@ -141,55 +101,89 @@ fn node_table(f: &FleetRun, figs: &[(u32, Vec<Figure>)], metrics: &[Figure]) -> 
         for m in metrics {
             let check = v.and_then(|v| v.checks.iter().find(|c| c.metric == m.metric));
             match mine.iter().find(|g| g.metric == m.metric) {
-                Some(g) => {
-                    let state = match check {
-                        Some(c) if c.fails() => " fail",
-                        Some(c) if c.noisy || c.transient => " noisy",
-                        _ => "",
-                    };
-                    let tip = check.map_or(String::new(), |c| {
-                        format!(
-                            "z {} · {} % worse than the median{}{}{}",
-                            c.robust_z.map_or("-".into(), |z| format!("{z:.1}")),
-                            c.pct_worse.map_or("-".into(), |p| format!("{p:.1}")),
-                            c.reference
-                                .map_or(String::new(), |b| format!(" · class bound {}", num(b))),
-                            c.foreign_cpus.map_or(String::new(), |x| format!(
-                                " · other processes used {x:.2} CPUs meanwhile"
-                            )),
-                            super::text::turns_note(c).map_or(String::new(), |t| format!(" · {t}"))
-                        )
-                    });
-                    let _ = write!(
-                        s,
-                        "<td class=\"n{}\" data-v=\"{}\" title=\"{}\">{}</td>",
-                        state,
-                        g.value,
-                        esc(&tip),
-                        num(g.value)
-                    );
-                }
+                Some(g) => figure_cell(&mut s, g, check),
                 None => s.push_str("<td class=n data-v=\"\"></td>"),
             }
         }
-        let mut notes: Vec<String> = Vec::new();
-        if n.status != NodeStatus::Ok {
-            notes.push(super::status_word(n.status).into());
-        }
-        if let Some(reason) = v
-            .and_then(|v| v.reason.clone())
-            .or_else(|| n.reason.clone())
-        {
-            notes.push(reason);
-        }
-        if let Some(v) = v {
-            notes.extend(v.tier_gaps.iter().map(super::text::tier_gap));
-            notes.extend(super::text::transient(v));
-        }
-        let _ = writeln!(s, "<td class=notes>{}</td></tr>", esc(&notes.join("; ")));
+        let _ = writeln!(
+            s,
+            "<td class=notes>{}</td></tr>",
+            esc(&node_notes(n, v).join("; "))
+        );
     }
     s.push_str("</tbody></table></div>\n");
     s
+}
+
+/// The node table's opening and header row: node, rank, verdict, distance,
+/// a column per headline figure, notes.
+fn node_table_head(metrics: &[Figure]) -> String {
+    let mut s = String::from("<div class=tablewrap><table class=sortable id=nodetable><thead><tr><th>node</th><th>rank</th><th>verdict</th><th>distance (robust z)</th>");
+    for m in metrics {
+        // Breakable after each underscore: a dozen figures must fit the
+        // page's width (the metric names alone are wider than 1200 px).
+        let name = esc(&m.metric).replace('_', "_<wbr>");
+        let _ = write!(
+            s,
+            "<th class=metric title=\"{}\">{name} ({})</th>",
+            esc(&m.what),
+            esc(m.unit)
+        );
+    }
+    s.push_str("<th>notes</th></tr></thead><tbody>\n");
+    s
+}
+
+/// A node's figure in its column: marked failing or noisy by the verdict's
+/// check of it, whose figures (z, % worse, bound, load, turns) it shows on
+/// hover.
+fn figure_cell(s: &mut String, g: &Figure, check: Option<&Check>) {
+    let state = match check {
+        Some(c) if c.fails() => " fail",
+        Some(c) if c.noisy || c.transient => " noisy",
+        _ => "",
+    };
+    let tip = check.map_or(String::new(), |c| {
+        format!(
+            "z {} · {} % worse than the median{}{}{}",
+            c.robust_z.map_or("-".into(), |z| format!("{z:.1}")),
+            c.pct_worse.map_or("-".into(), |p| format!("{p:.1}")),
+            c.reference
+                .map_or(String::new(), |b| format!(" · class bound {}", num(b))),
+            c.foreign_cpus.map_or(String::new(), |x| format!(
+                " · other processes used {x:.2} CPUs meanwhile"
+            )),
+            super::text::turns_note(c).map_or(String::new(), |t| format!(" · {t}"))
+        )
+    });
+    let _ = write!(
+        s,
+        "<td class=\"n{}\" data-v=\"{}\" title=\"{}\">{}</td>",
+        state,
+        g.value,
+        esc(&tip),
+        num(g.value)
+    );
+}
+
+/// A node's notes: its status when not ok, the reason it was judged (or
+/// failed), its tier gaps and transient figures.
+fn node_notes(n: &FleetNode, v: Option<&NodeVerdict>) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    if n.status != NodeStatus::Ok {
+        notes.push(super::status_word(n.status).into());
+    }
+    if let Some(reason) = v
+        .and_then(|v| v.reason.clone())
+        .or_else(|| n.reason.clone())
+    {
+        notes.push(reason);
+    }
+    if let Some(v) = v {
+        notes.extend(v.tier_gaps.iter().map(super::text::tier_gap));
+        notes.extend(super::text::transient(v));
+    }
+    notes
 }
 
 /// One metric: every node a dot on a value axis, the median a line, the
@@ -290,122 +284,6 @@ fn strip(f: &FleetRun, figs: &[(u32, Vec<Figure>)], m: &Figure) -> String {
         } else {
             "; lower is better"
         }
-    );
-    s
-}
-
-/// The pair matrix at one size: row = sender, column = receiver, colour =
-/// what arrived; grey cells were scheduled and failed (hover for why),
-/// blank ones were not scheduled.
-fn heatmap(f: &FleetRun, m: &NetMatrix, size: u64, scale_max: Option<f64>, id: usize) -> String {
-    let ranks: Vec<u32> = f.nodes.iter().map(|n| n.rank).collect();
-    let n = ranks.len();
-    let flows: Vec<_> = m.flows.iter().filter(|x| x.size_bytes == size).collect();
-    let top =
-        scale_max.unwrap_or_else(|| flows.iter().filter_map(|x| x.recv_gbps).fold(0.0, f64::max));
-    let top = if top > 0.0 { top } else { 1.0 };
-    let longest = f
-        .nodes
-        .iter()
-        .map(|x| x.label.chars().count())
-        .max()
-        .unwrap_or(4)
-        .min(24);
-    let cell = if n <= 16 {
-        28.0
-    } else if n <= 64 {
-        12.0
-    } else {
-        4.0
-    };
-    let left = 10.0 + longest as f64 * 6.5;
-    let topm = left;
-    let (w, h) = (
-        left + cell * n as f64 + 120.0,
-        topm + cell * n as f64 + 20.0,
-    );
-    let pos = |r: u32| ranks.iter().position(|&x| x == r).unwrap_or(0) as f64;
-    let mut s = format!(
-        "<figure class=chart><div class=readout id=readout-{id}>hover a cell</div><svg class=heatmap width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" data-readout=\"readout-{id}\" role=img aria-label=\"pair bandwidth\">"
-    );
-    let show_labels = n <= 64;
-    for (i, node) in f.nodes.iter().enumerate() {
-        if !show_labels {
-            break;
-        }
-        let l: String = node.label.chars().take(24).collect();
-        let c = topm + cell * i as f64 + cell / 2.0;
-        let _ = write!(
-            s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=end dominant-baseline=middle>{}</text>",
-            left - 4.0,
-            c,
-            esc(&l)
-        );
-        let _ = write!(s, "<text transform=\"translate({c:.1},{:.1}) rotate(-90)\" dominant-baseline=middle>{}</text>", topm - 4.0, esc(&l));
-    }
-    for x in &flows {
-        let (cx, cy) = (left + pos(x.dst) * cell, topm + pos(x.src) * cell);
-        let who = format!("{} → {}", f.label(x.src), f.label(x.dst));
-        let (class, fill, info) = match x.recv_gbps {
-            Some(g) => (
-                "cell",
-                ramp(g / top),
-                format!(
-                    "{who}: {} GB/s received ({} Gbit/s), {} GB/s sent; step {}, {} flows at once",
-                    num(g),
-                    num(g * 8.0),
-                    x.send_gbps.map_or("-".into(), num),
-                    x.step,
-                    x.concurrent
-                ),
-            ),
-            None => (
-                "cell null",
-                "#e5e7eb".into(),
-                format!(
-                    "{who}: not measured: {}",
-                    x.reason.as_deref().unwrap_or("?")
-                ),
-            ),
-        };
-        let _ = write!(
-            s,
-            "<rect class=\"{class}\" x=\"{cx:.1}\" y=\"{cy:.1}\" width=\"{0:.1}\" height=\"{0:.1}\" fill=\"{fill}\" data-info=\"{1}\"><title>{1}</title></rect>",
-            (cell - 1.0).max(1.0),
-            esc(&info)
-        );
-    }
-    // Legend: the colour ramp from 0 to the top of the scale.
-    let lx = left + cell * n as f64 + 20.0;
-    let lh = (cell * n as f64).max(60.0);
-    for i in 0..20 {
-        let t = 1.0 - i as f64 / 20.0;
-        let _ = write!(
-            s,
-            "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"14\" height=\"{:.1}\" fill=\"{}\"/>",
-            topm + lh * i as f64 / 20.0,
-            lh / 20.0 + 0.5,
-            ramp(t)
-        );
-    }
-    let _ = write!(
-        s,
-        "<text x=\"{:.1}\" y=\"{:.1}\">{} GB/s</text><text x=\"{:.1}\" y=\"{:.1}\">0</text></svg>",
-        lx + 18.0,
-        topm + 8.0,
-        num(top),
-        lx + 18.0,
-        topm + lh
-    );
-    let _ = writeln!(
-        s,
-        "<figcaption>{} {}, {}: received GB/s per pair (row = sender, column = receiver); colour scale 0 to {} GB/s{}</figcaption></figure>",
-        esc(m.transport.name()),
-        esc(&m.schedule),
-        format_bytes(size),
-        num(top),
-        if scale_max.is_some() { " (fixed with --scale-max)" } else { "" }
     );
     s
 }
@@ -563,18 +441,5 @@ fn network_section(s: &mut String, f: &FleetRun, scale_max: Option<f64>) {
             s.push_str(&heatmap(f, m, size, scale_max, id));
             id += 1;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ramp_ends() {
-        assert_eq!(ramp(0.0), "#440154");
-        assert_eq!(ramp(1.0), "#fde725");
-        assert_eq!(ramp(7.0), "#fde725");
-        assert_eq!(ramp(f64::NAN), "#440154");
     }
 }

@@ -9,6 +9,7 @@
 //! exporters.
 
 pub mod compare;
+mod heatmap;
 pub mod html;
 pub mod metrics;
 pub mod reference;

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::metrics;
-use crate::model::fleet::{Check, FleetRun, LinkVerdict, NodeVerdict, TierGap};
+use crate::model::fleet::{Check, FleetRun, LinkVerdict, NodeVerdict, TierGap, Verdicts};
 use crate::report::grid::grid;
 use crate::util::units::format_bytes;
 
@@ -250,12 +250,34 @@ pub fn summary(f: &FleetRun) -> String {
             ""
         }
     );
+    s.push_str(&grid(&node_rows(v, &figs, &defs)));
+    verdict_lines(&mut s, f, v);
+    let t = &f.timings;
+    let _ = writeln!(
+        s,
+        "time: {:.1} s in all; measuring {:.1} s per-node and {:.1} s network; {:.1} % outside the measuring",
+        t.total_seconds,
+        t.node_measure_seconds,
+        t.network_measure_seconds,
+        t.overhead_fraction * 100.0
+    );
+    s
+}
+
+/// The summary's node table: a header, then a row per node, failing ones
+/// first and then by distance from the fleet, each figure marked when its
+/// check fails (!), was noisy (~) or was not repeated (^).
+fn node_rows(
+    v: &Verdicts,
+    figs: &[(u32, Vec<metrics::Figure>)],
+    defs: &[metrics::Figure],
+) -> Vec<Vec<String>> {
     let mut rows = vec![{
         let mut h = vec!["node".to_string(), "verdict".into(), "z".into()];
         h.extend(defs.iter().map(|d| format!("{} {}", d.metric, d.unit)));
         h
     }];
-    let by_rank = metrics::by_rank(&figs);
+    let by_rank = metrics::by_rank(figs);
     let mut order: Vec<&NodeVerdict> = v.nodes.iter().collect();
     order.sort_by(|a, b| {
         (b.drain, b.distance)
@@ -275,7 +297,7 @@ pub fn summary(f: &FleetRun) -> String {
             format!("{:.1}", n.distance),
         ];
         let mine = by_rank.get(&n.rank).copied().unwrap_or(&[]);
-        for d in &defs {
+        for d in defs {
             let check = n.checks.iter().find(|c| c.metric == d.metric);
             let mark = match check {
                 Some(c) if c.fails() => " !",
@@ -291,7 +313,12 @@ pub fn summary(f: &FleetRun) -> String {
         }
         rows.push(row);
     }
-    s.push_str(&grid(&rows));
+    rows
+}
+
+/// The lines under the table: why each failing node fails, the nodes
+/// noise left unjudged, the figures not repeated, the slow paths.
+fn verdict_lines(s: &mut String, f: &FleetRun, v: &Verdicts) {
     for n in v.nodes.iter().filter(|n| n.drain) {
         let _ = writeln!(s, "FAIL {}: {}", n.label, why(n));
     }
@@ -318,14 +345,4 @@ pub fn summary(f: &FleetRun) -> String {
     for l in v.links.iter().filter(|l| l.is_path()) {
         let _ = writeln!(s, "path {}", link_line(f, l));
     }
-    let t = &f.timings;
-    let _ = writeln!(
-        s,
-        "time: {:.1} s in all; measuring {:.1} s per-node and {:.1} s network; {:.1} % outside the measuring",
-        t.total_seconds,
-        t.node_measure_seconds,
-        t.network_measure_seconds,
-        t.overhead_fraction * 100.0
-    );
-    s
 }

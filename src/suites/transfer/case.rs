@@ -207,7 +207,57 @@ pub(super) fn measure_case(
         Direction::D2d | Direction::Bidir => 2 * size,
         _ => size,
     };
-    let mut w = TransferWork::new(&mut *s, dir, per_copy);
+    let Some((reps, timed)) = sample_case(env, &mut *s, dir, per_copy, ki)? else {
+        return Ok(None);
+    };
+    let bytes = per_copy * reps;
+    let rates = CaseRates::new(&timed, bytes, timer);
+    r.reps_per_sample = Some(reps);
+    r.payload_bytes_per_pass = Some(size);
+    if dir.device_only() {
+        r.bytes_read_per_pass = Some(size);
+        r.bytes_written_per_pass = Some(size);
+    }
+    timing_detail(&mut r, dir, size * reps, &timed, &rates);
+    let g = stats::summarize(&rates.headline, true);
+    // Zero-copy: a map that "moves" bytes faster than any real copy moved
+    // nothing. Report the time it takes, never a bandwidth.
+    let zero_copy = dir == Direction::Map
+        && is_zero_copy(plan.device.host_unified, g.map(|g| g.best), reference_gbps);
+    if dir == Direction::Map {
+        let per_map: Vec<f64> = timed.iter().map(|t| t.host_s / reps as f64).collect();
+        let d = detail_of(&mut r);
+        d.zero_copy = Some(zero_copy);
+        d.map_unmap_seconds = stats::summarize(&per_map, false).into();
+        d.reference_copy_gbps = reference_gbps.into();
+    }
+    if zero_copy {
+        zero_copy_figures(&mut r, plan, &rates.secs);
+    } else {
+        copy_figures(&mut r, plan, dir, &rates, bytes, g);
+    }
+    if let Some(p) = host_kind.map(|_| s.host(0).as_ptr() as usize) {
+        r.memory = Some(memory_info(kind, p, size));
+        check_placement(&mut r, p, size as usize);
+    }
+    if plan.verify {
+        verify_case(&mut r, s, dir, size, ki)?;
+    }
+    Ok(Some(r))
+}
+
+/// Samples the case with the sampler (starting from the calibration the
+/// same kind and direction found at the last size, and leaving its own for
+/// the next): the repetitions per sample and each sample's timing. `Ok(None)`
+/// when a stop request came first; `Err` the driver's failure.
+fn sample_case(
+    env: &Env,
+    s: &mut dyn Session,
+    dir: Direction,
+    per_copy: u64,
+    ki: usize,
+) -> Result<Option<(u64, Vec<Timed>)>, DriverError> {
+    let mut w = TransferWork::new(s, dir, per_copy);
     let hint = env.hints.borrow().get(&(ki, dir.name())).copied();
     let m = match env.sampler.measure(&mut w, hint) {
         Ok(m) => {
@@ -222,102 +272,150 @@ pub(super) fn measure_case(
                 .unwrap_or_else(|| DriverError::new(dir.name(), msg)))
         }
     };
-    let reps = m.reps;
     let timed: Vec<Timed> = w.timed[w.timed.len() - m.samples.len()..].to_vec();
-    let bytes = per_copy * reps;
-    let payload_ratio = if dir.device_only() { 0.5 } else { 1.0 };
-    let host_rates = rates(bytes, timed.iter().map(|t| Some(t.host_s)));
-    let event_rates = rates(bytes, timed.iter().map(|t| t.device_s));
-    let (headline, used) = match (timer, &event_rates) {
-        (Timer::DeviceEvents, Some(ev)) => (ev.clone(), Timer::DeviceEvents),
-        _ => (host_rates.clone().unwrap_or_default(), Timer::HostClock),
-    };
-    let secs: Vec<f64> = timed
-        .iter()
-        .map(|t| match used {
-            Timer::DeviceEvents => t.device_s.unwrap_or(t.host_s),
-            Timer::HostClock => t.host_s,
-        })
-        .collect();
-    r.reps_per_sample = Some(reps);
-    r.payload_bytes_per_pass = Some(size);
-    if dir.device_only() {
-        r.bytes_read_per_pass = Some(size);
-        r.bytes_written_per_pass = Some(size);
+    Ok(Some((m.reps, timed)))
+}
+
+/// A case's samples by each clock: GB/s by the host clock and by the
+/// device's events (None where a sample has no figure), and the headline
+/// rates and seconds by the timer used (`--timer`, or the host clock where
+/// the device gave no events).
+struct CaseRates {
+    host: Option<Vec<f64>>,
+    event: Option<Vec<f64>>,
+    headline: Vec<f64>,
+    used: Timer,
+    secs: Vec<f64>,
+}
+
+impl CaseRates {
+    fn new(timed: &[Timed], bytes: u64, timer: Timer) -> Self {
+        let host = rates(bytes, timed.iter().map(|t| Some(t.host_s)));
+        let event = rates(bytes, timed.iter().map(|t| t.device_s));
+        let (headline, used) = match (timer, &event) {
+            (Timer::DeviceEvents, Some(ev)) => (ev.clone(), Timer::DeviceEvents),
+            _ => (host.clone().unwrap_or_default(), Timer::HostClock),
+        };
+        let secs: Vec<f64> = timed
+            .iter()
+            .map(|t| match used {
+                Timer::DeviceEvents => t.device_s.unwrap_or(t.host_s),
+                Timer::HostClock => t.host_s,
+            })
+            .collect();
+        CaseRates {
+            host,
+            event,
+            headline,
+            used,
+            secs,
+        }
     }
+}
+
+/// The record's account of how the case was timed: the timer, the engine,
+/// whether the start was blocked, how bytes count, each clock's GB/s, and
+/// for the bidirectional case each direction's (`per_dir_bytes` a
+/// direction moves per sample).
+fn timing_detail(
+    r: &mut Record,
+    dir: Direction,
+    per_dir_bytes: u64,
+    timed: &[Timed],
+    rates: &CaseRates,
+) {
     let summary = |v: Option<Vec<f64>>| v.as_deref().and_then(|v| stats::summarize(v, true));
-    let d = detail_of(&mut r);
-    d.timer = Some(used);
+    let d = detail_of(r);
+    d.timer = Some(rates.used);
     d.engine = Some(if dir.is_sm() { "sm" } else { "copy-engine" }.into());
     d.start_blocker = Some(!timed.is_empty() && timed.iter().all(|t| t.blocked));
     d.bytes_counted = Some(bytes_counted(dir).into());
-    d.host_gbps = summary(host_rates.clone()).into();
-    d.event_gbps = summary(event_rates.clone()).into();
+    d.host_gbps = summary(rates.host.clone()).into();
+    d.event_gbps = summary(rates.event.clone()).into();
     if dir == Direction::Bidir {
-        let per = |i: usize| rates(size * reps, timed.iter().map(|t| t.per_dir_s.map(|p| p[i])));
+        let per = |i: usize| rates_of(per_dir_bytes, timed, i);
         d.h2d_gbps = summary(per(0)).into();
         d.d2h_gbps = summary(per(1)).into();
     }
-    let g = stats::summarize(&headline, true);
-    // Zero-copy: a map that "moves" bytes faster than any real copy moved
-    // nothing. Report the time it takes, never a bandwidth.
-    let zero_copy = dir == Direction::Map
-        && is_zero_copy(plan.device.host_unified, g.map(|g| g.best), reference_gbps);
-    if dir == Direction::Map {
-        let per_map: Vec<f64> = timed.iter().map(|t| t.host_s / reps as f64).collect();
-        let d = detail_of(&mut r);
-        d.zero_copy = Some(zero_copy);
-        d.map_unmap_seconds = stats::summarize(&per_map, false).into();
-        d.reference_copy_gbps = reference_gbps.into();
-    }
-    if zero_copy {
-        r.samples = secs
+}
+
+/// GB/s of direction `i` of each bidirectional sample.
+fn rates_of(bytes: u64, timed: &[Timed], i: usize) -> Option<Vec<f64>> {
+    rates(bytes, timed.iter().map(|t| t.per_dir_s.map(|p| p[i])))
+}
+
+/// A zero-copy map's samples: its time, with no bytes moved and no
+/// bandwidth, and a note saying why.
+fn zero_copy_figures(r: &mut Record, plan: &Plan, secs: &[f64]) {
+    r.samples = secs
+        .iter()
+        .map(|&s| Sample {
+            seconds: s,
+            bytes: 0,
+        })
+        .collect();
+    detail_of(r).note = Some(
+        if plan.device.host_unified == Some(true) {
+            "zero-copy: host and device share memory, map/unmap moved no data"
+        } else {
+            "zero-copy: map/unmap was faster than 3x the best real copy, so it moved no data"
+        }
+        .into(),
+    );
+}
+
+/// A copy's samples and bandwidth (`g`, from the headline rates), the
+/// payload's share of it, and the warnings on its spread and on a rate
+/// above the link.
+fn copy_figures(
+    r: &mut Record,
+    plan: &Plan,
+    dir: Direction,
+    rates: &CaseRates,
+    bytes: u64,
+    g: Option<Stats>,
+) {
+    let payload_ratio = if dir.device_only() { 0.5 } else { 1.0 };
+    r.samples = rates
+        .secs
+        .iter()
+        .map(|&s| Sample { seconds: s, bytes })
+        .collect();
+    r.gbps = g;
+    r.payload_gbps = stats::summarize(
+        &rates
+            .headline
             .iter()
-            .map(|&s| Sample {
-                seconds: s,
-                bytes: 0,
-            })
-            .collect();
-        detail_of(&mut r).note = Some(
-            if plan.device.host_unified == Some(true) {
-                "zero-copy: host and device share memory, map/unmap moved no data"
-            } else {
-                "zero-copy: map/unmap was faster than 3x the best real copy, so it moved no data"
-            }
-            .into(),
-        );
-    } else {
-        r.samples = secs.iter().map(|&s| Sample { seconds: s, bytes }).collect();
-        r.gbps = g;
-        r.payload_gbps = stats::summarize(
-            &headline
-                .iter()
-                .map(|x| x * payload_ratio)
-                .collect::<Vec<_>>(),
-            true,
-        );
-        if let Some(g) = &g {
-            r.warnings = spread_warnings(g);
-            r.warnings.extend(above_link(plan, dir, g));
+            .map(|x| x * payload_ratio)
+            .collect::<Vec<_>>(),
+        true,
+    );
+    if let Some(g) = &g {
+        r.warnings = spread_warnings(g);
+        r.warnings.extend(above_link(plan, dir, g));
+    }
+}
+
+/// Checks the copy moved the right bytes (when `--verify`): a mismatch
+/// makes the record an error with what differed; `Err` a driver failure.
+fn verify_case(
+    r: &mut Record,
+    s: &mut dyn Session,
+    dir: Direction,
+    size: u64,
+    ki: usize,
+) -> Result<(), DriverError> {
+    match transfer::catch("verify", || {
+        verify(s, dir, size as usize, seed(ki, size, dir))
+    })? {
+        Ok(v) => detail_of(r).verified = v.into(),
+        Err(msg) => {
+            detail_of(r).verified = Nullable::Value(false);
+            r.status = Status::Error;
+            r.reason = Some(format!("verification failed: {}", msg));
         }
     }
-    if let Some(p) = host_kind.map(|_| s.host(0).as_ptr() as usize) {
-        r.memory = Some(memory_info(kind, p, size));
-        check_placement(&mut r, p, size as usize);
-    }
-    if plan.verify {
-        match transfer::catch("verify", || {
-            verify(s, dir, size as usize, seed(ki, size, dir))
-        })? {
-            Ok(v) => detail_of(&mut r).verified = v.into(),
-            Err(msg) => {
-                detail_of(&mut r).verified = Nullable::Value(false);
-                r.status = Status::Error;
-                r.reason = Some(format!("verification failed: {}", msg));
-            }
-        }
-    }
-    Ok(Some(r))
+    Ok(())
 }
 
 /// How a direction's bytes are counted (`extra.bytes_counted`).

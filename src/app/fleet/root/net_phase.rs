@@ -62,6 +62,9 @@ impl Root<'_> {
         Ok(())
     }
 
+    /// One step of the schedule at one size: the pairs that cannot run are
+    /// left out with why, the rest measure at once, and every pair's views
+    /// are folded into one flow of the transport's matrix.
     fn one_step(
         &mut self,
         transport: Transport,
@@ -70,14 +73,50 @@ impl Root<'_> {
         tests: &[Test],
         patience: f64,
     ) -> anyhow::Result<()> {
-        let lost_reason = |root: &Root, r: u32| {
-            let n = &root.fleet.nodes[r as usize];
-            format!(
-                "{} (rank {r}) was lost in the {} phase",
-                n.label,
-                n.lost_in.as_deref().unwrap_or("?")
-            )
-        };
+        let (mut flows, run) = self.triage(transport, size, tests);
+        // The load the step's flows shared: the flows that ran, not the
+        // ones a lost rank left out (link verdicts compare flows that ran
+        // under the same load).
+        let concurrent: u32 = run.iter().map(Test::flows).sum();
+        let (reported, longest) = self.run_step(transport, size, k, &run, patience)?;
+        flows.extend(self.join_views(&run, size, &reported));
+        // A leader that missed the signal reports a cut test as too short.
+        let cut = self.stopped();
+        for f in &mut flows {
+            f.step = k;
+            f.concurrent = concurrent;
+            if cut && f.recv_gbps.is_none() && f.reason.as_deref() == Some(network::NO_SAMPLE) {
+                f.reason = Some(network::INTERRUPTED.into());
+            }
+        }
+        self.fleet.timings.network_measure_seconds += longest;
+        self.fleet
+            .network
+            .last_mut()
+            .expect("a matrix per transport")
+            .flows
+            .extend(flows);
+        if self.last_save.elapsed() >= SAVE_EVERY {
+            self.save();
+        }
+        Ok(())
+    }
+
+    /// Why rank `r`'s flows have no figure: the node and the phase it was
+    /// lost in.
+    fn lost_reason(&self, r: u32) -> String {
+        let n = &self.fleet.nodes[r as usize];
+        format!(
+            "{} (rank {r}) was lost in the {} phase",
+            n.label,
+            n.lost_in.as_deref().unwrap_or("?")
+        )
+    }
+
+    /// Splits a step's tests into the flows left out before it starts (an
+    /// end already lost; over MPI, a pair TCP could not connect) with their
+    /// reasons, and the tests to run.
+    fn triage(&self, transport: Transport, size: u64, tests: &[Test]) -> (Vec<Flow>, Vec<Test>) {
         // Over MPI a connection that fails ends the whole job (Open MPI's
         // ob1 aborts): a pair TCP could not reach is left out, with why.
         let tcp_failed = |a: u32, b: u32| {
@@ -95,7 +134,7 @@ impl Root<'_> {
         for t in tests {
             if !self.alive(t.src) || !self.alive(t.dst) {
                 let who = if self.alive(t.src) { t.dst } else { t.src };
-                flows.extend(network::failed(t, size, &lost_reason(self, who)));
+                flows.extend(network::failed(t, size, &self.lost_reason(who)));
             } else if tcp_failed(t.src, t.dst) {
                 flows.extend(network::failed(
                     t,
@@ -106,15 +145,25 @@ impl Root<'_> {
                 run.push(*t);
             }
         }
-        // The load the step's flows shared: the flows that ran, not the
-        // ones a lost rank left out (link verdicts compare flows that ran
-        // under the same load).
-        let concurrent: u32 = run.iter().map(Test::flows).sum();
+        (flows, run)
+    }
+
+    /// Has every rank run its part of the step (rank 0 its own) and gathers
+    /// what each reported: the flows as each end saw them, and the longest
+    /// time a rank spent measuring.
+    fn run_step(
+        &mut self,
+        transport: Transport,
+        size: u64,
+        k: u32,
+        run: &[Test],
+        patience: f64,
+    ) -> anyhow::Result<(Vec<Flow>, f64)> {
         let cmd = Cmd::Step {
             transport,
             size,
             step: k,
-            tests: run.clone(),
+            tests: run.to_vec(),
         };
         self.comm.bcast(Some(to_value(&cmd)))?;
         let (mine, secs) = step(
@@ -122,7 +171,7 @@ impl Root<'_> {
             self.plan,
             &self.members,
             transport,
-            &run,
+            run,
             size,
             &self.cx,
         );
@@ -149,7 +198,15 @@ impl Root<'_> {
                 Err(e) => eprintln!("bwscope fleet: {e}"),
             }
         }
-        for t in &run {
+        Ok((reported, longest))
+    }
+
+    /// One flow per flow the tests that ran should have made, from the
+    /// views its ends reported (the receiver's figure, the sender's, the
+    /// worst noise either saw); one nobody reported says why it has none.
+    fn join_views(&self, run: &[Test], size: u64, reported: &[Flow]) -> Vec<Flow> {
+        let mut flows = Vec::new();
+        for t in run {
             for want in network::failed(t, size, "") {
                 let parts: Vec<&Flow> = reported
                     .iter()
@@ -157,8 +214,8 @@ impl Root<'_> {
                     .collect();
                 if parts.is_empty() {
                     let reason = match (self.alive(t.src), self.alive(t.dst)) {
-                        (false, _) => format!("{} during this step", lost_reason(self, t.src)),
-                        (_, false) => format!("{} during this step", lost_reason(self, t.dst)),
+                        (false, _) => format!("{} during this step", self.lost_reason(t.src)),
+                        (_, false) => format!("{} during this step", self.lost_reason(t.dst)),
                         _ => format!("rank {} reported no figure for it", t.src),
                     };
                     flows.push(Flow {
@@ -167,49 +224,35 @@ impl Root<'_> {
                     });
                     continue;
                 }
-                let recv_gbps = parts.iter().find_map(|f| f.recv_gbps);
-                let most = |g: fn(&Flow) -> Option<f64>| {
-                    parts.iter().filter_map(|f| g(f)).reduce(f64::max)
-                };
-                flows.push(Flow {
-                    foreign_cpus: most(|f| f.foreign_cpus),
-                    noise_slowdown: most(|f| f.noise_slowdown),
-                    send_gbps: parts.iter().find_map(|f| f.send_gbps),
-                    recv_gbps,
-                    bytes: parts.iter().find_map(|f| f.bytes),
-                    reason: if recv_gbps.is_none() {
-                        Some(
-                            parts
-                                .iter()
-                                .find_map(|f| f.reason.clone())
-                                .unwrap_or_else(|| "the receiver reported no figure".into()),
-                        )
-                    } else {
-                        None
-                    },
-                    ..want
-                });
+                flows.push(joined(want, &parts));
             }
         }
-        // A leader that missed the signal reports a cut test as too short.
-        let cut = self.stopped();
-        for f in &mut flows {
-            f.step = k;
-            f.concurrent = concurrent;
-            if cut && f.recv_gbps.is_none() && f.reason.as_deref() == Some(network::NO_SAMPLE) {
-                f.reason = Some(network::INTERRUPTED.into());
-            }
-        }
-        self.fleet.timings.network_measure_seconds += longest;
-        self.fleet
-            .network
-            .last_mut()
-            .expect("a matrix per transport")
-            .flows
-            .extend(flows);
-        if self.last_save.elapsed() >= SAVE_EVERY {
-            self.save();
-        }
-        Ok(())
+        flows
+    }
+}
+
+/// The flow `want` with the figures its ends reported in `parts`: each
+/// figure from whichever end has it, the largest noise either saw, and a
+/// reason when the receiver has no figure.
+fn joined(want: Flow, parts: &[&Flow]) -> Flow {
+    let recv_gbps = parts.iter().find_map(|f| f.recv_gbps);
+    let most = |g: fn(&Flow) -> Option<f64>| parts.iter().filter_map(|f| g(f)).reduce(f64::max);
+    Flow {
+        foreign_cpus: most(|f| f.foreign_cpus),
+        noise_slowdown: most(|f| f.noise_slowdown),
+        send_gbps: parts.iter().find_map(|f| f.send_gbps),
+        recv_gbps,
+        bytes: parts.iter().find_map(|f| f.bytes),
+        reason: if recv_gbps.is_none() {
+            Some(
+                parts
+                    .iter()
+                    .find_map(|f| f.reason.clone())
+                    .unwrap_or_else(|| "the receiver reported no figure".into()),
+            )
+        } else {
+            None
+        },
+        ..want
     }
 }
