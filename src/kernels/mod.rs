@@ -114,6 +114,7 @@ impl From<Pattern> for crate::model::Pattern {
         match p {
             Pattern::Seq => crate::model::Pattern::Seq,
             Pattern::Random => crate::model::Pattern::Random,
+            Pattern::Pages => crate::model::Pattern::Pages,
             Pattern::Chase => crate::model::Pattern::Chase,
             Pattern::Register => crate::model::Pattern::Register,
         }
@@ -214,6 +215,9 @@ pub enum Pattern {
     /// Every line of the working set once per pass, in the order of a line
     /// permutation built before timing (`KernelArgs::index`).
     Random,
+    /// Sequential within each 4 KiB page, four consecutive pages in step
+    /// (glibc's large-copy shape; `pages!` in `shapes.rs`).
+    Pages,
     /// A pointer chase: each load's address is the previous load's value.
     Chase,
     /// Register (and stack) transfers: no working set.
@@ -226,6 +230,7 @@ impl Pattern {
         match self {
             Pattern::Seq => "seq",
             Pattern::Random => "random",
+            Pattern::Pages => "pages",
             Pattern::Chase => "chase",
             Pattern::Register => "reg",
         }
@@ -236,6 +241,7 @@ impl Pattern {
         match self {
             Pattern::Seq => Some("seq_"),
             Pattern::Random => Some("rand_"),
+            Pattern::Pages => Some("pages_"),
             _ => None,
         }
     }
@@ -344,7 +350,10 @@ impl Kernel {
     /// Whether the cache sweep can run it: a bandwidth kernel over a
     /// working set (not a chase or a register kernel).
     pub fn sweepable(&self) -> bool {
-        matches!(self.pattern, Pattern::Seq | Pattern::Random) && self.op != Op::Latency
+        matches!(
+            self.pattern,
+            Pattern::Seq | Pattern::Random | Pattern::Pages
+        ) && self.op != Op::Latency
     }
 
     /// The same kernel in another pattern (`seq_read_256_avx2` ↔

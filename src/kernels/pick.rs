@@ -65,13 +65,14 @@ pub fn select(spec: &str) -> Result<Vec<&'static Kernel>, String> {
 
 /// [`select`] for suites that stream over plain buffers (threads, numa,
 /// memtype): random-order, chase and register kernels need an access order
-/// or no buffer at all, so naming one is an error, not a crash.
+/// or no buffer at all, so naming one is an error, not a crash. The
+/// four-page kernels stream over plain buffers too.
 pub fn select_streaming(spec: &str) -> Result<Vec<&'static Kernel>, String> {
     let ks = select(spec)?;
-    if let Some(k) = ks
-        .iter()
-        .find(|k| k.pattern != Pattern::Seq || !matches!(k.op, Op::Read | Op::Write | Op::Copy))
-    {
+    if let Some(k) = ks.iter().find(|k| {
+        !matches!(k.pattern, Pattern::Seq | Pattern::Pages)
+            || !matches!(k.op, Op::Read | Op::Write | Op::Copy)
+    }) {
         return Err(format!(
             "{} is a {} kernel; this suite runs sequential read/write/copy kernels (`bwscope kernels seq_`)",
             k.name,
@@ -84,6 +85,37 @@ pub fn select_streaming(spec: &str) -> Result<Vec<&'static Kernel>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The four-page copies are loops over plain buffers, named
+    /// `pages_` beside their one-stream twins.
+    #[test]
+    fn pages_kernels_are_streaming_loops_twinned_with_seq_ones() {
+        let pages: Vec<_> = registry()
+            .iter()
+            .filter(|k| k.pattern == Pattern::Pages)
+            .collect();
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(pages.len(), 2);
+        for k in &pages {
+            assert!(
+                k.name.starts_with("pages_copy_") && k.nontemporal,
+                "{}",
+                k.name
+            );
+            assert_eq!((k.form, k.granule), (Form::Loop, 16384), "{}", k.name);
+            assert!(k.sweepable(), "{}", k.name);
+            assert_eq!(select_streaming(k.name).unwrap()[0].name, k.name);
+            let seq = k.counterpart(Pattern::Seq).expect("a one-stream twin");
+            assert_eq!(
+                (seq.op, seq.width_bits, seq.nontemporal),
+                (k.op, k.width_bits, true)
+            );
+            assert_eq!(
+                seq.counterpart(Pattern::Pages).map(|x| x.name),
+                Some(k.name)
+            );
+        }
+    }
 
     #[test]
     fn the_sequential_loops_are_exactly_the_seq_kernels() {

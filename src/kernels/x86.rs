@@ -122,6 +122,16 @@ kernels! {
         seq!(copy 1 x 8, "vmovdqa64 zmm\\i, zmmword ptr [{s} + 64*\\i]",
             "vmovntdq zmmword ptr [{d} + 64*\\i], zmm\\i");
 
+    // glibc's large-copy shape: four 4 KiB pages in step (`pages!`).
+    pages_copy_256_nt_avx2: Copy 256 Avx2, Pages nt, block 16384, align 32,
+        "vmovdqa load + vmovntdq store + sfence, four 4 KiB pages in step (glibc's large_memcpy_4x shape)",
+        pages!(copy 128, "vmovdqa ymm\\i, ymmword ptr [{s} + 4096*.Lp + 32*(\\i - 4*.Lp)]",
+            "vmovntdq ymmword ptr [{d} + 4096*.Lp + 32*(\\i - 4*.Lp)], ymm\\i");
+    pages_copy_512_nt_avx512f: Copy 512 Avx512f, Pages nt, block 16384, align 64,
+        "vmovdqa64 load + vmovntdq store + sfence, four 4 KiB pages in step (glibc's large_memcpy_4x shape)",
+        pages!(copy 256, "vmovdqa64 zmm\\i, zmmword ptr [{s} + 4096*.Lp + 64*(\\i - 4*.Lp)]",
+            "vmovntdq zmmword ptr [{d} + 4096*.Lp + 64*(\\i - 4*.Lp)], zmm\\i");
+
     // The microcoded string copy and fill; with ERMS/FSRM they pick their
     // own strategy and, above a size threshold, may avoid the RFO.
     rep_movsb: Copy 8 Scalar, Seq cached, block 1, align 1,

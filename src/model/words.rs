@@ -117,6 +117,9 @@ words! {
         Seq = "seq",
         /// Every line once per pass, in a random order.
         Random = "random",
+        /// Sequential within each 4 KiB page, four pages in step (glibc's
+        /// large-copy shape).
+        Pages = "pages",
         /// A pointer chase.
         Chase = "chase",
         /// A fixed stride (the latency suite's stride view).

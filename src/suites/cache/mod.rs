@@ -480,6 +480,28 @@ mod tests {
         plan(&CacheOptions::default(), h).unwrap()
     }
 
+    /// The four-page copies stay out of the full sweep's and the survey's
+    /// sets: their 16 KiB granule would skip every L1 point, and the
+    /// sweep's two minutes have no room for a shape that matters only at
+    /// DRAM. `--kernel pages_` names them; `threads` runs them by default.
+    #[test]
+    fn the_sweep_sets_hold_no_four_page_kernel() {
+        let h = crate::platform::detect_host(false);
+        let all = default_kernels().into_iter().chain(key_kernels(&h));
+        assert!(all.into_iter().all(|k| k.pattern != Pattern::Pages));
+        let named = plan(
+            &CacheOptions {
+                kernel: Some("pages_".into()),
+                ..CacheOptions::default()
+            },
+            &h,
+        );
+        #[cfg(target_arch = "x86_64")]
+        assert!(named.unwrap().kernels.iter().all(|k| k.pattern == Pattern::Pages));
+        #[cfg(not(target_arch = "x86_64"))]
+        assert!(named.is_err());
+    }
+
     /// Issue 22: the full default sweep took 361 s (46 sizes up to 2 GiB)
     /// on the Granite Rapids guest. With the read curve's knee its top is
     /// 512 MiB (DRAM's rate from 362 MiB), and cases settle after three
