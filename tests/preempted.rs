@@ -154,9 +154,11 @@ fn an_interrupted_quick_probe_has_no_clock_rather_than_a_low_one() {
     );
 }
 
-#[test]
-fn a_sampler_preempted_in_every_long_sample_measures_the_hardware() {
-    let _turn = CPU_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+/// One try of the sampler test: the worker's best rate with its cpu to
+/// itself, then the median of its samples beside a thread that takes the
+/// cpu 4 ms of every ~8, the samples retaken and the samples still
+/// descheduled.
+fn quiet_then_shared() -> (f64, f64, Option<u32>, Option<u32>) {
     let cpu = cpu();
     let k = bwscope::kernels::registry()
         .iter()
@@ -179,25 +181,39 @@ fn a_sampler_preempted_in_every_long_sample_measures_the_hardware() {
     let i = Interrupter::start(cpu, Duration::from_millis(4), Duration::from_millis(4));
     let shared = measure();
     drop(i);
-    let rates = shared.rates(1e9);
-    let median = {
-        let mut r = rates.clone();
-        r.sort_by(f64::total_cmp);
-        r[r.len() / 2]
-    };
+    let mut rates = shared.rates(1e9);
+    rates.sort_by(f64::total_cmp);
+    let median = rates[rates.len() / 2];
     eprintln!(
         "quiet best {quiet_gbps:.1} GB/s; beside the thread: median {median:.1}, retaken {:?}, descheduled {:?}, samples {:?}",
         shared.retaken,
         shared.descheduled,
         shared.samples.iter().map(|t| t.reps).collect::<Vec<_>>()
     );
-    if shared.descheduled.unwrap_or(0) > 0 {
-        eprintln!("SKIP: no sample fitted in the worker's share of its cpu here");
-        return;
+    (quiet_gbps, median, shared.retaken, shared.descheduled)
+}
+
+/// Up to three tries, each measuring quiet and shared back to back: a
+/// guest's vCPU can lose half its core to the host's other hyperthread
+/// between the two measurements, which neither the thread's CPU time
+/// nor steal shows (seen once on a Zen 4 guest: 61.1 GB/s quiet, then
+/// clean samples at 43.7). A sampler that times a share of its cpu reads
+/// about half the quiet rate in every try, so it still fails here.
+#[test]
+fn a_sampler_preempted_in_every_long_sample_measures_the_hardware() {
+    let _turn = CPU_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let (quiet, median, retaken, descheduled) = quiet_then_shared();
+        if descheduled.unwrap_or(0) > 0 {
+            eprintln!("SKIP: no sample fitted in the worker's share of its cpu here");
+            return;
+        }
+        if median >= 0.9 * quiet {
+            assert!(retaken.unwrap() > 0, "no sample was preempted");
+            return;
+        }
+        tries.push((quiet, median));
     }
-    assert!(
-        median >= 0.9 * quiet_gbps,
-        "a time share, not the hardware: median {median:.1} GB/s against {quiet_gbps:.1} alone"
-    );
-    assert!(shared.retaken.unwrap() > 0, "no sample was preempted");
+    panic!("a time share, not the hardware, in every try: (quiet best, median beside the thread) GB/s {tries:.1?}");
 }
