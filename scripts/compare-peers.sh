@@ -27,7 +27,8 @@
 # Sections: machine (CPU, row, caches), clock (add chain vs imul chain),
 # ceilings (L1 limits reached at the clock read next to each record), cache
 # (single-thread cells vs likwid-bench, geometric mean), threads (2-thread
-# DRAM aggregate vs likwid-bench -w S0:1GB:2), times (suite wall times),
+# DRAM aggregate vs likwid-bench -w S0:1GB:2, and vs STREAM Copy where a
+# STREAM binary is given: STREAM=path), times (suite wall times),
 # latency, memtype, net, transfer, contend (each agent of `bwscope contend`
 # alone vs its own suite alone, and its default wall time), reports (each its own
 # scripts/compare-peers-<topic>.sh, callable alone).
@@ -41,7 +42,7 @@
 #
 # Needs the Debian packages of the peers: likwid, iperf3, clpeak (+ an
 # OpenCL ICD such as pocl-opencl-icd), mbw; python3, jq; on aarch64 also
-# tinymembench and STREAM if you have them (not packaged: build them, put
+# tinymembench, and STREAM on either (not packaged: build them, put
 # them on PATH or set TINYMEMBENCH= / STREAM=). Builds bwscope --release.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -356,6 +357,52 @@ print(r[0]["gbps"]["best"] if r else "nan")' "$WORK/thr.json")")
 r = lambda x, y: f'{x/y:.3f}' if y > 0 else 'nan'
 b, l, bm, lm = float('$b'), float('$l'), float('$bm'), float('$lm')
 print(f'| $t | $k | {b:.1f} | {l:.1f} | {r(b, l)} | {bm:.1f} | {lm:.1f} | {r(bm, lm)} |')"
+  done
+  [ "$ARCH" = aarch64 ] || threads_vs_stream "$cpus" "${isa:-avx}"
+}
+
+# STREAM's Copy at two threads against bwscope's two NT copies, alternating.
+# GCC turns Copy into memcpy, which glibc runs with non-temporal stores four
+# pages at a time at this size: seq_copy_*_nt is one stream, pages_copy_*_nt
+# is glibc's shape. Needs a STREAM binary (STREAM=path, or `stream` on PATH;
+# build stream.c with -O3 -march=native -fopenmp and a DRAM-sized array).
+threads_vs_stream() { # cpus isa
+  local stream=${STREAM:-$(command -v stream || true)}
+  echo
+  if [ -z "$stream" ]; then
+    echo "STREAM: not installed (build stream.c with -fopenmp; STREAM=path)"
+    return 0
+  fi
+  local seq; seq=$(kernel_for "copy_mem_$2")
+  local ks="$seq" pages="pages_${seq#seq_}" places=""
+  runs_here "$pages" && ks="$seq,$pages"
+  [ -n "$1" ] && places=$(sed 's/[0-9]\+/{&}/g' <<<"$1")
+  echo "STREAM Copy vs bwscope's NT copies at 2 threads (\`threads --sizes 1GB\`; STREAM: its own array size,"
+  echo "OMP_NUM_THREADS=2 OMP_PROC_BIND=spread${places:+ OMP_PLACES=$places}), $ROUNDS alternating rounds; pages: $PAGES_SAID"
+  echo
+  echo "| kernel | bwscope best | bwscope median | STREAM Copy best | STREAM median | best ratio | median ratio |"
+  echo "|---|---|---|---|---|---|---|"
+  local sc=() i
+  declare -A got=()
+  for i in $(seq "$ROUNDS"); do
+    "$BW" threads --counts 2 --threads 2 ${1:+--cpus "$1"} --sizes 1GB --kernel "$ks" ${BW_MEM:+--memory "$BW_MEM"} \
+      --json "$WORK/thr.json" >/dev/null 2>&1 || true
+    while read -r k g; do got[$k]="${got[$k]:-} $g"; done < <(python3 -c '
+import json, sys
+for x in json.load(open(sys.argv[1]))["records"]:
+    if x["status"] == "ok" and x["threads"] == 2:
+        print(x["kernel"], x["gbps"]["best"])' "$WORK/thr.json")
+    sc+=("$(OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=${places:-threads} "$stream" 2>/dev/null |
+      awk '/^Copy:/ {printf "%.3f\n", $2/1000}')")
+  done
+  local sb sm; sb=$(best "${sc[@]}"); sm=$(median "${sc[@]}")
+  for k in ${ks//,/ }; do
+    # shellcheck disable=SC2086 # the rounds' figures, one word each
+    local b m; b=$(best ${got[$k]:-}); m=$(median ${got[$k]:-})
+    python3 -c "
+r = lambda x, y: f'{x/y:.3f}' if y > 0 else 'nan'
+b, m, sb, sm = float('$b'), float('$m'), float('$sb'), float('$sm')
+print(f'| $k | {b:.1f} | {m:.1f} | {sb:.1f} | {sm:.1f} | {r(b, sb)} | {r(m, sm)} |')"
   done
 }
 
