@@ -29,10 +29,13 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
 }
 
 /// Short column title: `seq_read_256_nt_avx2` → `256_nt_avx2`,
-/// `rand_read_256_avx2` → `rand_256_avx2`.
+/// `rand_read_256_avx2` → `rand_256_avx2`, `pages_copy_512_nt_avx512f` →
+/// `pages_512_nt_avx512f`.
 fn short(kernel: &str, op: &str) -> String {
-    if let Some(rest) = kernel.strip_prefix(&format!("rand_{}_", op)) {
-        return format!("rand_{}", rest);
+    for pattern in ["rand", "pages"] {
+        if let Some(rest) = kernel.strip_prefix(&format!("{pattern}_{op}_")) {
+            return format!("{pattern}_{rest}");
+        }
     }
     kernel
         .strip_prefix(&format!("seq_{}_", op))
@@ -125,4 +128,17 @@ fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec<Str
         rows.push(row);
     }
     Some(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short;
+
+    #[test]
+    fn column_titles_drop_the_op_and_keep_a_pattern_other_than_seq() {
+        assert_eq!(short("seq_read_256_nt_avx2", "read"), "256_nt_avx2");
+        assert_eq!(short("rand_read_256_avx2", "read"), "rand_256_avx2");
+        assert_eq!(short("pages_copy_512_nt_avx512f", "copy"), "pages_512_nt_avx512f");
+        assert_eq!(short("rep_movsb", "copy"), "rep_movsb");
+    }
 }
