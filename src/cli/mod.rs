@@ -458,7 +458,7 @@ pub enum PlacementArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct ThreadsArgs {
-    /// Kernels by name or prefix (default: read, write, NT write, copy and NT copy at the widest ISA)
+    /// Kernels by name or prefix (default: read, write, NT write, copy, NT copy and the four-page NT copy `pages_copy_*` at the widest ISA)
     #[arg(long, short = 'k', value_name = "NAMES")]
     pub kernel: Option<String>,
     /// Total working sets of all threads together, split evenly between them (likwid -w S0:1GB:N
