@@ -73,3 +73,40 @@ fn every_level_with_a_known_limit_shows_its_share() {
         "{h}"
     );
 }
+
+/// A set of exactly twice the level below still takes that level's limit
+/// (its hits flatter it), so the headline of its own level skips it: on a
+/// Zen 4 guest (32 KiB L1, 1 MiB L2) the 64 KiB read, 119.5 GB/s against
+/// the L1 ports' 236, was the summary's "L2 read … = 50 % of its limit (L1
+/// load ports)" where 128 KiB reads 117.5 of the fill's 118.
+#[test]
+fn a_level_headline_skips_a_set_at_exactly_twice_the_level_below() {
+    let mut host = Host::default();
+    for (level, size) in [(1u8, 32u64 << 10), (2, 1 << 20)] {
+        let kind = if level == 1 { "data" } else { "unified" };
+        host.caches.push(crate::model::Cache::new(
+            level,
+            kind,
+            size,
+            64,
+            vec![0],
+            "test".into(),
+        ));
+    }
+    let mut run = Run::new("survey", serde_json::json!({}), host, Units::GB);
+    run.records = vec![
+        rec(
+            64 << 10,
+            "L2",
+            1,
+            119.5,
+            Some((236.4, BoundBy::L1LoadPorts)),
+        ),
+        rec(128 << 10, "L2", 1, 117.5, Some((118.2, BoundBy::L2Fill))),
+    ];
+    let h = headline(&run).join(" · ");
+    assert!(
+        h.contains("L2 read 118 GB/s = 99 % of its limit (L2→L1 fill)"),
+        "{h}"
+    );
+}
