@@ -197,82 +197,20 @@ fn strip(f: &FleetRun, figs: &[(u32, Vec<Figure>)], m: &Figure) -> String {
                 .map(|g| (*r, g.value))
         })
         .collect();
-    let summary = f
-        .verdicts
-        .as_ref()
-        .and_then(|v| v.metrics.iter().find(|x| x.metric == m.metric));
-    let outlier = |r: u32| {
-        f.verdicts.as_ref().is_some_and(|v| {
-            v.nodes
-                .iter()
-                .any(|n| n.rank == r && n.checks.iter().any(|c| c.metric == m.metric && c.fails()))
-        })
-    };
-    let (w, h, pad) = (900.0, 110.0, 40.0);
     let hi = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max);
-    let hi = if hi > 0.0 { hi * 1.05 } else { 1.0 };
-    let x = |v: f64| pad + (v / hi).clamp(0.0, 1.0) * (w - 2.0 * pad);
+    let ax = StripAxis {
+        hi: if hi > 0.0 { hi * 1.05 } else { 1.0 },
+    };
     let mut s = format!(
-        "<figure class=chart data-metric=\"{}\"><svg class=strip viewBox=\"0 0 {w} {h}\" role=img aria-label=\"{}\">",
+        "<figure class=chart data-metric=\"{}\"><svg class=strip viewBox=\"0 0 {} {}\" role=img aria-label=\"{}\">",
         esc(&m.metric),
+        StripAxis::W,
+        StripAxis::H,
         esc(&m.what)
     );
-    let _ = write!(
-        s,
-        "<line x1=\"{pad}\" y1=\"80\" x2=\"{}\" y2=\"80\" stroke=\"#999\"/>",
-        w - pad
-    );
-    for i in 0..=4 {
-        let v = hi * i as f64 / 4.0;
-        let _ = write!(
-            s,
-            "<text x=\"{:.1}\" y=\"96\" text-anchor=middle fill=\"#5b6570\">{}</text>",
-            x(v),
-            num(v)
-        );
-    }
-    if let Some(sm) = summary.filter(|s| s.nodes > 0) {
-        let _ = write!(
-            s,
-            "<line x1=\"{0:.1}\" y1=\"12\" x2=\"{0:.1}\" y2=\"80\" stroke=\"#1d232a\"/><text x=\"{0:.1}\" y=\"10\" text-anchor=middle>median {1}</text>",
-            x(sm.median),
-            num(sm.median)
-        );
-        if sm.judged {
-            if let Some(t) = f.verdicts.as_ref().map(|v| v.pct_worse) {
-                let th = if sm.higher_is_better {
-                    sm.median * (1.0 - t / 100.0)
-                } else {
-                    sm.median * (1.0 + t / 100.0)
-                };
-                let _ = write!(s, "<line x1=\"{0:.1}\" y1=\"18\" x2=\"{0:.1}\" y2=\"80\" stroke=\"#b42318\" stroke-dasharray=\"4 3\"/>", x(th));
-            }
-        }
-    }
-    for (i, (r, v)) in pts.iter().enumerate() {
-        let y = 30.0 + (i % 7) as f64 * 6.5;
-        let out = outlier(*r);
-        let label = f.label(*r);
-        let _ = write!(
-            s,
-            "<circle class=\"dot{}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"{}\"><title>{}: {} {}</title></circle>",
-            if out { " out" } else { "" },
-            x(*v),
-            if out { 5 } else { 4 },
-            esc(&label),
-            num(*v),
-            esc(m.unit)
-        );
-        if out {
-            let _ = write!(
-                s,
-                "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#b42318\">{}</text>",
-                x(*v) + 7.0,
-                y + 4.0,
-                esc(&label)
-            );
-        }
-    }
+    ax.draw(&mut s);
+    strip_median(&mut s, f, m, &ax);
+    strip_dots(&mut s, f, m, &ax, &pts);
     let _ = writeln!(
         s,
         "</svg><figcaption>{} ({}): {}{}</figcaption></figure>",
@@ -286,6 +224,105 @@ fn strip(f: &FleetRun, figs: &[(u32, Vec<Figure>)], m: &Figure) -> String {
         }
     );
     s
+}
+
+/// A strip plot's value axis: from 0 to `hi`, along the bottom.
+struct StripAxis {
+    hi: f64,
+}
+
+impl StripAxis {
+    const W: f64 = 900.0;
+    const H: f64 = 110.0;
+    const PAD: f64 = 40.0;
+
+    fn x(&self, v: f64) -> f64 {
+        Self::PAD + (v / self.hi).clamp(0.0, 1.0) * (Self::W - 2.0 * Self::PAD)
+    }
+
+    /// The axis line and five ticks.
+    fn draw(&self, s: &mut String) {
+        let _ = write!(
+            s,
+            "<line x1=\"{}\" y1=\"80\" x2=\"{}\" y2=\"80\" stroke=\"#999\"/>",
+            Self::PAD,
+            Self::W - Self::PAD
+        );
+        for i in 0..=4 {
+            let v = self.hi * i as f64 / 4.0;
+            let _ = write!(
+                s,
+                "<text x=\"{:.1}\" y=\"96\" text-anchor=middle fill=\"#5b6570\">{}</text>",
+                self.x(v),
+                num(v)
+            );
+        }
+    }
+}
+
+/// The fleet median of a figure and, where it is judged, the dashed line
+/// past which a node is "worse" by the verdict's percentage.
+fn strip_median(s: &mut String, f: &FleetRun, m: &Figure, ax: &StripAxis) {
+    let summary = f
+        .verdicts
+        .as_ref()
+        .and_then(|v| v.metrics.iter().find(|x| x.metric == m.metric));
+    let Some(sm) = summary.filter(|s| s.nodes > 0) else {
+        return;
+    };
+    let _ = write!(
+        s,
+        "<line x1=\"{0:.1}\" y1=\"12\" x2=\"{0:.1}\" y2=\"80\" stroke=\"#1d232a\"/><text x=\"{0:.1}\" y=\"10\" text-anchor=middle>median {1}</text>",
+        ax.x(sm.median),
+        num(sm.median)
+    );
+    if !sm.judged {
+        return;
+    }
+    if let Some(t) = f.verdicts.as_ref().map(|v| v.pct_worse) {
+        let th = if sm.higher_is_better {
+            sm.median * (1.0 - t / 100.0)
+        } else {
+            sm.median * (1.0 + t / 100.0)
+        };
+        let _ = write!(s, "<line x1=\"{0:.1}\" y1=\"18\" x2=\"{0:.1}\" y2=\"80\" stroke=\"#b42318\" stroke-dasharray=\"4 3\"/>", ax.x(th));
+    }
+}
+
+/// One dot per node, jittered over seven rows; a node that fails this
+/// figure is red and labelled.
+fn strip_dots(s: &mut String, f: &FleetRun, m: &Figure, ax: &StripAxis, pts: &[(u32, f64)]) {
+    let outlier = |r: u32| {
+        f.verdicts.as_ref().is_some_and(|v| {
+            v.nodes
+                .iter()
+                .any(|n| n.rank == r && n.checks.iter().any(|c| c.metric == m.metric && c.fails()))
+        })
+    };
+    for (i, (r, v)) in pts.iter().enumerate() {
+        let y = 30.0 + (i % 7) as f64 * 6.5;
+        let out = outlier(*r);
+        let label = f.label(*r);
+        let _ = write!(
+            s,
+            "<circle class=\"dot{}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"{}\"><title>{}: {} {}</title></circle>",
+            if out { " out" } else { "" },
+            ax.x(*v),
+            if out { 5 } else { 4 },
+            esc(&label),
+            num(*v),
+            esc(m.unit)
+        );
+        if out {
+            let _ = write!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#b42318\">{}</text>",
+                ax.x(*v) + 7.0,
+                y + 4.0,
+                esc(&label)
+            );
+        }
+    }
 }
 
 /// The whole fleet report.
