@@ -25,8 +25,8 @@
 
 use super::reference::Reference;
 use crate::model::fleet::{
-    Check, CheckTurn, FleetNode, FleetRun, LinkVerdict, MetricSummary, NodeStatus, NodeVerdict,
-    Verdicts,
+    Check, CheckTurn, FleetNode, FleetRun, Flow, LinkVerdict, MetricSummary, NodeStatus,
+    NodeVerdict, TierGap, Transport, Verdicts,
 };
 use crate::report::fleet::metrics::{self, Figure};
 use crate::stats::robust::{pct_worse, robust, z_worse, Robust};
@@ -54,9 +54,38 @@ pub struct Settings {
 /// Judge every node and every flow of `f`.
 pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
     let figures = metrics::fleet_figures(f);
-    // Per metric: its definition and the values of the nodes that are ok.
-    let defs = metrics::definitions(&figures);
-    let summaries: Vec<(MetricSummary, Option<Robust>)> = defs
+    let summaries = summarise(&figures);
+    let mut gaps = tiers::gaps(f).into_iter();
+    let nodes: Vec<NodeVerdict> = f
+        .nodes
+        .iter()
+        .zip(&figures)
+        .map(|(n, (_, figs))| node_verdict(n, figs, &summaries, gaps.next().unwrap_or_default(), s))
+        .collect();
+    let uncertain_by_noise = nodes
+        .iter()
+        .filter(|v| !v.drain && v.checks.iter().any(|c| c.noisy))
+        .count() as u32;
+    let mut v = Verdicts {
+        robust_z: s.z,
+        pct_worse: s.pct,
+        min_nodes: MIN_NODES,
+        noisy_cpus: NOISY_CPUS,
+        uncertain_by_noise,
+        reference: s.reference.as_ref().map(|(p, _)| p.clone()),
+        metrics: summaries.into_iter().map(|(m, _)| m).collect(),
+        nodes,
+        links: Vec::new(),
+    };
+    v.links = links(f, &v, s);
+    unreachable_nodes(f, &mut v);
+    v
+}
+
+/// Per metric: its summary over the nodes that are ok, and its robust
+/// centre and spread where enough nodes have it to be judged.
+fn summarise(figures: &[(u32, Vec<Figure>)]) -> Vec<(MetricSummary, Option<Robust>)> {
+    metrics::definitions(figures)
         .iter()
         .map(|d| {
             let values: Vec<f64> = figures
@@ -79,78 +108,62 @@ pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
                 r.filter(|_| judged),
             )
         })
-        .collect();
-    let mut gaps = tiers::gaps(f).into_iter();
-    let nodes: Vec<NodeVerdict> = f
-        .nodes
+        .collect()
+}
+
+/// One node's verdict: each of its figures checked against the fleet (and
+/// its class bounds), its state, and its tier gaps.
+fn node_verdict(
+    n: &FleetNode,
+    figs: &[Figure],
+    summaries: &[(MetricSummary, Option<Robust>)],
+    tier_gaps: Vec<TierGap>,
+    s: &Settings,
+) -> NodeVerdict {
+    let turns = turn_values(n);
+    let class = n.run.as_ref().and_then(|run| {
+        s.reference
+            .as_ref()
+            .and_then(|(_, r)| r.classes.iter().find(|c| c.matches(&run.host)))
+    });
+    let checks: Vec<Check> = figs
         .iter()
-        .zip(&figures)
-        .map(|(n, (_, figs))| {
-            let tier_gaps = gaps.next().unwrap_or_default();
-            let turns = turn_values(n);
-            let class = n.run.as_ref().and_then(|run| {
-                s.reference
-                    .as_ref()
-                    .and_then(|(_, r)| r.classes.iter().find(|c| c.matches(&run.host)))
-            });
-            let checks: Vec<Check> = figs
+        .map(|g| {
+            let (sum, r) = summaries
                 .iter()
-                .map(|g| {
-                    let (sum, r) = summaries
-                        .iter()
-                        .find(|(m, _)| m.metric == g.metric)
-                        .expect("every figure has a summary");
-                    let seen = turns
-                        .iter()
-                        .find(|(m, _)| *m == g.metric)
-                        .map_or(&[][..], |(_, v)| v.as_slice());
-                    check(
-                        g,
-                        sum,
-                        r.as_ref(),
-                        class.and_then(|c| c.bounds.get(&g.metric)).copied(),
-                        s,
-                        seen,
-                    )
-                })
-                .collect();
-            let distance = checks
+                .find(|(m, _)| m.metric == g.metric)
+                .expect("every figure has a summary");
+            let seen = turns
                 .iter()
-                .filter_map(|c| c.robust_z)
-                .fold(0.0f64, f64::max);
-            let (ok, reason, drain) = node_state(n, &checks);
-            // A missing or smaller tier is a failure of its own.
-            let short = !tier_gaps.is_empty();
-            NodeVerdict {
-                rank: n.rank,
-                label: n.label.clone(),
-                ok: ok && !short,
-                distance,
-                checks,
-                reason,
-                drain: drain || short,
-                tier_gaps,
-            }
+                .find(|(m, _)| *m == g.metric)
+                .map_or(&[][..], |(_, v)| v.as_slice());
+            check(
+                g,
+                sum,
+                r.as_ref(),
+                class.and_then(|c| c.bounds.get(&g.metric)).copied(),
+                s,
+                seen,
+            )
         })
         .collect();
-    let uncertain_by_noise = nodes
+    let distance = checks
         .iter()
-        .filter(|v| !v.drain && v.checks.iter().any(|c| c.noisy))
-        .count() as u32;
-    let mut v = Verdicts {
-        robust_z: s.z,
-        pct_worse: s.pct,
-        min_nodes: MIN_NODES,
-        noisy_cpus: NOISY_CPUS,
-        uncertain_by_noise,
-        reference: s.reference.as_ref().map(|(p, _)| p.clone()),
-        metrics: summaries.into_iter().map(|(m, _)| m).collect(),
-        nodes,
-        links: Vec::new(),
-    };
-    v.links = links(f, &v, s);
-    unreachable_nodes(f, &mut v);
-    v
+        .filter_map(|c| c.robust_z)
+        .fold(0.0f64, f64::max);
+    let (ok, reason, drain) = node_state(n, &checks);
+    // A missing or smaller tier is a failure of its own.
+    let short = !tier_gaps.is_empty();
+    NodeVerdict {
+        rank: n.rank,
+        label: n.label.clone(),
+        ok: ok && !short,
+        distance,
+        checks,
+        reason,
+        drain: drain || short,
+        tier_gaps,
+    }
 }
 
 /// The figures a node measures in its own turns: memory bandwidth and
@@ -370,38 +383,8 @@ fn node_state(n: &FleetNode, checks: &[Check]) -> (bool, Option<String>, bool) {
 /// themselves, so a slow path between two healthy nodes stands out even
 /// where one bad link touches 40 % of a small fleet's flows.
 fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
-    // How strongly `rank` explains a flow through `metric`, compared as a
-    // tuple (lost, quiet, percent worse); None if it does not. A slow node
-    // explains slow flows; a flow that could not be measured at all
-    // (unreachable, refused) is explained only by a lost end.
-    let blame = |rank: u32, metric: &str, measured: bool| -> Option<(bool, bool, f64)> {
-        if f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost) {
-            return Some((true, true, f64::INFINITY));
-        }
-        if !measured {
-            return None;
-        }
-        v.nodes
-            .iter()
-            .find(|n| n.rank == rank)?
-            .checks
-            .iter()
-            .find(|c| c.metric == metric && c.outlier)
-            .map(|c| (false, !c.noisy, c.pct_worse.unwrap_or(0.0)))
-    };
     let mut out = Vec::new();
     for m in &f.network {
-        let by = |x: &crate::model::fleet::Flow| {
-            let measured = x.recv_gbps.is_some();
-            let src = blame(x.src, &format!("{}_out_gbps", m.transport), measured);
-            let dst = blame(x.dst, &format!("{}_in_gbps", m.transport), measured);
-            match (src, dst) {
-                (Some(a), Some(b)) if b > a => Some(f.label(x.dst)),
-                (Some(_), _) => Some(f.label(x.src)),
-                (None, Some(_)) => Some(f.label(x.dst)),
-                (None, None) => None,
-            }
-        };
         // Flows are judged against flows of the same size that ran under
         // the same load (`concurrent`): after a rank is lost its steps run
         // fewer flows at once, and on a shared machine those are faster,
@@ -419,55 +402,108 @@ fn links(f: &FleetRun, v: &Verdicts, s: &Settings) -> Vec<LinkVerdict> {
                 .iter()
                 .filter(|x| x.size_bytes == size && x.concurrent == load)
                 .collect();
-            let healthy: Vec<f64> = flows
-                .iter()
-                .filter(|x| by(x).is_none())
-                .filter_map(|x| x.recv_gbps)
-                .collect();
-            let r = robust(&healthy).filter(|_| healthy.len() as u32 >= MIN_NODES);
-            for x in flows {
-                let explained_by = by(x);
-                let base = LinkVerdict {
-                    transport: m.transport,
-                    src: x.src,
-                    dst: x.dst,
-                    size_bytes: size,
-                    gbps: x.recv_gbps,
-                    median_gbps: r.map(|r| r.median),
-                    ..LinkVerdict::default()
-                };
-                let (Some(g), Some(r)) = (x.recv_gbps, r) else {
-                    if x.recv_gbps.is_none() {
-                        out.push(LinkVerdict {
-                            reason: Some(x.reason.clone().unwrap_or_else(|| "not measured".into())),
-                            explained_by,
-                            ..base
-                        });
-                    }
-                    continue;
-                };
-                let z = z_worse(g, &r, true);
-                let p = pct_worse(g, r.median, true);
-                let slow = p >= s.pct && (explained_by.is_some() || z >= s.z);
-                // A path claimed between two healthy nodes must be slower
-                // than the load on the measuring machine explains.
-                let noisy = explained_by.is_none()
-                    && x.foreign_cpus.is_some_and(|f| f >= NOISY_CPUS)
-                    && x.noise_slowdown
-                        .is_some_and(|k| within_noise(g, r.median, true, k));
-                if slow {
-                    out.push(LinkVerdict {
-                        robust_z: Some(z),
-                        pct_worse: Some(p),
-                        explained_by,
-                        noisy,
-                        ..base
-                    });
-                }
-            }
+            link_group(f, v, s, m.transport, &flows, &mut out);
         }
     }
     out
+}
+
+/// The node a flow's slowness is put down to: the end that [`blame`]s
+/// more strongly, if either does.
+fn explained_by(f: &FleetRun, v: &Verdicts, transport: Transport, x: &Flow) -> Option<String> {
+    let measured = x.recv_gbps.is_some();
+    let src = blame(f, v, x.src, &format!("{transport}_out_gbps"), measured);
+    let dst = blame(f, v, x.dst, &format!("{transport}_in_gbps"), measured);
+    match (src, dst) {
+        (Some(a), Some(b)) if b > a => Some(f.label(x.dst)),
+        (Some(_), _) => Some(f.label(x.src)),
+        (None, Some(_)) => Some(f.label(x.dst)),
+        (None, None) => None,
+    }
+}
+
+/// How strongly `rank` explains a flow through `metric`, compared as a
+/// tuple (lost, quiet, percent worse); None if it does not. A slow node
+/// explains slow flows; a flow that could not be measured at all
+/// (unreachable, refused) is explained only by a lost end.
+fn blame(
+    f: &FleetRun,
+    v: &Verdicts,
+    rank: u32,
+    metric: &str,
+    measured: bool,
+) -> Option<(bool, bool, f64)> {
+    if f.node(rank).is_some_and(|n| n.status == NodeStatus::Lost) {
+        return Some((true, true, f64::INFINITY));
+    }
+    if !measured {
+        return None;
+    }
+    v.nodes
+        .iter()
+        .find(|n| n.rank == rank)?
+        .checks
+        .iter()
+        .find(|c| c.metric == metric && c.outlier)
+        .map(|c| (false, !c.noisy, c.pct_worse.unwrap_or(0.0)))
+}
+
+/// Judges one group of flows (same size, same load) against the group's
+/// flows between healthy nodes; pushes the slow and the unmeasured ones.
+fn link_group(
+    f: &FleetRun,
+    v: &Verdicts,
+    s: &Settings,
+    transport: Transport,
+    flows: &[&Flow],
+    out: &mut Vec<LinkVerdict>,
+) {
+    let healthy: Vec<f64> = flows
+        .iter()
+        .filter(|x| explained_by(f, v, transport, x).is_none())
+        .filter_map(|x| x.recv_gbps)
+        .collect();
+    let r = robust(&healthy).filter(|_| healthy.len() as u32 >= MIN_NODES);
+    for x in flows {
+        let explained_by = explained_by(f, v, transport, x);
+        let base = LinkVerdict {
+            transport,
+            src: x.src,
+            dst: x.dst,
+            size_bytes: x.size_bytes,
+            gbps: x.recv_gbps,
+            median_gbps: r.map(|r| r.median),
+            ..LinkVerdict::default()
+        };
+        let (Some(g), Some(r)) = (x.recv_gbps, r) else {
+            if x.recv_gbps.is_none() {
+                out.push(LinkVerdict {
+                    reason: Some(x.reason.clone().unwrap_or_else(|| "not measured".into())),
+                    explained_by,
+                    ..base
+                });
+            }
+            continue;
+        };
+        let z = z_worse(g, &r, true);
+        let p = pct_worse(g, r.median, true);
+        let slow = p >= s.pct && (explained_by.is_some() || z >= s.z);
+        // A path claimed between two healthy nodes must be slower
+        // than the load on the measuring machine explains.
+        let noisy = explained_by.is_none()
+            && x.foreign_cpus.is_some_and(|f| f >= NOISY_CPUS)
+            && x.noise_slowdown
+                .is_some_and(|k| within_noise(g, r.median, true, k));
+        if slow {
+            out.push(LinkVerdict {
+                robust_z: Some(z),
+                pct_worse: Some(p),
+                explained_by,
+                noisy,
+                ..base
+            });
+        }
+    }
 }
 
 /// A node none of whose flows could be measured, while others' were, has
