@@ -167,22 +167,7 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
     let note_path = rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref());
     let writer = rendezvous::Writer::this(s.startup.as_secs_f64());
     if s.coordinator.is_none() {
-        let note = Note {
-            version: env!("CARGO_PKG_VERSION").into(),
-            protocol: super::comm::PROTOCOL,
-            job: s.launch.job.clone(),
-            size,
-            addrs: rendezvous::local_ipv4()
-                .into_iter()
-                .map(|ip| SocketAddr::new(IpAddr::V4(ip), port))
-                .collect(),
-            token: token
-                .as_ref()
-                .filter(|_| s.token.is_none())
-                .map(|t| rendezvous::to_hex(t)),
-            writer: Some(writer.clone()),
-        };
-        rendezvous::publish(&note_path, &note).map_err(|e| UserError::flag("--rendezvous", e))?;
+        publish_note(s, port, token.as_deref(), &writer, &note_path)?;
     }
     // Ranks that joined wait for the others: they hear `Alive` meanwhile.
     let writing = Arc::new(Mutex::new(Vec::new()));
@@ -194,31 +179,7 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
     {
         let _ = std::fs::remove_file(&note_path);
     }
-    let (tx, rx) = mpsc::channel();
-    let mut lost = Vec::new();
-    let mut ips: Vec<IpAddr> = Vec::new();
-    for r in 1..size {
-        match &streams[r as usize] {
-            Some(c) => {
-                if let Ok(a) = c.local_addr() {
-                    ips.push(a.ip());
-                }
-                spawn_reader(c.try_clone()?, r, tx.clone(), None);
-            }
-            None => lost.push(Lost {
-                rank: r,
-                phase: "startup".into(),
-                reason: if stop.load(Ordering::Relaxed) {
-                    "interrupted before it joined".into()
-                } else {
-                    format!(
-                        "never joined within {:.0} s (--timeout)",
-                        s.startup.as_secs_f64()
-                    )
-                },
-            }),
-        }
-    }
+    let (rx, lost, ips) = read_joined(&streams, s, stop)?;
     let mut comm = TcpComm {
         rank: 0,
         size,
@@ -246,6 +207,68 @@ fn root(s: &Settings, stop: &'static AtomicBool) -> anyhow::Result<(TcpComm, Opt
         .into());
     }
     Ok((comm, token))
+}
+
+/// Writes the rendezvous note the other ranks find rank 0 by: its
+/// addresses, and the session token unless the ranks share one already.
+fn publish_note(
+    s: &Settings,
+    port: u16,
+    token: Option<&[u8]>,
+    writer: &rendezvous::Writer,
+    note_path: &std::path::Path,
+) -> anyhow::Result<()> {
+    let note = Note {
+        version: env!("CARGO_PKG_VERSION").into(),
+        protocol: super::comm::PROTOCOL,
+        job: s.launch.job.clone(),
+        size: s.launch.size,
+        addrs: rendezvous::local_ipv4()
+            .into_iter()
+            .map(|ip| SocketAddr::new(IpAddr::V4(ip), port))
+            .collect(),
+        token: token.filter(|_| s.token.is_none()).map(rendezvous::to_hex),
+        writer: Some(writer.clone()),
+    };
+    rendezvous::publish(note_path, &note).map_err(|e| UserError::flag("--rendezvous", e))?;
+    Ok(())
+}
+
+/// A reader thread per rank that joined, all feeding one channel; the
+/// ranks that never joined, as lost at start-up; and the addresses rank 0
+/// was reached on.
+#[allow(clippy::type_complexity)]
+fn read_joined(
+    streams: &[Option<TcpStream>],
+    s: &Settings,
+    stop: &AtomicBool,
+) -> anyhow::Result<(Receiver<(u32, Incoming)>, Vec<Lost>, Vec<IpAddr>)> {
+    let (tx, rx) = mpsc::channel();
+    let mut lost = Vec::new();
+    let mut ips: Vec<IpAddr> = Vec::new();
+    for r in 1..s.launch.size {
+        match &streams[r as usize] {
+            Some(c) => {
+                if let Ok(a) = c.local_addr() {
+                    ips.push(a.ip());
+                }
+                spawn_reader(c.try_clone()?, r, tx.clone(), None);
+            }
+            None => lost.push(Lost {
+                rank: r,
+                phase: "startup".into(),
+                reason: if stop.load(Ordering::Relaxed) {
+                    "interrupted before it joined".into()
+                } else {
+                    format!(
+                        "never joined within {:.0} s (--timeout)",
+                        s.startup.as_secs_f64()
+                    )
+                },
+            }),
+        }
+    }
+    Ok((rx, lost, ips))
 }
 
 /// The session's token: the ranks' shared one, else a fresh one for the
