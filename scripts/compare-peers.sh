@@ -328,11 +328,13 @@ section_threads() {
   cpus=$(likwid-pin -p 2>/dev/null | awk '/^Domain S0:/ {getline; gsub(/[ \t]/, ""); print; exit}' | cut -d, -f1,2)
   echo "## 2-thread DRAM aggregate vs likwid-bench -w S0:1GB:2 (cpus ${cpus:-?}), best of $ROUNDS alternating rounds; pages: $PAGES_SAID"
   echo
-  echo "Each round gives each tool one figure (bwscope: its record's best sample; likwid: its one figure). Where"
-  echo "the host's DRAM is shared, its fast moments decide the bests, so the medians over the rounds are given too."
+  echo "Each round gives each tool one figure (bwscope: its record's best sample; likwid: its one figure), the"
+  echo "two runs back to back, in turn first. Where the host's DRAM is shared, its fast spells (tens of seconds)"
+  echo "decide the bests, so the medians over the rounds are given too, and the median of each round's own ratio:"
+  echo "two runs seconds apart mostly see the same spell, so that ratio compares the tools, not the moments."
   echo
-  echo "| likwid test | bwscope kernel | bwscope GB/s | likwid GB/s | ratio | bwscope median | likwid median | ratio |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| likwid test | bwscope kernel | bwscope GB/s | likwid GB/s | ratio | bwscope median | likwid median | ratio | round ratio, median | rounds bwscope ≥ likwid |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   local tests
   if [ "$ARCH" = aarch64 ]; then
     tests="load_neon store_neon copy_pair"
@@ -345,22 +347,33 @@ section_threads() {
     local k; k=$(kernel_for "$t")
     runs_here "$k" && likwid_has "$t" || continue
     local bb=() lk=()
+    local lb lw
     for i in $(seq "$ROUNDS"); do
+      # In turn first, so that neither tool always runs just after the other.
+      [ $((i % 2)) = 0 ] && lw=$(likwid-bench -t "$t" -w S0:1GB:2 2>/dev/null | awk '/^MByte\/s:/ {printf "%.3f\n", $2/1000}')
       "$BW" threads --counts 2 --threads 2 ${cpus:+--cpus "$cpus"} --sizes 1GB --kernel "$k" ${BW_MEM:+--memory "$BW_MEM"} \
         --json "$WORK/thr.json" >/dev/null 2>&1 || true
-      bb+=("$(python3 -c '
+      lb=$(python3 -c '
 import json, sys
 r = [x for x in json.load(open(sys.argv[1]))["records"] if x["status"] == "ok" and x["threads"] == 2]
-print(r[0]["gbps"]["best"] if r else "nan")' "$WORK/thr.json")")
-      lk+=("$(likwid-bench -t "$t" -w S0:1GB:2 2>/dev/null | awk '/^MByte\/s:/ {printf "%.3f\n", $2/1000}')")
+print(r[0]["gbps"]["best"] if r else "nan")' "$WORK/thr.json")
+      [ $((i % 2)) = 1 ] && lw=$(likwid-bench -t "$t" -w S0:1GB:2 2>/dev/null | awk '/^MByte\/s:/ {printf "%.3f\n", $2/1000}')
+      bb+=("$lb"); lk+=("${lw:-nan}")
     done
-    local b l bm lm
-    b=$(best "${bb[@]}"); l=$(best "${lk[@]}")
-    bm=$(median "${bb[@]}"); lm=$(median "${lk[@]}")
-    python3 -c "
-r = lambda x, y: f'{x/y:.3f}' if y > 0 else 'nan'
-b, l, bm, lm = float('$b'), float('$l'), float('$bm'), float('$lm')
-print(f'| $t | $k | {b:.1f} | {l:.1f} | {r(b, l)} | {bm:.1f} | {lm:.1f} | {r(bm, lm)} |')"
+    python3 -c '
+import statistics, sys
+n = len(sys.argv) // 2
+b = [float(x) for x in sys.argv[2:n + 1]]
+l = [float(x) for x in sys.argv[n + 1:]]
+pairs = [(x, y) for x, y in zip(b, l) if x == x and y == y and y > 0]
+r = lambda x, y: f"{x / y:.3f}" if y > 0 else "nan"
+ok = lambda v: [x for x in v if x == x] or [float("nan")]
+bb, ll = ok(b), ok(l)
+rr = statistics.median([x / y for x, y in pairs]) if pairs else float("nan")
+won = sum(x >= y for x, y in pairs)
+print(f"| {sys.argv[1]} | {max(bb):.1f} | {max(ll):.1f} | {r(max(bb), max(ll))} | {statistics.median(bb):.1f} "
+      f"| {statistics.median(ll):.1f} | {r(statistics.median(bb), statistics.median(ll))} | {rr:.3f} | {won} of {len(pairs)} |")
+' "$t | $k" "${bb[@]}" "${lk[@]}"
   done
   [ "$ARCH" = aarch64 ] || threads_vs_stream "$cpus" "${isa:-avx}"
 }
@@ -384,29 +397,38 @@ threads_vs_stream() { # cpus isa
   echo "STREAM Copy vs bwscope's NT copies at 2 threads (\`threads --sizes 1GB\`; STREAM: its own array size,"
   echo "OMP_NUM_THREADS=2 OMP_PROC_BIND=spread${places:+ OMP_PLACES=$places}), $ROUNDS alternating rounds; pages: $PAGES_SAID"
   echo
-  echo "| kernel | bwscope best | bwscope median | STREAM Copy best | STREAM median | best ratio | median ratio |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| kernel | bwscope best | bwscope median | STREAM Copy best | STREAM median | best ratio | median ratio | round ratio, median |"
+  echo "|---|---|---|---|---|---|---|---|"
   local sc=() i
   declare -A got=()
   for i in $(seq "$ROUNDS"); do
     "$BW" threads --counts 2 --threads 2 ${1:+--cpus "$1"} --sizes 1GB --kernel "$ks" ${BW_MEM:+--memory "$BW_MEM"} \
       --json "$WORK/thr.json" >/dev/null 2>&1 || true
+    # One word per kernel per round ("nan" where it has no record), so the
+    # rounds line up with STREAM's.
     while read -r k g; do got[$k]="${got[$k]:-} $g"; done < <(python3 -c '
 import json, sys
-for x in json.load(open(sys.argv[1]))["records"]:
-    if x["status"] == "ok" and x["threads"] == 2:
-        print(x["kernel"], x["gbps"]["best"])' "$WORK/thr.json")
-    sc+=("$(OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=${places:-threads} "$stream" 2>/dev/null |
-      awk '/^Copy:/ {printf "%.3f\n", $2/1000}')")
+ok = {x["kernel"]: x["gbps"]["best"] for x in json.load(open(sys.argv[1]))["records"]
+      if x["status"] == "ok" and x["threads"] == 2}
+for k in sys.argv[2].split(","):
+    print(k, ok.get(k, "nan"))' "$WORK/thr.json" "$ks")
+    local v; v=$(OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=${places:-threads} "$stream" 2>/dev/null |
+      awk '/^Copy:/ {printf "%.3f\n", $2/1000}')
+    sc+=("${v:-nan}")
   done
   local sb sm; sb=$(best "${sc[@]}"); sm=$(median "${sc[@]}")
   for k in ${ks//,/ }; do
     # shellcheck disable=SC2086 # the rounds' figures, one word each
     local b m; b=$(best ${got[$k]:-}); m=$(median ${got[$k]:-})
+    # shellcheck disable=SC2086
     python3 -c "
+import statistics, sys
 r = lambda x, y: f'{x/y:.3f}' if y > 0 else 'nan'
 b, m, sb, sm = float('$b'), float('$m'), float('$sb'), float('$sm')
-print(f'| $k | {b:.1f} | {m:.1f} | {sb:.1f} | {sm:.1f} | {r(b, sb)} | {r(m, sm)} |')"
+n = (len(sys.argv) - 1) // 2
+p = [x / y for x, y in zip(map(float, sys.argv[1:n + 1]), map(float, sys.argv[n + 1:])) if x == x and y == y and y > 0]
+pr = f'{statistics.median(p):.3f}' if p else 'nan'
+print(f'| $k | {b:.1f} | {m:.1f} | {sb:.1f} | {sm:.1f} | {r(b, sb)} | {r(m, sm)} | {pr} |')" ${got[$k]:-} "${sc[@]}"
   done
 }
 
