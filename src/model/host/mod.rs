@@ -8,7 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use super::arm::ArmHost;
 use super::uarch::UarchMatch;
-use super::{limits, KneeProbe, Regime, Warning};
+use super::{KneeProbe, Regime, Warning};
+pub use cache::{Cache, Curve};
+pub use clock::{ClockProbe, CrossCheck};
+
+mod cache;
+mod clock;
 
 /// Everything `bwscope info` shows; stored as `host` in every run.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -52,93 +57,6 @@ pub struct Host {
     /// its source; absent in runs from before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tiers: Option<super::MemoryTiers>,
-}
-
-/// The core clock from two timed dependent chains of register-register
-/// instructions (no immediates, which Golden Cove and later fold at
-/// rename): `add r64, r64` at one per cycle and `imul r64, r64` at one
-/// per three cycles (Intel Sandy Bridge and later, AMD Zen).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct ClockProbe {
-    /// Adds per second of the add chain (best sample).
-    pub add_hz: f64,
-    /// Three times the imuls per second of the imul chain (best sample).
-    pub imul_hz: f64,
-    /// The clock used: the add chain's, or the lower of the two when they
-    /// disagree by more than 3 %; null when outside 0.2–6.5 GHz.
-    pub hz: Option<f64>,
-    /// Samples per chain.
-    pub samples: usize,
-    /// The cross-check chain when it is not `imul r64, r64`: on AArch64
-    /// `eor` (`eor x, x, x`, 1 cycle), whose rate `imul_hz` then holds.
-    /// Absent on x86-64.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub second_chain: Option<CrossCheck>,
-    /// Samples taken again because the probing thread was descheduled in
-    /// them (absent in runs from before it was counted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retaken: Option<usize>,
-}
-
-/// The clock probe's cross-check chain.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum CrossCheck {
-    /// `imul r64, r64`, 3 cycles (x86-64).
-    Imul,
-    /// `eor x, x, x`, 1 cycle (AArch64).
-    Eor,
-}
-
-impl ClockProbe {
-    /// Combine the two chains' readings by the rules above.
-    pub fn from_chains(add_hz: f64, imul_hz: f64, samples: usize) -> ClockProbe {
-        let mut p = ClockProbe {
-            add_hz,
-            imul_hz,
-            hz: None,
-            samples,
-            second_chain: None,
-            retaken: None,
-        };
-        let hz = if p.disagreement() > limits::CLOCK_DISAGREE {
-            add_hz.min(imul_hz)
-        } else {
-            add_hz
-        };
-        p.hz = (limits::CLOCK_MIN_HZ..=limits::CLOCK_MAX_HZ)
-            .contains(&hz)
-            .then_some(hz);
-        p
-    }
-
-    /// How far apart the two chains are, relative to the lower.
-    pub fn disagreement(&self) -> f64 {
-        let (lo, hi) = (self.add_hz.min(self.imul_hz), self.add_hz.max(self.imul_hz));
-        if lo > 0.0 {
-            hi / lo - 1.0
-        } else {
-            f64::INFINITY
-        }
-    }
-
-    /// The warnings this reading deserves: the chains disagree, or the
-    /// clock is outside what any x86 core runs at.
-    pub fn warnings(&self) -> Vec<Warning> {
-        let mut w = Vec::new();
-        if self.disagreement() > limits::CLOCK_DISAGREE {
-            w.push(Warning::ClockDisagree {
-                add_hz: self.add_hz,
-                imul_hz: self.imul_hz,
-            });
-        }
-        if self.hz.is_none() {
-            w.push(Warning::ClockImplausible {
-                hz: self.add_hz.min(self.imul_hz),
-            });
-        }
-        w
-    }
 }
 
 /// An upper bound on one op at one width for one core, from the matched
@@ -266,108 +184,6 @@ pub struct Node {
     pub memory_bytes: Option<u64>,
     /// Distances to every node, in node-id order (`/sys/.../distance`).
     pub distances: Vec<u32>,
-}
-
-/// A cache as listed in `host.caches`: merged from CPUID and sysfs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Cache {
-    pub level: u8,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub size_bytes: u64,
-    pub line_bytes: u32,
-    pub shared_cpus: Vec<u32>,
-    /// Where the size came from: `cpuid+sysfs` (agree), `cpuid`, `sysfs`,
-    /// or `cpuid (sysfs says N)` when they disagree.
-    pub source: String,
-    /// Where this level ends as this process measured it (a knee of the
-    /// random-chase latency curve, `host.knees`); null when not measured
-    /// or when the curve showed no clear knee for this level.
-    #[serde(default)]
-    pub effective_size_bytes: Option<u64>,
-    /// Where `effective_size_bytes` came from (the knee probe of this run,
-    /// or the stored file and when it was measured); null with it.
-    #[serde(default)]
-    pub effective_source: Option<String>,
-    /// Where this level ends for a sequential read (the knee of the read
-    /// bandwidth curve for the last level, else a latency knee that read
-    /// bandwidth confirms); bandwidth records are labelled by it. Null
-    /// when not measured, or when no knee of either curve may stand for it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bandwidth_size_bytes: Option<u64>,
-}
-
-/// Which measured curve labels a record's regime: a sequential stream is
-/// served by a level as long as the read curve stays on its plateau, a
-/// random chase only as long as the latency curve does, and the two can end
-/// far apart (TLB reach, adaptive replacement, a partitioned L3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Curve {
-    Bandwidth,
-    Latency,
-}
-
-impl Cache {
-    /// A level as CPUID or sysfs describe it, with nothing measured yet.
-    pub fn new(
-        level: u8,
-        kind: &str,
-        size_bytes: u64,
-        line_bytes: u32,
-        shared_cpus: Vec<u32>,
-        source: String,
-    ) -> Cache {
-        Cache {
-            level,
-            kind: kind.into(),
-            size_bytes,
-            line_bytes,
-            shared_cpus,
-            source,
-            effective_size_bytes: None,
-            effective_source: None,
-            bandwidth_size_bytes: None,
-        }
-    }
-
-    /// Whether the measured size is more than [`limits::CACHE_DISAGREE`]
-    /// away from CPUID's, either way.
-    pub fn disagrees(&self) -> bool {
-        self.effective_size_bytes
-            .is_some_and(|e| self.far_from_cpuid(e))
-    }
-
-    /// Whether `bytes` is more than [`limits::CACHE_DISAGREE`] away from
-    /// CPUID's size, either way: far enough to move regime labels.
-    pub fn far_from_cpuid(&self, bytes: u64) -> bool {
-        let (a, b) = (bytes as f64, self.size_bytes as f64);
-        a * limits::CACHE_DISAGREE < b || b * limits::CACHE_DISAGREE < a
-    }
-
-    /// The size regime labels and default sweeps use: the measured one
-    /// when it [`disagrees`](Cache::disagrees) with CPUID (a VM told the
-    /// host socket's L3), else CPUID's, so a measurement a quarter-octave
-    /// off never moves a label on a machine that CPUID describes well.
-    pub fn boundary_bytes(&self) -> u64 {
-        self.boundary(Curve::Latency)
-    }
-
-    /// The measured end of this level by `curve`, if any.
-    pub fn measured(&self, curve: Curve) -> Option<u64> {
-        match curve {
-            Curve::Latency => self.effective_size_bytes,
-            Curve::Bandwidth => self.bandwidth_size_bytes,
-        }
-    }
-
-    /// The size that labels records of `curve`: the measured one when it is
-    /// more than [`limits::CACHE_DISAGREE`] from CPUID's, else CPUID's.
-    pub fn boundary(&self, curve: Curve) -> u64 {
-        match self.measured(curve) {
-            Some(e) if self.far_from_cpuid(e) => e,
-            _ => self.size_bytes,
-        }
-    }
 }
 
 /// The environment a run happened in; what cannot be read is `null`.
