@@ -28,7 +28,8 @@
 # ceilings (L1 limits reached at the clock read next to each record), cache
 # (single-thread cells vs likwid-bench, geometric mean), threads (2-thread
 # DRAM aggregate vs likwid-bench -w S0:1GB:2, and vs STREAM Copy where a
-# STREAM binary is given: STREAM=path), times (suite wall times),
+# STREAM binary is given: STREAM=path; the tools back to back in turn, with
+# the median of each round's own ratio beside the bests), times (suite wall times),
 # latency, memtype, net, transfer, contend (each agent of `bwscope contend`
 # alone vs its own suite alone, and its default wall time), reports (each its own
 # scripts/compare-peers-<topic>.sh, callable alone).
