@@ -350,8 +350,8 @@ impl Comparison {
             for (i, c) in r.runs.iter().enumerate() {
                 match c {
                     Some(c) => {
-                        line.push(fmt_num(c.best));
-                        line.push(fmt_num(c.median));
+                        line.push(crate::report::short_num(c.best));
+                        line.push(crate::report::short_num(c.median));
                         if i > 0 {
                             line.push(c.change_pct.map_or("-".into(), |p| format!("{p:+.1}")));
                             line.push(c.verdict.map_or("-".into(), |v| v.name().to_string()));
@@ -430,16 +430,6 @@ fn run_letter(i: usize) -> String {
         ((b'A' + i as u8) as char).to_string()
     } else {
         format!("R{}", i + 1)
-    }
-}
-
-fn fmt_num(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
     }
 }
 

@@ -165,6 +165,18 @@ pub fn emit(context: &str, w: &Warning) {
     }
 }
 
+/// A number for a label or a table cell: at most three significant
+/// digits (0 decimals from 100, 1 from 10, else 2).
+pub fn short_num(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 /// The records of each suite, suites in the order they first appear.
 pub fn by_suite(records: &[Record]) -> Vec<(SuiteId, Vec<&Record>)> {
     let mut out: Vec<(SuiteId, Vec<&Record>)> = Vec::new();

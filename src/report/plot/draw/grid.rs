@@ -6,6 +6,7 @@ use plotters::prelude::*;
 
 use super::super::{Bar, Bars, Heatmap};
 use super::{color, nice_max, DrawResult};
+use crate::report::short_num;
 
 fn heat_color(t: f64) -> RGBColor {
     // White → dark blue; t in 0..1.
@@ -106,17 +107,6 @@ where
     Ok(())
 }
 
-/// A number for a label: 3 significant digits at most.
-fn short(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
 /// Stacked bars: a y axis with gridlines, one bar per group, segments
 /// coloured by key (legend on the right), the total above each bar and the
 /// reference as a dashed level across it.
@@ -157,7 +147,7 @@ where
         let label = if ymax >= 10.0 {
             format!("{v:.0}")
         } else {
-            short(v)
+            short_num(v)
         };
         root.draw(&Text::new(label, (px(16), y - px(8)), font.clone()))?;
     }
@@ -180,7 +170,7 @@ where
         }
         let top_label = b
             .total
-            .map_or("incomplete".into(), |t| format!("{} GB/s", short(t)));
+            .map_or("incomplete".into(), |t| format!("{} GB/s", short_num(t)));
         root.draw(&Text::new(
             top_label,
             (x0, y_of(base) - px(22)),
@@ -196,7 +186,7 @@ where
                     BLACK.stroke_width(2),
                 ))?;
             }
-            let text = format!("Σ alone {}", short(r));
+            let text = format!("Σ alone {}", short_num(r));
             root.draw(&Text::new(text, (x0 + bw + px(6), y - px(8)), font.clone()))?;
         }
         let lf = ("sans-serif", px(13)).into_font();
