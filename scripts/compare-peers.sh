@@ -289,27 +289,41 @@ section_cache() {
   echo
   echo "bwscope's figure per round is its record's best sample (7 samples of >= 10 ms); likwid's is its one"
   echo "figure over ~1 s. The median column is bwscope's median sample, best over the rounds, for comparison."
+  echo "Each round runs the two seconds apart and is labelled by the spell bwscope's spell probes found it in"
+  echo "(shared: the core gave the probe under 0.75 of its load rate in at least a quarter of the samples;"
+  echo "docs/noise.md); the round-ratio medians are over own-core rounds and shared rounds apart, so a"
+  echo "table never sets bwscope in one kind of spell against the peer in another."
   echo
-  echo "| likwid test | bwscope kernel | size B | bwscope GB/s | bwscope median | likwid GB/s | ratio |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| likwid test | bwscope kernel | size B | bwscope GB/s | bwscope median | likwid GB/s | ratio | round ratio, median: own core (n) | shared core (n) |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   local ratios=()
   for size in $SIZES; do
     for t in $CELLS; do
       local k
       k=$(kernel_for "$t") || continue
       runs_here "$k" && likwid_has "$t" || continue
-      local bb=() bm=() lk=()
+      local bb=() bm=() lk=() sp=()
       for i in $(seq "$ROUNDS"); do
         bw_json "$k" "$size" "$WORK/cell.json"
         bb+=("$(field "$WORK/cell.json" "$k" 'r["gbps"]["best"]')")
         bm+=("$(field "$WORK/cell.json" "$k" 'r["gbps"]["median"]')")
+        sp+=("$(field "$WORK/cell.json" "$k" '"shared" if (r.get("spells") or {}).get("core_shared", 0) * 4 >= max((r.get("spells") or {}).get("probed", 1), 1) and (r.get("spells") or {}).get("core_shared", 0) >= 2 else "own"')")
         lk+=("$(likwid_cell "$t" "$size")")
       done
-      local b m l r
+      local b m l r split
       b=$(best "${bb[@]}"); m=$(best "${bm[@]}"); l=$(best "${lk[@]}")
       r=$(python3 -c "b=float('$b'); l=float('$l'); print(f'{b/l:.3f}' if l == l and l > 0 and b == b else 'nan')")
       [ "$r" != nan ] && ratios+=("$r")
-      printf '| %s | %s | %s | %.1f | %.1f | %.1f | %s |\n' "$t" "$k" "$size" "$b" "$m" "$l" "$r"
+      split=$(python3 -c '
+import statistics, sys
+n = len(sys.argv) // 3
+b, l, s = sys.argv[1:1 + n], sys.argv[1 + n:1 + 2 * n], sys.argv[1 + 2 * n:]
+out = []
+for kind in ("own", "shared"):
+    v = [float(x) / float(y) for x, y, k in zip(b, l, s) if k == kind and x != "nan" and y != "nan" and float(y) > 0]
+    out.append(f"{statistics.median(v):.3f} ({len(v)})" if v else "- (0)")
+print(" | ".join(out))' "${bb[@]}" "${lk[@]}" "${sp[@]}")
+      printf '| %s | %s | %s | %.1f | %.1f | %.1f | %s | %s |\n' "$t" "$k" "$size" "$b" "$m" "$l" "$r" "$split"
     done
   done
   echo

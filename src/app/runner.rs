@@ -17,6 +17,16 @@ pub fn units(u: UnitsArg) -> Units {
     }
 }
 
+/// Tell the spell probes (`measure::probe`) what this host's core allows
+/// and how large a set reaches its DRAM: the latency curve's last level
+/// where the knee probe measured it, else CPUID's.
+fn spell_probes_for(host: &Host) {
+    use crate::measure::probe;
+    let width = probe::core_kernel().map(|k| k.width_bits);
+    probe::set_core_limit(width.and_then(|w| host.l1_bytes_per_cycle("read", Some(w))));
+    probe::set_chase_bytes(host.llc_size(crate::model::Curve::Latency));
+}
+
 /// Where a running suite's records go: the run's sink (files as records
 /// complete) and the progress bar on stderr.
 pub struct Recorder {
@@ -37,6 +47,7 @@ impl Recorder {
         out: &OutputArgs,
         host: Host,
     ) -> Result<Recorder, UserError> {
+        spell_probes_for(&host);
         let mut run = Run::new(command, options, host, units(out.units));
         run.warnings = suites::host_warnings(&run.host);
         let sink = Sink::new(run, &out.files)?;
@@ -85,8 +96,14 @@ impl Recorder {
         }
     }
 
-    /// Close the files, saying how the run ended.
-    pub fn finish(self, end: End) -> Result<Run, UserError> {
+    /// Close the files, saying how the run ended: every record's spells
+    /// judged again against the whole run's baseline first (a run that
+    /// began in a contended spell took it for the baseline until then).
+    pub fn finish(mut self, end: End) -> Result<Run, UserError> {
+        let base = crate::measure::probe::baseline();
+        for r in &mut self.sink.run_mut().records {
+            suites::record::rejudge(r, &base);
+        }
         self.sink.finish(end)
     }
 

@@ -119,8 +119,12 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         return flow.map(|_| EXIT_OK);
     }
     let stopped = matches!(flow, Ok(Flow::Stopped));
-    let summary =
-        crate::report::views::survey::render_summary(&run, saved.as_deref(), t0.elapsed());
+    let summary = crate::report::views::survey::render_summary(
+        &run,
+        saved.as_deref(),
+        t0.elapsed(),
+        crate::measure::probe::spent(),
+    );
     if quiet {
         // stdout carries JSON/CSV; the summary still reaches a person.
         eprint!("{summary}");

@@ -53,6 +53,8 @@ pub struct Chase {
     kernel: &'static Kernel,
     cur: u64,
     warm_reps: u64,
+    /// Run the spell probes after each sample (`Chase::with_probes`).
+    probes: bool,
 }
 
 impl Chase {
@@ -68,6 +70,17 @@ impl Chase {
             kernel,
             cur: start as u64,
             warm_reps,
+            probes: false,
+        }
+    }
+
+    /// This chase with the spell probes after each sample, on the calling
+    /// thread (the latency suite's; a chase beside a load the suite
+    /// makes itself would read that load).
+    pub fn with_probes(self) -> Chase {
+        Chase {
+            probes: true,
+            ..self
         }
     }
 
@@ -102,6 +115,10 @@ impl Workload for Chase {
             stamps: vec![self.walk(reps)],
             device_seconds: None,
         })
+    }
+
+    fn probe(&mut self) -> Option<crate::model::Probe> {
+        self.probes.then(|| super::probe::read(true))
     }
 }
 

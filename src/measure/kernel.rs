@@ -37,6 +37,8 @@ pub struct TeamKernel<'a> {
     team: &'a Team,
     job: Job,
     pass: PassBytes,
+    /// Run the spell probes after each sample ([`Workload::probe`]).
+    probes: bool,
 }
 
 impl<'a> TeamKernel<'a> {
@@ -45,7 +47,22 @@ impl<'a> TeamKernel<'a> {
     /// per stream.
     pub fn private(team: &'a Team, kernel: &'static Kernel, ws: usize) -> Option<TeamKernel<'a>> {
         let (job, pass) = pass_job(kernel, ws, team.threads())?;
-        Some(TeamKernel { team, job, pass })
+        Some(TeamKernel {
+            team,
+            job,
+            pass,
+            probes: true,
+        })
+    }
+
+    /// This workload without the spell probes: for a suite that loads the
+    /// memory itself while it samples (a bystander under `numa --load`),
+    /// where the memory probe would read the suite's own load.
+    pub fn without_probes(self) -> TeamKernel<'a> {
+        TeamKernel {
+            probes: false,
+            ..self
+        }
     }
 
     /// Like [`TeamKernel::private`], but worker `i` works at `bases[i]`,
@@ -83,6 +100,14 @@ impl Workload for TeamKernel<'_> {
 
     fn verify(&mut self) -> Result<bool, String> {
         self.team.verify(&self.job)
+    }
+
+    fn probe(&mut self) -> Option<crate::model::Probe> {
+        if !self.probes {
+            return None;
+        }
+        let each = self.team.run_each(|i, _| super::probe::read(i == 0));
+        super::probe::combine(&each)
     }
 
     /// The cheap probe on every worker at once (~1.5 ms), the highest

@@ -10,6 +10,7 @@ pub mod chase;
 pub mod kernel;
 pub mod mix;
 pub mod noise;
+pub mod probe;
 pub mod procs;
 pub mod regs;
 pub mod sampler;

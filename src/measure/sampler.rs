@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::noise;
-use crate::model::{limits, Noise, Sample};
+use crate::model::{limits, Noise, Probe, Sample};
 use crate::os::time::{thread_run, ThreadRun};
 
 /// The most repetitions one call may have, for every workload: ~10^12
@@ -241,6 +241,14 @@ pub trait Workload {
     fn verify(&mut self) -> Result<bool, String> {
         Ok(false)
     }
+
+    /// The spell probes (`measure::probe`) on the workers, right after a
+    /// sample: what share of its core a worker had and how loaded the
+    /// memory was. None where the workload does not probe (forked
+    /// workers, transfers, a suite that loads the memory itself).
+    fn probe(&mut self) -> Option<Probe> {
+        None
+    }
 }
 
 /// Where calibration starts: the work one sample did at the previous point
@@ -277,6 +285,9 @@ pub struct Timing {
     pub per_worker: Vec<f64>,
     /// The device's time for the call, when the workload has one.
     pub device_seconds: Option<f64>,
+    /// The spell probes' readings right after the call
+    /// ([`Workload::probe`]).
+    pub probe: Option<Probe>,
 }
 
 /// The raw result of one measurement.
@@ -315,6 +326,7 @@ impl Measured {
             .map(|t| Sample {
                 seconds: t.seconds,
                 bytes: t.units,
+                probe: t.probe,
             })
             .collect()
     }
@@ -437,6 +449,9 @@ impl<'a> Sampler<'a> {
                 skew,
                 per_worker: call.stamps.iter().map(Stamp::seconds).collect(),
                 device_seconds: call.device_seconds,
+                // Every sample, descheduled ones too: a retake's spell is
+                // as telling as a kept sample's.
+                probe: w.probe(),
             };
             checksums = call.stamps.iter().map(|s| s.checksum).collect();
             if call.descheduled() {

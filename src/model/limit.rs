@@ -85,17 +85,31 @@ impl Host {
             candidates.push((dram, BoundBy::DramChannels));
         } else {
             let l1 = per_core(self.l1_bytes_per_cycle(c.op.as_str(), c.width_bits));
-            candidates.push((l1, self.l1_port(&c.op, c.width_bits)));
+            let fill = per_core(row.and_then(|r| r.l2_to_l1_bytes_per_cycle));
+            let l3 = per_core(row.and_then(|r| r.l3_per_core_bytes_per_cycle));
+            // A level is judged by its own ceiling or not at all: where
+            // a row lacks a level's figure, the L1 ports (or L2's fill)
+            // would call a full-speed L2 (L3) "50 % of its limit" (Zen 3:
+            // 96 GB/s = 31.5 B/cycle against 64 B/cycle of load ports,
+            // when its L2 delivers 32). Non-temporal stores bypass the
+            // caches and stay judged by the store ports and DRAM.
+            let own_level_known = c.nontemporal
+                || match c.regime {
+                    Regime::L2 => fill.is_some(),
+                    Regime::L3 => l3.is_some(),
+                    _ => true,
+                };
+            if own_level_known {
+                candidates.push((l1, self.l1_port(&c.op, c.width_bits)));
+            }
             if c.nontemporal {
                 candidates.push((dram, BoundBy::DramChannels));
-            } else {
+            } else if own_level_known {
                 if matches!(c.regime, Regime::L2 | Regime::L3) {
-                    let fill = row.and_then(|r| r.l2_to_l1_bytes_per_cycle);
-                    candidates.push((per_core(fill), BoundBy::L2Fill));
+                    candidates.push((fill, BoundBy::L2Fill));
                 }
                 if c.regime == Regime::L3 {
-                    let l3 = row.and_then(|r| r.l3_per_core_bytes_per_cycle);
-                    candidates.push((per_core(l3), BoundBy::L3PerCore));
+                    candidates.push((l3, BoundBy::L3PerCore));
                 }
             }
         }
@@ -325,12 +339,26 @@ mod tests {
             u.limit(&case("read", "DRAM")),
             lim(50.0, BoundBy::DramChannels)
         );
-        // An L3 figure the row lacks (Intel's mesh): L2's fill bounds it.
+        // An L3 figure the row lacks (Intel's mesh): L3 has no limit; it
+        // is never judged by L2's fill or the L1 ports (issue 39).
         let mut i = zen5(None);
         if let Some(r) = i.uarch.as_mut().and_then(|m| m.row.as_mut()) {
             r.l3_per_core_bytes_per_cycle = None;
         }
-        assert_eq!(i.limit(&case("read", "L3")), lim(128.0, BoundBy::L2Fill));
+        assert_eq!(i.limit(&case("read", "L3")), none);
+        assert_eq!(i.limit(&case("read", "L2")), lim(128.0, BoundBy::L2Fill));
+        // An L2->L1 figure the row lacks (Zen 3): L2 has no limit, where
+        // the L1 load ports once called a full-speed L2 "50 %".
+        let mut z3 = zen5(None);
+        if let Some(r) = z3.uarch.as_mut().and_then(|m| m.row.as_mut()) {
+            r.l2_to_l1_bytes_per_cycle = None;
+        }
+        assert_eq!(z3.limit(&case("read", "L2")), none);
+        assert_eq!(z3.limit(&case("write", "L2")), none);
+        assert_eq!(
+            z3.limit(&case("read", "L1")),
+            lim(256.0, BoundBy::L1LoadPorts)
+        );
     }
 
     #[test]

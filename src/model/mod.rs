@@ -13,6 +13,7 @@ mod limit;
 pub mod options;
 mod record;
 mod run;
+mod spells;
 mod tiers;
 pub mod time;
 mod uarch;
@@ -32,6 +33,7 @@ pub use record::{
     Status, Turn,
 };
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
+pub use spells::{CoreReference, Probe, ShareCause, SpellBaseline, Spells};
 pub use tiers::{HmatClaim, MemoryTiers, NodeKind, SideCache, TierNode};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};

@@ -21,6 +21,10 @@ pub enum Status {
 pub struct Sample {
     pub seconds: f64,
     pub bytes: u64,
+    /// The spell probes' readings right after this sample (see
+    /// `Spells`); absent where they did not run and in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<super::Probe>,
 }
 
 /// Summary statistics of a sample set (computed by the `stats` module).
@@ -177,9 +181,12 @@ impl Repeats {
     pub fn warning(&self) -> Option<Warning> {
         let (low_gbps, high_gbps) = self.range();
         self.contended.then_some(Warning::MemoryContended {
-            low_gbps,
-            high_gbps,
-            turns: self.turns.len() as u32,
+            low_gbps: Some(low_gbps),
+            high_gbps: Some(high_gbps),
+            turns: Some(self.turns.len() as u32),
+            fraction: None,
+            probe_ns: None,
+            baseline_ns: None,
         })
     }
 }
@@ -281,6 +288,11 @@ pub struct Record {
     /// among them; absent where it was measured once and in older runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
+    /// The spells the samples were taken in (core shared, memory
+    /// contended) and the figure of the clean ones; absent where the
+    /// probes did not run and in older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spells: Option<super::Spells>,
     pub memory: Option<MemoryInfo>,
     pub placement: Option<Placement>,
     /// The kind of core the record ran on, where cores differ in kind
@@ -328,6 +340,7 @@ impl Record {
             samples_retaken: None,
             samples_descheduled: None,
             repeats: None,
+            spells: None,
             memory: None,
             placement: None,
             core_kind: None,
@@ -408,7 +421,11 @@ mod tests {
                 low_gbps,
                 high_gbps,
                 turns,
-            }) => assert_eq!((low_gbps, high_gbps, turns), (32.1, 58.5, 6)),
+                ..
+            }) => assert_eq!(
+                (low_gbps, high_gbps, turns),
+                (Some(32.1), Some(58.5), Some(6))
+            ),
             other => panic!("{other:?}"),
         }
         // The plateau's own spread is not contention.

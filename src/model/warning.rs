@@ -46,6 +46,20 @@ pub mod limits {
     /// describes (a VM told the host socket's L3), so regimes follow the
     /// measurement. Within 2×, CPUID's exact size labels regimes.
     pub const CACHE_DISAGREE: f64 = 2.0;
+    /// The core-share probe below this share of its core's load rate per
+    /// cycle was taken on a shared core. A core of its own gives the
+    /// probe 0.9-1.0 of its load ports; a busy SMT sibling about half
+    /// (a Zen 3 guest's 16 KiB read: 90-120 of 192 GB/s at 2.99 GHz in
+    /// 299 of 300 samples). 0.75 sits between the two.
+    pub const CORE_SHARED: f64 = 0.75;
+    /// The memory probe above this multiple of the run's quiet reading
+    /// (its 10th percentile) was taken while the memory was loaded from
+    /// outside. The probe's own reading moves by ~20 % with what ran
+    /// before it (a 2-vCPU Zen 4 guest: 156-165 ns between short chases,
+    /// 171-191 after 10 ms ones); a memory controller that other guests
+    /// load adds half or more to every miss (idle 100 ns to 200-300 ns
+    /// near saturation on loaded-latency curves, as Intel MLC draws them).
+    pub const MEMORY_LOADED: f64 = 1.5;
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,9 +90,32 @@ pub enum Warning {
     /// measurements at different moments, by more than the machine's own
     /// load explains: the memory was contended from outside.
     MemoryContended {
-        low_gbps: f64,
-        high_gbps: f64,
-        turns: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        low_gbps: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        high_gbps: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turns: Option<u32>,
+        /// The memory probe's evidence (`Spells`): the share of the
+        /// record's samples taken while its chase read above
+        /// `limits::MEMORY_LOADED` × the run's lowest (`baseline_ns`),
+        /// and its median reading in those samples.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fraction: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        probe_ns: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        baseline_ns: Option<f64>,
+    },
+    /// The core-share probe found this core shared in `fraction` of the
+    /// record's samples: its L1 load throughput per cycle fell to `share`
+    /// (median of those samples) of what a core of its own gives, at an
+    /// unchanged clock, which is what a busy SMT sibling does. `cause`
+    /// says what the guest could see of it.
+    CoreShared {
+        fraction: f64,
+        share: f64,
+        cause: super::ShareCause,
     },
     /// Running under a hypervisor: caches and DRAM may be shared.
     VirtualMachine { hypervisor: String },
@@ -162,6 +199,9 @@ impl Warning {
             }
             Warning::ForeignLoad { .. } => "stop other work on this machine and run again",
             Warning::Steal { .. } => "the host is oversubscribed; compare `best` only",
+            Warning::CoreShared { .. } => {
+                "the figure is this moment's; `spells.clean` has what the core does alone: compare that, or measure again when the core is not shared"
+            }
             Warning::MemoryContended { .. } => {
                 "another guest on the host shares the memory controllers; the figure is this moment's: compare the range, or measure again at a quieter time"
             }
@@ -230,12 +270,36 @@ impl fmt::Display for Warning {
             }
             Warning::Steal { cpus } => write!(f, "hypervisor stole {:.2} CPUs", cpus),
             Warning::MemoryContended {
-                low_gbps,
-                high_gbps,
-                turns,
+                low_gbps: Some(low_gbps),
+                high_gbps: Some(high_gbps),
+                turns: Some(turns),
+                ..
             } => write!(
                 f,
                 "the memory was contended from outside: {turns} measurements at different moments read {low_gbps:.1} to {high_gbps:.1} GB/s, more apart than this machine's own load explains"
+            ),
+            Warning::MemoryContended {
+                fraction,
+                probe_ns,
+                baseline_ns,
+                ..
+            } => write!(
+                f,
+                "the memory was loaded from outside in {:.0} % of the samples: the idle-latency probe read {:.0} ns against this run's {:.0} ns",
+                fraction.unwrap_or(0.0) * 100.0,
+                probe_ns.unwrap_or(0.0),
+                baseline_ns.unwrap_or(0.0)
+            ),
+            Warning::CoreShared {
+                fraction,
+                share,
+                cause,
+            } => write!(
+                f,
+                "this core was shared in {:.0} % of the samples: it loaded {:.0} % of what a core of its own does per cycle, at its clock; {}",
+                fraction * 100.0,
+                share * 100.0,
+                cause.label()
             ),
             Warning::Descheduled { samples, retaken } => write!(
                 f,

@@ -95,6 +95,53 @@ pub struct Comparison {
     /// What differs between the runs' machines, as one sentence; null when
     /// every run is of one host and one CPU model.
     pub machine_note: Option<String>,
+    /// Which runs had cases taken on a shared core or beside a memory
+    /// loaded from outside (the spell probes' warnings), as one sentence;
+    /// absent when none had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spell_note: Option<String>,
+}
+
+/// Which runs had cases measured in a shared-core or contended-memory
+/// spell: such a case compares moments, not machines.
+fn spell_note(runs: &[(String, Run)]) -> Option<String> {
+    use crate::model::Warning;
+    let each: Vec<String> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, r))| {
+            let count = |f: &dyn Fn(&Warning) -> bool| {
+                r.records
+                    .iter()
+                    .filter(|x| x.warnings.iter().any(f))
+                    .count()
+            };
+            let shared = count(&|w| matches!(w, Warning::CoreShared { .. }));
+            let loaded = count(&|w| {
+                matches!(
+                    w,
+                    Warning::MemoryContended {
+                        fraction: Some(_),
+                        ..
+                    }
+                )
+            });
+            let mut parts = Vec::new();
+            if shared > 0 {
+                parts.push(format!("{shared} cases on a shared core"));
+            }
+            if loaded > 0 {
+                parts.push(format!("{loaded} beside a memory loaded from outside"));
+            }
+            (!parts.is_empty()).then(|| format!("{} {}", run_letter(i), parts.join(", ")))
+        })
+        .collect();
+    (!each.is_empty()).then(|| {
+        format!(
+            "⚠ spells: {}; those cases compare this moment's figures, not the machines' (each record's `spells.clean` has its clean samples' figure)",
+            each.join("; ")
+        )
+    })
 }
 
 /// `host NAME, CPU MODEL` of a run.
@@ -273,6 +320,7 @@ pub fn compare(runs: &[(String, Run)], stat: StatKind) -> Result<Comparison, Use
         unmatched,
         machines: runs.iter().map(|(_, r)| machine(r)).collect(),
         machine_note: machine_note(runs),
+        spell_note: spell_note(runs),
     })
 }
 
@@ -393,7 +441,7 @@ impl Comparison {
 
     pub fn render_table(&self) -> String {
         let mut s = format!("{}\n", self.legend());
-        if let Some(n) = &self.machine_note {
+        for n in self.machine_note.iter().chain(&self.spell_note) {
             let _ = writeln!(s, "{n}");
         }
         s.push_str(&super::grid::grid(&self.grid()));
@@ -405,7 +453,7 @@ impl Comparison {
 
     pub fn render_markdown(&self) -> String {
         let mut s = format!("**Runs:** {}\n\n", self.legend());
-        if let Some(n) = &self.machine_note {
+        for n in self.machine_note.iter().chain(&self.spell_note) {
             let _ = writeln!(s, "{}\n", super::markdown::cell(n));
         }
         s.push_str(&super::markdown::table(&self.grid()));

@@ -218,10 +218,15 @@ pub fn headline(run: &Run) -> Vec<String> {
         };
         let mut s = format!("{regime} read {}", gbps(g));
         match regime {
-            Regime::L1 => match r.limit_gbps.or_else(|| l1_ceiling(run, r)) {
-                Some(c) => s.push_str(&format!(" = {:.0} % of this core's limit", g / c * 100.0)),
-                None => s.push_str(" (this core's limit is unknown)"),
-            },
+            Regime::L1 => {
+                match r.limit_gbps.or_else(|| l1_ceiling(run, r)) {
+                    Some(c) => {
+                        s.push_str(&format!(" = {:.0} % of this core's limit", g / c * 100.0))
+                    }
+                    None => s.push_str(" (this core's limit is unknown)"),
+                }
+                s.push_str(&shared_core(r));
+            }
             Regime::Dram => {
                 s.push_str(" per core");
                 if let (Some(p), Some(l)) = (r.percent_of_limit, r.limit_gbps) {
@@ -241,14 +246,22 @@ pub fn headline(run: &Run) -> Vec<String> {
                 if [Some(r), all_cores(run, &Op::Read).map(|a| a.1)]
                     .iter()
                     .flatten()
-                    .any(|r| r.repeats.as_ref().is_some_and(|x| x.contended))
+                    .any(|r| {
+                        r.repeats.as_ref().is_some_and(|x| x.contended)
+                            || r.warnings
+                                .iter()
+                                .any(|w| matches!(w, Warning::MemoryContended { .. }))
+                    })
                 {
                     s.push_str(
                         "; the memory was contended from outside (other guests on the host): these are this moment's figures",
                     );
                 }
             }
-            _ => s.push_str(&share(r).unwrap_or_default()),
+            _ => {
+                s.push_str(&share(r).unwrap_or_default());
+                s.push_str(&shared_core(r));
+            }
         }
         parts.push(s);
     }
@@ -284,6 +297,53 @@ pub fn headline(run: &Run) -> Vec<String> {
         parts.push(format!("{regime} latency {ns:.0} ns"));
     }
     parts
+}
+
+/// What a record measured while its core was shared, where the
+/// core-share probe found that in enough of its samples: "; 104 GB/s
+/// while another tenant shared this core (71 % of the samples)"; the
+/// headline figure beside it is the best sample (a clean one where there
+/// were any), and says so: "when this core was not shared".
+fn shared_core(r: &Record) -> String {
+    let Some(Warning::CoreShared {
+        fraction, cause, ..
+    }) = r
+        .warnings
+        .iter()
+        .find(|w| matches!(w, Warning::CoreShared { .. }))
+    else {
+        return String::new();
+    };
+    let Some(sp) = &r.spells else {
+        return String::new();
+    };
+    let shared: Vec<f64> = r
+        .samples
+        .iter()
+        .filter(|s| {
+            s.probe.as_ref().is_some_and(|p| {
+                crate::stats::spells::core_share(p, &sp.baseline)
+                    .is_some_and(|x| x < crate::model::limits::CORE_SHARED)
+            })
+        })
+        .filter(|s| s.seconds > 0.0)
+        .map(|s| s.bytes as f64 / s.seconds / 1e9)
+        .collect();
+    let best_shared = shared.iter().copied().fold(0.0, f64::max);
+    let who = match cause {
+        crate::model::ShareCause::Invisible => "another tenant shared this core",
+        crate::model::ShareCause::GuestLoad => "this machine's own processes shared this core",
+        crate::model::ShareCause::Steal => "the hypervisor took this core's time",
+    };
+    let when = match sp.clean {
+        Some(_) => " when this core was not shared",
+        None => " (no sample had the core to itself: the machine's figure was not seen)",
+    };
+    format!(
+        "{when}; {} while {who} ({:.0} % of the samples)",
+        gbps(best_shared),
+        fraction * 100.0
+    )
 }
 
 /// " (32.1–58.5 GB/s over 3 measurements)" for a record measured at
@@ -328,6 +388,26 @@ pub fn warning_lines(run: &Run) -> Vec<String> {
     });
     let spread = count(&|w| matches!(w, Warning::HighCv { .. } | Warning::BestMedianSpread { .. }));
     let above = count(&|w| matches!(w, Warning::AboveCeiling { .. }));
+    let shared = count(&|w| matches!(w, Warning::CoreShared { .. }));
+    let loaded = count(&|w| {
+        matches!(
+            w,
+            Warning::MemoryContended {
+                fraction: Some(_),
+                ..
+            }
+        )
+    });
+    if shared > 0 {
+        out.push(format!(
+            "core shared: in {shared} of {measured} measurements the core-share probe found this core giving about half its load rate per cycle at its clock (a busy SMT sibling, usually another tenant's); `spells.clean` in the JSON has what the core does alone"
+        ));
+    }
+    if loaded > 0 {
+        out.push(format!(
+            "memory loaded from outside: in {loaded} of {measured} measurements the idle-latency probe read more than 1.5x this run's quiet reading; their L3 and DRAM figures are this moment's, `spells.clean` the quiet spells'"
+        ));
+    }
     if noisy_load > 0 {
         out.push(format!(
             "noisy machine: other processes or the hypervisor were busy during {noisy_load} of {measured} measurements; compare `best`, and re-run on a quiet machine"

@@ -11,6 +11,7 @@
 //! ratio says how noisy the run was. CV = population stddev / mean.
 
 pub mod robust;
+pub mod spells;
 
 use crate::model::Stats;
 

@@ -393,6 +393,7 @@ mod tests {
                     skew: 0.0,
                     per_worker: vec![0.01],
                     device_seconds: None,
+                    probe: None,
                 }],
                 noise: None,
                 checksums: Vec::new(),

@@ -347,7 +347,7 @@ pub fn measure_case(
     drop(order);
     let warm = warm_reps(plan, host, ws, nodes);
     // SAFETY: the chain was just written into `mem`, which outlives `w`.
-    let mut w = unsafe { Chase::new(k, start, warm) };
+    let mut w = unsafe { Chase::new(k, start, warm) }.with_probes();
     let m = sampler.measure(&mut w, hint)?;
     Ok(Measured {
         record: chase_record(k, case, host, &m, mem, (node, nodes)),
@@ -437,6 +437,7 @@ fn chase_record(
             .map(|t| crate::model::Sample {
                 seconds: t.seconds,
                 bytes: t.units * 8,
+                probe: t.probe,
             })
             .collect(),
         noise: m.noise,

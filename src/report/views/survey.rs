@@ -7,7 +7,8 @@ use crate::model::Run;
 use crate::report::summary;
 
 /// The closing block: headline, warnings, where the files are, time taken.
-pub fn render_summary(run: &Run, saved: Option<&Path>, took: Duration) -> String {
+/// `probes`: the time the spell probes took in it (`measure::probe`).
+pub fn render_summary(run: &Run, saved: Option<&Path>, took: Duration, probes: Duration) -> String {
     let mut s = String::new();
     let head = summary::headline(run);
     if head.is_empty() {
@@ -45,6 +46,10 @@ pub fn render_summary(run: &Run, saved: Option<&Path>, took: Duration) -> String
             d.display()
         ));
     }
-    s.push_str(&format!("took      {:.0} s\n", took.as_secs_f64()));
+    s.push_str(&format!(
+        "took      {:.0} s (the spell probes {:.2} s of it)\n",
+        took.as_secs_f64(),
+        probes.as_secs_f64()
+    ));
     s
 }

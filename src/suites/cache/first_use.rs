@@ -115,6 +115,7 @@ fn record(
         .map(|(f, _)| Sample {
             seconds: f.map + f.first,
             bytes,
+            probe: None,
         })
         .collect();
     let rates: Vec<f64> = samples

@@ -189,6 +189,7 @@ fn sampled(r: &mut Record, f: &Figure) {
         .map(|&u| Sample {
             seconds: f.slice_seconds,
             bytes: u.max(0.0) as u64,
+            probe: None,
         })
         .collect();
     let rates: Vec<f64> = f

@@ -270,6 +270,7 @@ fn record(
         .map(|&s| Sample {
             seconds: s,
             bytes: 2 * n,
+            probe: None,
         })
         .collect();
     let rates: Vec<f64> = t.passes.iter().map(|s| 2.0 * n as f64 / s / 1e9).collect();

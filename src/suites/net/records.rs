@@ -174,6 +174,7 @@ fn flow_record(
         .map(|i| Sample {
             seconds: i.nanos as f64 / 1e9,
             bytes: i.bytes,
+            probe: None,
         })
         .collect();
     finish(
@@ -194,6 +195,7 @@ fn combine(batches: &[Vec<Batch>]) -> Vec<Sample> {
         .map(|k| Sample {
             seconds: batches.iter().map(|b| b[k].seconds).fold(0.0, f64::max),
             bytes: batches.iter().map(|b| b[k].bytes).sum(),
+            probe: None,
         })
         .collect()
 }

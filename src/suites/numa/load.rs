@@ -176,7 +176,8 @@ fn probe_once(
             })
             .map(|m| latency_record(&m, host, cpus, ws as u64))
         }
-        Probe::Bandwidth => match TeamKernel::private(team, read, ws) {
+        // The load threads load the memory on purpose: no spell probes.
+        Probe::Bandwidth => match TeamKernel::private(team, read, ws).map(|w| w.without_probes()) {
             Some(mut w) => sampler.measure(&mut w, None).map(|m| {
                 let into = |bandwidth| {
                     NumaDetail {

@@ -352,6 +352,7 @@ fn zero_copy_figures(r: &mut Record, plan: &Plan, secs: &[f64]) {
         .map(|&s| Sample {
             seconds: s,
             bytes: 0,
+            probe: None,
         })
         .collect();
     detail_of(r).note = Some(
@@ -379,7 +380,11 @@ fn copy_figures(
     r.samples = rates
         .secs
         .iter()
-        .map(|&s| Sample { seconds: s, bytes })
+        .map(|&s| Sample {
+            seconds: s,
+            bytes,
+            probe: None,
+        })
         .collect();
     r.gbps = g;
     r.payload_gbps = stats::summarize(

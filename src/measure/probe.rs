@@ -1,0 +1,364 @@
+//! The spell probes (`model::Spells`, `docs/noise.md`): two fixed, short
+//! measurements taken right after every sample, on the worker's own cpu,
+//! whose readings say what the machine was going through while the
+//! sample ran.
+//!
+//! - **Core share.** A dependent `add` chain (one per cycle whatever a
+//!   sibling hyperthread does: it needs one ALU of four) times the core
+//!   clock, and a pure-load kernel over 16 KiB times L1 load throughput;
+//!   their ratio is L1 load bytes per core cycle. A core of its own gives
+//!   its load ports' rate; a busy SMT sibling takes about half the ports
+//!   at an unchanged clock, which no clock probe, steal counter or load
+//!   figure in the guest shows. The probe uses the widest read of at most
+//!   256 bits: 512-bit instructions move some Intel cores to a lower
+//!   clock licence for milliseconds, which would slow the next sample.
+//! - **Memory.** A random pointer chase over a DRAM-sized set, continued
+//!   from where the last probe stopped (so it never walks a cached
+//!   prefix): the idle latency of one miss. It is this process's constant
+//!   small demand; when it rises, someone else's demand on the memory
+//!   controllers did (the "constant small probe" of interference studies:
+//!   Maricq et al., OSDI 2018; Duet benchmarking, ICPE 2020).
+//!
+//! Together they cost ~0.1 ms after a sample of ≥ 10 ms (about 1 %).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+use crate::kernels::{loops, Kernel, KernelArgs, Op, Pattern};
+use crate::memory::{Buffer, PageKind};
+use crate::model::{limits, CoreReference, Probe, SpellBaseline};
+use crate::os::time::thread_run;
+
+/// Bytes the core probe reads: inside every core's L1.
+const L1_BYTES: usize = 16 << 10;
+/// Passes over [`L1_BYTES`] per timed load call: 1 MiB, ~16,000 cycles at
+/// 64 B/cycle (~5 µs), 200 clock reads' worth of resolution.
+const LOAD_REPS: u64 = 64;
+/// Iterations of the 64-add chain per timed call: 16,384 cycles.
+const CHAIN_ITERS: u64 = 256;
+/// Alternations of chain and loads; the best of each counts (a probe's
+/// first pass refills L1 after the sample evicted it).
+const ROUNDS: usize = 3;
+/// Repetitions of the 16-hop chase kernel per memory probe: 512 misses,
+/// ~50-90 µs at DRAM latency.
+const CHASE_REPS: u64 = 32;
+/// The memory probe's set unless the run says otherwise: four times the
+/// 16 MiB L3 slice of most server cores' complex, past any L3 a guest
+/// usually sees, and cheap to build (~1 M lines, ~50 ms).
+pub const DEFAULT_CHASE_BYTES: usize = 64 << 20;
+
+/// The read kernel the core probe times: the widest cached sequential
+/// read of at most 256 bits this CPU runs (see the module doc).
+pub fn core_kernel() -> Option<&'static Kernel> {
+    static K: OnceLock<Option<&'static Kernel>> = OnceLock::new();
+    *K.get_or_init(|| {
+        let f = crate::platform::cpu::detect_features();
+        loops(Op::Read, Pattern::Seq, &f)
+            .filter(|k| !k.nontemporal && k.width_bits > 0 && k.width_bits <= 256)
+            .filter(|k| k.pass_bytes(L1_BYTES).is_some())
+            .max_by_key(|k| k.width_bits)
+    })
+}
+
+thread_local! {
+    /// Each thread's own L1 buffer for the core probe.
+    static L1: RefCell<Option<Buffer>> = const { RefCell::new(None) };
+}
+
+/// Seconds one call of `f` took.
+fn secs(f: impl FnOnce() -> u64) -> f64 {
+    let t = Instant::now();
+    std::hint::black_box(f());
+    t.elapsed().as_secs_f64().max(1e-9)
+}
+
+/// Tries of a probe in which the thread was descheduled (its reading is
+/// then a time share of the cpu, not the core's rate) before it gives up.
+const TRIES: usize = 3;
+
+/// `f` on the calling thread until one call ran without being
+/// descheduled ([`limits::DESCHEDULED`]), at most [`TRIES`] times.
+fn undisturbed<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    for _ in 0..TRIES {
+        let before = thread_run();
+        let t = Instant::now();
+        let got = f();
+        let wall = t.elapsed().as_nanos() as u64;
+        let ran = thread_run().zip(before).map(|(after, b)| after.since(b));
+        if !ran.is_some_and(|r| r.descheduled(wall, limits::DESCHEDULED)) {
+            return got;
+        }
+    }
+    None
+}
+
+/// L1 load bytes per core cycle on the calling thread, now; None where
+/// the CPU has no probe kernel or its buffer cannot be had, or the thread
+/// was descheduled in every try.
+pub fn core_bytes_per_cycle() -> Option<f64> {
+    undisturbed(core_once)
+}
+
+fn core_once() -> Option<f64> {
+    let k = core_kernel()?;
+    let pass = k.pass_bytes(L1_BYTES)?;
+    L1.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.is_none() {
+            *cell = Buffer::new(L1_BYTES, PageKind::Thp, 0x51e1).ok();
+        }
+        let buf = cell.as_mut()?;
+        let base = buf.as_mut_ptr();
+        let mut args = KernelArgs::new(base, base, pass.stream_len, LOAD_REPS);
+        args.pattern = super::kernel::PATTERN;
+        let (mut chain, mut load) = (f64::MAX, f64::MAX);
+        for _ in 0..ROUNDS {
+            chain = chain.min(secs(|| crate::platform::clock::add_chain(CHAIN_ITERS)));
+            // SAFETY: the thread's own buffer of L1_BYTES, aligned to
+            // 2 MiB, covers one stream of `stream_len` ≤ L1_BYTES; the
+            // kernel runs on this CPU (`core_kernel` picked it so).
+            load = load.min(secs(|| unsafe { (k.func)(&args) }));
+        }
+        let hz = (CHAIN_ITERS * 64) as f64 / chain;
+        let bytes = (pass.read * LOAD_REPS) as f64;
+        Some(bytes / load / hz)
+    })
+}
+
+/// The process's chase for the memory probe: a random single cycle of
+/// cache lines over its set, and where the last probe stopped.
+struct MemChain {
+    _buf: Buffer,
+    cur: u64,
+    kernel: &'static Kernel,
+}
+
+// SAFETY: the chain is only read through `cur` by whichever thread holds
+// the mutex around it; the buffer is owned and never freed while shared.
+unsafe impl Send for MemChain {}
+
+static CHAIN: Mutex<Option<Result<MemChain, ()>>> = Mutex::new(None);
+static CHASE_BYTES: OnceLock<usize> = OnceLock::new();
+
+/// Size the memory probe's set for this run (at most once, before the
+/// first probe): twice the last-level cache the process sees, at least
+/// [`DEFAULT_CHASE_BYTES`], at most 256 MiB (building the chain costs
+/// ~50 ms per 64 MiB).
+pub fn set_chase_bytes(last_level_cache: Option<u64>) {
+    let want = last_level_cache.map_or(DEFAULT_CHASE_BYTES, |l| (2 * l) as usize);
+    let _ = CHASE_BYTES.set(want.clamp(DEFAULT_CHASE_BYTES, 256 << 20));
+}
+
+fn build_chain() -> Result<MemChain, ()> {
+    let kernel = super::chase::kernel().ok_or(())?;
+    let bytes = *CHASE_BYTES.get().unwrap_or(&DEFAULT_CHASE_BYTES);
+    let lines = bytes / super::chase::LINE;
+    let mut buf = Buffer::new(bytes, PageKind::Thp, 0xc4a5e).map_err(|_| ())?;
+    let order = crate::kernels::perm::random_cycle(lines, 0x5be11);
+    // SAFETY: the buffer holds `lines` lines, 2 MiB aligned.
+    let start = unsafe { super::chase::write_chain(buf.as_mut_ptr(), super::chase::LINE, &order) };
+    Ok(MemChain {
+        _buf: buf,
+        cur: start as u64,
+        kernel,
+    })
+}
+
+/// Nanoseconds per load of a chase over the DRAM-sized set, now; None
+/// where the chase or its buffer cannot be had, or the thread was
+/// descheduled in every try.
+pub fn chase_ns() -> Option<f64> {
+    let mut guard = CHAIN.lock().unwrap_or_else(|e| e.into_inner());
+    let chain = guard.get_or_insert_with(build_chain).as_mut().ok()?;
+    undisturbed(|| chase_once(chain))
+}
+
+fn chase_once(chain: &mut MemChain) -> Option<f64> {
+    let a = KernelArgs::new(chain.cur as *const u8, std::ptr::null_mut(), 0, CHASE_REPS);
+    let t = Instant::now();
+    // SAFETY: `cur` is always a node of the intact chain (`build_chain`).
+    let next = unsafe { (chain.kernel.func)(&a) };
+    let dt = t.elapsed().as_secs_f64();
+    chain.cur = std::hint::black_box(next);
+    Some(dt * 1e9 / (CHASE_REPS * super::chase::HOPS_PER_REP) as f64)
+}
+
+/// Both probes on the calling thread (`memory`: the chase too; one worker
+/// of a team is enough for the memory system they all share). The
+/// readings also move the run's baseline ([`baseline`]).
+pub fn read(memory: bool) -> Probe {
+    let t = Instant::now();
+    let p = Probe {
+        core_bytes_per_cycle: core_bytes_per_cycle(),
+        chase_ns: if memory { chase_ns() } else { None },
+    };
+    observe(&p);
+    SPENT_NS.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    p
+}
+
+/// Time the probes took in this process, all threads together (the
+/// survey says it beside its own time: their cost is part of the run's).
+static SPENT_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The time spent in [`read`] so far, on all threads.
+pub fn spent() -> std::time::Duration {
+    std::time::Duration::from_nanos(SPENT_NS.load(Ordering::Relaxed))
+}
+
+/// The core's L1 load ports at the probe kernel's width, bytes per
+/// cycle, from the microarchitecture table (set once per run).
+static CORE_LIMIT: OnceLock<f64> = OnceLock::new();
+/// The best core reading and the lowest chase of this run (f64 bits;
+/// 0 = none yet).
+static CORE_BEST: AtomicU64 = AtomicU64::new(0);
+/// The memory probe's latest readings (a ring of [`KEPT`]): its baseline
+/// is their 10th percentile, not their lowest. A lone fast reading (the
+/// first probe after the chain is built, a moment when the host's memory
+/// was idle) is not what the memory gives; the probe's own reading moves
+/// by ~20 % with what ran before it (a 2-vCPU Zen 4 guest: 156-165 ns
+/// between 0.1 ms chases, 171-191 ns after 10 ms ones).
+static CHASES: Mutex<VecDeque<f64>> = Mutex::new(VecDeque::new());
+const KEPT: usize = 4096;
+
+/// Tell the probes what the core's load ports allow at the probe kernel's
+/// width (`Host::l1_bytes_per_cycle`); None: the table does not know the
+/// core, and the run's best reading is the reference.
+pub fn set_core_limit(bytes_per_cycle: Option<f64>) {
+    if let Some(b) = bytes_per_cycle.filter(|b| b.is_finite() && *b > 0.0) {
+        let _ = CORE_LIMIT.set(b);
+    }
+}
+
+fn observe(p: &Probe) {
+    if let Some(b) = p.core_bytes_per_cycle.filter(|b| b.is_finite()) {
+        let _ = CORE_BEST.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+            (b > f64::from_bits(old)).then(|| b.to_bits())
+        });
+    }
+    if let Some(ns) = p.chase_ns.filter(|n| n.is_finite() && *n > 0.0) {
+        let mut q = CHASES.lock().unwrap_or_else(|e| e.into_inner());
+        if q.len() == KEPT {
+            q.pop_front();
+        }
+        q.push_back(ns);
+    }
+}
+
+/// What this run's probe readings are judged against so far: the core's
+/// load ports where known (or the best reading, where it is higher: a
+/// table row the core beats is not its limit), and the lowest chase.
+pub fn baseline() -> SpellBaseline {
+    let best = Some(f64::from_bits(CORE_BEST.load(Ordering::Relaxed))).filter(|b| *b > 0.0);
+    let (core, reference) = match (CORE_LIMIT.get().copied(), best) {
+        (Some(l), Some(b)) if b > l => (Some(b), CoreReference::RunBest),
+        (Some(l), _) => (Some(l), CoreReference::Limit),
+        (None, b) => (b, CoreReference::RunBest),
+    };
+    SpellBaseline {
+        core_bytes_per_cycle: core,
+        core_reference: core.map(|_| reference),
+        chase_ns: chase_baseline(&CHASES.lock().unwrap_or_else(|e| e.into_inner())),
+    }
+}
+
+/// The 10th percentile of the memory probe's readings (the lowest of
+/// fewer than ten).
+fn chase_baseline(readings: &VecDeque<f64>) -> Option<f64> {
+    let mut v: Vec<f64> = readings.iter().copied().collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 10).copied()
+}
+
+/// One reading for a team: the slowest worker's core share (the
+/// aggregate waits for it) and the first worker's chase.
+pub fn combine(each: &[Probe]) -> Option<Probe> {
+    let first = each.first()?;
+    Some(Probe {
+        core_bytes_per_cycle: each
+            .iter()
+            .filter_map(|p| p.core_bytes_per_cycle)
+            .min_by(f64::total_cmp),
+        chase_ns: first.chase_ns,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The probe reads a plausible rate on any core that has a kernel for
+    /// it (between 4 and 512 bytes per cycle), and a chase latency
+    /// between 1 ns and 10 µs. (Under an emulator the ratio means
+    /// nothing: only that it is finite.)
+    #[test]
+    fn probes_read_plausible_values() {
+        let p = read(true);
+        if let Some(b) = p.core_bytes_per_cycle {
+            assert!(b.is_finite() && b > 0.0, "{p:?}");
+            if !crate::platform::skip_timing_test("the core probe's rate") {
+                assert!((4.0..=512.0).contains(&b), "{p:?}");
+            }
+        } else {
+            assert!(core_kernel().is_none(), "{p:?}");
+        }
+        let ns = p
+            .chase_ns
+            .expect("every architecture bwscope builds for has a chase");
+        assert!(ns.is_finite() && ns > 0.0, "{p:?}");
+        if !crate::platform::skip_timing_test("the memory probe's latency") {
+            assert!((1.0..=10_000.0).contains(&ns), "{p:?}");
+        }
+    }
+
+    /// Records a trace of the probes for the classification tests
+    /// (`stats::spells`): `BWSCOPE_TRACE_OUT=FILE cargo test --release
+    /// --lib record_probe_trace -- --ignored`. Each reading follows 10 ms
+    /// of a 16 KiB read on the same thread, as a sample would.
+    #[test]
+    #[ignore]
+    fn record_probe_trace() {
+        let out = std::env::var("BWSCOPE_TRACE_OUT").expect("BWSCOPE_TRACE_OUT");
+        let cpu = *crate::platform::topology::allowed_cpus().last().unwrap();
+        crate::os::cpu::pin_current(cpu).unwrap();
+        let host = crate::platform::detect_host(true);
+        let k = core_kernel().unwrap();
+        let limit = host.l1_bytes_per_cycle("read", Some(k.width_bits));
+        let mut probes = Vec::new();
+        for _ in 0..300 {
+            let t = Instant::now();
+            while t.elapsed().as_millis() < 10 {
+                std::hint::black_box(core_once());
+            }
+            let p = read(true);
+            probes.push(serde_json::json!({
+                "core_bytes_per_cycle": p.core_bytes_per_cycle,
+                "chase_ns": p.chase_ns,
+            }));
+        }
+        let v = serde_json::json!({
+            "what": format!("300 spell probe readings after 10 ms of L1 reads each, on cpu {cpu} of {} (family {:#x} model {:#x}), core kernel {}", host.cpu.model_name, host.cpu.family, host.cpu.model, k.name),
+            "limit_bytes_per_cycle": limit,
+            "probes": probes,
+        });
+        std::fs::write(out, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_team_reading_is_its_slowest_core_and_first_chase() {
+        let p = |c: Option<f64>, n: Option<f64>| Probe {
+            core_bytes_per_cycle: c,
+            chase_ns: n,
+        };
+        let t = combine(&[
+            p(Some(60.0), Some(100.0)),
+            p(Some(31.0), None),
+            p(None, None),
+        ]);
+        assert_eq!(t, Some(p(Some(31.0), Some(100.0))));
+        assert_eq!(combine(&[]), None);
+    }
+}
