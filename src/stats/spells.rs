@@ -65,7 +65,7 @@ pub fn judge(
         .count() as u32;
     let clean: Vec<f64> = probed
         .iter()
-        .filter(|(_, p)| !shared(p, base) && !(memory && contended(p, base)))
+        .filter(|(_, p)| !(shared(p, base) || memory && contended(p, base)))
         .filter(|(s, _)| s.seconds > 0.0)
         .map(|(s, _)| s.bytes as f64 / s.seconds / 1e9)
         .collect();
