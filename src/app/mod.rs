@@ -11,6 +11,7 @@ pub mod net;
 pub mod reports;
 pub mod runner;
 pub mod survey;
+pub mod watch;
 
 use crate::cli::{Cli, Command, NetArgs, NetCommand, OutputArgs, UnitsArg};
 use crate::error::UserError;
@@ -58,6 +59,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Compare(a) => {
             no_output("compare", &top)?;
             reports::compare(&a)
+        }
+        Command::Watch(a) => {
+            no_output("watch", &top)?;
+            watch::run(&a)
         }
         Command::Fleet(a) => fleet::command(&a, &merge(&top, &a.output)),
         Command::Net(a) => net_command(&a, &top),

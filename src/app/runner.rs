@@ -20,7 +20,7 @@ pub fn units(u: UnitsArg) -> Units {
 /// Tell the spell probes (`measure::probe`) what this host's core allows
 /// and how large a set reaches its DRAM: the latency curve's last level
 /// where the knee probe measured it, else CPUID's.
-fn spell_probes_for(host: &Host) {
+pub(crate) fn spell_probes_for(host: &Host) {
     use crate::measure::probe;
     let width = probe::core_kernel().map(|k| k.width_bits);
     probe::set_core_limit(width.and_then(|w| host.l1_bytes_per_cycle("read", Some(w))));

@@ -7,9 +7,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod fleet;
 mod net;
 mod suites;
+mod watch;
 pub use fleet::*;
 pub use net::*;
 pub use suites::*;
+pub use watch::*;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -82,6 +84,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare saved runs case by case: change in %, noise, regressions
     Compare(CompareArgs),
+    /// Keep watch: a light probe (a DRAM read and an idle-latency chase on one core, about a second) every --every, each sample judged against this machine's usual figures and the spell probes, for node_exporter, systemd and DaemonSets
+    Watch(WatchArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per subcommand into a directory
@@ -111,6 +115,7 @@ impl Command {
             | Command::Plot(_)
             | Command::Report(_)
             | Command::Compare(_)
+            | Command::Watch(_)
             | Command::Completions(_)
             | Command::Man(_) => None,
         }

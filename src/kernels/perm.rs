@@ -133,6 +133,36 @@ pub fn single_cycle_len(next: &[u32]) -> Option<usize> {
     None
 }
 
+/// Hops per repetition of the chase kernel: its declaration unrolls 16
+/// dependent loads (`chase!(16)` in `kernels/x86_chase.rs`); the test in
+/// `measure::chase` that a cycle of n nodes closes after exactly n / 16
+/// repetitions keeps the two in step.
+pub const HOPS_PER_REP: u64 = 16;
+
+/// The chase kernel from the registry, if this architecture has one.
+pub fn chase_kernel() -> Option<&'static super::Kernel> {
+    super::registry()
+        .iter()
+        .find(|k| k.pattern == super::Pattern::Chase)
+}
+
+/// Write the chain for `order` into `base`: node `order[k]` (at
+/// `order[k] × node_bytes`) holds the address of node `order[k + 1]`, the
+/// last one the first's. Returns the address of the first node.
+///
+/// # Safety
+/// `base` must be valid for writes of `order.len() × node_bytes` bytes,
+/// 8-byte aligned, and `node_bytes` a multiple of 8.
+pub unsafe fn write_chain(base: *mut u8, node_bytes: usize, order: &[u32]) -> *const u8 {
+    let n = order.len();
+    for k in 0..n {
+        let from = base.add(order[k] as usize * node_bytes) as *mut u64;
+        let to = base.add(order[(k + 1) % n] as usize * node_bytes);
+        from.write(to as u64);
+    }
+    base.add(order[0] as usize * node_bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,40 +13,14 @@
 
 use super::sampler::{timed, Call, Workload};
 use super::Stamp;
-use crate::kernels::{Kernel, KernelArgs, Pattern};
+use crate::kernels::{Kernel, KernelArgs};
 
 /// Bytes per chase node in a line-granular chain: one cache line.
 pub const LINE: usize = crate::kernels::perm::LINE;
 
-/// Hops per repetition of the chase kernel: its declaration unrolls 16
-/// dependent loads (`chase!(16)` in `kernels/x86_chase.rs`); the test below
-/// that a cycle of n nodes closes after exactly n / 16 repetitions keeps
-/// the two in step.
-pub const HOPS_PER_REP: u64 = 16;
-
-/// The chase kernel from the registry, if this architecture has one.
-pub fn kernel() -> Option<&'static Kernel> {
-    crate::kernels::registry()
-        .iter()
-        .find(|k| k.pattern == Pattern::Chase)
-}
-
-/// Write the chain for `order` into `base`: node `order[k]` (at
-/// `order[k] × node_bytes`) holds the address of node `order[k + 1]`, the
-/// last one the first's. Returns the address of the first node.
-///
-/// # Safety
-/// `base` must be valid for writes of `order.len() × node_bytes` bytes,
-/// 8-byte aligned, and `node_bytes` a multiple of 8.
-pub unsafe fn write_chain(base: *mut u8, node_bytes: usize, order: &[u32]) -> *const u8 {
-    let n = order.len();
-    for k in 0..n {
-        let from = base.add(order[k] as usize * node_bytes) as *mut u64;
-        let to = base.add(order[(k + 1) % n] as usize * node_bytes);
-        from.write(to as u64);
-    }
-    base.add(order[0] as usize * node_bytes)
-}
+// The chain's pieces live in `kernels::perm`, below both this workload and
+// the spell probes (`measure::probe`), which chase a chain of their own.
+pub use crate::kernels::perm::{chase_kernel as kernel, write_chain, HOPS_PER_REP};
 
 /// Follow a chain with the chase kernel on the calling thread.
 pub struct Chase {

@@ -112,8 +112,7 @@ fn core_once() -> Option<f64> {
         }
         let buf = cell.as_mut()?;
         let base = buf.as_mut_ptr();
-        let mut args = KernelArgs::new(base, base, pass.stream_len, LOAD_REPS);
-        args.pattern = super::kernel::PATTERN;
+        let args = KernelArgs::new(base, base, pass.stream_len, LOAD_REPS);
         let (mut chain, mut load) = (f64::MAX, f64::MAX);
         for _ in 0..ROUNDS {
             chain = chain.min(secs(|| crate::platform::clock::add_chain(CHAIN_ITERS)));
@@ -153,13 +152,15 @@ pub fn set_chase_bytes(last_level_cache: Option<u64>) {
 }
 
 fn build_chain() -> Result<MemChain, ()> {
-    let kernel = super::chase::kernel().ok_or(())?;
+    let kernel = crate::kernels::perm::chase_kernel().ok_or(())?;
     let bytes = *CHASE_BYTES.get().unwrap_or(&DEFAULT_CHASE_BYTES);
-    let lines = bytes / super::chase::LINE;
+    let lines = bytes / crate::kernels::perm::LINE;
     let mut buf = Buffer::new(bytes, PageKind::Thp, 0xc4a5e).map_err(|_| ())?;
     let order = crate::kernels::perm::random_cycle(lines, 0x5be11);
     // SAFETY: the buffer holds `lines` lines, 2 MiB aligned.
-    let start = unsafe { super::chase::write_chain(buf.as_mut_ptr(), super::chase::LINE, &order) };
+    let start = unsafe {
+        crate::kernels::perm::write_chain(buf.as_mut_ptr(), crate::kernels::perm::LINE, &order)
+    };
     Ok(MemChain {
         _buf: buf,
         cur: start as u64,
@@ -183,7 +184,7 @@ fn chase_once(chain: &mut MemChain) -> Option<f64> {
     let next = unsafe { (chain.kernel.func)(&a) };
     let dt = t.elapsed().as_secs_f64();
     chain.cur = std::hint::black_box(next);
-    Some(dt * 1e9 / (CHASE_REPS * super::chase::HOPS_PER_REP) as f64)
+    Some(dt * 1e9 / (CHASE_REPS * crate::kernels::perm::HOPS_PER_REP) as f64)
 }
 
 /// Both probes on the calling thread (`memory`: the chase too; one worker

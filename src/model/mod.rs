@@ -18,6 +18,7 @@ mod tiers;
 pub mod time;
 mod uarch;
 mod warning;
+mod watch;
 mod words;
 
 pub use arm::{ArmHost, CoreKind, Midr};
@@ -37,4 +38,5 @@ pub use spells::{CoreReference, Probe, ShareCause, SpellBaseline, Spells};
 pub use tiers::{HmatClaim, MemoryTiers, NodeKind, SideCache, TierNode};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};
+pub use watch::{WatchSample, WatchState, WatchStatus};
 pub use words::{Op, Pattern, Regime};

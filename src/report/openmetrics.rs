@@ -110,6 +110,88 @@ impl Families {
     }
 }
 
+/// What `bwscope watch` leaves for node_exporter's textfile collector
+/// after each sample: the last sample's figures, this machine's usual
+/// ones beside them, the spell probes' readings, and the state as one
+/// gauge per state (1 for the current one), so an alert can say
+/// `bwscope_watch_state{state="memory_contended"} == 1`.
+pub fn watch_text(w: &crate::model::WatchStatus) -> String {
+    let host = w.host.as_str();
+    let size = w.size_bytes.to_string();
+    let case = labels(&[("host", host), ("kernel", &w.kernel), ("size_bytes", &size)]);
+    let at = labels(&[("host", host), ("size_bytes", &size)]);
+    let plain = labels(&[("host", host)]);
+    let mut s = String::new();
+    let mut gauge = |name: &str, help: &str, l: &str, v: Option<f64>| {
+        let _ = writeln!(s, "# TYPE {name} gauge\n# HELP {name} {help}");
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            let _ = writeln!(s, "{name}{l} {v}");
+        }
+    };
+    let l = &w.last;
+    gauge(
+        "bwscope_watch_dram_read_gbps",
+        "The last sample's one-core DRAM read, GB/s (10^9 bytes/s), best of its samples.",
+        &case,
+        l.dram_read_gbps,
+    );
+    gauge(
+        "bwscope_watch_dram_read_usual_gbps",
+        "This machine's usual one-core DRAM read: the median of its clean samples, GB/s.",
+        &case,
+        w.usual_dram_read_gbps,
+    );
+    gauge(
+        "bwscope_watch_latency_ns",
+        "The last sample's idle load-to-use latency at a DRAM-sized set, ns.",
+        &at,
+        l.latency_ns,
+    );
+    gauge(
+        "bwscope_watch_latency_usual_ns",
+        "This machine's usual idle latency: the median of its clean samples, ns.",
+        &at,
+        w.usual_latency_ns,
+    );
+    gauge("bwscope_watch_core_share", "The share of its core the core-share probe found (1 = a core of its own; about 0.5 = a busy SMT sibling).", &plain, l.core_share);
+    gauge(
+        "bwscope_watch_chase_ns",
+        "The memory probe's median reading in the last sample, ns per load.",
+        &plain,
+        l.chase_ns,
+    );
+    gauge(
+        "bwscope_watch_chase_baseline_ns",
+        "The memory probe's quiet reading (10th percentile) it is judged against, ns.",
+        &plain,
+        l.chase_baseline_ns,
+    );
+    gauge(
+        "bwscope_watch_last_sample_timestamp_seconds",
+        "When the last sample was taken, seconds since the Unix epoch.",
+        &plain,
+        Some(l.unix_seconds),
+    );
+    gauge(
+        "bwscope_watch_usual_samples",
+        "How many clean samples the usual figures rest on.",
+        &plain,
+        Some(w.usual_from as f64),
+    );
+    let _ = writeln!(s, "# TYPE bwscope_watch_state gauge\n# HELP bwscope_watch_state The last sample's state: 1 for the current one (ok, core_shared, memory_contended, stepped).");
+    for st in crate::model::WatchState::ALL {
+        let _ = writeln!(
+            s,
+            "bwscope_watch_state{} {}",
+            labels(&[("host", host), ("state", st.as_str())]),
+            u8::from(st == l.state)
+        );
+    }
+    let _ = writeln!(s, "# TYPE bwscope_watch_samples counter\n# HELP bwscope_watch_samples Samples this watch has taken.\nbwscope_watch_samples_total{plain} {}", w.samples);
+    s.push_str("# EOF\n");
+    s
+}
+
 fn host_of(run: &Run) -> String {
     run.host
         .env

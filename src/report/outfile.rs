@@ -41,6 +41,11 @@ use crate::os::fs as sys;
 mod claim;
 pub use claim::Claim;
 
+/// [`Claim::watch`].
+pub fn claim_watch(path: &Path) -> Result<Claim, UserError> {
+    Claim::watch(path)
+}
+
 fn unwritable(path: &Path, detail: impl std::fmt::Display) -> UserError {
     UserError::Unwritable {
         path: path.display().to_string(),

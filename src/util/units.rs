@@ -35,6 +35,32 @@ pub const MAX_POINTS: u64 = 10_000;
 /// machine: that is checked against MemAvailable separately).
 pub const MAX_SIZE: u64 = 1 << 40;
 
+/// Parse a duration like `5m`, `30s`, `500ms`, `1h`, `1.5s`; a bare
+/// number is seconds. Between 1 ms and 7 days: a watch interval outside
+/// that is a typo, not a plan.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration: use e.g. 5m, 30s, 500ms or 1h"))?;
+    let secs = value
+        * match unit.trim() {
+            "" | "s" => 1.0,
+            "ms" => 1e-3,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            u => return Err(format!("'{text}': unknown unit '{u}': use ms, s, m or h")),
+        };
+    if !(1e-3..=7.0 * 86400.0).contains(&secs) {
+        return Err(format!("'{text}' is outside 1ms..7d"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 /// Parse one size like `16KiB`, `1.5MiB`, `4096`, `1GB`.
 pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let t = text.trim();
@@ -215,6 +241,19 @@ pub fn format_bytes(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_parse_with_their_unit_and_bounds() {
+        let d = |t| parse_duration(t).map(|d| d.as_secs_f64());
+        assert_eq!(d("5m"), Ok(300.0));
+        assert_eq!(d("30s"), Ok(30.0));
+        assert_eq!(d("10"), Ok(10.0));
+        assert_eq!(d("1h"), Ok(3600.0));
+        assert!((d("10ms").unwrap() - 0.01).abs() < 1e-12);
+        for bad in ["", "5x", "-1s", "0s", "8d", "1e9", "m"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn rates_parse_with_their_unit() {

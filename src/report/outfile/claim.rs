@@ -40,6 +40,45 @@ impl Claim {
         Claim::take(&lock, path).map(Some)
     }
 
+    /// Claim `path` for a long-running writer (`bwscope watch`): one at
+    /// a time, under a lock of its own (`.NAME.bwscope-watch`) that holds
+    /// the holder's pid, so a second one is refused naming it.
+    pub fn watch(path: &Path) -> Result<Claim, UserError> {
+        let target = resolve(path)?;
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let lock = dir_of(&target).join(format!(".{name}.bwscope-watch"));
+        let holder = || {
+            sys::open_for_input(&lock, false).ok().and_then(|f| {
+                let mut s = String::new();
+                std::io::Read::read_to_string(&mut std::io::Read::take(f, 32), &mut s).ok()?;
+                s.trim().parse::<u32>().ok()
+            })
+        };
+        let claim = Claim::take(&lock, path).map_err(|e| match holder() {
+            Some(pid) => UserError::flag(
+                "--openmetrics",
+                format!(
+                    "another bwscope watch (pid {pid}) is watching into {}; stop it first, or give another file",
+                    path.display()
+                ),
+            ),
+            None => e,
+        })?;
+        if let Some(f) = claim
+            .file
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            let _ = f.set_len(0);
+            let _ = std::io::Write::write_all(f, format!("{}\n", std::process::id()).as_bytes());
+        }
+        Ok(claim)
+    }
+
     /// Claim the folder `dir`.
     pub fn folder(dir: &Path) -> Result<Claim, UserError> {
         Claim::take(&dir.join(".bwscope-lock"), dir)

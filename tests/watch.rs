@@ -1,0 +1,273 @@
+//! `bwscope watch` end to end: samples on a schedule, the OpenMetrics file
+//! rewritten whole after each (read by the reference parser), a clean end
+//! on SIGTERM, one watch per file, and memory that stays flat over a
+//! thousand samples. Small sets and short samples keep each sample to
+//! milliseconds; what a sample measures is the suites' own business,
+//! tested with them.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Quick samples: a 1 MiB set, two samples of 1 ms per figure.
+const QUICK: [&str; 6] = ["--size", "1MiB", "--samples", "2", "--min-sample-ms", "1"];
+
+fn bin() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("bwscope")
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(bin())
+        .arg("watch")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start bwscope watch")
+}
+
+/// `bwscope_watch_samples_total` in the file, once it is there.
+fn samples_in(path: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .find(|l| l.starts_with("bwscope_watch_samples_total"))?
+        .rsplit(' ')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Wait until the file says at least `n` samples, at most `limit`.
+fn wait_for(path: &Path, n: u64, limit: Duration) -> u64 {
+    let t = Instant::now();
+    loop {
+        if let Some(k) = samples_in(path).filter(|&k| k >= n) {
+            return k;
+        }
+        assert!(t.elapsed() < limit, "no {n} samples in {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn kill(child: &Child, signal: &str) {
+    let ok = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            panic!("bwscope watch did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The reference OpenMetrics parser (python3-prometheus-client, which
+/// `.ci/run` installs): the families it reads, or None where it is
+/// missing.
+fn parse_openmetrics(text: &str) -> Option<String> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\nfor f in p(sys.stdin.read()):\n  for s in f.samples: print(s.name, dict(s.labels).get('state', ''), s.value)",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(text.as_bytes())?;
+            c.wait_with_output()
+        })
+        .ok()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("ModuleNotFoundError") {
+        return None;
+    }
+    assert!(
+        out.status.success(),
+        "the parser refused the file: {err}\n{text}"
+    );
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn samples_land_in_openmetrics_that_the_reference_parser_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let om = dir.path().join("bwscope.prom");
+    let om_s = om.to_str().unwrap();
+    let mut args = vec!["--every", "10ms", "--count", "3", "--openmetrics", om_s];
+    args.extend(QUICK);
+    let out = common::bwscope().arg("watch").args(&args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // One line per sample, each with its state.
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(lines
+        .iter()
+        .all(|l| l.contains("DRAM read") && l.contains("latency")));
+    let text = std::fs::read_to_string(&om).unwrap();
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    assert_eq!(samples_in(&om), Some(3));
+    // Exactly one state is 1.
+    let states: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("bwscope_watch_state{"))
+        .collect();
+    assert_eq!(states.len(), 4, "{text}");
+    assert_eq!(
+        states.iter().filter(|l| l.ends_with(" 1")).count(),
+        1,
+        "{text}"
+    );
+    for name in ["bwscope_watch_dram_read_gbps{", "bwscope_watch_latency_ns{"] {
+        let v: f64 = text
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing: {text}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(v.is_finite() && v > 0.0, "{name} {v}");
+    }
+    match parse_openmetrics(&text) {
+        Some(parsed) => {
+            assert!(parsed.contains("bwscope_watch_samples_total"), "{parsed}");
+            assert!(parsed.contains("bwscope_watch_state ok"), "{parsed}");
+        }
+        None => eprintln!("SKIP the reference parser: python3-prometheus-client is not installed"),
+    }
+}
+
+#[test]
+fn sigterm_ends_a_watch_cleanly_with_its_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let om = dir.path().join("w.prom");
+    let mut args = vec!["--every", "50ms", "--openmetrics", om.to_str().unwrap()];
+    args.extend(QUICK);
+    let mut child = spawn(&args);
+    wait_for(&om, 2, Duration::from_secs(120));
+    kill(&child, "-TERM");
+    let status = wait_exit(&mut child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    let text = std::fs::read_to_string(&om).unwrap();
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    // The lock beside it is gone with the watch.
+    assert!(!dir.path().join(".w.prom.bwscope-watch").exists());
+}
+
+#[test]
+fn a_second_watch_into_one_file_is_refused_naming_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let om = dir.path().join("w.prom");
+    let mut args = vec!["--every", "1s", "--openmetrics", om.to_str().unwrap()];
+    args.extend(QUICK);
+    let mut first = spawn(&args);
+    wait_for(&om, 1, Duration::from_secs(120));
+    let mut second_args = args.clone();
+    second_args.extend(["--count", "1"]);
+    let out = common::bwscope()
+        .arg("watch")
+        .args(&second_args)
+        .output()
+        .unwrap();
+    kill(&first, "-TERM");
+    let _ = wait_exit(&mut first, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("pid {}", first.id())),
+        "the holder is not named: {err}"
+    );
+}
+
+/// Resident memory of `pid`, KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_thousand_samples_keep_memory_and_the_file_flat() {
+    if !Path::new("/proc/self/status").exists() {
+        eprintln!("SKIP: no /proc to read resident memory from");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let om = dir.path().join("w.prom");
+    let args = [
+        "--every",
+        "10ms",
+        "--count",
+        "1000",
+        "--openmetrics",
+        om.to_str().unwrap(),
+        "--size",
+        "64KiB",
+        "--samples",
+        "1",
+        "--min-sample-ms",
+        "0.05",
+    ];
+    let mut child = spawn(&args);
+    let limit = Duration::from_secs(600);
+    wait_for(&om, 100, limit);
+    let (rss_100, size_100) = (rss_kib(child.id()), std::fs::metadata(&om).unwrap().len());
+    wait_for(&om, 950, limit);
+    let (rss_950, size_950) = (rss_kib(child.id()), std::fs::metadata(&om).unwrap().len());
+    let status = wait_exit(&mut child, limit);
+    assert!(status.success(), "{status:?}");
+    assert_eq!(samples_in(&om), Some(1000));
+    // Flat: what 850 more samples added is noise of the allocator, not
+    // a sample's worth each (a sample's records are a few KiB).
+    assert!(
+        rss_950 < rss_100 + 8 * 1024,
+        "resident memory grew from {rss_100} KiB to {rss_950} KiB"
+    );
+    assert!(
+        size_950.abs_diff(size_100) < 256,
+        "{size_100} -> {size_950} bytes"
+    );
+}
+
+#[test]
+fn bad_watch_input_is_refused_with_the_flag() {
+    for (args, flag) in [
+        (vec!["--every", "0s"], "--every"),
+        (vec!["--every", "5x"], "--every"),
+        (vec!["--count", "0"], "--count"),
+        (vec!["--samples", "0"], "--samples"),
+        (vec!["--size", "1KiB"], "--size"),
+    ] {
+        let out = common::bwscope().arg("watch").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
