@@ -19,7 +19,8 @@
 //!   controllers did (the "constant small probe" of interference studies:
 //!   Maricq et al., OSDI 2018; Duet benchmarking, ICPE 2020).
 //!
-//! Together they cost ~0.1 ms after a sample of ≥ 10 ms (about 1 %).
+//! Together they cost well under a millisecond after a sample of ≥ 10 ms
+//! (the survey prints their total beside its own time).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -41,10 +42,13 @@ const LOAD_REPS: u64 = 64;
 const CHAIN_ITERS: u64 = 256;
 /// Alternations of chain and loads; the best of each counts (a probe's
 /// first pass refills L1 after the sample evicted it).
-const ROUNDS: usize = 3;
-/// Repetitions of the 16-hop chase kernel per memory probe: 512 misses,
-/// ~50-90 µs at DRAM latency.
-const CHASE_REPS: u64 = 32;
+const ROUNDS: usize = 2;
+/// Repetitions of the 16-hop chase kernel per memory probe: 256 misses,
+/// ~25-50 µs at DRAM latency. Their mean moves by ~1 % between quiet
+/// probes (a miss's own latency spreads by ~20 %, over √256 = 16); the
+/// spells it looks for move it by half or more. With 512 the probes took
+/// 3.3 % of a survey on a loaded 2-vCPU Zen 4 guest (0.88 of 27 s).
+const CHASE_REPS: u64 = 16;
 /// The memory probe's set unless the run says otherwise: four times the
 /// 16 MiB L3 slice of most server cores' complex, past any L3 a guest
 /// usually sees, and cheap to build (~1 M lines, ~50 ms).
@@ -213,9 +217,13 @@ pub fn spent() -> std::time::Duration {
 /// The core's L1 load ports at the probe kernel's width, bytes per
 /// cycle, from the microarchitecture table (set once per run).
 static CORE_LIMIT: OnceLock<f64> = OnceLock::new();
-/// The best core reading and the lowest chase of this run (f64 bits;
-/// 0 = none yet).
-static CORE_BEST: AtomicU64 = AtomicU64::new(0);
+/// The core probe's latest readings (a ring of [`KEPT`]). Without a
+/// table row its reference is their 90th percentile, never their
+/// highest: one reading whose chain was slowed unseen (an interrupt that
+/// cost no context switch) reads a low clock and so a high rate — one
+/// such reading of twice the ports once made every sample of a survey
+/// "shared".
+static CORES: Mutex<VecDeque<f64>> = Mutex::new(VecDeque::new());
 /// The memory probe's latest readings (a ring of [`KEPT`]): its baseline
 /// is their 10th percentile, not their lowest. A lone fast reading (the
 /// first probe after the chain is built, a moment when the host's memory
@@ -227,7 +235,7 @@ const KEPT: usize = 4096;
 
 /// Tell the probes what the core's load ports allow at the probe kernel's
 /// width (`Host::l1_bytes_per_cycle`); None: the table does not know the
-/// core, and the run's best reading is the reference.
+/// core, and the readings' 90th percentile is the reference.
 pub fn set_core_limit(bytes_per_cycle: Option<f64>) {
     if let Some(b) = bytes_per_cycle.filter(|b| b.is_finite() && *b > 0.0) {
         let _ = CORE_LIMIT.set(b);
@@ -235,26 +243,27 @@ pub fn set_core_limit(bytes_per_cycle: Option<f64>) {
 }
 
 fn observe(p: &Probe) {
-    if let Some(b) = p.core_bytes_per_cycle.filter(|b| b.is_finite()) {
-        let _ = CORE_BEST.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
-            (b > f64::from_bits(old)).then(|| b.to_bits())
-        });
-    }
-    if let Some(ns) = p.chase_ns.filter(|n| n.is_finite() && *n > 0.0) {
-        let mut q = CHASES.lock().unwrap_or_else(|e| e.into_inner());
+    keep(&CORES, p.core_bytes_per_cycle);
+    keep(&CHASES, p.chase_ns);
+}
+
+fn keep(ring: &Mutex<VecDeque<f64>>, v: Option<f64>) {
+    if let Some(v) = v.filter(|v| v.is_finite() && *v > 0.0) {
+        let mut q = ring.lock().unwrap_or_else(|e| e.into_inner());
         if q.len() == KEPT {
             q.pop_front();
         }
-        q.push_back(ns);
+        q.push_back(v);
     }
 }
 
 /// What this run's probe readings are judged against so far: the core's
-/// load ports where known (or the best reading, where it is higher: a
-/// table row the core beats is not its limit), and the lowest chase.
+/// load ports where known (or the readings' 90th percentile where that
+/// is higher: a table row the core beats is not its limit), and the
+/// chase's 10th percentile.
 pub fn baseline() -> SpellBaseline {
-    let best = Some(f64::from_bits(CORE_BEST.load(Ordering::Relaxed))).filter(|b| *b > 0.0);
-    let (core, reference) = match (CORE_LIMIT.get().copied(), best) {
+    let usual = percentile(&CORES, 0.9);
+    let (core, reference) = match (CORE_LIMIT.get().copied(), usual) {
         (Some(l), Some(b)) if b > l => (Some(b), CoreReference::RunBest),
         (Some(l), _) => (Some(l), CoreReference::Limit),
         (None, b) => (b, CoreReference::RunBest),
@@ -262,16 +271,21 @@ pub fn baseline() -> SpellBaseline {
     SpellBaseline {
         core_bytes_per_cycle: core,
         core_reference: core.map(|_| reference),
-        chase_ns: chase_baseline(&CHASES.lock().unwrap_or_else(|e| e.into_inner())),
+        chase_ns: percentile(&CHASES, 0.1),
     }
 }
 
-/// The 10th percentile of the memory probe's readings (the lowest of
-/// fewer than ten).
-fn chase_baseline(readings: &VecDeque<f64>) -> Option<f64> {
-    let mut v: Vec<f64> = readings.iter().copied().collect();
+/// The `q` quantile of a ring's readings (nearest rank; None when empty).
+fn percentile(ring: &Mutex<VecDeque<f64>>, q: f64) -> Option<f64> {
+    let mut v: Vec<f64> = ring
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .copied()
+        .collect();
     v.sort_by(f64::total_cmp);
-    v.get(v.len() / 10).copied()
+    let i = ((v.len() as f64 * q) as usize).min(v.len().checked_sub(1)?);
+    v.get(i).copied()
 }
 
 /// One reading for a team: the slowest worker's core share (the

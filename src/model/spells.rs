@@ -34,8 +34,9 @@ pub struct Probe {
 pub struct SpellBaseline {
     /// Bytes per cycle the core-share probe reaches on a core of its own:
     /// the core's L1 load ports at the probe kernel's width where the
-    /// microarchitecture table knows them, or the best the probe read in
-    /// this run where it is higher or the table does not.
+    /// microarchitecture table knows them, or the 90th percentile of what
+    /// the probe read in this run where that is higher or the table does
+    /// not know the core.
     pub core_bytes_per_cycle: Option<f64>,
     /// Where `core_bytes_per_cycle` comes from.
     pub core_reference: Option<CoreReference>,
@@ -50,8 +51,8 @@ pub struct SpellBaseline {
 pub enum CoreReference {
     /// The core's L1 load ports (the microarchitecture table).
     Limit,
-    /// The best the probe read in this run (no table row, or a row the
-    /// probe beat).
+    /// The 90th percentile of the probe's readings in this run (no table
+    /// row, or a row the probe beat).
     RunBest,
 }
 
