@@ -393,3 +393,49 @@ pub(super) fn refused(reason: String) -> anyhow::Error {
     }
     .into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinators_are_host_port_with_a_real_port() {
+        for ok in [
+            "node001:5290",
+            "bwscope-fleet-worker-0.bwscope-fleet:5290",
+            "10.0.0.1:1",
+            "[::1]:5290",
+        ] {
+            assert!(check_coordinator(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "node001",
+            "node001:",
+            ":5290",
+            "[]:5290",
+            "node:65536",
+            "node:x",
+        ] {
+            assert!(
+                check_coordinator(bad)
+                    .unwrap_err()
+                    .contains("is not HOST:PORT"),
+                "{bad}"
+            );
+        }
+        assert!(check_coordinator("node:0").unwrap_err().contains("port 0"));
+    }
+
+    #[test]
+    fn a_name_that_does_not_resolve_is_waited_on_with_the_resolvers_words() {
+        assert_eq!(
+            resolve("127.0.0.1:5290"),
+            Ok(vec!["127.0.0.1:5290".parse().unwrap()])
+        );
+        let e = resolve("no-such-rank-0.invalid:5290").unwrap_err();
+        assert!(
+            e.starts_with("no-such-rank-0.invalid:5290 does not resolve yet ("),
+            "{e}"
+        );
+    }
+}
