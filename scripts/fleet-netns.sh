@@ -8,7 +8,11 @@
 #   fleet-netns.sh down           kill what runs in them, delete namespaces and bridge
 #   fleet-netns.sh rsh HOST CMD…  the rsh agent: run CMD in namespace HOST under its own
 #                                 host name (unshare --uts), pinned with taskset when
-#                                 FLEET_CPUS_<HOST with - as _> names cpus
+#                                 FLEET_CPUS_<HOST with - as _> names cpus; with
+#                                 PRIVATE_DIR=D in a mount namespace of its own with a
+#                                 fresh tmpfs over D (its working directory: nothing in
+#                                 it is shared, as between Kubernetes pods), and with
+#                                 HOSTS_FILE=F too, F bound over /etc/hosts
 #   fleet-netns.sh hostfile       print an Open MPI hostfile (one slot per namespace)
 #   fleet-netns.sh status
 #
@@ -88,6 +92,13 @@ rsh() {
   local var="FLEET_CPUS_${host//-/_}"
   local pin=()
   [ -n "${!var:-}" ] && pin=(taskset -c "${!var}")
+  if [ -n "${PRIVATE_DIR:-}" ]; then
+    exec ip netns exec "$host" unshare --uts --mount --propagation private "${pin[@]}" sh -c '
+      hostname "$0"
+      mount -t tmpfs -o mode=0700 "$0-private" "$2" && cd "$2" || exit 1
+      if [ -n "$3" ]; then mount --bind "$3" /etc/hosts || exit 1; fi
+      exec sh -c "$1"' "$host" "$*" "$PRIVATE_DIR" "${HOSTS_FILE:-}"
+  fi
   exec ip netns exec "$host" unshare --uts "${pin[@]}" sh -c 'hostname "$0"; exec sh -c "$1"' "$host" "$*"
 }
 

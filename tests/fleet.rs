@@ -12,13 +12,14 @@
 
 mod common;
 
-use std::io::Write as _;
 use std::net::TcpStream;
 use std::time::Duration;
 
 use common::browser::{attr, chromium, dump_dom};
 use common::bwscope;
-use common::fleet::{assert_valid, expected_seconds, failed_metrics, flows, load, Ranks, QUICK};
+use common::fleet::{
+    assert_valid, check_openmetrics, expected_seconds, failed_metrics, flows, load, Ranks, QUICK,
+};
 use serde_json::{json, Value};
 
 fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
@@ -337,37 +338,6 @@ fn reports_read_fleets(dir: &std::path::Path, fleet: &std::path::Path) {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("newer than this bwscope"));
-}
-
-/// Parse with the reference OpenMetrics parser where it is installed
-/// (python3-prometheus-client; CI installs it).
-fn check_openmetrics(text: &str) {
-    let py = "/usr/bin/python3";
-    let probe = std::process::Command::new(py)
-        .args(["-c", "import prometheus_client"])
-        .output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIP OpenMetrics parse: no python3-prometheus-client (apt-get install python3-prometheus-client)");
-        return;
-    }
-    let mut c = std::process::Command::new(py)
-        .args([
-            "-c",
-            "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\nfor f in p(sys.stdin.read()): print(f.name, f.type, len(f.samples))",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    c.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let o = c.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        out.contains("bwscope_figure gauge") && out.contains("bwscope_run info"),
-        "{out}"
-    );
 }
 
 fn fleet_report_in_chromium(html: &std::path::Path) {

@@ -16,6 +16,9 @@
 //! Needs root, iproute2 (ip, tc), util-linux (unshare, taskset) and Open
 //! MPI; skips with a message otherwise. The namespaces are removed even
 //! when an assertion fails.
+//!
+//! `fleet_netns/pods.rs`: the same fleet as Kubernetes pods would run it,
+//! sharing no file, with only the coordinator's address to go by.
 
 // Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
 // tools (the Windows build runs tests/windows.rs instead).
@@ -61,38 +64,46 @@ fn unavailable() -> Option<String> {
 const PREFIX: &str = "bwft";
 const NET: &str = "10.251.7";
 
-/// The namespaces, removed on drop.
-struct Hosts;
+/// The tests of this file one at a time: each runs a fleet that measures
+/// this machine, and one's hogs or ranks would be the other's noise.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The namespaces of a prefix, removed on drop.
+struct Hosts(&'static str);
 
 impl Hosts {
-    fn up(n: u32, env: &[(&str, &str)]) -> Result<Hosts, String> {
+    fn up(prefix: &'static str, net: &str, n: u32, env: &[(&str, &str)]) -> Result<Hosts, String> {
         let out = Command::new("bash")
             .arg(script())
             .args(["up", &n.to_string()])
-            .env("NETNS_PREFIX", PREFIX)
-            .env("FLEET_NET", NET)
+            .env("NETNS_PREFIX", prefix)
+            .env("FLEET_NET", net)
             .envs(env.iter().copied())
             .output()
             .map_err(|e| e.to_string())?;
         if !out.status.success() {
-            let _ = Hosts::down();
+            let _ = Hosts::down(prefix);
             return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
         }
-        Ok(Hosts)
+        Ok(Hosts(prefix))
     }
 
-    fn down() -> std::io::Result<std::process::Output> {
+    fn down(prefix: &str) -> std::io::Result<std::process::Output> {
         Command::new("bash")
             .arg(script())
             .arg("down")
-            .env("NETNS_PREFIX", PREFIX)
+            .env("NETNS_PREFIX", prefix)
             .output()
     }
 }
 
 impl Drop for Hosts {
     fn drop(&mut self) {
-        let _ = Hosts::down();
+        let _ = Hosts::down(self.0);
     }
 }
 
@@ -153,7 +164,13 @@ fn namespaces_reveal_the_slow_link_the_slow_node_and_the_unreachable_pair() {
         eprintln!("SKIP fleet netns test: {why}");
         return;
     }
-    let hosts = match Hosts::up(5, &[("SLOW", "4"), ("RATE", "100mbit"), ("UNREACH", "1:3")]) {
+    let _one = serial();
+    let hosts = match Hosts::up(
+        PREFIX,
+        NET,
+        5,
+        &[("SLOW", "4"), ("RATE", "100mbit"), ("UNREACH", "1:3")],
+    ) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("SKIP fleet netns test: cannot create namespaces here: {e}");
@@ -369,3 +386,6 @@ fn namespaces_reveal_the_slow_link_the_slow_node_and_the_unreachable_pair() {
     }
     drop(hosts);
 }
+
+#[path = "fleet_netns/pods.rs"]
+mod pods;

@@ -104,13 +104,13 @@ pub struct FleetArgs {
     /// Take each rank's pair-test address from this network, e.g. 10.1.0.0/16 (default: the address it reached rank 0 from)
     #[arg(long, value_name = "CIDR")]
     pub net_subnet: Option<String>,
-    /// Rank 0 listens on PORT and the others connect to HOST:PORT, instead of meeting through the rendezvous file
+    /// Rank 0 listens on PORT and the others connect to HOST:PORT, instead of meeting through the rendezvous file; default: $BWSCOPE_COORDINATOR
     #[arg(long, value_name = "HOST:PORT")]
     pub coordinator: Option<String>,
     /// Directory every rank sees, for the rendezvous file (default: the working directory)
     #[arg(long, value_name = "DIR")]
     pub rendezvous: Option<String>,
-    /// Token shared by every rank (HMAC challenge on every connection; default: a fresh one in the rendezvous file, mode 0600)
+    /// Token shared by every rank (HMAC challenge on every connection; default: the file $BWSCOPE_TOKEN_FILE names, else a fresh token in the rendezvous file, mode 0600)
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<String>,
     /// How rank 0 talks to the ranks

@@ -349,3 +349,34 @@ pub fn failed_metrics(f: &Value, rank: usize) -> Vec<String> {
         .map(|c| c["metric"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// Parse with the reference OpenMetrics parser where it is installed
+/// (python3-prometheus-client; CI installs it).
+pub fn check_openmetrics(text: &str) {
+    let py = "/usr/bin/python3";
+    let probe = std::process::Command::new(py)
+        .args(["-c", "import prometheus_client"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP OpenMetrics parse: no python3-prometheus-client (apt-get install python3-prometheus-client)");
+        return;
+    }
+    let mut c = std::process::Command::new(py)
+        .args([
+            "-c",
+            "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\nfor f in p(sys.stdin.read()): print(f.name, f.type, len(f.samples))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut c.stdin.take().unwrap(), text.as_bytes()).unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("bwscope_figure gauge") && out.contains("bwscope_run info"),
+        "{out}"
+    );
+}

@@ -69,6 +69,48 @@ fn dry_run(
     Ok(EXIT_OK)
 }
 
+/// Where rank 0 listens, when a manifest says it rather than a flag: a
+/// Kubernetes pod shares no folder with the others, so the rendezvous file
+/// cannot work there, but the MPI Operator's headless service gives rank
+/// 0's pod a DNS name a manifest can write down.
+pub const COORDINATOR_VAR: &str = "BWSCOPE_COORDINATOR";
+
+/// The token file, when a manifest names it (a mounted Secret).
+pub const TOKEN_FILE_VAR: &str = "BWSCOPE_TOKEN_FILE";
+
+/// A flag's value, else the variable's (set and not empty), with the name
+/// of where it came from for the messages.
+fn flag_or_env(
+    flag: Option<&str>,
+    name: &'static str,
+    var: &'static str,
+) -> Option<(String, &'static str)> {
+    match flag {
+        Some(v) => Some((v.to_string(), name)),
+        None => std::env::var(var)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| (v, var)),
+    }
+}
+
+/// `--token-file`, else `BWSCOPE_TOKEN_FILE`: read and checked now, also
+/// in a dry run, and an error names where the path came from.
+fn token(a: &FleetArgs) -> Result<Option<Vec<u8>>, UserError> {
+    let Some((path, from)) = flag_or_env(a.token_file.as_deref(), "--token-file", TOKEN_FILE_VAR)
+    else {
+        return Ok(None);
+    };
+    crate::net::token::read(&path)
+        .map(Some)
+        .map_err(|e| match e {
+            UserError::BadFlag { message, .. } if from == TOKEN_FILE_VAR => {
+                UserError::flag(TOKEN_FILE_VAR, message)
+            }
+            e => e,
+        })
+}
+
 pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let plan = plan::resolve(a)?;
     let launch = launch::from_env().map_err(|m| UserError::BadInput {
@@ -76,11 +118,11 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         problem: m,
     })?;
     // Files given by flag fail now, also in a dry run, not after the run.
-    let token = a
-        .token_file
-        .as_deref()
-        .map(crate::net::token::read)
-        .transpose()?;
+    let token = token(a)?;
+    let coordinator = flag_or_env(a.coordinator.as_deref(), "--coordinator", COORDINATOR_VAR);
+    if let Some((c, from)) = &coordinator {
+        tcp::check_coordinator(c).map_err(|m| UserError::flag(from, m))?;
+    }
     if let Some(r) = &plan.reference {
         crate::report::fleet::reference::load(r)?;
     }
@@ -94,7 +136,7 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
         }
         .into());
     };
-    if launch.job.is_none() && plan.control != Transport::Mpi && a.coordinator.is_none() {
+    if launch.job.is_none() && plan.control != Transport::Mpi && coordinator.is_none() {
         // Hydra names no job in the environment: ask its process manager
         // (MPI asks it itself under --control mpi), so each job meets
         // through a rendezvous file of its own.
@@ -129,7 +171,7 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
                     .rendezvous
                     .as_ref()
                     .map_or_else(|| PathBuf::from("."), PathBuf::from),
-                coordinator: a.coordinator.clone(),
+                coordinator,
                 token,
                 startup: Duration::from_secs_f64(plan.timeout_s),
             };

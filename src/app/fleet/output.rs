@@ -2,7 +2,8 @@
 //! `./bwscope-fleet/<UTC time>`) with fleet.json, fleet.csv, fleet.html,
 //! verdicts.txt and drain.txt; `--json`/`--csv` move the first two, every
 //! other output flag (`--openmetrics`, …: `report::OUTPUTS`) and
-//! `--write-reference` add files. The folder is made
+//! `--write-reference` add files; one of the formats may go to stdout
+//! instead (`--json -`, `--openmetrics -`). The folder is made
 //! and tested before anything is measured, after every other check, and
 //! removed again (with the parents made for it) when rank 0 ends in an
 //! error before writing into it: a refused fleet leaves no empty folder.
@@ -16,6 +17,7 @@ use crate::cli::{FleetArgs, OutputArgs};
 use crate::error::UserError;
 use crate::model::fleet::FleetRun;
 use crate::report::fleet::{self as view};
+use crate::report::outfile::is_stdout;
 use crate::report::outfile::Folder;
 use crate::report::sink::write_atomic;
 use crate::report::Output;
@@ -30,8 +32,9 @@ pub struct Outputs {
     html: PathBuf,
     verdicts: PathBuf,
     drain: PathBuf,
-    /// The other outputs given by flag, each the fleet in its format.
-    extra: Vec<(&'static dyn Output, PathBuf)>,
+    /// The other outputs given by flag, each the fleet in its format
+    /// (None: to stdout at the end).
+    extra: Vec<(&'static dyn Output, Option<PathBuf>)>,
     reference: Option<PathBuf>,
     scale_max: Option<f64>,
     /// The files given by flag, held while rank 0 writes them.
@@ -45,18 +48,15 @@ pub fn default_dir() -> PathBuf {
 
 impl Outputs {
     pub fn prepare(a: &FleetArgs, out: &OutputArgs) -> Result<Outputs, UserError> {
-        let extra = out
-            .files
-            .iter()
-            .filter(|(f, _)| !matches!(*f, "--json" | "--csv"))
-            .map(|(f, p)| (*f, Some(p.as_str())));
-        for (flag, p) in extra.chain([("--write-reference", a.write_reference.as_deref())]) {
-            if p == Some("-") {
-                return Err(UserError::flag(
-                    flag,
-                    "a fleet writes this to a file: give a path",
-                ));
-            }
+        // The other formats may go to stdout (`--openmetrics -`; not two
+        // at once, `sink::check` says): a pod keeps no folder, but its
+        // launcher's log and a pipe keep stdout. The reference is read
+        // back by later runs, so it is a file.
+        if a.write_reference.as_deref() == Some("-") {
+            return Err(UserError::flag(
+                "--write-reference",
+                "a fleet writes this to a file: give a path",
+            ));
         }
         // The files given by flag: writable, and no two the same file.
         let outputs = crate::report::sink::outputs(&out.files)?;
@@ -100,7 +100,7 @@ impl Outputs {
             extra: outputs
                 .iter()
                 .filter(|(o, _)| !matches!(o.flag(), "--json" | "--csv"))
-                .map(|&(o, p)| (o, PathBuf::from(p)))
+                .map(|&(o, p)| (o, Some(PathBuf::from(p)).filter(|_| !is_stdout(p))))
                 .collect(),
             reference: a.write_reference.as_ref().map(PathBuf::from),
             scale_max: a.scale_max,
@@ -123,8 +123,14 @@ impl Outputs {
         write_atomic(&self.html, view::html::render(f, self.scale_max).as_bytes())?;
         write_atomic(&self.verdicts, view::text::verdict_file(f).as_bytes())?;
         write_atomic(&self.drain, view::text::drain_list(f).as_bytes())?;
+        // What goes to stdout: the JSON (`--json -`) or one other format.
+        let mut stdout = self.json.is_none().then(|| crate::report::json::fleet(f));
         for (o, p) in &self.extra {
-            write_atomic(p, &o.fleet(f, self.scale_max))?;
+            let bytes = o.fleet(f, self.scale_max);
+            match p {
+                Some(p) => write_atomic(p, &bytes)?,
+                None => stdout = Some(bytes),
+            }
         }
         if let (Some(p), Some(v)) = (&self.reference, &f.verdicts) {
             let r = crate::report::fleet::reference::make(f, v, pct);
@@ -137,13 +143,15 @@ impl Outputs {
             "wrote {} (fleet.json, fleet.csv, fleet.html, verdicts.txt, drain.txt)\n",
             self.dir.display()
         );
-        match &self.json {
-            Some(_) => print!("{summary}{wrote}"),
-            None => {
+        match stdout {
+            None => print!("{summary}{wrote}"),
+            Some(bytes) => {
+                // stdout holds the document alone, so it parses.
                 eprint!("{summary}{wrote}");
                 use std::io::Write as _;
                 let mut o = std::io::stdout().lock();
-                let _ = o.write_all(&crate::report::json::fleet(f));
+                let _ = o.write_all(&bytes);
+                let _ = o.flush();
             }
         }
         Ok(())

@@ -23,6 +23,7 @@ use serde_json::Value;
 use super::comm::{Comm, Identity, Lost};
 use super::launch::Launch;
 use super::wire::{read_msg, write_msg, Wire, MAX_FRAME};
+pub use start::check_coordinator;
 use start::{leaf, refused, root};
 
 mod start;
@@ -38,8 +39,9 @@ const ALIVE_EVERY: Duration = Duration::from_secs(1);
 pub struct Settings {
     pub launch: Launch,
     pub rendezvous_dir: PathBuf,
-    /// `HOST:PORT` from `--coordinator`.
-    pub coordinator: Option<String>,
+    /// `HOST:PORT`, and where it came from (`--coordinator` or the
+    /// variable a manifest fills) for the messages.
+    pub coordinator: Option<(String, &'static str)>,
     /// From `--token-file`.
     pub token: Option<Vec<u8>>,
     /// How long rank 0 waits for every rank to join, and a rank for rank 0.

@@ -22,16 +22,15 @@ pub(super) fn root(
     // Rank 0 holds a connection per rank: a fleet of a thousand nodes
     // needs more than the usual soft limit of 1024.
     crate::os::fds::raise_limit();
-    let port = match &s.coordinator {
-        Some(c) => coordinator_port(c)?,
-        None => 0,
+    let (port, from) = match &s.coordinator {
+        Some((c, from)) => (
+            check_coordinator(c).map_err(|m| UserError::flag(from, m))?,
+            *from,
+        ),
+        None => (0, "--coordinator"),
     };
-    let listener = TcpListener::bind(("0.0.0.0", port)).map_err(|e| {
-        UserError::flag(
-            "--coordinator",
-            format!("rank 0 cannot listen on port {port}: {e}"),
-        )
-    })?;
+    let listener = TcpListener::bind(("0.0.0.0", port))
+        .map_err(|e| UserError::flag(from, format!("rank 0 cannot listen on port {port}: {e}")))?;
     let port = listener.local_addr()?.port();
     let token = session_token(s, port);
     let note_path = rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref());
@@ -213,15 +212,43 @@ fn gather(
     (streams, ids)
 }
 
-fn coordinator_port(c: &str) -> Result<u16, UserError> {
-    c.rsplit_once(':')
-        .and_then(|(_, p)| p.parse::<u16>().ok())
-        .ok_or_else(|| {
-            UserError::flag(
-                "--coordinator",
-                format!("'{c}' is not HOST:PORT (e.g. node001:5290)"),
-            )
-        })
+/// The port of `HOST:PORT` (`[::1]:5290` too), or why it is none: every
+/// rank checks it before it starts, so a typo in a manifest is one line at
+/// once, not a minute of waiting for a rank 0 that cannot be there.
+pub fn check_coordinator(c: &str) -> Result<u16, String> {
+    let bad = || {
+        format!("'{c}' is not HOST:PORT (e.g. node001:5290, or under the MPI Operator <job>-worker-0.<job>:5290)")
+    };
+    let (host, port) = c.rsplit_once(':').ok_or_else(bad)?;
+    let port: u16 = port.parse().map_err(|_| bad())?;
+    if host.trim_matches(['[', ']']).is_empty() {
+        return Err(bad());
+    }
+    if port == 0 {
+        return Err(format!(
+            "'{c}' has port 0: rank 0 would listen on a port nobody knows; give a fixed port (e.g. 5290)"
+        ));
+    }
+    Ok(port)
+}
+
+/// Rank 0's addresses, or why there are none yet. A pod's DNS name
+/// appears only once Kubernetes has started it (the MPI Operator's
+/// headless service publishes a pod when it is ready), so a name that does
+/// not resolve is waited on like a rank 0 not yet listening; the resolver's
+/// own words go into the message a rank ends with.
+fn resolve(c: &str) -> Result<Vec<SocketAddr>, String> {
+    match c.to_socket_addrs() {
+        Ok(a) => {
+            let a: Vec<SocketAddr> = a.collect();
+            if a.is_empty() {
+                Err(format!("{c} resolves to no address yet"))
+            } else {
+                Ok(a)
+            }
+        }
+        Err(e) => Err(format!("{c} does not resolve yet ({e})")),
+    }
 }
 
 fn most_common(ips: &[IpAddr]) -> Option<IpAddr> {
@@ -235,19 +262,18 @@ fn most_common(ips: &[IpAddr]) -> Option<IpAddr> {
     best.map(|(ip, _)| ip)
 }
 
+/// How long a rank waits for rank 0 before it says what it waits for.
+const SAY_WAITING_AFTER: Duration = Duration::from_secs(5);
+
 /// Rank 0's addresses and the token to answer its challenge with.
 type Target = (Vec<SocketAddr>, Option<Vec<u8>>);
 
 /// Where rank 0 is: `Ok(Ok(target))`, `Ok(Err(why not yet))` to wait on,
 /// `Err` for a rendezvous file this rank must not trust.
 fn target(s: &Settings) -> Result<Result<Target, String>, UserError> {
-    if let Some(c) = &s.coordinator {
-        coordinator_port(c)?;
-        let addrs: Vec<SocketAddr> = c.to_socket_addrs().map(|a| a.collect()).unwrap_or_default();
-        if addrs.is_empty() {
-            return Ok(Err(format!("{c} does not resolve")));
-        }
-        return Ok(Ok((addrs, s.token.clone())));
+    if let Some((c, from)) = &s.coordinator {
+        check_coordinator(c).map_err(|m| UserError::flag(from, m))?;
+        return Ok(resolve(c).map(|addrs| (addrs, s.token.clone())));
     }
     let path = rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref());
     let note = rendezvous::read_checked(&path, s.launch.job.as_deref())
@@ -277,8 +303,10 @@ pub(super) fn leaf(
     stop: &'static AtomicBool,
 ) -> anyhow::Result<(TcpComm, Option<Vec<u8>>)> {
     let id = Identity::this(s.launch.rank, s.launch.size, s.launch.job.clone());
-    let deadline = Instant::now() + s.startup;
+    let started = Instant::now();
+    let deadline = started + s.startup;
     let mut last = String::from("rank 0 has not published its address yet");
+    let mut said = false;
     loop {
         if stop.load(Ordering::Relaxed) {
             anyhow::bail!("interrupted while waiting for rank 0");
@@ -324,9 +352,21 @@ pub(super) fn leaf(
                 }
             }
         }
+        if !said && started.elapsed() >= SAY_WAITING_AFTER && Instant::now() < deadline {
+            // Once, so a pod's log says what its rank waits for (a name
+            // the DNS does not know yet, a port nobody listens on).
+            said = true;
+            eprintln!(
+                "bwscope fleet: rank {} still waiting for rank 0 (for up to {:.0} s, --timeout): {last}",
+                s.launch.rank,
+                s.startup.as_secs_f64()
+            );
+        }
         if Instant::now() >= deadline {
             let how = match &s.coordinator {
-                Some(c) => format!("at {c} (--coordinator)"),
+                Some((c, from)) => format!(
+                    "at {c} ({from}; is rank 0 running and the name right? a longer --timeout waits longer for a name that resolves late)"
+                ),
                 None => format!(
                     "through {} (is it on a file system every rank shares? else give --rendezvous DIR or --coordinator HOST:PORT)",
                     rendezvous::path(&s.rendezvous_dir, s.launch.job.as_deref()).display()
@@ -352,4 +392,50 @@ pub(super) fn refused(reason: String) -> anyhow::Error {
         problem: format!("rank 0 refused this rank: {reason}"),
     }
     .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinators_are_host_port_with_a_real_port() {
+        for ok in [
+            "node001:5290",
+            "bwscope-fleet-worker-0.bwscope-fleet:5290",
+            "10.0.0.1:1",
+            "[::1]:5290",
+        ] {
+            assert!(check_coordinator(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "node001",
+            "node001:",
+            ":5290",
+            "[]:5290",
+            "node:65536",
+            "node:x",
+        ] {
+            assert!(
+                check_coordinator(bad)
+                    .unwrap_err()
+                    .contains("is not HOST:PORT"),
+                "{bad}"
+            );
+        }
+        assert!(check_coordinator("node:0").unwrap_err().contains("port 0"));
+    }
+
+    #[test]
+    fn a_name_that_does_not_resolve_is_waited_on_with_the_resolvers_words() {
+        assert_eq!(
+            resolve("127.0.0.1:5290"),
+            Ok(vec!["127.0.0.1:5290".parse().unwrap()])
+        );
+        let e = resolve("no-such-rank-0.invalid:5290").unwrap_err();
+        assert!(
+            e.starts_with("no-such-rank-0.invalid:5290 does not resolve yet ("),
+            "{e}"
+        );
+    }
 }
