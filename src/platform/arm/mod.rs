@@ -279,6 +279,19 @@ mod tests {
     }
 
     #[test]
+    fn stated_kinds_are_named_levels_without_a_row() {
+        let k = stated_kinds(vec![
+            ("Performance".into(), vec![0, 1, 2, 3]),
+            ("Efficiency".into(), vec![4, 5, 6, 7]),
+        ]);
+        let ids: Vec<&str> = k.iter().map(|k| k.id.as_str()).collect();
+        assert_eq!(ids, ["apple-performance", "apple-efficiency"]);
+        assert_eq!(k[1].cpus, [4, 5, 6, 7]);
+        assert!(k.iter().all(|k| k.uarch.row.is_none()), "{k:?}");
+        assert!(k[0].uarch.reason.contains("hides MIDR_EL1"));
+    }
+
+    #[test]
     fn midrs_prefer_sysfs_then_cpuinfo_then_this_core() {
         let d = tempfile::tempdir().unwrap();
         let this = Midr(0x410f_d083);
