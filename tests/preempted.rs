@@ -15,7 +15,7 @@
 //!   not half of it.
 
 // Unix: the idle scheduling class and timer slack are Linux calls.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -4,9 +4,11 @@
 //! after) and modes. Only loopback addresses are contacted; every wait is
 //! bounded.
 
-// Unix: signals, /proc, namespaces, guests, device nodes or Unix-only
-// tools (the Windows build runs tests/windows.rs instead).
-#![cfg(unix)]
+// Linux: signals, /proc, namespaces, guests, device nodes or Unix-only
+// tools (the Windows build runs tests/windows.rs instead; on macOS, where
+// nothing runs yet, the Linux calls here — pipe2, SOCK_CLOEXEC, glibc's
+// rlimit type — would not compile).
+#![cfg(target_os = "linux")]
 
 mod common;
 

@@ -96,6 +96,9 @@ pub struct TransferDevice {
     pub driver_version: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     pub pci_bus_id: Option<String>,
+    /// Host and device share memory (unified memory).
+    #[serde(default, deserialize_with = "lenient")]
+    pub host_unified: Option<bool>,
 }
 
 /// The device's PCIe link (`options.pci`).

@@ -15,7 +15,7 @@
 //! Layout: each concern is a portable module here (`time`, `cpu`, `mem`,
 //! …) holding its types, its documentation and the functions every
 //! system shares; each system's own calls are in its folder (`linux/`,
-//! `windows/`), chosen once below as `imp`. Parsers of what a
+//! `windows/`, `macos/`), chosen once below as `imp`. Parsers of what a
 //! system writes (`/proc` text, sysfs trees, firmware blobs) are pure and
 //! in `parse/`, built on every target so they are tested with captured
 //! data anywhere.
@@ -29,6 +29,10 @@ mod imp;
 
 #[cfg(windows)]
 #[path = "windows/mod.rs"]
+mod imp;
+
+#[cfg(target_os = "macos")]
+#[path = "macos/mod.rs"]
 mod imp;
 
 pub mod cpu;

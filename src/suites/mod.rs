@@ -322,6 +322,12 @@ pub fn host_warnings(host: &Host) -> Vec<Warning> {
             hint: "pick one kind with `--cpus kind:ID` (ids in `bwscope info`)".into(),
         });
     }
+    if let Some(why) = crate::os::cpu::PLACEMENT_ADVISORY {
+        w.push(Warning::Other {
+            message: format!("placement is advisory: {why}"),
+            hint: "a record's cpus and core_kind name the kind of core asked for, not where the threads ran".into(),
+        });
+    }
     w.extend(host.cache_warnings());
     w.extend(crate::platform::knee_store::ignored());
     w

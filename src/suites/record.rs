@@ -72,10 +72,17 @@ pub fn bandwidth(
 
 /// What a record of kernel `k` on `r.cpus` states about where it ran: the
 /// kind of core (ARM; `mixed: …` plus a warning when its cpus differ in
-/// kind) and, for SVE kernels, the vector length they ran with (also
-/// their `width_bits`).
+/// kind), that the placement was only asked for where the system has no
+/// affinity (macOS), and, for SVE kernels, the vector length they ran
+/// with (also their `width_bits`).
 pub fn label(r: &mut Record, k: &Kernel, host: &Host) {
     r.core_kind = host.core_kind_label(&r.cpus);
+    if crate::os::cpu::PLACEMENT_ADVISORY.is_some() {
+        r.warnings.push(Warning::Other {
+            message: "placement advisory: the system steers threads to a kind of core but never pins them".into(),
+            hint: "cpus and core_kind say what was asked for (see the run's warning)".into(),
+        });
+    }
     if let Some(kind) = r.core_kind.as_deref().filter(|k| k.starts_with("mixed")) {
         r.warnings.push(Warning::Other {
             message: format!("this record's threads ran on several kinds of core ({kind})"),

@@ -32,6 +32,14 @@ fn set_of(cpus: &[u32]) -> libc::cpu_set_t {
     }
 }
 
+/// Pinning is exact here: a pinned thread runs on its cpus only.
+pub const PLACEMENT_ADVISORY: Option<&str> = None;
+
+/// The system hides no per-cpu identity: kinds come from the MIDRs.
+pub fn stated_core_kinds() -> Option<Vec<(String, Vec<u32>)>> {
+    None
+}
+
 /// Pin the calling thread to `cpu`.
 pub fn pin_current(cpu: u32) -> Result<(), String> {
     set_affinity(&set_of(&[cpu])).map_err(|e| format!("cannot pin to cpu {}: {}", cpu, e))

@@ -105,7 +105,8 @@ pub fn copy_identity(f: &File, old: &Metadata) {
     // SAFETY: a valid open descriptor.
     unsafe {
         libc::fchown(f.as_raw_fd(), old.uid(), old.gid());
-        libc::fchmod(f.as_raw_fd(), old.mode() & 0o777);
+        // mode_t is 16 bits on macOS (this file serves it too).
+        libc::fchmod(f.as_raw_fd(), (old.mode() & 0o777) as libc::mode_t);
     }
 }
 

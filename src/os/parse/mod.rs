@@ -4,6 +4,7 @@
 //! module.
 
 pub mod smaps;
+pub mod sysctl;
 pub mod tiers;
 pub mod winlpi;
 

@@ -30,6 +30,14 @@ fn set_group_affinity(a: &GROUP_AFFINITY) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Pinning is exact here: a pinned thread runs on its cpus only.
+pub const PLACEMENT_ADVISORY: Option<&str> = None;
+
+/// The system hides no per-cpu identity: kinds come from the MIDRs.
+pub fn stated_core_kinds() -> Option<Vec<(String, Vec<u32>)>> {
+    None
+}
+
 /// Pin the calling thread to `cpu`.
 pub fn pin_current(cpu: u32) -> Result<(), String> {
     let (g, bit) = lpi().group_of(cpu).ok_or_else(|| {

@@ -80,6 +80,30 @@ pub fn core_kinds(midrs: &[(u32, Midr)]) -> Vec<CoreKind> {
     kinds
 }
 
+/// `midr_source` where the system states kinds of core instead of MIDRs.
+const STATED_SOURCE: &str = "sysctl hw.perflevelN (macOS hides MIDR_EL1)";
+
+/// Kinds of core the system states by name (macOS's performance levels,
+/// fastest first) where it hides the per-cpu MIDR: no part number, so no
+/// microarchitecture row and no ceiling (never guessed from the name).
+pub fn stated_kinds(levels: Vec<(String, Vec<u32>)>) -> Vec<CoreKind> {
+    levels
+        .into_iter()
+        .map(|(name, cpus)| CoreKind {
+            id: format!("apple-{}", name.to_lowercase()),
+            name: format!("Apple {name} cores"),
+            midr: "unknown".into(),
+            implementer: 0x61,
+            part: 0,
+            cpus,
+            uarch: crate::model::UarchMatch {
+                row: None,
+                reason: format!("{STATED_SOURCE}: no part number to look up"),
+            },
+        })
+        .collect()
+}
+
 /// Where the per-cpu MIDRs come from, in order: sysfs, an arm64
 /// `/proc/cpuinfo`, else `mrs MIDR_EL1` on this cpu for every cpu (the
 /// files describe another architecture, or none could be read).
@@ -121,12 +145,16 @@ pub fn detect(online: &[u32]) -> (ArmHost, crate::model::Features) {
         online,
         Midr(r.midr as u32),
     );
+    let (kinds, source) = match crate::os::cpu::stated_core_kinds() {
+        Some(levels) => (stated_kinds(levels), STATED_SOURCE),
+        None => (core_kinds(&midrs), source),
+    };
     let host = ArmHost {
         sve_vector_bits: sve.then(regs::sve_vl_bytes).flatten().map(|b| b * 8),
         dc_zva_block_bytes: dc_zva,
         dcache_line_bytes: dline,
         icache_line_bytes: iline,
-        core_kinds: core_kinds(&midrs),
+        core_kinds: kinds,
         midr_source: source.into(),
         foreign_files: foreign,
     };
@@ -181,12 +209,18 @@ pub mod regs {
     }
 
     pub fn read() -> Regs {
-        let (midr, dczid, ctr): (u64, u64, u64);
-        // SAFETY: EL0 reads of ID registers Linux exposes (MIDR_EL1 is
-        // trapped and emulated; DCZID_EL0 and CTR_EL0 are EL0-readable
-        // unless SCTLR_EL1.UCT is clear, which Linux never leaves so).
+        let mut midr = 0u64;
+        let (dczid, ctr): (u64, u64);
+        // A system that states kinds of core itself (macOS) does not trap
+        // and emulate `mrs MIDR_EL1` at EL0 as Linux does: the read would
+        // be an undefined instruction there.
+        if crate::os::cpu::stated_core_kinds().is_none() {
+            // SAFETY: Linux traps and emulates EL0 reads of MIDR_EL1.
+            unsafe { core::arch::asm!("mrs {}, midr_el1", out(reg) midr, options(nomem, nostack)) };
+        }
+        // SAFETY: DCZID_EL0 is always EL0-readable; CTR_EL0 is unless
+        // SCTLR_EL1.UCT is clear, which neither Linux nor macOS leaves so.
         unsafe {
-            core::arch::asm!("mrs {}, midr_el1", out(reg) midr, options(nomem, nostack));
             core::arch::asm!("mrs {}, dczid_el0", out(reg) dczid, options(nomem, nostack));
             core::arch::asm!("mrs {}, ctr_el0", out(reg) ctr, options(nomem, nostack));
         }
@@ -242,6 +276,19 @@ mod tests {
             "{}",
             kinds[2].uarch.reason
         );
+    }
+
+    #[test]
+    fn stated_kinds_are_named_levels_without_a_row() {
+        let k = stated_kinds(vec![
+            ("Performance".into(), vec![0, 1, 2, 3]),
+            ("Efficiency".into(), vec![4, 5, 6, 7]),
+        ]);
+        let ids: Vec<&str> = k.iter().map(|k| k.id.as_str()).collect();
+        assert_eq!(ids, ["apple-performance", "apple-efficiency"]);
+        assert_eq!(k[1].cpus, [4, 5, 6, 7]);
+        assert!(k.iter().all(|k| k.uarch.row.is_none()), "{k:?}");
+        assert!(k[0].uarch.reason.contains("hides MIDR_EL1"));
     }
 
     #[test]

@@ -87,6 +87,11 @@ pub fn render(run: &Run, records: &[&Record]) -> Vec<Block> {
             note,
         ]);
     }
+    if !t.rows.is_empty() && o.device.as_ref().and_then(|d| d.host_unified) == Some(true) {
+        t.notes.push(
+            "host and device share memory: h2d, d2h and bidir copy within the same DRAM, not over a link".into(),
+        );
+    }
     if !t.rows.is_empty() {
         t.notes.push(format!(
             "{} bytes/s; bytes: {}",

@@ -399,6 +399,18 @@ fn copy_figures(
         r.warnings = spread_warnings(g);
         r.warnings.extend(above_link(plan, dir, g));
     }
+    // Unified memory (Apple silicon, integrated GPUs, a CPU device): the
+    // "device" buffer is in the same DRAM, so the figure is a memory copy.
+    let host_device = matches!(
+        dir.copy_of(),
+        Direction::H2d | Direction::D2h | Direction::Bidir
+    );
+    if plan.device.host_unified == Some(true) && host_device {
+        r.warnings.push(Warning::Other {
+            message: "host and device share memory: this copy moved bytes within the same DRAM, not over a link".into(),
+            hint: "compare it with a memory copy of the same size (`bwscope cache`)".into(),
+        });
+    }
 }
 
 /// Checks the copy moved the right bytes (when `--verify`): a mismatch

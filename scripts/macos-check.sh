@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Type-check and lint bwscope for macOS (Apple silicon and Intel Macs) on a
+# Debian machine with no Mac and no Apple SDK (CI runs this; so can you).
+#
+# Needs (Debian 12; `.ci/run` installs them, as for scripts/windows-wine.sh):
+#   apt-get install rustc-web rust-web-src rust-web-clippy
+# rustup cannot fetch Apple targets' standard libraries here, so Debian's
+# rustc-web builds std for the target from rust-web-src (-Zbuild-std,
+# unlocked by RUSTC_BOOTSTRAP=1), and Debian's clippy-driver lints in the
+# same build (as scripts/aarch64-emulated.sh and windows-wine.sh do).
+#
+# What it proves: the library, the binary and the tests compile for
+# aarch64-apple-darwin and x86_64-apple-darwin and lint clean
+# (`clippy --all-targets -D warnings`, the crate's rules included: a
+# `// SAFETY:` on every unsafe). What it cannot prove: anything at run time.
+# Nothing is linked (that needs Apple's SDK), nothing runs, and bwscope has
+# never run on a Mac: docs/macos.md says what a Mac user should run first.
+#
+# Usage: scripts/macos-check.sh [--no-clippy] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export RUSTC="${RUSTC_MACOS:-/usr/bin/rustc}" RUSTC_BOOTSTRAP=1
+DIR=target-macos
+clippy=1
+if [ "${1:-}" = "--no-clippy" ]; then
+  clippy=0
+  shift
+fi
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(aarch64-apple-darwin x86_64-apple-darwin)
+
+command -v "$RUSTC" >/dev/null || {
+  echo "macos-check: $RUSTC not found; install the packages listed at the top of $0" >&2
+  exit 2
+}
+[ -d /usr/lib/rustlib/src/rust/library ] || {
+  echo "macos-check: the std source is missing: apt-get install rust-web-src" >&2
+  exit 2
+}
+
+if [ $clippy = 1 ] && [ -x /usr/bin/clippy-driver ]; then
+  export RUSTC_WORKSPACE_WRAPPER=/usr/bin/clippy-driver
+  lint="-D warnings"
+else
+  lint=""
+fi
+
+for t in "${TARGETS[@]}"; do
+  t0=$(date +%s)
+  var="CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_RUSTFLAGS"
+  export "$var"="$lint"
+  cargo check -Zbuild-std --target "$t" --target-dir "$DIR" --all-targets --keep-going
+  unset "$var"
+  echo "macos-check: $t checked${lint:+ and linted} in $(($(date +%s) - t0)) s"
+done
