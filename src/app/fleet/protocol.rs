@@ -90,29 +90,11 @@ impl NodeReply {
     /// value. A run that fails is the rank's error, named.
     pub(super) fn checked(mut self, rank: u32) -> Result<NodeReply, String> {
         if let Some(run) = self.run.as_mut() {
-            clean_host(&mut run.host);
+            crate::report::json::clean_names(&mut run.host);
             crate::report::plausible::check(run)
                 .map_err(|p| format!("rank {rank}'s run is not plausible: {p}"))?;
         }
         Ok(self)
-    }
-}
-
-/// The names a host carries, as names from another machine
-/// (`util::text::foreign_name`): one line, bounded.
-pub(super) fn clean_host(h: &mut Host) {
-    use crate::util::text::foreign_name;
-    h.cpu.vendor = foreign_name(&h.cpu.vendor);
-    h.cpu.model_name = foreign_name(&h.cpu.model_name);
-    for s in [
-        &mut h.cpu.hypervisor,
-        &mut h.env.hostname,
-        &mut h.env.kernel,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        *s = foreign_name(s);
     }
 }
 

@@ -54,6 +54,27 @@ fn warn_descriptors(size: u32) {
     }
 }
 
+/// A rank busy in a flow or a measurement waits for no message, so a
+/// rank 0 stopped meanwhile was noticed only after the flow's own
+/// timeouts and then a whole `--timeout` more (15 s at `--timeout 5`).
+/// This thread asks the rank to stop (as rank 0's `Stop` would) once rank
+/// 0 has been silent for `silence`; its next wait for rank 0 then ends at
+/// once, saying for how long. It ends with the rank's connection (`heard`
+/// gone).
+fn watch_rank_0(heard: std::sync::Weak<AtomicU64>, silence: Duration, stop: &'static AtomicBool) {
+    let limit = silence.as_nanos().min(u128::from(u64::MAX)) as u64;
+    let _ = std::thread::Builder::new()
+        .name("fleet-watch".into())
+        .spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let Some(h) = heard.upgrade() else { return };
+            if now_ns().saturating_sub(h.load(Ordering::Relaxed)) > limit {
+                stop.store(true, Ordering::SeqCst);
+                return;
+            }
+        });
+}
+
 pub(super) fn root(
     s: &Settings,
     stop: &'static AtomicBool,
@@ -376,6 +397,8 @@ pub(super) fn leaf(
                         let (tx, rx) = mpsc::channel();
                         let heard = Arc::new(AtomicU64::new(now_ns()));
                         spawn_reader(c.try_clone()?, 0, tx, Some(stop), Some(heard.clone()));
+                        let silence = s.startup.max(ALIVE_EVERY * 3);
+                        watch_rank_0(Arc::downgrade(&heard), silence, stop);
                         let ip = c.local_addr().ok().map(|a| a.ip());
                         let comm = TcpComm {
                             rank: s.launch.rank,
@@ -391,7 +414,7 @@ pub(super) fn leaf(
                             stop_sent: false,
                             phase: "startup".into(),
                             // Rank 0's `Alive` comes every second.
-                            silence: s.startup.max(ALIVE_EVERY * 3),
+                            silence,
                             heard,
                             writing: Arc::new(Mutex::new(Vec::new())),
                             _alive: None,
