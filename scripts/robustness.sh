@@ -521,6 +521,12 @@ for spec in 4294967295@0 18446744073709551615@0; do
   custom "contend --cpu $spec under ulimit -v 4 GB" "bwscope contend --cpu $spec" "exit 2, names --cpu" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && grep -q '^error: --cpu' <<<"$err" && echo 1 || echo 0)
 done
 check "numa --load 18446744073709551615@0 --oversubscribe" 2 "^error: --load" -- numa --load 18446744073709551615@0 --oversubscribe
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && [ -x /usr/bin/time ] && [ -e /sys/devices/system/node/node0/cpulist ]; then
+  truncate -s 1G big
+  err=$(unshare -m sh -c "mount --bind '$PWD/big' /sys/devices/system/node/node0/cpulist && exec /usr/bin/time -f 'peak %M KB' timeout 120 '$BW' info --no-clock --json -" 2>&1 >/dev/null); rc=$?
+  kb=$(grep -o 'peak [0-9]* KB' <<<"$err" | grep -o '[0-9]*'); rm -f big
+  custom "a 1 GiB file bind-mounted over node0/cpulist" "unshare -m; mount --bind big …/node0/cpulist; bwscope info" "exit 0, not read whole (peak < 200 MB)" "exit $rc, peak ${kb:-?} KB" $([ $rc = 0 ] && [ -n "$kb" ] && [ "$kb" -lt 200000 ] && echo 1 || echo 0)
+fi
 # item 5: a transponder's words; bidi controls in a run file
 python3 - >tp.port 2>/dev/null <<'PY' &
 import socket, sys

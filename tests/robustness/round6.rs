@@ -300,6 +300,44 @@ fn team_sizes_from_the_command_line_are_checked_before_allocating() {
     usage_error(&o, "--load");
 }
 
+#[test]
+fn a_sysfs_attribute_of_1_gb_is_not_read_whole() {
+    // A 1 GiB file bind-mounted over node 0's cpulist, which the topology
+    // and the tier reader both read: the old readers read it whole (2 GB
+    // of memory and 26 s for a 2 GB one; under `ulimit -v` the read
+    // failed quietly instead). Measured by the peak memory GNU time
+    // reports.
+    let attr = "/sys/devices/system/node/node0/cpulist";
+    if !is_root() || !has_tool("unshare") || !Path::new(attr).exists() {
+        eprintln!("skipped: needs root, unshare and {attr}");
+        return;
+    }
+    if !Path::new("/usr/bin/time").exists() {
+        eprintln!("skipped: needs GNU time at /usr/bin/time");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let big = d.path().join("big");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let script = format!(
+        "mount --bind {} {attr} && exec /usr/bin/time -f 'peak %M KB' {BIN} info --no-clock --json -",
+        big.display()
+    );
+    let mut c = Command::new("unshare");
+    c.args(["-m", "sh", "-c", &script]);
+    let o = bounded(c, Duration::from_secs(120)).expect("hung");
+    let e = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let kb: u64 = e
+        .lines()
+        .find_map(|l| l.strip_prefix("peak ")?.strip_suffix(" KB")?.parse().ok())
+        .unwrap_or_else(|| panic!("no peak in {e}"));
+    assert!(kb < 200_000, "peak {kb} KB: the attribute was read whole");
+}
+
 // ---- item 5: a transponder's words -------------------------------------------------
 
 #[test]
