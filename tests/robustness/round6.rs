@@ -567,3 +567,66 @@ fn contend_refuses_slices_finer_than_its_count_and_has_a_token_file() {
         run["records"]
     );
 }
+
+#[test]
+fn a_rank_in_a_flow_with_a_stopped_rank_0_says_how_long_it_was_silent() {
+    // Rank 0 stopped in the network phase: rank 1 ends when its flow
+    // gives up, and says for how long rank 0 was really silent (the old
+    // build waited a whole --timeout more after the flow, 15 s in all at
+    // --timeout 5, and said "silent for 5 s").
+    let d = tempfile::tempdir().unwrap();
+    let job = format!("r6-flow-{}", std::process::id());
+    let fleet = |r: u32| {
+        let mut c = Command::new(BIN);
+        c.args(["fleet", "--control", "tcp", "--suites", "none"])
+            .args(["--schedule", "shift", "--step-time", "3", "--timeout", "5"])
+            .current_dir(d.path())
+            .env("OMPI_COMM_WORLD_RANK", r.to_string())
+            .env("OMPI_COMM_WORLD_SIZE", "2")
+            .env("OMPI_MCA_ess_base_jobid", &job)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    };
+    let err0 = d.path().join("r0.err");
+    let mut r0 = fleet(0)
+        .args(["--out", "res"])
+        .stderr(std::fs::File::create(&err0).unwrap())
+        .spawn()
+        .unwrap();
+    let note = d.path().join(format!(".bwscope-fleet-{job}.json"));
+    let t0 = Instant::now();
+    while !note.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no rendezvous file");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r1 = fleet(1).spawn().unwrap();
+    while !std::fs::read_to_string(&err0).is_ok_and(|e| e.contains("network phase")) {
+        assert!(t0.elapsed() < Duration::from_secs(40), "no network phase");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signals to our own child.
+    unsafe { libc::kill(r0.id() as i32, libc::SIGSTOP) };
+    let t1 = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(r1.wait_with_output().unwrap()));
+    let got = rx.recv_timeout(Duration::from_secs(40));
+    let took = t1.elapsed().as_secs_f64();
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(r0.id() as i32, libc::SIGCONT);
+        libc::kill(r0.id() as i32, libc::SIGKILL);
+    }
+    let _ = r0.wait();
+    let o = got.expect("rank 1 still running 40 s after rank 0 stopped");
+    let e = stderr_of(&o);
+    assert!(took < 14.0, "{took:.1} s: {e}");
+    let said: f64 = e
+        .split("rank 0 has been silent for ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{e}"));
+    assert!(said >= took - 1.5, "said {said} s after {took:.1} s: {e}");
+}
