@@ -1,11 +1,13 @@
 //! What a panic (a bug) prints. The standard hook, with `RUST_BACKTRACE`
-//! set, resolves the backtrace's symbols by reading the binary's debug
-//! information into memory; under a `ulimit -v`/`-d` that allocation can
-//! fail inside the hook while it holds the standard library's backtrace
-//! lock, and the process then hung in that lock for good, its SIGTERM
-//! only noted by bwscope's own handler (issue 42, item 2). This hook says
-//! what panicked in one line and captures a backtrace only where no
-//! address-space limit is set.
+//! set, holds the standard library's backtrace lock while it resolves
+//! and writes the backtrace; under a `ulimit -v`/`-d` an allocation fails
+//! meanwhile, and the default allocation-error hook then takes the same
+//! lock to print its own backtrace: the process waited on itself for good
+//! (seen with gdb at 9ebc8a4: `default_alloc_error_hook` in
+//! `sys::backtrace::lock`), its SIGTERM only noted by bwscope's own
+//! handler (issue 42, item 2). This hook says what panicked in one line
+//! and captures a backtrace only where no address-space limit is set, so
+//! it never holds that lock where an allocation may fail.
 
 use std::io::Write;
 
