@@ -570,11 +570,12 @@ fi
 check "contend slices of 0.1 ms" 2 "^error: --min-sample-ms" -- contend --cpu 1@0 --min-sample-ms 0.1
 out=$("$BW" contend --help 2>&1)
 custom "contend takes --token-file" "bwscope contend --help" "lists --token-file" "$(grep -c -- '--token-file' <<<"$out") mention(s)" $(grep -q -- '--token-file' <<<"$out" && echo 1 || echo 0)
-fl8() { OMPI_COMM_WORLD_RANK=$1 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r6f timeout 60 "$BW" fleet --control tcp --suites none --schedule shift --step-time 3 --timeout 5 "${@:2}"; }
+# (exec, no `timeout`: $p0 must be bwscope itself for SIGSTOP)
+fl8() { OMPI_COMM_WORLD_RANK=$1 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r6f exec "$BW" fleet --control tcp --suites none --schedule shift --step-time 3 --timeout 5 "${@:2}"; }
 fl8 0 --out rf >/dev/null 2>f0.err & p0=$!
 for _ in $(seq 200); do [ -e .bwscope-fleet-r6f.json ] && break; sleep 0.1; done
 fl8 1 >/dev/null 2>f1.err & p1=$!
-for _ in $(seq 400); do grep -q "network phase" f0.err && break; sleep 0.05; done
+for _ in $(seq 400); do grep -q "network phase over" f0.err && break; sleep 0.05; done
 sleep 0.5; kill -STOP $p0; t0=$(date +%s); wait $p1; rc=$?; s8=$(( $(date +%s) - t0 )); kill -CONT $p0; kill -KILL $p0; wait $p0 2>/dev/null
 said=$(grep -o 'rank 0 has been silent for [0-9]*' f1.err | grep -o '[0-9]*$')
 custom "rank 0 stopped (SIGSTOP) while rank 1 is in a flow" "kill -STOP <rank 0> in the network phase; rank 1 at --timeout 5" "rank 1 ends when its flow gives up (< 14 s), saying the true silence" "exit $rc after $s8 s: silent for ${said:-?} s" $([ $rc != 0 ] && [ $s8 -lt 14 ] && [ -n "$said" ] && [ $((said + 2)) -ge $s8 ] && echo 1 || echo 0)

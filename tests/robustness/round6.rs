@@ -601,7 +601,7 @@ fn a_rank_in_a_flow_with_a_stopped_rank_0_says_how_long_it_was_silent() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let r1 = fleet(1).spawn().unwrap();
-    while !std::fs::read_to_string(&err0).is_ok_and(|e| e.contains("network phase")) {
+    while !std::fs::read_to_string(&err0).is_ok_and(|e| e.contains("network phase over")) {
         assert!(t0.elapsed() < Duration::from_secs(40), "no network phase");
         std::thread::sleep(Duration::from_millis(50));
     }
