@@ -71,9 +71,9 @@ for t in $targets; do
         nice -n 19 cargo fuzz run -s none "$t" "fuzz/corpus/$t" -- $opts >"$log" 2>&1 || true
     fi
     execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
-    secs=$(grep -m1 'stat::' "$log" >/dev/null && grep -o 'DONE.*in [0-9]* second' "$log" | grep -o '[0-9]* second' | head -1)
+    secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | awk '{print $5}' | head -1)
     crashes=$(ls "fuzz/artifacts/$t" 2>/dev/null | grep -c -E '^(crash|oom|timeout|leak)-' || true)
     total_crashes=$((total_crashes + crashes))
-    echo "$t: ${execs:-?} executions${secs:+ in $secs}s, $crashes crash/oom/timeout artifact(s) (log $log)"
+    echo "$t: ${execs:-?} executions${secs:+ in $secs s}, $crashes crash/oom/timeout artifact(s) (log $log)"
 done
 [ "$total_crashes" -eq 0 ]
