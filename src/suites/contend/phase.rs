@@ -263,12 +263,12 @@ pub fn silence(c: &Counted, t0: u64, t1: u64) -> (u64, u64) {
 
 /// Is a silence of `longest` ns a stall, for an agent that typically
 /// counts every `typical` ns in a window of `window` ns? Longer than a
-/// quarter of the window (never less than 100 ms: a device's copy or a
-/// scheduler's time slice can take that long), and than four of its own
-/// typical intervals (a team whose every pass over a large buffer takes
-/// long is slow, not stalled).
+/// quarter of the window (never less than 200 ms: a device's copy, or a
+/// thread waiting for a cpu on a machine loaded many times over, can take
+/// that long), and than four of its own typical intervals (a team whose
+/// every pass over a large buffer takes long is slow, not stalled).
 fn is_stall(longest: u64, typical: u64, window: u64) -> bool {
-    longest > (window / 4).max(100_000_000) && longest > typical.saturating_mul(4)
+    longest > (window / 4).max(200_000_000) && longest > typical.saturating_mul(4)
 }
 
 #[cfg(test)]
