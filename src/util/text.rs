@@ -90,13 +90,16 @@ fn cut(s: &str, max: usize) -> String {
 }
 
 /// Every string of a JSON value (values and object keys) made
-/// [`printable`] and cut to [`MESSAGE_MAX_CHARS`]: what a peer sends is
-/// cleaned once, where it arrives, before any of it is used.
+/// [`printable`]: what a peer sends is cleaned once, where it arrives,
+/// before any of it is used. Not cut: a run's long strings are data;
+/// the fields shown as messages are cut where they are decoded.
 pub fn clean_value(v: &mut serde_json::Value) {
     use serde_json::Value;
     let fix = |s: &str| -> Option<String> {
-        let clean = foreign_message(s);
-        (clean != s).then_some(clean)
+        match printable(s) {
+            std::borrow::Cow::Owned(o) => Some(o),
+            std::borrow::Cow::Borrowed(_) => None,
+        }
     };
     match v {
         Value::String(s) => {

@@ -89,6 +89,7 @@ impl NodeReply {
     /// `gbps` of 1e308 made `inf` in tables and a 309-digit OpenMetrics
     /// value. A run that fails is the rank's error, named.
     pub(super) fn checked(mut self, rank: u32) -> Result<NodeReply, String> {
+        self.error = self.error.map(|e| crate::util::text::foreign_message(&e));
         if let Some(run) = self.run.as_mut() {
             crate::report::json::clean_names(&mut run.host);
             crate::report::plausible::check(run)
@@ -131,6 +132,7 @@ impl Hello {
     /// dropped (rank 0 then assumes 1 s and waits its `--timeout` on top).
     pub(super) fn decode(rank: u32, body: &Value) -> Option<Hello> {
         let mut h: Hello = reply(rank, body).ok()?;
+        h.error = h.error.map(|e| crate::util::text::foreign_message(&e));
         h.estimate_s = h
             .estimate_s
             .filter(|s| s.is_finite() && (0.0..=MAX_ESTIMATE_S).contains(s));
