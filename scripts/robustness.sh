@@ -485,6 +485,108 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 fi
 cd ..
 
+# ---- round 6 (issue 42): names from other machines, contend, counts ----
+mkdir r6 && cd r6
+hostile() { python3 -c 'import sys; t = sys.stdin.read(); sys.exit(any((c < " " and c not in "\n\t") or c in "\x7f\u202e\u2066\u200b\u2028" or "\x80" <= c <= "\x9f" for c in t))'; }
+# item 1: a rank whose host name holds a newline and escapes, lost in the network phase
+# (rank 1 without `timeout`: unshare and python exec it, so $p1 is bwscope)
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+  OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r6h timeout 90 "$BW" fleet --control tcp --suites info --schedule shift --step-time 3 --timeout 5 --out fd >r0.out 2>r0.err & p0=$!
+  for _ in $(seq 200); do [ -e .bwscope-fleet-r6h.json ] && break; sleep 0.1; done
+  OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r6h unshare --uts python3 -c 'import os, socket, sys; socket.sethostname(sys.argv[1]); os.execv(sys.argv[2], sys.argv[2:])' "$(printf 'x\nvictim-node-07\033]0;pwned\007')" "$BW" fleet --control tcp --suites info --schedule shift --step-time 3 --timeout 5 >/dev/null 2>&1 & p1=$!
+  for _ in $(seq 300); do [ -e .bwscope-fleet-r6h.json ] || break; sleep 0.1; done
+  sleep 1.5; kill -KILL $p1; wait $p0 2>/dev/null; wait $p1 2>/dev/null
+  forged=$(grep -cx 'victim-node-07' fd/drain.txt 2>/dev/null); vf=$(grep -c '^victim-node-07' fd/verdicts.txt 2>/dev/null)
+  esc=$(cat fd/drain.txt fd/verdicts.txt r0.out r0.err 2>/dev/null | hostile && echo none || echo SOME)
+  custom "a rank's host name 'x\\nvictim-node-07' + escapes, lost in the network phase" "unshare --uts …; bwscope fleet (rank 1 killed)" "no forged line in drain.txt/verdicts.txt, no escape on rank 0's terminal" "drain.txt: $(wc -l <fd/drain.txt 2>/dev/null) line(s), $forged forged; verdicts.txt $vf forged; escapes: $esc" $([ -e fd/drain.txt ] && [ "$forged" = 0 ] && [ "$vf" = 0 ] && [ "$esc" = none ] && echo 1 || echo 0)
+fi
+# item 2: contend's probe that cannot start; a panic under ulimit -v
+if [ "$(cat /proc/sys/vm/nr_hugepages)" = 0 ]; then
+  check "contend: the probe cannot start (no huge pages), the flow can" 0 "" -- contend --net loopback --probe latency --memory hugetlb-2M --samples 2 --min-sample-ms 50
+fi
+err=$( (ulimit -v 60000; RUST_BACKTRACE=1 timeout 60 "$BW" contend --cpu cpus:0 --size 1MiB --probe latency --samples 2 --min-sample-ms 50) 2>&1 >/dev/null); rc=$?
+custom "contend under ulimit -v 60000 with RUST_BACKTRACE=1" "(ulimit -v 60000; RUST_BACKTRACE=1 bwscope contend --cpu cpus:0 --size 1MiB --probe latency)" "ends, no panic" "exit $rc$(grep -m1 -o 'could not start[^:]*' <<<"$err" | sed 's/^/: /')" $([ $rc != 124 ] && [ $rc != 101 ] && ! grep -q panicked <<<"$err" && echo 1 || echo 0)
+# item 3: a flow to a stopped transponder
+"$BW" net serve --port 0 2>st.err & sp=$!
+for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' st.err | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
+kill -STOP $sp
+out=$(timeout 90 "$BW" contend --net "127.0.0.1:$port" --samples 2 --min-sample-ms 100 --json - 2>/dev/null); rc=$?
+kill -CONT $sp; kill $sp; wait $sp 2>/dev/null
+v=$(jq -r '[.records[] | select(.extra.agent_kind=="net") | .extra.valid] | map(tostring) | join(",")' <<<"$out" 2>/dev/null)
+why=$(jq -r '[.records[] | select(.extra.agent_kind=="net") | .reason // empty][0]' <<<"$out" 2>/dev/null | cut -c1-80)
+custom "contend --net to a stopped (SIGSTOP) transponder" "bwscope contend --net 127.0.0.1:PORT" "the flow's records invalid, saying why" "exit $rc, valid: ${v:-?}: $why" $([ -n "$v" ] && ! grep -q true <<<"$v" && echo 1 || echo 0)
+# item 4: counts from outside
+for spec in 4294967295@0 18446744073709551615@0; do
+  err=$( (ulimit -v 4000000; timeout 30 "$BW" contend --cpu $spec) 2>&1 >/dev/null); rc=$?
+  custom "contend --cpu $spec under ulimit -v 4 GB" "bwscope contend --cpu $spec" "exit 2, names --cpu" "exit $rc: $(cut -c1-90 <<<"$err")" $([ $rc = 2 ] && grep -q '^error: --cpu' <<<"$err" && echo 1 || echo 0)
+done
+check "numa --load 18446744073709551615@0 --oversubscribe" 2 "^error: --load" -- numa --load 18446744073709551615@0 --oversubscribe
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && [ -x /usr/bin/time ] && [ -e /sys/devices/system/node/node0/cpulist ]; then
+  truncate -s 1G big
+  err=$(unshare -m sh -c "mount --bind '$PWD/big' /sys/devices/system/node/node0/cpulist && exec /usr/bin/time -f 'peak %M KB' timeout 120 '$BW' info --no-clock --json -" 2>&1 >/dev/null); rc=$?
+  kb=$(grep -o 'peak [0-9]* KB' <<<"$err" | grep -o '[0-9]*'); rm -f big
+  custom "a 1 GiB file bind-mounted over node0/cpulist" "unshare -m; mount --bind big …/node0/cpulist; bwscope info" "exit 0, not read whole (peak < 200 MB)" "exit $rc, peak ${kb:-?} KB" $([ $rc = 0 ] && [ -n "$kb" ] && [ "$kb" -lt 200000 ] && echo 1 || echo 0)
+fi
+# item 5: a transponder's words; bidi controls in a run file
+python3 - >tp.port 2>/dev/null <<'PY' &
+import socket, sys
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); l.bind(("127.0.0.1", 0)); l.listen(8)
+print(l.getsockname()[1], flush=True)
+msg = ("bad \x1b]0;pwned\x07\x1b[2J\u202e\u2066\u200b\u2028" + "x" * 60000).encode()
+l.settimeout(60)
+for _ in range(4):
+    try:
+        c, _ = l.accept()
+    except OSError:
+        break
+    c.settimeout(2)
+    try:
+        c.recv(64)
+    except OSError:
+        pass
+    c.sendall(len(msg).to_bytes(4, "little") + bytes([10]) + msg); c.close()
+PY
+tpid=$!
+for _ in $(seq 50); do [ -s tp.port ] && break; sleep 0.1; done; port=$(cat tp.port)
+for cmd in "net run 127.0.0.1:$port --timeout 3" "contend --net 127.0.0.1:$port --samples 2 --min-sample-ms 50"; do
+  err=$(timeout 60 "$BW" $cmd 2>&1); rc=$?
+  long=$(awk '{ if (length($0) > m) m = length($0) } END { print m+0 }' <<<"$err")
+  custom "a transponder's Error frame with escapes, bidi and 60 KB: ${cmd%% 127*}" "bwscope $cmd" "no escape or bidi control, no 60 KB line" "exit $rc, longest line $long, escapes: $(hostile <<<"$err" && echo none || echo SOME)" $(hostile <<<"$err" && [ "$long" -lt 8000 ] && ! grep -q panicked <<<"$err" && echo 1 || echo 0)
+done
+kill $tpid 2>/dev/null; wait $tpid 2>/dev/null
+jq '.records[0].kernel="seq_read\u202e\u2066\u200b\u2028x" | .host.cpu.model_name="CPU\u202eevil"' ../run.json > bidi.json
+out=$("$BW" report bidi.json -f table 2>&1); rc=$?
+custom "a run file with bidi and zero-width characters, report -f table" "bwscope report bidi.json -f table" "exit 0, none of U+202E U+2066 U+200B U+2028" "exit $rc, $(hostile <<<"$out" && echo none || echo SOME)" $([ $rc = 0 ] && hostile <<<"$out" && echo 1 || echo 0)
+# item 7: output names of 242-255 bytes
+name=$(printf 'a%.0s' $(seq 245)).json
+err=$(timeout 60 "$BW" "${TINY[@]}" --json "$name" 2>&1 >/dev/null); rc=$?
+custom "an output name of 250 bytes" "bwscope cache … --json a…a.json (250 bytes)" "exit 0, the file written" "exit $rc$( [ -f "$name" ] && echo ', written')$(grep -m1 '^error' <<<"$err" | cut -c1-60 | sed 's/^./: &/')" $([ $rc = 0 ] && [ -f "$name" ] && echo 1 || echo 0)
+# item 8: the smaller ones
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+  mkdir ro
+  err=$(unshare -m sh -c "mount -t tmpfs tmpfs ro && echo old > ro/r.json && chmod 644 ro/r.json && mount -o remount,ro ro && exec timeout 60 '$BW' ${TINY[*]} --json ro/r.json" 2>&1 >/dev/null); rc=$?
+  custom "a 0644 file on a read-only mount" "bwscope cache … --json ro/r.json" "exit 2, says read-only file system, no chmod hint" "exit $rc: $(cut -c1-100 <<<"$err")" $([ $rc = 2 ] && grep -q 'read-only file system' <<<"$err" && ! grep -q chmod <<<"$err" && echo 1 || echo 0)
+fi
+check "contend slices of 0.1 ms" 2 "^error: --min-sample-ms" -- contend --cpu 1@0 --min-sample-ms 0.1
+out=$("$BW" contend --help 2>&1)
+custom "contend takes --token-file" "bwscope contend --help" "lists --token-file" "$(grep -c -- '--token-file' <<<"$out") mention(s)" $(grep -q -- '--token-file' <<<"$out" && echo 1 || echo 0)
+# (exec, no `timeout`: $p0 must be bwscope itself for SIGSTOP)
+fl8() { OMPI_COMM_WORLD_RANK=$1 OMPI_COMM_WORLD_SIZE=2 OMPI_MCA_ess_base_jobid=r6f exec "$BW" fleet --control tcp --suites none --schedule shift --step-time 3 --timeout 5 "${@:2}"; }
+fl8 0 --out rf >/dev/null 2>f0.err & p0=$!
+for _ in $(seq 200); do [ -e .bwscope-fleet-r6f.json ] && break; sleep 0.1; done
+fl8 1 >/dev/null 2>f1.err & p1=$!
+for _ in $(seq 400); do grep -q "network phase over" f0.err && break; sleep 0.05; done
+sleep 0.5; kill -STOP $p0; t0=$(date +%s); wait $p1; rc=$?; s8=$(( $(date +%s) - t0 )); kill -CONT $p0; kill -KILL $p0; wait $p0 2>/dev/null
+said=$(grep -o 'rank 0 has been silent for [0-9]*' f1.err | grep -o '[0-9]*$')
+custom "rank 0 stopped (SIGSTOP) while rank 1 is in a flow" "kill -STOP <rank 0> in the network phase; rank 1 at --timeout 5" "rank 1 ends when its flow gives up (< 14 s), saying the true silence" "exit $rc after $s8 s: silent for ${said:-?} s" $([ $rc != 0 ] && [ $s8 -lt 14 ] && [ -n "$said" ] && [ $((said + 2)) -ge $s8 ] && echo 1 || echo 0)
+for r in $(seq 1 15); do
+  OMPI_COMM_WORLD_RANK=$r OMPI_COMM_WORLD_SIZE=16 OMPI_MCA_ess_base_jobid=r6n timeout 60 "$BW" fleet --control tcp --schedule none --suites info --timeout 20 >/dev/null 2>&1 &
+done
+err=$( (ulimit -n 32; OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=16 OMPI_MCA_ess_base_jobid=r6n exec timeout 60 "$BW" fleet --control tcp --schedule none --suites info --timeout 20) 2>&1 >/dev/null); rc=$?
+kill $(jobs -p) 2>/dev/null; wait 2>/dev/null
+custom "rank 0 of 16 under a hard ulimit -n 32" "(ulimit -n 32; bwscope fleet) with 15 ranks joining" "exit 2, says how many it needs" "exit $rc: $(grep -m1 '^error' <<<"$err" | cut -c1-100)" $([ $rc = 2 ] && grep -q '^error: ulimit -n: .*needs about 112' <<<"$err" && echo 1 || echo 0)
+cd ..
+
 if [ "${CARGO_TESTS:-0}" = 1 ]; then
   (cd "$ROOT" && cargo test -q --test robustness --test fuzz >"$T/cargo.log" 2>&1); rc=$?
   [ $rc = 0 ] || tail -30 "$T/cargo.log" >&2

@@ -8,6 +8,9 @@ fn main() -> ExitCode {
     if let Some(code) = bwscope::app::run_if_worker() {
         return ExitCode::from(code.clamp(0, 255) as u8);
     }
+    // Before anything can panic: a bug says so in one line and never
+    // hangs resolving a backtrace under `ulimit -v` (`app::panic`).
+    bwscope::app::panic::install();
     // Before the command line is built: that alone needs more stack than
     // a tiny `ulimit -s` gives.
     if let Err(e) = bwscope::os::stack::ensure_room() {

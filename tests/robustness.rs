@@ -990,3 +990,5 @@ mod round3;
 mod round4;
 #[path = "robustness/round5.rs"]
 mod round5;
+#[path = "robustness/round6.rs"]
+mod round6;

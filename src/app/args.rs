@@ -260,5 +260,6 @@ pub fn contend(a: &ContendArgs) -> Result<ContendOptions, UserError> {
         device_size: size("--device-size", a.device_size.as_deref())?,
         memory: memory(a.memory),
         sampling: sampling(&a.sample),
+        token_file: a.token_file.clone(),
     })
 }

@@ -8,6 +8,7 @@ pub mod command;
 pub mod fleet;
 pub mod info;
 pub mod net;
+pub mod panic;
 pub mod reports;
 pub mod runner;
 pub mod survey;

@@ -309,6 +309,10 @@ pub struct ContendArgs {
     /// Page policy of the CPU buffers
     #[arg(long, value_enum, default_value = "thp")]
     pub memory: MemoryArg,
+    /// Token for --net transponders started with `bwscope net serve --token-file` (at most
+    /// 4 KiB, mode 0600 or 0400)
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<String>,
     /// The window is --samples slices of --min-sample-ms each (default 5 × 200 ms)
     #[command(flatten)]
     pub sample: SampleArgs,

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::model::fleet::FLEET_SCHEMA_VERSION;
 use crate::model::SCHEMA_VERSION;
+use crate::util::text::{de_foreign_name as foreign_name, de_foreign_name_opt as foreign_name_opt};
 
 /// Version of the rank ↔ rank 0 conversation (framing, messages, order).
 /// 2: rank 0 sends `Alive` every second.
@@ -21,17 +22,26 @@ pub const PROTOCOL: u32 = 2;
 
 /// Who a rank is, sent first so rank 0 can refuse a mixed fleet before
 /// anything is measured.
+///
+/// Its names come from another machine, where any user can set a host
+/// name with a newline or a terminal escape (`unshare -Ur --uts`): they
+/// are cut to one bounded line as they are decoded
+/// (`util::text::foreign_name`), so no `Identity` holds a raw one.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Identity {
     pub rank: u32,
     pub size: u32,
+    #[serde(deserialize_with = "foreign_name")]
     pub hostname: String,
     /// `/proc/sys/kernel/random/boot_id`: ranks sharing it share a kernel.
+    #[serde(deserialize_with = "foreign_name")]
     pub machine: String,
+    #[serde(deserialize_with = "foreign_name")]
     pub version: String,
     pub protocol: u32,
     pub schema_version: u32,
     pub fleet_schema_version: u32,
+    #[serde(default, deserialize_with = "foreign_name_opt")]
     pub job: Option<String>,
 }
 
@@ -40,8 +50,8 @@ impl Identity {
         Identity {
             rank,
             size,
-            hostname: hostname(),
-            machine: machine_id(),
+            hostname: crate::util::text::foreign_name(&hostname()),
+            machine: crate::util::text::foreign_name(&machine_id()),
             version: env!("CARGO_PKG_VERSION").into(),
             protocol: PROTOCOL,
             schema_version: SCHEMA_VERSION,

@@ -53,6 +53,8 @@ pub enum Wire {
     },
     Accepted,
     Refused {
+        /// Shown on the rank's terminal: cleaned as it is decoded.
+        #[serde(deserialize_with = "crate::util::text::de_foreign_message")]
         reason: String,
     },
     Data {
@@ -108,7 +110,21 @@ pub fn read_msg(s: &mut TcpStream, max: usize, timeout: Option<Duration>) -> Res
         Ok(false) if len == 0 => {}
         _ => return Err("the peer closed the connection in the middle of a frame".into()),
     }
-    serde_json::from_slice(&buf).map_err(|e| format!("bad message: {e}"))
+    decode_msg(&buf)
+}
+
+/// One message's body (the bytes after its length) as a [`Wire`]; what
+/// [`read_msg`] does with a frame, on its own so it can be fuzzed
+/// (`fuzz/fuzz_targets/fleet_wire.rs`).
+pub fn decode_msg(buf: &[u8]) -> Result<Wire, String> {
+    // serde's error quotes what it could not take (`unknown variant
+    // `…``), and rank 0 prints it: cleaned like the peer's own words.
+    serde_json::from_slice(buf).map_err(|e| {
+        format!(
+            "bad message: {}",
+            crate::util::text::foreign_message(&e.to_string())
+        )
+    })
 }
 
 /// Rank 0's side of one join: read the identity, challenge, accept.

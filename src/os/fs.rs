@@ -132,9 +132,21 @@ pub fn create_temp_beside(target: &Path, mode: u32) -> std::io::Result<(File, Pa
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    // At most 120 bytes of the name (on a character boundary), so the
+    // temporary name stays within the 255 bytes a name may have however
+    // many bytes each character of a long name takes.
     let name = target
         .file_name()
-        .map(|n| n.to_string_lossy().chars().take(120).collect::<String>())
+        .map(|n| {
+            let mut out = String::new();
+            for c in n.to_string_lossy().chars() {
+                if out.len() + c.len_utf8() > 120 {
+                    break;
+                }
+                out.push(c);
+            }
+            out
+        })
         .unwrap_or_default();
     let mut last = None;
     for _ in 0..16 {

@@ -195,8 +195,30 @@ pub fn from_value(path: &str, value: serde_json::Value) -> Result<Run, UserError
             "schema version {version} is newer than this bwscope understands ({SCHEMA_VERSION}); upgrade bwscope"
         )));
     }
-    let run: Run = serde_json::from_value(value)
+    let mut run: Run = serde_json::from_value(value)
         .map_err(|e| bad(path, format!("does not match the bwscope schema: {e}")))?;
+    clean_names(&mut run.host);
     super::plausible::check(&run).map_err(|problem| bad(path, problem))?;
     Ok(run)
+}
+
+/// The names a host carries (CPU vendor and model, hypervisor, host
+/// name, kernel) as names from another machine: one bounded line each
+/// (`util::text::foreign_name`), so a header that names the machines
+/// (`compare`) cannot be given a line of someone else's making. Run
+/// files and a fleet rank's node runs both come through here.
+pub fn clean_names(h: &mut crate::model::Host) {
+    use crate::util::text::foreign_name;
+    h.cpu.vendor = foreign_name(&h.cpu.vendor);
+    h.cpu.model_name = foreign_name(&h.cpu.model_name);
+    for s in [
+        &mut h.cpu.hypervisor,
+        &mut h.env.hostname,
+        &mut h.env.kernel,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *s = foreign_name(s);
+    }
 }

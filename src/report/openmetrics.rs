@@ -54,9 +54,13 @@ impl Output for OpenMetrics {
     }
 }
 
-/// A label value with `\`, `"` and newlines escaped.
+/// A label value with `\`, `"` and newlines escaped, and every other
+/// control, bidirectional or invisible character shown as `�`
+/// (`util::text::printable`): no value, whoever wrote it, can end the
+/// line or hide what the sample says.
 fn lv(s: &str) -> String {
-    s.replace('\\', "\\\\")
+    crate::util::text::printable(s)
+        .replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
 }

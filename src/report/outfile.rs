@@ -126,10 +126,7 @@ fn resolve(path: &Path) -> Result<PathBuf, UserError> {
 /// (root bypasses the permission bits; we do not).
 fn check_regular(path: &Path, m: &Metadata) -> Result<(), UserError> {
     if sys::is_read_only(m) || !sys::can_write(path) {
-        return Err(unwritable(
-            path,
-            "the file is read-only (chmod u+w would allow it)",
-        ));
+        return Err(unwritable(path, why_read_only(path, m)));
     }
     let dir = dir_of(path);
     if !sys::can_write_dir(&dir) {
@@ -142,6 +139,22 @@ fn check_regular(path: &Path, m: &Metadata) -> Result<(), UserError> {
         ));
     }
     Ok(())
+}
+
+/// Why a regular file cannot be written, in words: the hint must be one
+/// that helps (`chmod u+w` does nothing for a file on a read-only mount,
+/// or for one of another user).
+fn why_read_only(path: &Path, m: &Metadata) -> String {
+    // Opened for writing without truncating or creating: nothing changes,
+    // and the error says which of the reasons it is.
+    let opened = std::fs::OpenOptions::new().write(true).open(path);
+    match opened {
+        Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
+            "it is on a read-only file system (mounted ro): no mode change would allow it".into()
+        }
+        _ if sys::is_read_only(m) => "the file is read-only (chmod u+w would allow it)".into(),
+        _ => "the file is read-only for this user (its owner or mode forbid writing)".into(),
+    }
 }
 
 /// Would writing `path` work? Answered without creating or truncating

@@ -150,6 +150,23 @@ mod tests {
         assert_eq!(c.link_width, None);
     }
 
+    /// 8,000 full ranges in `local_cpulist` (64 KiB, within the bounded
+    /// reader's limit) expanded to 2 GB (issue 42, item 4): now refused
+    /// before expanding, read as no local cpus.
+    #[test]
+    fn a_local_cpulist_of_many_full_ranges_is_not_expanded() {
+        let d = tempfile::tempdir().unwrap();
+        let dev = d.path().join("0000:01:00.0");
+        std::fs::create_dir(&dev).unwrap();
+        let list = vec!["0-65535"; 8000].join(",");
+        assert!(list.len() < 64 << 10);
+        std::fs::write(dev.join("local_cpulist"), list).unwrap();
+        let t0 = std::time::Instant::now();
+        let c = read(d.path(), "0000:01:00.0").expect("the device folder exists");
+        assert!(t0.elapsed().as_secs() < 2, "{:?}", t0.elapsed());
+        assert!(c.local_cpus.is_empty());
+    }
+
     #[test]
     fn bus_ids_normalise_to_sysfs_form() {
         assert_eq!(normalize_bus_id("00000000:65:00.0"), "0000:65:00.0");

@@ -1,15 +1,27 @@
 //! Linux cpu lists (`0-3,8,10-11`): parsed from sysfs and flags, printed
 //! in tables.
 
-/// Parse a Linux cpu list like `0-3,8,10-11`; a range wider than 65,536
-/// is refused (it would only be expanded into memory: check it first
-/// with [`missing`]).
+/// The most ids a cpu list may expand to, all its ranges together: no
+/// kernel is built for more cpus (`CONFIG_NR_CPUS` is at most 8,192 on
+/// x86-64), and the ranges are counted before any is expanded. A file of
+/// 8,000 ranges of 65,536 each (a `local_cpulist` under
+/// `BWSCOPE_SYSFS_PCI_ROOT`) otherwise expanded to 2 GB.
+pub const MAX_CPU_IDS: u64 = 65_536;
+
+/// Parse a Linux cpu list like `0-3,8,10-11`; a list naming more than
+/// [`MAX_CPU_IDS`] ids, counted with repeats, is refused (it would only
+/// be expanded into memory: check it first with [`missing`]).
 pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
-    let mut out = Vec::new();
-    for (a, b) in parse_ranges(s)? {
-        if b - a > 65_536 {
-            return None;
-        }
+    let ranges = parse_ranges(s)?;
+    let ids: u64 = ranges
+        .iter()
+        .map(|&(a, b)| u64::from(b - a) + 1)
+        .fold(0, u64::saturating_add);
+    if ids > MAX_CPU_IDS {
+        return None;
+    }
+    let mut out = Vec::with_capacity(ids as usize);
+    for (a, b) in ranges {
         out.extend(a..=b);
     }
     out.sort_unstable();
@@ -115,6 +127,14 @@ mod tests {
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("x"), None);
         assert_eq!(format_cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");
+    }
+
+    #[test]
+    fn a_list_of_many_full_ranges_is_refused_before_it_is_expanded() {
+        let many = vec!["0-65535"; 8000].join(",");
+        assert_eq!(parse_cpu_list(&many), None);
+        assert_eq!(parse_cpu_list("0-65535").map(|v| v.len()), Some(65_536));
+        assert_eq!(parse_cpu_list("0-65535,0"), None);
     }
 
     #[test]

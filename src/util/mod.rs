@@ -5,4 +5,5 @@
 pub mod cpulist;
 pub mod out;
 pub mod rng;
+pub mod text;
 pub mod units;

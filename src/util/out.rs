@@ -16,17 +16,12 @@ pub fn print(text: &str) {
     write_bytes(printable(text).as_bytes());
 }
 
-/// `s` with every control character but newline and tab (C0, DEL and C1:
-/// ESC and 8-bit CSI start terminal escapes that retitle, clear or
-/// rewrite the screen; BEL and CR hide or overwrite text) replaced by
-/// `�`, one character for one so columns stay aligned.
+/// `s` with every control character but newline and tab, and every
+/// bidirectional, zero-width or separator character, replaced by `�`,
+/// one character for one so columns stay aligned: see
+/// [`super::text::is_hostile`] for why each.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if s.contains(bad) {
-        s.replace(bad, "\u{fffd}").into()
-    } else {
-        s.into()
-    }
+    super::text::printable(s)
 }
 
 /// Write `bytes` to stdout, or end the process as described above.

@@ -194,3 +194,17 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     )?;
     Ok(code)
 }
+
+/// What rank 0 makes of a body a rank sent (`bytes`, JSON): as a hello,
+/// a node reply and a step reply, each through the decoding the fleet
+/// uses. For the fuzz targets (`fuzz/`): the decoders are this module's
+/// own, and a fuzzer must reach them from outside the crate.
+#[doc(hidden)]
+pub fn decode_rank_body(bytes: &[u8]) {
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return;
+    };
+    let _ = protocol::Hello::decode(1, &body);
+    let _ = protocol::reply::<protocol::NodeReply>(1, &body).and_then(|n| n.checked(1));
+    let _ = protocol::reply::<protocol::StepReply>(1, &body);
+}

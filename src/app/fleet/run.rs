@@ -114,7 +114,7 @@ pub(super) fn other_flags(plan: &FleetPlan, hellos: &[Option<Value>]) -> Option<
     for (r, h) in hellos.iter().enumerate().skip(1) {
         let Some(theirs) = h
             .as_ref()
-            .and_then(|h| serde_json::from_value::<Hello>(h.clone()).ok())
+            .and_then(|h| Hello::decode(r as u32, h))
             .and_then(|h| h.plan)
         else {
             continue;

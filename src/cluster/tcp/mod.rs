@@ -13,7 +13,7 @@
 
 use std::net::{IpAddr, TcpStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,6 +24,7 @@ use super::comm::{Comm, Identity, Lost};
 use super::launch::Launch;
 use super::wire::{read_msg, write_msg, Wire, MAX_FRAME};
 pub use start::check_coordinator;
+use crate::os::time::now_ns;
 use start::{leaf, refused, root};
 
 mod start;
@@ -70,6 +71,12 @@ pub struct TcpComm {
     phase: String,
     /// Other ranks: how long rank 0 may be silent (`--timeout`).
     silence: Duration,
+    /// Other ranks: when anything from rank 0 was last read
+    /// (`os::time::now_ns`), by the reader thread, which reads while this
+    /// rank is busy in a flow. The wait for rank 0 counts from there: a
+    /// rank whose flow outlasted a stopped rank 0 waited its whole
+    /// `--timeout` again after the flow, 15 s at `--timeout 5`.
+    heard: Arc<AtomicU64>,
     /// Rank 0: the ranks the `Alive` thread writes to, locked for every
     /// write to a rank so its frames never interleave with a command's.
     writing: Arc<Mutex<Vec<TcpStream>>>,
@@ -125,11 +132,16 @@ fn spawn_reader(
     rank: u32,
     tx: Sender<(u32, Incoming)>,
     stop: Option<&'static AtomicBool>,
+    heard: Option<Arc<AtomicU64>>,
 ) {
     std::thread::Builder::new()
         .name(format!("fleet-read-{rank}"))
         .spawn(move || loop {
-            match read_msg(&mut s, MAX_FRAME, None) {
+            let got = read_msg(&mut s, MAX_FRAME, None);
+            if let (Ok(_), Some(h)) = (&got, &heard) {
+                h.store(now_ns(), Ordering::Relaxed);
+            }
+            match got {
                 Ok(Wire::Stop) => {
                     if let Some(f) = stop {
                         f.store(true, Ordering::SeqCst);
@@ -239,9 +251,12 @@ impl Comm for TcpComm {
             }
             return Ok(body);
         }
-        // Every message (rank 0's `Alive` each second) restarts the wait.
+        // Every message (rank 0's `Alive` each second) restarts the wait,
+        // counted from when the reader read it (see `heard`).
         loop {
-            match self.rx.recv_timeout(self.silence) {
+            let quiet =
+                Duration::from_nanos(now_ns().saturating_sub(self.heard.load(Ordering::Relaxed)));
+            match self.rx.recv_timeout(self.silence.saturating_sub(quiet)) {
                 Ok((_, Incoming::Msg(Wire::Data { body, .. }))) => return Ok(body),
                 Ok((_, Incoming::Msg(Wire::Refused { reason }))) => return Err(refused(reason)),
                 Ok((_, Incoming::Msg(_))) => continue,
@@ -252,7 +267,8 @@ impl Comm for TcpComm {
                 Err(RecvTimeoutError::Timeout) => anyhow::bail!(
                     "rank {}: rank 0 has been silent for {:.0} s (--timeout): it is stopped, hung or cut off from this node; ending this rank",
                     self.rank,
-                    self.silence.as_secs_f64()
+                    Duration::from_nanos(now_ns().saturating_sub(self.heard.load(Ordering::Relaxed)))
+                        .as_secs_f64()
                 ),
                 Err(RecvTimeoutError::Disconnected) => {
                     anyhow::bail!("rank {}: lost contact with rank 0", self.rank)

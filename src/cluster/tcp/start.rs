@@ -2,7 +2,7 @@
 //! every rank and checks them; the other ranks find rank 0 and join.
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,6 +13,67 @@ use crate::cluster::rendezvous::{self, Note};
 use crate::cluster::wire::{admit, join, write_msg, Wire};
 use crate::error::UserError;
 use crate::net::protocol::random_bytes;
+use crate::os::time::now_ns;
+
+/// Descriptors rank 0 holds per rank (the connection, its reader's
+/// clone, the `Alive` thread's clone).
+const FDS_PER_RANK: u64 = 3;
+/// Descriptors rank 0 needs besides: its listener, outputs, lock files,
+/// the transponder and the flows of its own pair tests.
+const FDS_OF_ITS_OWN: u64 = 64;
+
+/// The open files a job of `size` ranks needs at rank 0.
+fn descriptors_needed(size: u32) -> u64 {
+    FDS_PER_RANK * u64::from(size) + FDS_OF_ITS_OWN
+}
+
+/// Rank 0 ran out of open files while ranks joined: a hard `ulimit -n`
+/// too small for the job ended it with a bare "Too many open files"
+/// (exit 1). Now the fleet is refused, saying what the job needs.
+fn out_of_descriptors(size: u32) -> UserError {
+    let need = descriptors_needed(size);
+    let limit = crate::os::fds::limit().map_or("unlimited".to_string(), |l| l.to_string());
+    UserError::flag(
+        "ulimit -n",
+        format!(
+            "rank 0 ran out of open files (its limit is {limit}): a fleet of {size} ranks needs about {need} ({FDS_PER_RANK} per rank and {FDS_OF_ITS_OWN} of its own); raise the hard limit (`ulimit -n {need}` as root, or limits.conf) or run fewer ranks"
+        ),
+    )
+}
+
+/// Say before anyone joins when the job will not fit under the limit
+/// (the refusal follows only when ranks do join: a job whose ranks never
+/// come needs no descriptors for them).
+fn warn_descriptors(size: u32) {
+    let need = descriptors_needed(size);
+    if let Some((free, limit)) = crate::os::fds::free().filter(|(free, _)| *free < need) {
+        eprintln!(
+            "bwscope fleet: warning: ulimit -n: {free} of rank 0's {limit} open files are free, and {size} ranks need about {need}: the fleet is refused if more than about {} of them join",
+            free.saturating_sub(FDS_OF_ITS_OWN) / FDS_PER_RANK
+        );
+    }
+}
+
+/// A rank busy in a flow or a measurement waits for no message, so a
+/// rank 0 stopped meanwhile was noticed only after the flow's own
+/// timeouts and then a whole `--timeout` more (15 s at `--timeout 5`).
+/// This thread asks the rank to stop (as rank 0's `Stop` would) once rank
+/// 0 has been silent for `silence`; its next wait for rank 0 then ends at
+/// once, saying for how long. It ends with the rank's connection (`heard`
+/// gone).
+fn watch_rank_0(heard: std::sync::Weak<AtomicU64>, silence: Duration, stop: &'static AtomicBool) {
+    let limit = silence.as_nanos().min(u128::from(u64::MAX)) as u64;
+    let _ = std::thread::Builder::new()
+        .name("fleet-watch".into())
+        .spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let Some(h) = heard.upgrade() else { return };
+            if now_ns().saturating_sub(h.load(Ordering::Relaxed)) > limit {
+                stop.store(true, Ordering::SeqCst);
+                return;
+            }
+        });
+}
 
 pub(super) fn root(
     s: &Settings,
@@ -22,6 +83,7 @@ pub(super) fn root(
     // Rank 0 holds a connection per rank: a fleet of a thousand nodes
     // needs more than the usual soft limit of 1024.
     crate::os::fds::raise_limit();
+    warn_descriptors(size);
     let (port, from) = match &s.coordinator {
         Some((c, from)) => (
             check_coordinator(c).map_err(|m| UserError::flag(from, m))?,
@@ -41,14 +103,35 @@ pub(super) fn root(
     // Ranks that joined wait for the others: they hear `Alive` meanwhile.
     let writing = Arc::new(Mutex::new(Vec::new()));
     let alive = Alive::start(writing.clone())?;
-    let (streams, ids) = gather(&listener, s, token.as_deref(), stop, &writing);
+    let (streams, ids, exhausted) = gather(&listener, s, token.as_deref(), stop, &writing);
     // Remove the note, unless another rank 0 has replaced it meanwhile.
     if s.coordinator.is_none()
         && rendezvous::read(&note_path).is_some_and(|n| n.writer.as_ref() == Some(&writer))
     {
         let _ = std::fs::remove_file(&note_path);
     }
-    let (rx, lost, ips) = read_joined(&streams, s, stop)?;
+    let joined = match exhausted {
+        false => read_joined(&streams, s, stop),
+        true => Err(out_of_descriptors(size).into()),
+    };
+    let (rx, lost, ips) = match joined {
+        Ok(j) => j,
+        Err(e) => {
+            // The ranks that joined are told, rather than left to their
+            // own --timeout.
+            let reason = format!("{e:#}");
+            for c in streams.into_iter().flatten() {
+                let mut c = c;
+                let _ = write_msg(
+                    &mut c,
+                    &Wire::Refused {
+                        reason: reason.clone(),
+                    },
+                );
+            }
+            return Err(e);
+        }
+    };
     let mut comm = TcpComm {
         rank: 0,
         size,
@@ -63,6 +146,7 @@ pub(super) fn root(
         stop_sent: false,
         phase: "startup".into(),
         silence: s.startup,
+        heard: Arc::new(AtomicU64::new(0)),
         writing,
         _alive: Some(alive),
     };
@@ -121,7 +205,14 @@ fn read_joined(
                 if let Ok(a) = c.local_addr() {
                     ips.push(a.ip());
                 }
-                spawn_reader(c.try_clone()?, r, tx.clone(), None);
+                let c = c.try_clone().map_err(|e| -> anyhow::Error {
+                    if crate::os::fds::is_exhausted(&e) {
+                        out_of_descriptors(s.launch.size).into()
+                    } else {
+                        e.into()
+                    }
+                })?;
+                spawn_reader(c, r, tx.clone(), None, None);
             }
             None => lost.push(Lost {
                 rank: r,
@@ -161,14 +252,16 @@ fn session_token(s: &Settings, port: u16) -> Option<Vec<u8>> {
 /// Admit ranks until all have joined, the start-up time is over or the
 /// user stops: each connection is authenticated on its own thread, so one
 /// slow peer does not hold up the others. Returns the connections and
-/// identities by rank (rank 0 is this process).
+/// identities by rank (rank 0 is this process), and whether rank 0 ran
+/// out of open files (then it stops admitting: `accept` would fail at
+/// once, for ever).
 fn gather(
     listener: &TcpListener,
     s: &Settings,
     token: Option<&[u8]>,
     stop: &AtomicBool,
     writing: &Mutex<Vec<TcpStream>>,
-) -> (Vec<Option<TcpStream>>, Vec<Option<Identity>>) {
+) -> (Vec<Option<TcpStream>>, Vec<Option<Identity>>, bool) {
     let size = s.launch.size;
     let (jtx, jrx) = mpsc::channel();
     let deadline = Instant::now() + s.startup;
@@ -178,11 +271,15 @@ fn gather(
     let mut joined = 1;
     while joined < size && Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
         if crate::os::net::wait_readable(listener, 50) {
-            if let Ok((c, _)) = listener.accept() {
-                let (jtx, token) = (jtx.clone(), token.map(<[u8]>::to_vec));
-                std::thread::spawn(move || {
-                    let _ = jtx.send(admit(c, token.as_deref(), size));
-                });
+            match listener.accept() {
+                Ok((c, _)) => {
+                    let (jtx, token) = (jtx.clone(), token.map(<[u8]>::to_vec));
+                    std::thread::spawn(move || {
+                        let _ = jtx.send(admit(c, token.as_deref(), size));
+                    });
+                }
+                Err(e) if crate::os::fds::is_exhausted(&e) => return (streams, ids, true),
+                Err(_) => {}
             }
         }
         while let Ok(r) = jrx.try_recv() {
@@ -198,8 +295,13 @@ fn gather(
                         );
                         continue;
                     }
-                    if let Ok(a) = c.try_clone() {
-                        writing.lock().unwrap_or_else(|e| e.into_inner()).push(a);
+                    match c.try_clone() {
+                        Ok(a) => writing.lock().unwrap_or_else(|e| e.into_inner()).push(a),
+                        Err(e) if crate::os::fds::is_exhausted(&e) => {
+                            streams[r] = Some(c);
+                            return (streams, ids, true);
+                        }
+                        Err(_) => {}
                     }
                     streams[r] = Some(c);
                     ids[r] = Some(id);
@@ -209,7 +311,7 @@ fn gather(
             }
         }
     }
-    (streams, ids)
+    (streams, ids, false)
 }
 
 /// The port of `HOST:PORT` (`[::1]:5290` too), or why it is none: every
@@ -321,7 +423,10 @@ pub(super) fn leaf(
                 match join(a, &id, token.as_deref(), left) {
                     Ok(c) => {
                         let (tx, rx) = mpsc::channel();
-                        spawn_reader(c.try_clone()?, 0, tx, Some(stop));
+                        let heard = Arc::new(AtomicU64::new(now_ns()));
+                        spawn_reader(c.try_clone()?, 0, tx, Some(stop), Some(heard.clone()));
+                        let silence = s.startup.max(ALIVE_EVERY * 3);
+                        watch_rank_0(Arc::downgrade(&heard), silence, stop);
                         let ip = c.local_addr().ok().map(|a| a.ip());
                         let comm = TcpComm {
                             rank: s.launch.rank,
@@ -337,7 +442,8 @@ pub(super) fn leaf(
                             stop_sent: false,
                             phase: "startup".into(),
                             // Rank 0's `Alive` comes every second.
-                            silence: s.startup.max(ALIVE_EVERY * 3),
+                            silence,
+                            heard,
                             writing: Arc::new(Mutex::new(Vec::new())),
                             _alive: None,
                         };

@@ -374,7 +374,10 @@ pub fn decode_payload(kind: u8, payload: &[u8]) -> Result<Frame, DecodeError> {
         K_ERROR => {
             let s = std::str::from_utf8(r.take(payload.len())?)
                 .map_err(|_| r.bad("message is not UTF-8"))?;
-            Frame::Error(s.to_string())
+            // The peer's words reach this side's terminal and run files:
+            // cleaned and bounded here, where they arrive, so no caller
+            // can print them raw (terminal escapes, a 60 KB line).
+            Frame::Error(crate::util::text::foreign_message(s))
         }
         K_STARTED => Frame::Started,
         K_REPORT => {

@@ -6,10 +6,10 @@ use std::path::Path;
 use crate::model::{Cache, Cpu, Node};
 use crate::util::cpulist::parse_cpu_list;
 
+// sysfs and /proc attributes: a page at most, read bounded and never
+// waiting (`os::input`), whatever sits at the path.
 fn read(p: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
+    crate::os::input::read_small_text(p.as_ref()).map(|s| s.trim().to_string())
 }
 
 fn set_affinity(set: &libc::cpu_set_t) -> std::io::Result<()> {

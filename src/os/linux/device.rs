@@ -115,8 +115,12 @@ fn identify_bar(
     bar: usize,
     wc: bool,
 ) -> Result<DeviceSpec, String> {
-    let res = std::fs::read_to_string(dir.join("resource"))
-        .map_err(|e| format!("cannot read {}/resource: {}", dir.display(), e))?;
+    let res = crate::os::input::read_small_text(&dir.join("resource")).ok_or_else(|| {
+        format!(
+            "cannot read {}/resource (not a small text file)",
+            dir.display()
+        )
+    })?;
     let (start, end, flags) = res
         .lines()
         .nth(bar)
@@ -141,7 +145,7 @@ fn identify_bar(
             path, bar, slot
         ));
     }
-    if let Ok(en) = std::fs::read_to_string(dir.join("enable")) {
+    if let Some(en) = crate::os::input::read_small_text(&dir.join("enable")) {
         if en.trim() == "0" {
             return Err(format!(
                 "'{}': PCI device {} is disabled, so its BAR does not decode; enable it first as root: echo 1 > {}/enable",

@@ -6,10 +6,10 @@ use std::ptr::NonNull;
 use crate::os::mem::{Caching, PageFacts, Pages};
 use crate::os::parse;
 
+// sysfs and /proc attributes: a page at most, read bounded and never
+// waiting (`os::input`), whatever sits at the path.
 fn read(p: &str) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
+    crate::os::input::read_small_text(std::path::Path::new(p)).map(|s| s.trim().to_string())
 }
 
 /// The kernel can back memory with transparent huge pages on advice.

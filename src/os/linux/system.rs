@@ -4,10 +4,10 @@
 use crate::model::Environment;
 use crate::os::parse;
 
+// sysfs and /proc attributes: a page at most, read bounded and never
+// waiting (`os::input`), whatever sits at the path.
 fn read(p: &str) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
+    crate::os::input::read_small_text(std::path::Path::new(p)).map(|s| s.trim().to_string())
 }
 
 /// (node name, "sysname release machine") from uname(2).

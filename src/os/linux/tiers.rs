@@ -10,14 +10,10 @@ struct Root;
 
 impl Tree for Root {
     fn read(&self, path: &str) -> Option<String> {
-        // sysfs attributes are a page at most; a file that is not one
-        // (a FIFO someone left) is not waited on.
-        let p = Path::new("/").join(path);
-        let meta = std::fs::metadata(&p).ok()?;
-        if !meta.is_file() {
-            return None;
-        }
-        std::fs::read_to_string(p).ok()
+        // sysfs attributes are a page at most: read with the bounded
+        // reader (a regular file, never waited on, at most 64 KiB), not
+        // whole (a 2 GB file was read whole).
+        crate::os::input::read_small_text(&Path::new("/").join(path))
     }
 
     fn list(&self, path: &str) -> Vec<String> {

@@ -145,50 +145,59 @@ pub fn link_line(f: &FleetRun, l: &LinkVerdict) -> String {
 }
 
 /// `verdicts.txt`: one line per node, then the slow paths as comments.
+/// Every line goes through [`push_line`], so no host name, reason or
+/// label (all of which other machines supply) can start a line of its own.
 pub fn verdict_file(f: &FleetRun) -> String {
     let Some(v) = &f.verdicts else {
         return "# no verdict: the fleet run did not finish\n".into();
     };
-    let mut s = format!(
-        "# bwscope fleet verdicts: an outlier is >= {} robust z and >= {} % worse than the fleet median{}\n",
-        v.robust_z,
-        v.pct_worse,
-        v.reference.as_ref().map_or(String::new(), |r| format!("; class bounds from {r}"))
+    let mut s = String::new();
+    push_line(
+        &mut s,
+        &format!(
+            "# bwscope fleet verdicts: an outlier is >= {} robust z and >= {} % worse than the fleet median{}",
+            v.robust_z,
+            v.pct_worse,
+            v.reference.as_ref().map_or(String::new(), |r| format!("; class bounds from {r}"))
+        ),
     );
     if let Some(line) = noise_line(v) {
-        let _ = writeln!(s, "# {line}");
+        push_line(&mut s, &format!("# {line}"));
     }
     for n in &v.nodes {
         let fails = failing(n);
-        if n.ok {
-            let _ = writeln!(s, "{} OK", n.label);
+        let verdict = if n.ok {
+            "OK".to_string()
         } else if !fails.is_empty() || !n.tier_gaps.is_empty() {
             let mut list: Vec<String> = fails.iter().map(|c| failure(c)).collect();
             list.extend(n.tier_gaps.iter().map(tier_gap));
-            let _ = writeln!(s, "{} FAIL {}", n.label, list.join("; "));
+            format!("FAIL {}", list.join("; "))
         } else if n.drain {
-            let _ = writeln!(
-                s,
-                "{} FAIL {}",
-                n.label,
-                n.reason.as_deref().unwrap_or("unknown")
-            );
+            format!("FAIL {}", n.reason.as_deref().unwrap_or("unknown"))
         } else {
-            let _ = writeln!(
-                s,
-                "{} UNKNOWN {}",
-                n.label,
-                n.reason.as_deref().unwrap_or("not judged")
-            );
-        }
+            format!("UNKNOWN {}", n.reason.as_deref().unwrap_or("not judged"))
+        };
+        push_line(&mut s, &format!("{} {verdict}", n.label));
         for t in transient(n) {
-            let _ = writeln!(s, "# {}: {t} (a dip not repeated: not a failure)", n.label);
+            push_line(
+                &mut s,
+                &format!("# {}: {t} (a dip not repeated: not a failure)", n.label),
+            );
         }
     }
     for l in v.links.iter().filter(|l| l.is_path()) {
-        let _ = writeln!(s, "# path {}", link_line(f, l));
+        push_line(&mut s, &format!("# path {}", link_line(f, l)));
     }
     s
+}
+
+/// Append `text` and a newline to `s`, with any newline, tab, control,
+/// bidirectional or invisible character in `text` shown as `�`
+/// (`util::text::one_line`): a line-based file stays one line per entry
+/// whatever the entry holds.
+fn push_line(s: &mut String, text: &str) {
+    s.push_str(&crate::util::text::one_line(text));
+    s.push('\n');
 }
 
 /// How many verdicts noise made uncertain, in words; None when none.
@@ -213,7 +222,8 @@ pub fn noise_line(v: &crate::model::fleet::Verdicts) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-/// `drain.txt`: the host names worth taking out of service.
+/// `drain.txt`: the host names worth taking out of service, one a line
+/// (see [`push_line`]).
 pub fn drain_list(f: &FleetRun) -> String {
     let mut hosts: Vec<&str> = f
         .verdicts
@@ -222,7 +232,13 @@ pub fn drain_list(f: &FleetRun) -> String {
         .filter_map(|n| f.node(n.rank).map(|x| x.hostname.as_str()))
         .collect();
     hosts.dedup();
-    hosts.iter().map(|h| format!("{h}\n")).collect()
+    // One host per line, whatever the host name holds: another program
+    // drains every line of this file.
+    let mut s = String::new();
+    for h in hosts {
+        push_line(&mut s, h);
+    }
+    s
 }
 
 /// The terminal summary: the verdict, one row per node (farthest from the

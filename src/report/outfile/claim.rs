@@ -20,6 +20,33 @@ pub struct Claim {
     file: std::sync::Mutex<Option<File>>,
 }
 
+/// The longest file name most file systems take (`NAME_MAX`, bytes).
+const NAME_MAX: usize = 255;
+
+/// The lock file's name for an output named `name`: `.NAME.bwscope-lock`,
+/// or, where that would pass [`NAME_MAX`] (an output name of 242 to 255
+/// bytes, which the system accepts), the name's first bytes and a hash of
+/// all of it (`.PREFIX~HASH.bwscope-lock`): the lock must fit whenever
+/// the output does, and the same output must always get the same lock.
+fn lock_name(name: &str) -> String {
+    const SUFFIX: &str = ".bwscope-lock";
+    let full = format!(".{name}{SUFFIX}");
+    if full.len() <= NAME_MAX {
+        return full;
+    }
+    // FNV-1a: stable across releases and builds (a run of another
+    // version must find the same lock), unlike std's hasher.
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let room = NAME_MAX - (1 + 1 + 16 + SUFFIX.len());
+    let mut end = room.min(name.len());
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(".{}~{hash:016x}{SUFFIX}", &name[..end])
+}
+
 /// How often a claim is retried when the lock file was replaced between
 /// its open and its lock (another run releasing it meanwhile).
 const CLAIM_TRIES: usize = 8;
@@ -36,7 +63,7 @@ impl Claim {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let lock = dir_of(&target).join(format!(".{name}.bwscope-lock"));
+        let lock = dir_of(&target).join(lock_name(&name));
         Claim::take(&lock, path).map(Some)
     }
 
@@ -165,5 +192,26 @@ fn claim_error(lock: &Path, e: std::io::Error) -> String {
 impl Drop for Claim {
     fn drop(&mut self) {
         self.release();
+    }
+}
+
+#[cfg(test)]
+mod lock_name_tests {
+    use super::{lock_name, NAME_MAX};
+
+    #[test]
+    fn a_lock_name_fits_whenever_the_output_name_does() {
+        assert_eq!(lock_name("x.json"), ".x.json.bwscope-lock");
+        for n in 230..=NAME_MAX {
+            let name = "a".repeat(n - 5) + ".json";
+            let l = lock_name(&name);
+            assert!(l.len() <= NAME_MAX, "{n}: {}", l.len());
+            assert_eq!(l, lock_name(&name), "stable");
+        }
+        let a = lock_name(&("a".repeat(250) + "1"));
+        let b = lock_name(&("a".repeat(250) + "2"));
+        assert_ne!(a, b);
+        // Multi-byte names are cut on a character boundary.
+        assert!(lock_name(&"é".repeat(127)).len() <= NAME_MAX);
     }
 }

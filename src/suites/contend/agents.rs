@@ -50,7 +50,27 @@ impl Gate {
 pub type Log = Vec<(u64, u64)>;
 
 /// Counts are kept at most this often (ns): edges known to 0.5 ms.
-const TICK_NS: u64 = 500_000;
+pub(super) const TICK_NS: u64 = 500_000;
+
+/// Refuse slices shorter than two of the agents' count ticks: between
+/// two counts a slice's figure is interpolated, so a 0.1 ms slice would
+/// be a made-up sample, not a measured one.
+pub(super) fn check_slices(slice: std::time::Duration) -> Result<(), crate::error::UserError> {
+    let least = std::time::Duration::from_nanos(2 * TICK_NS);
+    if slice < least {
+        return Err(crate::error::UserError::flag(
+            "--min-sample-ms",
+            format!(
+                "contend's slices of {} ms are shorter than {} ms, twice the {} ms at which its agents count; give at least {}",
+                slice.as_secs_f64() * 1e3,
+                least.as_secs_f64() * 1e3,
+                TICK_NS as f64 / 1e6,
+                least.as_secs_f64() * 1e3
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// A running total with its timestamps.
 pub struct Counter {

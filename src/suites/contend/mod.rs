@@ -80,6 +80,9 @@ pub struct ContendOptions {
     pub device_size: Option<u64>,
     pub memory: PageKind,
     pub sampling: Sampling,
+    /// `--token-file`: the transponders' shared secret (`net serve
+    /// --token-file`), for remote flows.
+    pub token_file: Option<String>,
 }
 
 /// A CPU team's work.
@@ -206,6 +209,9 @@ pub struct ContendPlan {
     pub notes: Vec<String>,
     /// Agents that cannot run here (name, spec, why): skipped records.
     pub skipped: Vec<(String, String, String)>,
+    /// The token remote flows prove to their transponder; never stored.
+    #[serde(skip)]
+    pub token: Option<Vec<u8>>,
 }
 
 /// Warm-up before every window: long enough for a copy engine's queue

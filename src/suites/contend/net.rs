@@ -36,7 +36,7 @@ const STREAMS: u16 = 1;
 const CHUNK: u64 = 128 << 10;
 
 /// The net agent's thread (a loopback transponder beside it).
-pub fn start(agent: &Agent) -> Result<Running, String> {
+pub fn start(agent: &Agent, token: Option<Vec<u8>>) -> Result<Running, String> {
     let Agent::Net { name, target, .. } = agent else {
         unreachable!("net::start on a net agent")
     };
@@ -57,9 +57,12 @@ pub fn start(agent: &Agent) -> Result<Running, String> {
                 },
             ),
         };
+        // The token is for transponders elsewhere; this process's own
+        // loopback one asks for none.
+        let token = if server.is_some() { None } else { token };
         let peer = Peer {
             addr,
-            token: None,
+            token,
             timeout: Duration::from_secs(5),
         };
         let body: Body = Box::new(move |gate: &Arc<Gate>| {

@@ -31,7 +31,7 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     for a in &plan.agents {
         let started = match a {
             Agent::Device { .. } => device::start(a),
-            Agent::Net { .. } => net::start(a),
+            Agent::Net { .. } => net::start(a, plan.token.clone()),
             _ => team::start(a, cx.host, plan.memory),
         };
         match started {
@@ -85,7 +85,7 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         let Some(w) = one_phase(plan, cx, &team) else {
             return Ok(Flow::Stopped);
         };
-        let mut figures = PhaseFigures::of(plan, phase, &members, &w, &alone);
+        let mut figures = PhaseFigures::of(plan, phase, &members, &w, &alone, probe.is_some());
         if let ([i], [f]) = (&members[..], &figures.agents[..]) {
             if f.valid {
                 alone[*i] = Some(f.gbps);
@@ -192,8 +192,17 @@ impl Figure {
     pub fn of(c: &Counted, w: &Window, slices: usize) -> Figure {
         let secs = (w.t1 - w.t0) as f64 / 1e9;
         let cov = coverage(c);
-        let valid = cov.is_some_and(|(a, b)| a <= w.t0 && b >= w.t1);
-        let bytes = if valid { between(c, w.t0, w.t1) } else { None };
+        let covers = cov.is_some_and(|(a, b)| a <= w.t0 && b >= w.t1);
+        let moved = if covers { between(c, w.t0, w.t1) } else { None };
+        // Counts that span the window are not enough: a flow whose far
+        // end stalled (or was stopped) keeps a log from before the window
+        // to its close with nothing in between, which read as a valid
+        // 0 GB/s and entered the loss column as a real figure.
+        let (longest, typical) = silence(c, w.t0, w.t1);
+        let stalled = covers
+            && (moved.is_some_and(|b| b <= 0.0) || is_stall(longest, typical, w.t1 - w.t0));
+        let valid = covers && !stalled;
+        let bytes = if valid { moved } else { None };
         let edges: Vec<u64> = (0..=slices)
             .map(|k| w.t0 + (w.t1 - w.t0) * k as u64 / slices as u64)
             .collect();
@@ -216,8 +225,50 @@ impl Figure {
             to: cov.map(|(_, b)| (b as f64 - w.t1 as f64) / 1e9),
             ended: c.ended.clone(),
             placed: c.placed,
+            stalled: stalled.then_some(longest as f64 / 1e9),
         }
     }
+}
+
+/// The longest stretch inside `[t0, t1]` in which some worker of `c`
+/// moved nothing, ns (between two counts that grew: a flow's watcher
+/// logs its total every half millisecond whether it grew or not), and
+/// the typical (median) time between its counts that grew. A worker
+/// that runs moves something every pass or chunk; one whose far end
+/// stalled stops at once.
+pub fn silence(c: &Counted, t0: u64, t1: u64) -> (u64, u64) {
+    let inside = |a: u64, b: u64| b.min(t1).saturating_sub(a.max(t0));
+    let mut longest = 0;
+    let mut gaps = Vec::new();
+    for log in &c.logs {
+        let Some(&(first, mut total)) = log.first() else {
+            continue;
+        };
+        let mut since = first;
+        for &(t, n) in &log[1..] {
+            if n > total {
+                longest = longest.max(inside(since, t));
+                gaps.push(t - since);
+                since = t;
+                total = n;
+            }
+        }
+        if let Some(&(end, _)) = log.last() {
+            longest = longest.max(inside(since, end));
+        }
+    }
+    gaps.sort_unstable();
+    (longest, gaps.get(gaps.len() / 2).copied().unwrap_or(0))
+}
+
+/// Is a silence of `longest` ns a stall, for an agent that typically
+/// counts every `typical` ns in a window of `window` ns? Longer than a
+/// quarter of the window (never less than 200 ms: a device's copy, or a
+/// thread waiting for a cpu on a machine loaded many times over, can take
+/// that long), and than four of its own typical intervals (a team whose
+/// every pass over a large buffer takes long is slow, not stalled).
+fn is_stall(longest: u64, typical: u64, window: u64) -> bool {
+    longest > (window / 4).max(200_000_000) && longest > typical.saturating_mul(4)
 }
 
 #[cfg(test)]
@@ -264,5 +315,33 @@ mod tests {
         assert!(!f.valid);
         assert_eq!(f.to, Some(-0.5));
         assert_eq!(f.ended.as_deref(), Some("driver error"));
+    }
+
+    #[test]
+    fn an_agent_that_moves_nothing_in_the_window_is_not_valid() {
+        let w = Window {
+            counted: Vec::new(),
+            t0: 1_000_000_000,
+            t1: 2_000_000_000,
+        };
+        // A flow's watcher: a count every 0.5 ms, the total frozen.
+        let frozen: Log = (0..=4200).map(|k| (500_000_000 + k * 500_000, 0)).collect();
+        let f = Figure::of(&Counted::one(frozen, None), &w, 4);
+        assert!(!f.valid && f.stalled.is_some(), "{f:?}");
+        // Moving until 1.2 s, then stopped (SIGSTOP of its transponder).
+        let stopped: Log = (0..=4200u64)
+            .map(|k| {
+                let t = 500_000_000 + k * 500_000;
+                (t, k.min(1400) * 1000)
+            })
+            .collect();
+        let f = Figure::of(&Counted::one(stopped, None), &w, 4);
+        assert!(!f.valid, "{f:?}");
+        assert!(f.stalled.is_some_and(|s| (s - 0.8).abs() < 0.01), "{f:?}");
+        // Moving throughout: valid.
+        let steady: Log = (0..=4200u64)
+            .map(|k| (500_000_000 + k * 500_000, k * 1000))
+            .collect();
+        assert!(Figure::of(&Counted::one(steady, None), &w, 4).valid);
     }
 }

@@ -84,19 +84,31 @@ pub fn plan(o: &ContendOptions, host: &Host) -> Result<ContendPlan, UserError> {
             ),
         ));
     }
-    let need: u64 = agents
-        .iter()
-        .map(|a| match a {
-            Agent::Cpu {
-                cpus,
-                bytes_per_thread,
-                ..
-            } => cpus.len() as u64 * (bytes_per_thread + (2 << 20)),
-            Agent::Device { bytes, .. } => 3 * bytes,
-            Agent::Net { .. } => 8 << 20,
-        })
-        .sum();
-    super::super::check_memory(need, "--size", "give a smaller --size or fewer agents")?;
+    super::agents::check_slices(s.min_sample)?;
+    let need = |dev: bool| -> u64 {
+        agents
+            .iter()
+            .map(|a| match a {
+                Agent::Cpu {
+                    cpus,
+                    bytes_per_thread,
+                    ..
+                } if !dev => cpus.len() as u64 * (bytes_per_thread + (2 << 20)),
+                Agent::Device { bytes, .. } if dev => 3 * bytes,
+                Agent::Net { .. } if !dev => 8 << 20,
+                _ => 0,
+            })
+            .fold(0u64, u64::saturating_add)
+    };
+    // The flag named is the one whose memory is the larger part: a
+    // `--device-size 1TiB` was refused as `--size`.
+    let (cpu, dev) = (need(false), need(true));
+    let (flag, hint) = if dev > cpu {
+        ("--device-size", "give a smaller --device-size or fewer devices")
+    } else {
+        ("--size", "give a smaller --size or fewer agents")
+    };
+    super::super::check_memory(cpu.saturating_add(dev), flag, hint)?;
     for (name, spec, why) in &skipped {
         notes.push(format!("{name} ({spec}) skipped: {why}"));
     }
@@ -111,6 +123,11 @@ pub fn plan(o: &ContendOptions, host: &Host) -> Result<ContendPlan, UserError> {
         dram_peak_gbps: host.dram.as_ref().and_then(|d| d.peak_gbps),
         notes,
         skipped,
+        token: o
+            .token_file
+            .as_deref()
+            .map(crate::net::token::read)
+            .transpose()?,
     })
 }
 

@@ -28,6 +28,10 @@ pub struct Figure {
     pub ended: Option<String>,
     /// A bound team's pages on its node after the phase (fraction).
     pub placed: Option<f64>,
+    /// The agent's counts spanned the window but it moved nothing, or
+    /// nothing for this long (s): it did not run there (a stalled or
+    /// stopped transponder), so its figure is not valid.
+    pub stalled: Option<f64>,
 }
 
 /// Every figure of a phase.
@@ -45,13 +49,17 @@ impl PhaseFigures {
         members: &[usize],
         w: &Window,
         alone: &[Option<f64>],
+        probe_ran: bool,
     ) -> PhaseFigures {
         let figs: Vec<Figure> = w
             .counted
             .iter()
             .map(|c| Figure::of(c, w, plan.slices))
             .collect();
-        let (agents, probe) = if plan.probe.is_some() {
+        // The probe's counts are last only when it started: with a probe
+        // planned but not started, taking the last figure as the probe's
+        // left the agents one short of the members (a panic, exit 101).
+        let (agents, probe) = if probe_ran {
             let mut a = figs;
             let p = a.pop();
             (a, p)
@@ -95,6 +103,11 @@ fn detail_of(r: &mut Record) -> &mut ContendDetail {
 /// Why a figure is not valid, in words.
 fn why_invalid(name: &str, f: &Figure) -> String {
     let when = match (f.from, f.to) {
+        _ if f.stalled.is_some() => format!(
+            "moved nothing for {:.3} s of the {:.3} s window (stalled: its far end or its thread stopped)",
+            f.stalled.unwrap_or(0.0).min(f.window_seconds),
+            f.window_seconds
+        ),
         (Some(a), _) if a > 0.0 => format!("started {a:.3} s after the window opened"),
         (_, Some(b)) if b < 0.0 => format!("stopped {:.3} s before the window closed", -b),
         _ => "counted nothing in the window".into(),
@@ -399,6 +412,7 @@ fn aggregate_record(
             to: None,
             ended: None,
             placed: None,
+            stalled: None,
         };
         sampled(&mut r, &f);
     } else {

@@ -381,6 +381,9 @@ fn parse_load(
     parse_team(host, spec, oversubscribe, "--load")
 }
 
+/// The most threads an oversubscribed team may put on one cpu.
+pub(crate) const MAX_THREADS_PER_CPU: usize = 8;
+
 /// Parse a team given to `flag` as `N@K`, `N@nodeK` or `cpus:LIST` into
 /// its cpus and the description records carry (`2@node0`, `cpus:0-1`).
 pub(crate) fn parse_team(
@@ -440,6 +443,18 @@ pub(crate) fn parse_team(
                 n,
                 node,
                 avail.len(),
+                avail.len()
+            ),
+        ));
+    }
+    // Checked before the list is built: `4294967295@0` asked for a 16 GB
+    // vector and `18446744073709551615@0` panicked ("capacity overflow").
+    let most = avail.len() * MAX_THREADS_PER_CPU;
+    if n > most {
+        return Err(UserError::flag(
+            flag,
+            format!(
+                "{n} threads on node {node}'s {} usable cpus is more than {MAX_THREADS_PER_CPU} a cpu, which measures only the scheduler; use at most {most}",
                 avail.len()
             ),
         ));

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::plan::FleetPlan;
 use super::protocol::{
-    reply, to_value, Cmd, Ctx, Gathered, Hello, Member, NodeReply, EXIT_OUTLIER,
+    reply, to_value, wait_of, Cmd, Ctx, Gathered, Hello, Member, NodeReply, EXIT_OUTLIER,
 };
 use super::rank::measure;
 use crate::cluster::comm::{Comm, Identity};
@@ -82,7 +82,8 @@ impl<'a> Root<'a> {
         let size = comm.size();
         let hellos: Vec<Option<Hello>> = gathered
             .into_iter()
-            .map(|v| v.and_then(|v| serde_json::from_value(v).ok()))
+            .enumerate()
+            .map(|(r, v)| v.and_then(|v| Hello::decode(r as u32, &v)))
             .collect();
         let mut ids = comm.identities();
         for (r, h) in hellos.iter().enumerate() {
@@ -349,11 +350,17 @@ impl<'a> Root<'a> {
         } else {
             Value::Null
         };
-        let wait = Duration::from_secs_f64(est * 2.0 + self.plan.timeout_s);
+        let wait = wait_of(est * 2.0 + self.plan.timeout_s);
         let got = self.comm.gather(mine, "node", wait)?;
         Ok(ranks
             .iter()
-            .map(|&r| (r, got[r as usize].as_ref().map(|b| reply(r, b))))
+            .map(|&r| {
+                let body = got[r as usize].as_ref();
+                (
+                    r,
+                    body.map(|b| reply(r, b).and_then(|n: NodeReply| n.checked(r))),
+                )
+            })
             .collect())
     }
 

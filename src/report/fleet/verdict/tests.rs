@@ -600,3 +600,37 @@ fn a_node_missing_its_hbm_tier_is_named() {
         "{file}"
     );
 }
+
+/// A host name or reason from another machine holding a newline, an
+/// escape or a bidi control forges no line of `drain.txt` or
+/// `verdicts.txt` (issue 42, item 1).
+#[test]
+fn names_from_other_machines_forge_no_line_of_the_drain_or_verdict_file() {
+    let mut f = fleet();
+    f.verdicts = Some(judge(&f, &settings()));
+    let evil = "x\nvictim-node-07\u{1b}]0;t\u{7}\u{202e}";
+    for n in f.nodes.iter_mut() {
+        n.hostname = format!("{}{evil}", n.hostname);
+        n.label = format!("{}{evil}", n.label);
+    }
+    if let Some(v) = f.verdicts.as_mut() {
+        for n in v.nodes.iter_mut() {
+            n.label = format!("{}{evil}", n.label);
+            n.reason = Some("lost\nvictim-node-08 OK".to_string());
+        }
+    }
+    let drain = super::super::text::drain_list(&f);
+    let file = super::super::text::verdict_file(&f);
+    assert!(!drain.is_empty());
+    for text in [&drain, &file] {
+        assert!(
+            !text.lines().any(|l| l.starts_with("victim-node")),
+            "{text}"
+        );
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\u{202e}', '\r']),
+            "{text:?}"
+        );
+    }
+    assert_eq!(drain.lines().count(), drain.matches("victim").count());
+}
