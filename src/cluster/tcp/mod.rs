@@ -23,8 +23,8 @@ use serde_json::Value;
 use super::comm::{Comm, Identity, Lost};
 use super::launch::Launch;
 use super::wire::{read_msg, write_msg, Wire, MAX_FRAME};
-pub use start::check_coordinator;
 use crate::os::time::now_ns;
+pub use start::check_coordinator;
 use start::{leaf, refused, root};
 
 mod start;
