@@ -5,9 +5,11 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod fleet;
+mod history;
 mod net;
 mod suites;
 pub use fleet::*;
+pub use history::*;
 pub use net::*;
 pub use suites::*;
 
@@ -36,6 +38,18 @@ pub struct Cli {
     /// The memory system's theoretical peak, e.g. 409.6GB/s (channels × MT/s × 8 B), where SMBIOS cannot tell it (a VM, no root); every DRAM record is judged against it
     #[arg(long, global = true, value_name = "RATE")]
     pub dram_peak: Option<String>,
+
+    /// The run history to append to and read (default: bwscope/history.sqlite3 in the user's data folder; BWSCOPE_HISTORY sets it too)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub history: Option<String>,
+
+    /// Neither record this run in the history nor read it
+    #[arg(long, global = true, conflicts_with = "history")]
+    pub no_history: bool,
+
+    /// Keep the host name itself in the history (by default only a hash of it)
+    #[arg(long, global = true)]
+    pub history_hostname: bool,
 }
 
 /// Where the default survey keeps its results.
@@ -82,6 +96,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare saved runs case by case: change in %, noise, regressions
     Compare(CompareArgs),
+    /// The local run history: runs, a case's series with its percentiles and steps, --check for a step down, import, forget
+    History(HistoryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per subcommand into a directory
@@ -111,6 +127,7 @@ impl Command {
             | Command::Plot(_)
             | Command::Report(_)
             | Command::Compare(_)
+            | Command::History(_)
             | Command::Completions(_)
             | Command::Man(_) => None,
         }
