@@ -261,7 +261,19 @@ fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
         let Some(step) = changes::last_step(&marks, a.min_runs, higher) else {
             continue;
         };
-        if step.worse_by * 100.0 > a.threshold && step.runs_after >= a.min_runs {
+        // Held: clean runs since the step that are themselves worse than
+        // the old level by more than the threshold (a step the search
+        // placed one run early does not count that run).
+        let limit = a.threshold / 100.0;
+        let held = pts[step.at..]
+            .iter()
+            .filter(|p| !p.noisy)
+            .filter(|p| {
+                let worse = (step.before - p.value) / step.before;
+                (if higher { worse } else { -worse }) > limit
+            })
+            .count();
+        if step.worse_by > limit && held >= a.min_runs {
             failed += 1;
             let unit = &pts[0].unit;
             println!(
@@ -272,7 +284,7 @@ fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
                 step.worse_by * 100.0,
                 pts[step.at].run_id,
                 pts[step.at].started_at,
-                step.runs_after
+                held
             );
         }
     }

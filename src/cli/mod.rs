@@ -19,7 +19,7 @@ pub use suites::*;
     version,
     about = "Measures how fast bytes move: caches, DRAM, cores, memory types, accelerators, network",
     long_about = "Measures how fast bytes move on this machine.\n\nWith no subcommand, surveys the machine (about 15-30 s on a 2-core VM): info, a cache→DRAM sweep of the key kernels, and a short summary; saves run.json and report.html into ./bwscope-results/<UTC time> (--out DIR, --no-save).\n\nBandwidth is in GB/s = 10^9 bytes/s unless --units GiB. Bytes counted = bytes read + bytes written by the kernel, from its declaration (a copy over an N-byte working set counts N).",
-    after_help = "Exit codes: 0 ok, 1 internal error, 2 bad input (the message names the flag), 3 compare found a regression, 128+signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129), 141 when stdout closed mid-run (files keep every finished record)."
+    after_help = "Exit codes: 0 ok, 1 internal error (or `history --check` found a step down), 2 bad input (the message names the flag), 3 compare found a regression, 128+signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129), 141 when stdout closed mid-run (files keep every finished record)."
 )]
 pub struct Cli {
     #[command(subcommand)]
