@@ -104,6 +104,22 @@ impl Session {
         }
     }
 
+    /// A session on the existing store only (nothing made): for reading
+    /// a saved run's standing (`compare`).
+    pub fn existing() -> Session {
+        let mut s = Session {
+            store: None,
+            warned: false,
+        };
+        if let Place::At(path) = settings().place {
+            match Store::open(&path, Mode::Existing) {
+                Ok(store) => s.store = store,
+                Err(w) => s.warn(&w),
+            }
+        }
+        s
+    }
+
     /// Append the finished `run`.
     pub fn record(&mut self, run: &Run) {
         let how = Provenance {
@@ -116,6 +132,18 @@ impl Session {
                 self.warn(&w);
             }
         }
+    }
+}
+
+/// The lines saying where saved `run`'s headline figures sit among its
+/// machine's runs in the store (its own record left out); empty when the
+/// store holds no earlier run of that machine.
+pub fn standing_lines(run: &Run) -> Vec<String> {
+    let mut run = run.clone();
+    Session::existing().judge(&mut run);
+    match &run.history {
+        Some(h) if h.earlier_runs > 0 => crate::report::standing::lines(&run),
+        _ => Vec::new(),
     }
 }
 
