@@ -481,3 +481,48 @@ fn the_tests_own_store_is_not_the_users() {
     let o = bwscope().args(["history", "--json", "-"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// What the store costs a run: `BWSCOPE_OVERHEAD_RUN=run.json cargo test
+/// --test history_store -- --ignored --nocapture store_overhead` appends
+/// that run 50 times (a new start time each) to a fresh store the way a
+/// measuring run does (open, judge, record) and prints the wall time per
+/// run and the store's bytes per run. The fixture when no run is named.
+#[test]
+#[ignore]
+fn store_overhead() {
+    use bwscope::history::{Mode, Provenance, Store};
+    let path = std::env::var("BWSCOPE_OVERHEAD_RUN")
+        .unwrap_or_else(|_| common::fixture_path().display().to_string());
+    let mut run: bwscope::model::Run =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("h.sqlite3");
+    let figures = bwscope::app::history::figures(&run);
+    let how = Provenance {
+        source: "local",
+        imported_from: None,
+        hostname: false,
+    };
+    let mut times = Vec::new();
+    for i in 0..50 {
+        run.started_at = format!("2026-10-{:02}T{:02}:00:00Z", 1 + i / 24, i % 24);
+        let t0 = std::time::Instant::now();
+        let mut s = Store::open(&store, Mode::Create).unwrap().unwrap();
+        let h = s.standing(&run, &figures).unwrap();
+        s.record(&run, &figures, &how).unwrap();
+        drop(s);
+        times.push(t0.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(h.earlier_runs, i);
+    }
+    times.sort_by(f64::total_cmp);
+    let bytes = std::fs::metadata(&store).unwrap().len();
+    println!(
+        "{} records + {} headlines per run: open+judge+record median {:.1} ms, max {:.1} ms; store {} bytes after 50 runs = {} bytes per run",
+        run.records.len(),
+        figures.len(),
+        times[25],
+        times[49],
+        bytes,
+        bytes / 50
+    );
+}

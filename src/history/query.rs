@@ -78,7 +78,8 @@ impl Store {
                  WHERE (?1 IS NULL OR r.machine LIKE ?1)
                    AND (?2 IS NULL OR r.started_at >= ?2)
                    AND (?3 IS NULL OR EXISTS (SELECT 1 FROM rows w
-                        WHERE w.run_id = r.id AND w.suite = ?3))
+                        JOIN cases c ON c.id = w.case_id
+                        WHERE w.run_id = r.id AND c.suite = ?3))
                  ORDER BY r.started_at, r.id",
             )
             .map_err(|e| self.warn(e))?;
@@ -109,10 +110,11 @@ impl Store {
         let mut st = self
             .conn
             .prepare(
-                "SELECT w.case_key, count(DISTINCT w.run_id) FROM rows w JOIN runs r
-                 ON r.id = w.run_id WHERE (?1 IS NULL OR r.machine LIKE ?1)
-                 GROUP BY w.case_key
-                 ORDER BY w.case_key NOT LIKE 'headline/%', w.case_key",
+                "SELECT c.key, count(DISTINCT w.run_id) FROM rows w
+                 JOIN runs r ON r.id = w.run_id JOIN cases c ON c.id = w.case_id
+                 WHERE (?1 IS NULL OR r.machine LIKE ?1)
+                 GROUP BY c.key
+                 ORDER BY c.key NOT LIKE 'headline/%', c.key",
             )
             .map_err(|e| self.warn(e))?;
         let rows = st
@@ -133,10 +135,10 @@ impl Store {
         let mut st = self
             .conn
             .prepare(
-                "SELECT r.id, r.started_at, w.best, w.median, w.unit, w.higher_is_better,
+                "SELECT r.id, r.started_at, w.best, w.median, c.unit, c.higher_is_better,
                     w.noisy, w.flags
-                 FROM rows w JOIN runs r ON r.id = w.run_id
-                 WHERE w.case_key = ?1 AND (?2 IS NULL OR r.machine LIKE ?2)
+                 FROM rows w JOIN runs r ON r.id = w.run_id JOIN cases c ON c.id = w.case_id
+                 WHERE c.key = ?1 AND (?2 IS NULL OR r.machine LIKE ?2)
                    AND w.status = 'ok' AND w.best IS NOT NULL
                  ORDER BY r.started_at, r.id",
             )
@@ -179,7 +181,8 @@ impl Store {
                 .conn
                 .prepare_cached(
                     "SELECT w.best, w.noisy FROM rows w JOIN runs r ON r.id = w.run_id
-                     WHERE w.case_key = ?1 AND r.machine = ?2 AND r.uid != ?3
+                     JOIN cases c ON c.id = w.case_id
+                     WHERE c.key = ?1 AND r.machine = ?2 AND r.uid != ?3
                        AND r.started_at <= ?4 AND w.status = 'ok' AND w.best IS NOT NULL",
                 )
                 .map_err(|e| self.warn(e))?;
@@ -189,7 +192,15 @@ impl Store {
                 })
                 .and_then(|it| it.collect())
                 .map_err(|e| self.warn(e))?;
-            let clean: Vec<f64> = earlier.iter().filter(|e| !e.1).map(|e| e.0).collect();
+            let mut clean: Vec<f64> = earlier.iter().filter(|e| !e.1).map(|e| e.0).collect();
+            let noisy = earlier.len() - clean.len();
+            // A machine that is never quiet (a shared host) still gets an
+            // answer for a noisy figure: among the earlier noisy ones, said
+            // so. A quiet figure is never judged against noisy ones.
+            let among_noisy = clean.is_empty() && noisy > 0 && case::flags(&f.record, run).noisy;
+            if among_noisy {
+                clean = earlier.iter().map(|e| e.0).collect();
+            }
             let (rank, percentile) = rank(f.value, &clean, f.higher_is_better);
             standings.push(Standing {
                 name: f.name.clone(),
@@ -198,6 +209,7 @@ impl Store {
                 unit: f.unit.to_string(),
                 earlier: clean.len() as u32,
                 left_out_noisy: (earlier.len() - clean.len()) as u32,
+                among_noisy,
                 rank,
                 percentile,
                 expected: None,

@@ -12,7 +12,9 @@
 
 use rusqlite::Connection;
 
-/// Version 1: runs (with the machine's identity) and their rows.
+/// Version 1: runs (with the machine's identity), cases (what was
+/// measured, once per case: a survey repeats ~260 of them every run) and
+/// rows (a run's figure of a case).
 const V1: &str = "
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -46,9 +48,9 @@ CREATE TABLE runs (
     hostname TEXT
 );
 CREATE INDEX runs_machine ON runs (machine, started_at);
-CREATE TABLE rows (
-    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    case_key TEXT NOT NULL,
+CREATE TABLE cases (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
     suite TEXT NOT NULL,
     kernel TEXT NOT NULL,
     op TEXT NOT NULL,
@@ -57,7 +59,11 @@ CREATE TABLE rows (
     size_bytes INTEGER,
     threads INTEGER NOT NULL,
     unit TEXT NOT NULL,
-    higher_is_better INTEGER NOT NULL,
+    higher_is_better INTEGER NOT NULL
+);
+CREATE TABLE rows (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    case_id INTEGER NOT NULL REFERENCES cases (id),
     best REAL,
     median REAL,
     cv REAL,
@@ -66,7 +72,7 @@ CREATE TABLE rows (
     flags TEXT NOT NULL,
     status TEXT NOT NULL
 );
-CREATE INDEX rows_case ON rows (case_key, run_id);
+CREATE INDEX rows_case ON rows (case_id, run_id);
 CREATE INDEX rows_run ON rows (run_id);
 ";
 
@@ -138,7 +144,8 @@ mod tests {
             if from == 1 {
                 conn.execute_batch(
                     "INSERT INTO runs (uid, started_at, recorded_at, command, tool_version, options, complete, source, machine, cpu_vendor, cpu_model_name, cpu_family, cpu_model, cpu_stepping, physical_cores, caches) VALUES ('u', 't', 't', 'cache', '0.1.0', '{}', 1, 'local', 'm', 'v', 'n', 1, 2, 3, 4, '[]');
-                     INSERT INTO rows (run_id, case_key, suite, kernel, op, threads, unit, higher_is_better, best, noisy, flags, status) VALUES (1, 'k', 'cache', 'x', 'read', 1, 'GB/s', 1, 5.0, 0, '', 'ok');",
+                     INSERT INTO cases (key, suite, kernel, op, threads, unit, higher_is_better) VALUES ('k', 'cache', 'x', 'read', 1, 'GB/s', 1);
+                     INSERT INTO rows (run_id, case_id, best, noisy, flags, status) VALUES (1, 1, 5.0, 0, '', 'ok');",
                 )
                 .unwrap();
             }

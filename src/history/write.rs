@@ -5,7 +5,7 @@
 
 use rusqlite::params;
 
-use super::case::{self, Flags};
+use super::case;
 use super::Store;
 use crate::model::{Record, Run, Status, Warning};
 
@@ -67,39 +67,57 @@ impl Store {
         let id = tx.last_insert_rowid();
         let mut rows = 0;
         {
-            let mut st = tx.prepare(INSERT_ROW).map_err(sql)?;
-            for r in &run.records {
+            let mut case_st = tx.prepare(INSERT_CASE).map_err(sql)?;
+            let mut row_st = tx.prepare(INSERT_ROW).map_err(sql)?;
+            let mut put = |key: &str, r: &Record, fig: Figure1| -> rusqlite::Result<()> {
+                let case_id: i64 = case_st.query_row(
+                    params![
+                        key,
+                        r.suite().name(),
+                        r.kernel,
+                        r.op.as_str(),
+                        r.pattern.as_ref().map(|p| p.as_str().to_string()),
+                        r.regime.as_ref().map(|p| p.as_str().to_string()),
+                        r.size_bytes.map(|s| s as i64),
+                        r.threads,
+                        fig.unit,
+                        fig.higher_is_better,
+                    ],
+                    |x| x.get(0),
+                )?;
                 let f = case::flags(r, run);
-                let g = r.gbps.as_ref();
-                let unit = if g.is_some() { "GB/s" } else { "" };
-                insert_row(
-                    &mut st,
+                let status = match r.status {
+                    Status::Ok => "ok",
+                    Status::Skipped => "skipped",
+                    Status::Error => "error",
+                };
+                row_st.execute(params![
                     id,
-                    &r.case_key(),
-                    r,
-                    unit,
-                    true,
-                    g.map(|g| g.best),
-                    &f,
-                )
-                .map_err(sql)?;
+                    case_id,
+                    fig.best,
+                    fig.median,
+                    fig.cv,
+                    r.percent_of_limit,
+                    f.noisy,
+                    f.column(),
+                    status,
+                ])?;
                 rows += 1;
+                Ok(())
+            };
+            for r in &run.records {
+                put(&r.case_key(), r, Figure1::of(r)).map_err(sql)?;
             }
             for h in figures {
-                let f = case::flags(&h.record, run);
-                let key = case::headline_key(&h.name);
-                insert_row(
-                    &mut st,
-                    id,
-                    &key,
-                    &h.record,
-                    h.unit,
-                    h.higher_is_better,
-                    Some(h.value),
-                    &f,
-                )
-                .map_err(sql)?;
-                rows += 1;
+                let fig = Figure1 {
+                    unit: h.unit,
+                    higher_is_better: h.higher_is_better,
+                    best: Some(h.value),
+                    // The record's spread, on the headline's own scale.
+                    median: None,
+                    cv: Figure1::of(&h.record).cv,
+                };
+                put(&case::headline_key(&h.name), &h.record, fig).map_err(sql)?;
             }
         }
         tx.commit().map_err(sql)?;
@@ -177,53 +195,37 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-const INSERT_ROW: &str = "INSERT INTO rows (run_id, case_key, suite, kernel, op, pattern, regime,
-    size_bytes, threads, unit, higher_is_better, best, median, cv, percent_of_limit, noisy, flags,
-    status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)";
+/// Makes the case once (its key is unique) and returns its id either way.
+const INSERT_CASE: &str = "INSERT INTO cases (key, suite, kernel, op, pattern, regime, size_bytes,
+    threads, unit, higher_is_better) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+    ON CONFLICT (key) DO UPDATE SET key = excluded.key RETURNING id";
 
-#[allow(clippy::too_many_arguments)]
-fn insert_row(
-    st: &mut rusqlite::Statement<'_>,
-    run_id: i64,
-    key: &str,
-    r: &Record,
-    unit: &str,
+const INSERT_ROW: &str = "INSERT INTO rows (run_id, case_id, best, median, cv, percent_of_limit,
+    noisy, flags, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+/// A record's figure as a row holds it: its bandwidth, else its suite's
+/// own figure (a latency in ns, lower is better).
+struct Figure1 {
+    unit: &'static str,
     higher_is_better: bool,
-    value: Option<f64>,
-    f: &Flags,
-) -> rusqlite::Result<()> {
-    let g = r.gbps.as_ref();
-    let status = match r.status {
-        Status::Ok => "ok",
-        Status::Skipped => "skipped",
-        Status::Error => "error",
-    };
-    // A headline's median is its record's, on the headline's scale
-    // (a latency headline has no GB/s median).
-    let median = if unit == "GB/s" {
-        g.map(|g| g.median)
-    } else {
-        None
-    };
-    st.execute(params![
-        run_id,
-        key,
-        r.suite().name(),
-        r.kernel,
-        r.op.as_str(),
-        r.pattern.as_ref().map(|p| p.as_str().to_string()),
-        r.regime.as_ref().map(|p| p.as_str().to_string()),
-        r.size_bytes.map(|s| s as i64),
-        r.threads,
-        unit,
-        higher_is_better,
-        value,
-        median,
-        g.map(|g| g.cv),
-        r.percent_of_limit,
-        f.noisy,
-        f.column(),
-        status,
-    ])?;
-    Ok(())
+    best: Option<f64>,
+    median: Option<f64>,
+    cv: Option<f64>,
+}
+
+impl Figure1 {
+    fn of(r: &Record) -> Figure1 {
+        let (stats, unit, higher_is_better) = match (r.gbps, r.detail.metric()) {
+            (Some(g), _) => (Some(g), "GB/s", true),
+            (None, Some(h)) => (Some(h.stats), h.unit, h.higher_is_better),
+            (None, None) => (None, "", true),
+        };
+        Figure1 {
+            unit,
+            higher_is_better,
+            best: stats.map(|s| s.best),
+            median: stats.map(|s| s.median),
+            cv: stats.map(|s| s.cv),
+        }
+    }
 }

@@ -38,6 +38,11 @@ pub struct Standing {
     /// Earlier figures left out because they were taken while the machine
     /// was noisy or contended.
     pub left_out_noisy: u32,
+    /// This figure was taken in noise and every earlier one was too: it
+    /// is ranked among them (`earlier` counts them), said so. (Read as
+    /// false from runs written before it.)
+    #[serde(default)]
+    pub among_noisy: bool,
     /// 1 = better than every earlier figure; null with none earlier.
     pub rank: Option<u32>,
     /// Share of the earlier figures this one beats (ties count half), 0 to

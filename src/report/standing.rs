@@ -81,11 +81,19 @@ fn line(s: &Standing) -> String {
     let mut l = format!("{} {value}: ", s.name);
     match (s.rank, s.percentile) {
         (Some(rank), Some(p)) => l.push_str(&format!(
-            "{} of {} earlier run{} on this machine (p{p:.0})",
+            "{} of {} earlier run{} on this machine (p{p:.0}{})",
             ordinal(rank),
             s.earlier,
-            if s.earlier == 1 { "" } else { "s" }
+            if s.earlier == 1 { "" } else { "s" },
+            if s.among_noisy {
+                "; all taken in noise, like this one"
+            } else {
+                ""
+            }
         )),
+        _ if s.left_out_noisy > 0 => {
+            l.push_str("no quiet earlier run on this machine to judge it by")
+        }
         _ => l.push_str("the first run of this case on this machine"),
     }
     if s.left_out_noisy > 0 {
@@ -132,6 +140,7 @@ mod tests {
             unit: "GB/s".into(),
             earlier,
             left_out_noisy: 0,
+            among_noisy: false,
             rank,
             percentile: p,
             expected: None,
@@ -161,6 +170,18 @@ mod tests {
         assert_eq!(
             line(&s),
             "DRAM read 16.1 GB/s: 1st of 1 earlier run on this machine (p100), 2 noisy runs left out; published floor 320 GB/s (Azure/azurehpc-health-checks, MIT)"
+        );
+        let mut n = standing(Some(2), 4, Some(62.0));
+        n.among_noisy = true;
+        assert_eq!(
+            line(&n),
+            "DRAM read 16.1 GB/s: 2nd of 4 earlier runs on this machine (p62; all taken in noise, like this one)"
+        );
+        let mut q = standing(None, 0, None);
+        q.left_out_noisy = 3;
+        assert_eq!(
+            line(&q),
+            "DRAM read 16.1 GB/s: no quiet earlier run on this machine to judge it by, 3 noisy runs left out"
         );
         assert_eq!(
             [1, 2, 3, 4, 11, 12, 13, 21, 22, 111].map(ordinal).join(" "),
