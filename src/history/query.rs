@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::case;
 use super::write::Figure;
 use super::Store;
-use crate::model::{HistoryContext, Run, Standing, Warning};
+use crate::model::{HistoryContext, Run, Standing, Warning, RECENT};
 
 /// One run as `bwscope history` lists it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -183,7 +183,8 @@ impl Store {
                     "SELECT w.best, w.noisy FROM rows w JOIN runs r ON r.id = w.run_id
                      JOIN cases c ON c.id = w.case_id
                      WHERE c.key = ?1 AND r.machine = ?2 AND r.uid != ?3
-                       AND r.started_at <= ?4 AND w.status = 'ok' AND w.best IS NOT NULL",
+                       AND r.started_at <= ?4 AND w.status = 'ok' AND w.best IS NOT NULL
+                     ORDER BY r.started_at, r.id",
                 )
                 .map_err(|e| self.warn(e))?;
             let earlier: Vec<(f64, bool)> = st
@@ -210,6 +211,7 @@ impl Store {
                 earlier: clean.len() as u32,
                 left_out_noisy: (earlier.len() - clean.len()) as u32,
                 among_noisy,
+                recent: clean[clean.len().saturating_sub(RECENT)..].to_vec(),
                 rank,
                 percentile,
                 expected: None,

@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// How many earlier figures a standing carries for its trend.
+pub const RECENT: usize = 30;
+
 /// The run's place in its machine's history (`Run::history`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct HistoryContext {
@@ -43,6 +46,10 @@ pub struct Standing {
     /// false from runs written before it.)
     #[serde(default)]
     pub among_noisy: bool,
+    /// The earlier figures counted, oldest first, the last
+    /// [`RECENT`] of them: the trend the report draws.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent: Vec<f64>,
     /// 1 = better than every earlier figure; null with none earlier.
     pub rank: Option<u32>,
     /// Share of the earlier figures this one beats (ties count half), 0 to

@@ -115,6 +115,46 @@ fn line(s: &Standing) -> String {
     l
 }
 
+/// The standings with their lines, for a report that draws each trend.
+pub fn with_lines(run: &Run) -> Vec<(&Standing, String)> {
+    run.history
+        .iter()
+        .flat_map(|h| &h.standings)
+        .map(|s| (s, line(s)))
+        .collect()
+}
+
+/// A trend as a small inline SVG: the earlier figures as a line, this
+/// run's as a dot at the end, on the range of all of them. Empty without
+/// earlier figures.
+pub fn sparkline_svg(s: &Standing) -> String {
+    if s.recent.is_empty() {
+        return String::new();
+    }
+    let (w, h, pad) = (120.0, 24.0, 3.0);
+    let all = s.recent.iter().chain(std::iter::once(&s.value));
+    let lo = all.clone().copied().fold(f64::INFINITY, f64::min);
+    let hi = all.copied().fold(f64::NEG_INFINITY, f64::max);
+    let n = s.recent.len() as f64;
+    let x = |i: f64| pad + i / n * (w - 2.0 * pad);
+    let y = |v: f64| {
+        let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+        h - pad - t * (h - 2.0 * pad)
+    };
+    let points: Vec<String> = s
+        .recent
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| format!("{:.1},{:.1}", x(i as f64), y(v)))
+        .collect();
+    format!(
+        "<svg class=\"trend\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"earlier runs, then this one\"><polyline fill=\"none\" stroke=\"currentColor\" stroke-width=\"1\" points=\"{}\"/><circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\"/></svg>",
+        points.join(" "),
+        x(n),
+        y(s.value)
+    )
+}
+
 /// 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, 21st.
 pub fn ordinal(n: u32) -> String {
     let suffix = match (n % 10, n % 100) {
@@ -141,6 +181,7 @@ mod tests {
             earlier,
             left_out_noisy: 0,
             among_noisy: false,
+            recent: Vec::new(),
             rank,
             percentile: p,
             expected: None,
@@ -202,5 +243,14 @@ mod tests {
         assert_eq!(l.len(), 2);
         assert!(l[1].starts_with("no published reference"), "{l:?}");
         assert!(!figures(&run).is_empty());
+        let mut s = standing(Some(1), 2, Some(100.0));
+        assert_eq!(sparkline_svg(&s), "");
+        s.recent = vec![15.0, 16.0];
+        let svg = sparkline_svg(&s);
+        assert!(
+            svg.starts_with("<svg") && svg.contains("<polyline") && svg.contains("<circle"),
+            "{svg}"
+        );
+        assert_eq!(with_lines(&run).len(), 1);
     }
 }
