@@ -15,6 +15,7 @@ pub mod app;
 pub mod cli;
 pub mod cluster;
 pub mod error;
+pub mod history;
 pub mod kernels;
 pub mod measure;
 pub mod memory;

@@ -53,6 +53,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "transfer", "net", "plan",
         ],
     ),
+    // The run history (SQLite): app records runs and reads standings
+    // through it; the report sees only what app put on the run.
+    ("history", &["model", "util", "error", "stats", "os"]),
     // The report reads the model (and formats with util); it writes its
     // files through os.
     ("report", &["model", "util", "error", "stats", "os"]),
@@ -63,7 +66,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "app",
         &[
             "model", "util", "error", "stats", "os", "kernels", "memory", "platform", "measure",
-            "transfer", "net", "cluster", "suites", "report", "cli", "plan",
+            "transfer", "net", "cluster", "suites", "report", "cli", "plan", "history",
         ],
     ),
 ];

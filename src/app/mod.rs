@@ -6,6 +6,8 @@ pub(crate) mod again;
 pub mod args;
 pub mod command;
 pub mod fleet;
+pub mod history;
+pub mod history_cmd;
 pub mod info;
 pub mod net;
 pub mod panic;
@@ -28,6 +30,7 @@ pub fn run_if_worker() -> Option<i32> {
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     prepare(&cli)?;
+    history::configure(&cli);
     let top = cli.output.clone();
     let Some(command) = cli.command else {
         return survey::run(&top, &cli.survey);
@@ -64,6 +67,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Watch(a) => {
             no_output("watch", &top)?;
             watch::run(&a)
+        }
+        Command::History(a) => {
+            no_output("history", &top)?;
+            history_cmd::command(&a)
         }
         Command::Fleet(a) => fleet::command(&a, &merge(&top, &a.output)),
         Command::Net(a) => net_command(&a, &top),

@@ -281,6 +281,18 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Json => c.render_json(),
     };
     crate::util::out::print(&text);
+    // Is the newest run's figure normal for its machine? (The table only:
+    // the JSON and Markdown stay what they were.)
+    if let (CompareFormat::Table, Some((p, last))) = (a.format, runs.last()) {
+        let lines = super::history::standing_lines(last);
+        if !lines.is_empty() {
+            let mut s = format!("\nhistory of {p}'s machine:\n");
+            for l in lines {
+                s.push_str(&format!("  {l}\n"));
+            }
+            crate::util::out::print(&s);
+        }
+    }
     if let Some(pct) = a.fail_if_slower {
         let slow = c.slower_than(pct);
         if !slow.is_empty() {

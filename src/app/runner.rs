@@ -186,7 +186,12 @@ pub fn command(
         rec.sink.echo_warnings = false;
     }
     let failed = flow.is_err();
+    let mut history = super::history::Session::open();
+    history.judge(rec.sink.run_mut());
     let (run, flow) = rec.finish_after(flow);
+    if let Some(run) = run.as_ref().filter(|r| !r.records.is_empty()) {
+        history.record(run);
+    }
     if let Some(run) = &run {
         if !(taken || (failed && nothing)) {
             crate::util::out::print(&crate::report::views::render(run));

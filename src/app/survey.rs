@@ -99,6 +99,8 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     // The summary below says the same as the per-kind warning lines, more
     // briefly; critical warnings were already printed as they happened.
     rec.sink.echo_warnings = false;
+    let mut history = super::history::Session::open();
+    history.judge(rec.sink.run_mut());
     let (run, flow) = rec.finish_after(flow.map_err(survey_memory));
     // Nothing measured (stopped at once, or failed at once): nothing to
     // save, nothing clobbered, and no empty folder left behind.
@@ -110,6 +112,9 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     };
     if let (None, Some(d)) = (&saved, &dir) {
         d.remove_if_empty();
+    }
+    if let Some(run) = run.as_ref().filter(|r| !r.records.is_empty()) {
+        history.record(run);
     }
     let Some(run) = run else {
         return flow.map(|_| EXIT_OK);

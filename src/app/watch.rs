@@ -277,6 +277,9 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
         .hostname
         .clone()
         .unwrap_or_else(|| "unknown".into());
+    // Every sample is a run of the history (`source` local, command
+    // `watch`): `bwscope history` shows the series, `--check` its steps.
+    let mut history = super::history::Session::open();
     let mut usual = Usual::default();
     let mut taken = 0u64;
     loop {
@@ -284,6 +287,7 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
         let Some(run) = plan.measure(stop)? else {
             break;
         };
+        history.record(&run);
         let mut s = sample_of(&run);
         usual.judge_and_keep(&mut s);
         taken += 1;

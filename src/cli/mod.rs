@@ -5,10 +5,12 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod fleet;
+mod history;
 mod net;
 mod suites;
 mod watch;
 pub use fleet::*;
+pub use history::*;
 pub use net::*;
 pub use suites::*;
 pub use watch::*;
@@ -19,7 +21,7 @@ pub use watch::*;
     version,
     about = "Measures how fast bytes move: caches, DRAM, cores, memory types, accelerators, network",
     long_about = "Measures how fast bytes move on this machine.\n\nWith no subcommand, surveys the machine (about 15-30 s on a 2-core VM): info, a cache→DRAM sweep of the key kernels, and a short summary; saves run.json and report.html into ./bwscope-results/<UTC time> (--out DIR, --no-save).\n\nBandwidth is in GB/s = 10^9 bytes/s unless --units GiB. Bytes counted = bytes read + bytes written by the kernel, from its declaration (a copy over an N-byte working set counts N).",
-    after_help = "Exit codes: 0 ok, 1 internal error, 2 bad input (the message names the flag), 3 compare found a regression, 128+signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129), 141 when stdout closed mid-run (files keep every finished record)."
+    after_help = "Exit codes: 0 ok, 1 internal error (or `history --check` found a step down), 2 bad input (the message names the flag), 3 compare found a regression, 128+signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129), 141 when stdout closed mid-run (files keep every finished record)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,6 +40,18 @@ pub struct Cli {
     /// The memory system's theoretical peak, e.g. 409.6GB/s (channels × MT/s × 8 B), where SMBIOS cannot tell it (a VM, no root); every DRAM record is judged against it
     #[arg(long, global = true, value_name = "RATE")]
     pub dram_peak: Option<String>,
+
+    /// The run history to append to and read (default: bwscope/history.sqlite3 in the user's data folder; BWSCOPE_HISTORY sets it too)
+    #[arg(long, global = true, value_name = "PATH")]
+    pub history: Option<String>,
+
+    /// Neither record this run in the history nor read it
+    #[arg(long, global = true, conflicts_with = "history")]
+    pub no_history: bool,
+
+    /// Keep the host name itself in the history (by default only a hash of it)
+    #[arg(long, global = true)]
+    pub history_hostname: bool,
 }
 
 /// Where the default survey keeps its results.
@@ -86,6 +100,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Keep watch: a light probe (a DRAM read and an idle-latency chase on one core, about a second) every --every, each sample judged against this machine's usual figures and the spell probes, for node_exporter, systemd and DaemonSets
     Watch(WatchArgs),
+    /// The local run history: runs, a case's series with its percentiles and steps, --check for a step down, import, forget
+    History(HistoryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(CompletionsArgs),
     /// Print the man page (roff), or write one page per subcommand into a directory
@@ -116,6 +132,7 @@ impl Command {
             | Command::Report(_)
             | Command::Compare(_)
             | Command::Watch(_)
+            | Command::History(_)
             | Command::Completions(_)
             | Command::Man(_) => None,
         }

@@ -7,6 +7,7 @@ mod arm;
 pub mod detail;
 mod dram;
 pub mod fleet;
+mod history;
 mod host;
 mod knees;
 mod limit;
@@ -24,6 +25,7 @@ mod words;
 pub use arm::{ArmHost, CoreKind, Midr};
 pub use detail::{CasePart, Detail, Headline, Nullable, OfSuite, SuiteDetail, SuiteId};
 pub use dram::{Dram, DramDevice};
+pub use history::{Expected, HistoryContext, Standing, RECENT};
 pub use host::{
     Cache, Ceiling, ClockProbe, Cpu, CpuIdent, CrossCheck, Curve, Environment, Features, Host, Node,
 };

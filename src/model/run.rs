@@ -94,6 +94,11 @@ pub struct Run {
     /// Run-level warnings (noisy machine, VM, ...). Per-record warnings sit
     /// in the record.
     pub warnings: Vec<Warning>,
+    /// Where the run's headline figures sit among this machine's earlier
+    /// runs (the history store); absent with `--no-history`, without a
+    /// store, and in runs from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<super::HistoryContext>,
 }
 
 impl Run {
@@ -114,6 +119,7 @@ impl Run {
             host,
             records: Vec::new(),
             warnings: Vec::new(),
+            history: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 pub use super::imp::system::{
     boot_id, cpu_ticks, emulator, environment, hostname, memory_available, memory_total,
     online_cpu_count, pci_devices_dir, smbios_dir, smbios_raw, ticks_per_second, user_cache_dir,
+    user_data_dir,
 };
 
 /// One kernel instance: containers and network namespaces on one machine

@@ -180,6 +180,21 @@ fn summary_section(run: &Run, s: &mut String) {
         }
         s.push_str("</ul>\n");
     }
+    // Where each figure sits in this machine's history (the app put it
+    // on the run from the store), with its trend.
+    let history = super::standing::with_lines(run);
+    if !history.is_empty() {
+        s.push_str("<h3>This machine's history</h3><ul class=history>");
+        for (st, line) in history {
+            let _ = write!(
+                s,
+                "<li>{} {}</li>",
+                esc(&line),
+                super::standing::sparkline_svg(st)
+            );
+        }
+        s.push_str("</ul>\n");
+    }
     let warns = summary::warning_lines(run);
     if !warns.is_empty() {
         s.push_str("<h3>Warnings</h3><ul class=warnings>");

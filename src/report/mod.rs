@@ -18,6 +18,7 @@ pub mod plausible;
 pub mod plot;
 pub mod progress;
 pub mod sink;
+pub mod standing;
 pub mod summary;
 pub mod table;
 pub mod views;

@@ -28,7 +28,19 @@ pub fn fixture() -> Value {
 /// The binary under test, through `CARGO_TARGET_<triple>_RUNNER` where one
 /// is set (qemu-user for the emulated aarch64 tests), else run directly.
 pub fn bwscope() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("bwscope").expect("the bwscope binary")
+    let mut c = assert_cmd::Command::cargo_bin("bwscope").expect("the bwscope binary");
+    c.env("BWSCOPE_HISTORY", test_history());
+    c
+}
+
+/// The history store the tests' runs go to (never the user's data
+/// folder): `BWSCOPE_HISTORY` as cargo's `[env]` sets it
+/// (`.cargo/config.toml`), else one under the system's temporary folder.
+pub fn test_history() -> PathBuf {
+    std::env::var_os("BWSCOPE_HISTORY")
+        .filter(|v| !v.is_empty() && v != "off")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("bwscope-test-history/history.sqlite3"))
 }
 
 /// Run `cmd` with `--json -`, check it succeeded (its stderr in the

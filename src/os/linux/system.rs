@@ -122,6 +122,17 @@ pub fn user_cache_dir() -> Option<std::path::PathBuf> {
     var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")))
 }
 
+/// The user's folder for data kept across runs (`$XDG_DATA_HOME`, else
+/// `~/.local/share`); None when the environment names neither.
+pub fn user_data_dir() -> Option<std::path::PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+    };
+    var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local/share")))
+}
+
 /// The tables are files here ([`smbios_dir`]).
 pub fn smbios_raw() -> Option<Vec<u8>> {
     None

@@ -129,6 +129,12 @@ pub fn user_cache_dir() -> Option<std::path::PathBuf> {
         .map(std::path::PathBuf::from)
 }
 
+/// The user's folder for data kept across runs: `%LOCALAPPDATA%`, as for
+/// caches (Windows keeps both there).
+pub fn user_data_dir() -> Option<std::path::PathBuf> {
+    user_cache_dir()
+}
+
 /// Wine, when it runs this program: it exports `wine_get_version` from its
 /// ntdll. Its times are the host kernel's and wine's, never Windows'.
 pub fn emulator() -> Option<&'static str> {

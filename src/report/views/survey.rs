@@ -35,6 +35,11 @@ pub fn render_summary(run: &Run, saved: Option<&Path>, took: Duration, probes: D
         s.push_str(&line);
         s.push('\n');
     }
+    for (i, l) in crate::report::standing::lines(run).iter().enumerate() {
+        s.push_str(if i == 0 { "history   " } else { "          " });
+        s.push_str(l);
+        s.push('\n');
+    }
     for (i, w) in summary::warning_lines(run).iter().enumerate() {
         s.push_str(if i == 0 { "warnings  " } else { "          " });
         s.push_str(w);

@@ -1,0 +1,364 @@
+//! `bwscope history`: list the runs, show a case's series, `--check` for a
+//! step down, import saved runs, forget runs.
+
+use std::path::{Path, PathBuf};
+
+use super::history::{figures, settings_place, Settings};
+use crate::cli::{HistoryAction, HistoryArgs, HistoryListArgs, HistoryShowArgs};
+use crate::error::{UserError, EXIT_OK};
+use crate::history::{changes, Filter, Mode, Place, Point, Provenance, Recorded, Store};
+use crate::model::Warning;
+
+pub fn command(a: &HistoryArgs) -> anyhow::Result<u8> {
+    let Settings { place, hostname } = settings_place();
+    let Place::At(path) = place else {
+        return Err(UserError::flag(
+            "--no-history",
+            "there is no history to read (--no-history, BWSCOPE_HISTORY=off, or no data folder: set --history PATH)",
+        )
+        .into());
+    };
+    let mode = match a.action {
+        Some(HistoryAction::Import(_)) => Mode::Create,
+        _ => Mode::Existing,
+    };
+    let store = Store::open(&path, mode).map_err(|w| unusable(&w))?;
+    let Some(mut store) = store else {
+        println!(
+            "no history yet at {} (every measuring run adds itself; `bwscope history import RUN.json` adds saved ones)",
+            path.display()
+        );
+        return Ok(EXIT_OK);
+    };
+    match &a.action {
+        None if a.list.check => check(&store, &a.list),
+        None => list(&store, &a.list),
+        Some(HistoryAction::Show(s)) => show(&store, s),
+        Some(HistoryAction::Import(i)) => import(&mut store, &i.runs, hostname),
+        Some(HistoryAction::Forget(f)) => {
+            let n = match (f.run, &f.before) {
+                (Some(id), _) => usize::from(store.forget_run(id).map_err(|w| unusable(&w))?),
+                (None, Some(d)) => store
+                    .forget_before(&date(d, "--before")?)
+                    .map_err(|w| unusable(&w))?,
+                (None, None) => 0,
+            };
+            println!("forgot {n} run{}", if n == 1 { "" } else { "s" });
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+/// The store cannot be used: for this command that is the error itself.
+fn unusable(w: &Warning) -> anyhow::Error {
+    match w {
+        Warning::HistoryIgnored { path, reason } => UserError::BadInput {
+            path: path.clone(),
+            problem: format!("{reason}; {}", w.hint()),
+        }
+        .into(),
+        other => anyhow::anyhow!("{other}"),
+    }
+}
+
+/// A UTC date or time as the store sorts them: `2026-11-01` or RFC 3339.
+fn date(s: &str, flag: &'static str) -> Result<String, UserError> {
+    let b = s.as_bytes();
+    let ok = b.len() >= 10
+        && b[..10].iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    if !ok {
+        return Err(UserError::flag(
+            flag,
+            format!("{s:?} is not a UTC date (2026-11-01) or time (2026-11-01T12:00:00Z)"),
+        ));
+    }
+    Ok(s.to_string())
+}
+
+fn list(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
+    let f = Filter {
+        machine: a.machine.clone(),
+        since: a.since.as_deref().map(|d| date(d, "--since")).transpose()?,
+        suite: a.suite.clone(),
+    };
+    let runs = store.runs(&f).map_err(|w| unusable(&w))?;
+    if let Some(p) = &a.json {
+        super::write_output(p, &serde_json::to_vec_pretty(&runs)?)?;
+    }
+    if let Some(p) = &a.csv {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for r in &runs {
+            w.serialize(r)?;
+        }
+        super::write_output(p, &w.into_inner()?)?;
+    }
+    if a.json.is_some() || a.csv.is_some() {
+        return Ok(EXIT_OK);
+    }
+    println!(
+        "{}: {} run{}",
+        store.path.display(),
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" }
+    );
+    println!(
+        "{:>5}  {:<20}  {:<8}  {:<16}  {:>5}  {:>5}  cpu",
+        "id", "started (UTC)", "command", "machine", "rows", "noisy"
+    );
+    for r in &runs {
+        println!(
+            "{:>5}  {:<20}  {:<8}  {:<16}  {:>5}  {:>5}  {}{}",
+            r.id,
+            r.started_at,
+            r.command,
+            r.machine,
+            r.rows,
+            r.noisy_rows,
+            r.cpu,
+            if r.complete { "" } else { " (incomplete)" }
+        );
+    }
+    if !runs.is_empty() {
+        println!("a case's series: `bwscope history show` lists the cases, `bwscope history show CASE` draws one");
+    }
+    Ok(EXIT_OK)
+}
+
+fn show(store: &Store, a: &HistoryShowArgs) -> anyhow::Result<u8> {
+    let Some(case) = &a.case else {
+        let cases = store
+            .cases(a.machine.as_deref())
+            .map_err(|w| unusable(&w))?;
+        for c in &cases {
+            println!("{:>5} runs  {}", c.runs, c.case);
+        }
+        return Ok(EXIT_OK);
+    };
+    let pts = store
+        .series(case, a.machine.as_deref())
+        .map_err(|w| unusable(&w))?;
+    if pts.is_empty() {
+        return Err(UserError::flag(
+            "CASE",
+            format!(
+                "no figures of {case:?} in the history; `bwscope history show` lists the cases"
+            ),
+        )
+        .into());
+    }
+    if let Some(p) = &a.json {
+        super::write_output(p, &serde_json::to_vec_pretty(&pts)?)?;
+    }
+    if let Some(p) = &a.csv {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for r in &pts {
+            w.serialize(r)?;
+        }
+        super::write_output(p, &w.into_inner()?)?;
+    }
+    if a.json.is_none() && a.csv.is_none() {
+        print!("{}", render_series(case, &pts));
+    }
+    Ok(EXIT_OK)
+}
+
+/// The series as a table, a sparkline, its percentiles and its steps.
+fn render_series(case: &str, pts: &[Point]) -> String {
+    let unit = &pts[0].unit;
+    let higher = pts[0].higher_is_better;
+    let marks: Vec<(f64, bool)> = pts.iter().map(|p| (p.value, p.noisy)).collect();
+    let steps = changes::clean_change_points(&marks, 3);
+    let mut s = format!("{case} ({unit}, {} runs)\n", pts.len());
+    for (i, p) in pts.iter().enumerate() {
+        s.push_str(&format!(
+            "{:>5}  {}  {:>10}{}{}\n",
+            p.run_id,
+            p.started_at,
+            crate::report::short_num(p.value),
+            if p.noisy {
+                format!("  noisy: {}", p.flags)
+            } else {
+                String::new()
+            },
+            if steps.contains(&i) { "  ← step" } else { "" }
+        ));
+    }
+    let clean: Vec<f64> = pts.iter().filter(|p| !p.noisy).map(|p| p.value).collect();
+    s.push_str(&format!("trend   {}\n", sparkline(&marks)));
+    if !clean.is_empty() {
+        let q = |f: f64| crate::report::short_num(quantile(&clean, f));
+        s.push_str(&format!(
+            "clean   {} of {}: p10 {}  p50 {}  p90 {} {unit}{}\n",
+            clean.len(),
+            pts.len(),
+            q(0.1),
+            q(0.5),
+            q(0.9),
+            if higher { "" } else { " (lower is better)" }
+        ));
+    }
+    if steps.is_empty() {
+        s.push_str("steps   none\n");
+    }
+    s
+}
+
+/// ▁▂▃▄▅▆▇█ over the clean figures' range; a noisy figure is `·`.
+pub fn sparkline(pts: &[(f64, bool)]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let clean = pts.iter().filter(|p| !p.1).map(|p| p.0);
+    let lo = clean.clone().fold(f64::INFINITY, f64::min);
+    let hi = clean.fold(f64::NEG_INFINITY, f64::max);
+    pts.iter()
+        .map(|&(v, noisy)| {
+            if noisy {
+                '·'
+            } else if hi > lo {
+                BARS[(((v - lo) / (hi - lo)) * 7.0).round().clamp(0.0, 7.0) as usize]
+            } else {
+                BARS[3]
+            }
+        })
+        .collect()
+}
+
+/// The `f` quantile of `v` (linear between order statistics).
+fn quantile(v: &[f64], f: f64) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let x = f * (v.len() - 1) as f64;
+    let (i, t) = (x.floor() as usize, x.fract());
+    v[i] + (v[(i + 1).min(v.len() - 1)] - v[i]) * t
+}
+
+/// `--check`: each headline case of each machine whose last step is a
+/// drop of more than the threshold, held for `--min-runs` clean runs.
+fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
+    if !(a.threshold > 0.0 && a.threshold < 100.0) {
+        return Err(UserError::flag("--threshold", "a percentage between 0 and 100").into());
+    }
+    if a.min_runs == 0 {
+        return Err(UserError::flag("--min-runs", "at least 1").into());
+    }
+    let cases = store
+        .cases(a.machine.as_deref())
+        .map_err(|w| unusable(&w))?;
+    let mut failed = 0;
+    let mut judged = 0;
+    for c in cases.iter().filter(|c| c.case.starts_with("headline/")) {
+        let pts = store
+            .series(&c.case, a.machine.as_deref())
+            .map_err(|w| unusable(&w))?;
+        judged += 1;
+        let marks: Vec<(f64, bool)> = pts.iter().map(|p| (p.value, p.noisy)).collect();
+        let higher = pts.first().is_none_or(|p| p.higher_is_better);
+        let Some(step) = changes::last_step(&marks, a.min_runs, higher) else {
+            continue;
+        };
+        // Held: clean runs since the step that are themselves worse than
+        // the old level by more than the threshold (a step the search
+        // placed one run early does not count that run).
+        let limit = a.threshold / 100.0;
+        let held = pts[step.at..]
+            .iter()
+            .filter(|p| !p.noisy)
+            .filter(|p| {
+                let worse = (step.before - p.value) / step.before;
+                (if higher { worse } else { -worse }) > limit
+            })
+            .count();
+        if step.worse_by > limit && held >= a.min_runs {
+            failed += 1;
+            let unit = &pts[0].unit;
+            println!(
+                "STEP DOWN {}: {} → {} {unit} ({:.1} % worse) since run {} of {}, held for {} runs",
+                c.case.trim_start_matches("headline/"),
+                crate::report::short_num(step.before),
+                crate::report::short_num(step.after),
+                step.worse_by * 100.0,
+                pts[step.at].run_id,
+                pts[step.at].started_at,
+                held
+            );
+        }
+    }
+    if failed == 0 {
+        println!(
+            "ok: {judged} headline case{} checked, none stepped down by more than {} % for {} runs",
+            if judged == 1 { "" } else { "s" },
+            a.threshold,
+            a.min_runs
+        );
+        return Ok(EXIT_OK);
+    }
+    Ok(1)
+}
+
+/// The run files under `paths`: files as named, folders searched (two
+/// levels: `bwscope-results/<time>/run.json`) for `*.json`.
+fn run_files(paths: &[String]) -> Vec<PathBuf> {
+    fn walk(d: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(d) else {
+            return;
+        };
+        let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() && depth > 0 {
+                walk(&p, depth - 1, out);
+            } else if p.extension().is_some_and(|e| e == "json") && p.is_file() {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        let p = Path::new(p);
+        if p.is_dir() {
+            walk(p, 2, &mut out);
+        } else {
+            out.push(p.to_path_buf());
+        }
+    }
+    out
+}
+
+fn import(store: &mut Store, paths: &[String], hostname: bool) -> anyhow::Result<u8> {
+    let (mut added, mut there) = (0, 0);
+    for p in run_files(paths) {
+        let name = p.display().to_string();
+        let run = match crate::report::json::load(&name) {
+            Ok(r) => r,
+            // A folder may hold other JSON (a fleet file, a reference):
+            // named files must be runs, found ones are skipped with a line.
+            Err(e) if !paths.iter().any(|x| Path::new(x) == p) => {
+                eprintln!("skipped {name}: {e}");
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let how = Provenance {
+            source: "import",
+            imported_from: Some(name.clone()),
+            hostname,
+        };
+        match store
+            .record(&run, &figures(&run), &how)
+            .map_err(|w| unusable(&w))?
+        {
+            Recorded::Added { .. } => added += 1,
+            Recorded::AlreadyThere { .. } => there += 1,
+        }
+    }
+    println!(
+        "imported {added} run{}, {there} already in the history",
+        if added == 1 { "" } else { "s" }
+    );
+    Ok(EXIT_OK)
+}

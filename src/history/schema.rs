@@ -1,0 +1,183 @@
+//! The store's tables and how an older store is brought up to date.
+//!
+//! The version is SQLite's `PRAGMA user_version`. `MIGRATIONS[i]` takes a
+//! store from version `i` to `i + 1` (version 0: an empty file), all in one
+//! transaction, so a store is at one version or the next, never between.
+//! A store written by a newer bwscope is left alone (and reported).
+//!
+//! Room for what comes next (fleets judged against their past, `watch`):
+//! a run has a `source` (`local`, `import`, later `fleet`, `watch`) and a
+//! `node` (a fleet rank's host, null for this machine), so a fleet's nodes
+//! and a stream of small samples are rows of the same two tables.
+
+use rusqlite::Connection;
+
+/// Version 1: runs (with the machine's identity), cases (what was
+/// measured, once per case: a survey repeats ~260 of them every run) and
+/// rows (a run's figure of a case).
+const V1: &str = "
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    uid TEXT NOT NULL UNIQUE,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    recorded_at TEXT NOT NULL,
+    command TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    revision TEXT,
+    options TEXT NOT NULL,
+    complete INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    node TEXT,
+    imported_from TEXT,
+    machine TEXT NOT NULL,
+    cpu_vendor TEXT NOT NULL,
+    cpu_model_name TEXT NOT NULL,
+    cpu_family INTEGER NOT NULL,
+    cpu_model INTEGER NOT NULL,
+    cpu_stepping INTEGER NOT NULL,
+    microcode TEXT,
+    physical_cores INTEGER NOT NULL,
+    caches TEXT NOT NULL,
+    dimms TEXT,
+    dram_peak_gbps REAL,
+    kernel TEXT,
+    hypervisor TEXT,
+    uarch TEXT,
+    hostname_hash TEXT,
+    hostname TEXT
+);
+CREATE INDEX runs_machine ON runs (machine, started_at);
+CREATE TABLE cases (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    suite TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    op TEXT NOT NULL,
+    pattern TEXT,
+    regime TEXT,
+    size_bytes INTEGER,
+    threads INTEGER NOT NULL,
+    unit TEXT NOT NULL,
+    higher_is_better INTEGER NOT NULL
+);
+CREATE TABLE rows (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    case_id INTEGER NOT NULL REFERENCES cases (id),
+    best REAL,
+    median REAL,
+    cv REAL,
+    percent_of_limit REAL,
+    noisy INTEGER NOT NULL,
+    flags TEXT NOT NULL,
+    status TEXT NOT NULL
+);
+CREATE INDEX rows_case ON rows (case_id, run_id);
+CREATE INDEX rows_run ON rows (run_id);
+";
+
+/// Every step, oldest first: `MIGRATIONS.len()` is this bwscope's version.
+pub const MIGRATIONS: &[&str] = &[V1];
+
+/// The version this bwscope writes.
+pub fn current() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// Bring `conn` up to the last of `steps`. Err: a newer store than the
+/// steps know, or a step that failed (then nothing of it is kept).
+pub fn migrate(conn: &mut Connection, steps: &[&str]) -> Result<(), String> {
+    // Most opens find the store up to date: asked without a write lock, so
+    // a run never queues behind another's write just to learn that.
+    let seen: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| e.to_string())?;
+    if seen == steps.len() as i64 {
+        return Ok(());
+    }
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(|e| e.to_string())?;
+    let version: i64 = tx
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| e.to_string())?;
+    let last = steps.len() as i64;
+    if version > last {
+        return Err(format!(
+            "it is of version {version}, written by a newer bwscope (this one knows {last})"
+        ));
+    }
+    for (v, sql) in steps.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(sql)
+            .map_err(|e| format!("updating it from version {v}: {e}"))?;
+    }
+    if version < last {
+        tx.pragma_update(None, "user_version", last)
+            .map_err(|e| e.to_string())?;
+    }
+    tx.commit().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A synthetic version 2, to test the mechanism before there is one.
+    const V2: &str = "ALTER TABLE rows ADD COLUMN p95 REAL;";
+
+    fn columns(conn: &Connection, table: &str) -> Vec<String> {
+        let mut st = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn every_earlier_version_is_brought_up_to_date_keeping_its_rows() {
+        // From each earlier version of [V1, V2]: 0 (empty), 1.
+        for from in 0..2 {
+            let mut conn = Connection::open_in_memory().unwrap();
+            migrate(&mut conn, &[V1, V2][..from]).unwrap();
+            if from == 1 {
+                conn.execute_batch(
+                    "INSERT INTO runs (uid, started_at, recorded_at, command, tool_version, options, complete, source, machine, cpu_vendor, cpu_model_name, cpu_family, cpu_model, cpu_stepping, physical_cores, caches) VALUES ('u', 't', 't', 'cache', '0.1.0', '{}', 1, 'local', 'm', 'v', 'n', 1, 2, 3, 4, '[]');
+                     INSERT INTO cases (key, suite, kernel, op, threads, unit, higher_is_better) VALUES ('k', 'cache', 'x', 'read', 1, 'GB/s', 1);
+                     INSERT INTO rows (run_id, case_id, best, noisy, flags, status) VALUES (1, 1, 5.0, 0, '', 'ok');",
+                )
+                .unwrap();
+            }
+            migrate(&mut conn, &[V1, V2]).unwrap();
+            let v: i64 = conn
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(v, 2, "from {from}");
+            assert!(columns(&conn, "rows").contains(&"p95".to_string()));
+            let n: i64 = conn
+                .query_row("SELECT count(*) FROM rows", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(n, i64::from(from == 1), "from {from}");
+            // Again: nothing to do, nothing changes.
+            migrate(&mut conn, &[V1, V2]).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_newer_store_is_refused_and_a_failed_step_leaves_nothing() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, &[V1, V2]).unwrap();
+        let e = migrate(&mut conn, &[V1]).unwrap_err();
+        assert!(e.contains("newer bwscope"), "{e}");
+        let mut conn = Connection::open_in_memory().unwrap();
+        let e = migrate(&mut conn, &[V1, "CREATE TABLE t (a); BOGUS"]).unwrap_err();
+        assert!(e.contains("from version 1"), "{e}");
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 0);
+        assert!(columns(&conn, "runs").is_empty());
+        assert_eq!(current(), 1);
+    }
+}
