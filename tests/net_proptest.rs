@@ -1,6 +1,7 @@
 //! Property tests of the frame decoder: arbitrary bytes never make it
 //! panic or claim more bytes than it was given, and every frame it accepts
-//! re-encodes to exactly the bytes it consumed.
+//! re-encodes to exactly the bytes it consumed, or, where it cleaned a
+//! peer's text, to a frame that decodes to itself.
 
 use bwscope::net::protocol::{
     self, decode, encode, Direction, Frame, Mode, Setup, HEADER, MAX_FRAME,
@@ -11,12 +12,19 @@ fn check(buf: &[u8]) {
     match decode(buf) {
         Ok(Some((f, used))) => {
             assert!(used >= HEADER && used <= buf.len() && used <= HEADER + MAX_FRAME);
-            assert_eq!(
-                &encode(&f)[..],
-                &buf[..used],
-                "decode is not canonical for {:?}",
-                f
-            );
+            let again = encode(&f);
+            if again[..] != buf[..used] {
+                // A peer's text is cleaned where it is decoded (issue 42:
+                // controls, bidi and zero-width characters never reach a
+                // terminal), so such a frame is not the bytes it came
+                // from; cleaning is then a fixed point: it decodes to
+                // itself, whole.
+                let (g, n) = decode(&again)
+                    .expect("a re-encoded frame decodes")
+                    .expect("a re-encoded frame is whole");
+                assert_eq!(n, again.len());
+                assert_eq!(format!("{g:?}"), format!("{f:?}"), "cleaning is not stable");
+            }
         }
         Ok(None) => {
             // Only a short buffer may ask for more.
