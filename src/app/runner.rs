@@ -102,7 +102,7 @@ impl Recorder {
     pub fn finish(mut self, end: End) -> Result<Run, UserError> {
         let base = crate::measure::probe::baseline();
         for r in &mut self.sink.run_mut().records {
-            suites::record::rejudge(r, &base);
+            suites::spells::rejudge(r, &base);
         }
         self.sink.finish(end)
     }

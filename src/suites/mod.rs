@@ -15,6 +15,7 @@
 pub mod estimate;
 pub mod knees;
 pub mod record;
+pub mod spells;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

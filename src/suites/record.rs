@@ -101,7 +101,7 @@ pub fn label(r: &mut Record, k: &Kernel, host: &Host) {
 /// it was (a warning: no clean sample came), and a stop request that cut
 /// the sampling short (a warning).
 pub fn sampled(r: &mut Record, m: &Measured) {
-    spells(r);
+    super::spells::judge(r);
     r.samples_retaken = m.retaken;
     r.samples_descheduled = m.descheduled;
     if let Some(samples) = m.descheduled.filter(|&k| k > 0) {
@@ -115,33 +115,6 @@ pub fn sampled(r: &mut Record, m: &Measured) {
             message: format!("interrupted after {} sample(s)", m.samples.len()),
             hint: "the run was stopped; its statistics rest on fewer samples than asked".into(),
         });
-    }
-}
-
-/// The spells `r`'s samples were taken in, judged against the run's
-/// baseline so far (`measure::probe::baseline`), and the warnings they
-/// deserve; a run judges its records again at its end ([`rejudge`]).
-pub fn spells(r: &mut Record) {
-    rejudge(r, &crate::measure::probe::baseline());
-}
-
-/// Judge `r`'s spells again against `base` (the whole run's baseline),
-/// replacing its spells and their warnings.
-pub fn rejudge(r: &mut Record, base: &crate::model::SpellBaseline) {
-    if r.samples.iter().all(|s| s.probe.is_none()) {
-        return;
-    }
-    r.spells = stats::spells::judge(
-        &r.samples,
-        base,
-        r.regime.as_ref(),
-        r.gbps.is_some(),
-        r.noise.as_ref(),
-    );
-    r.warnings.retain(|w| !stats::spells::is_spell_warning(w));
-    if let Some(s) = &r.spells {
-        r.warnings
-            .extend(stats::spells::warnings(s, &r.samples, r.noise.as_ref()));
     }
 }
 
