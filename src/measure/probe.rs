@@ -67,10 +67,18 @@ pub fn core_kernel() -> Option<&'static Kernel> {
     })
 }
 
-thread_local! {
-    /// Each thread's own L1 buffer for the core probe.
-    static L1: RefCell<Option<Buffer>> = const { RefCell::new(None) };
+// Debian's clippy 1.96 asks for a `const` initializer on the Windows
+// target even where it is one (its lint reads the macro's expansion for
+// targets without native thread-locals); stable clippy is content.
+#[allow(clippy::missing_const_for_thread_local)]
+mod per_thread {
+    use super::{Buffer, RefCell};
+    thread_local! {
+        /// Each thread's own L1 buffer for the core probe.
+        pub static L1: RefCell<Option<Buffer>> = const { RefCell::new(None) };
+    }
 }
+use per_thread::L1;
 
 /// Seconds one call of `f` took.
 fn secs(f: impl FnOnce() -> u64) -> f64 {
