@@ -313,8 +313,17 @@ fn cache_random_runs_on_every_thread_with_its_own_order() {
     ]);
     for r in run["records"].as_array().unwrap() {
         assert!(r["status"] == "ok" || r["status"] == "skipped", "{r:#?}");
-        assert_eq!(r["threads"], cpus);
+        // A kernel this CPU lacks (AVX2 hidden, or a core without it) is
+        // one skipped record of no thread (issue 39).
+        if r["status"] == "ok" {
+            assert_eq!(r["threads"], cpus, "{r:#?}");
+        }
     }
+    assert!(run["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["status"] == "ok" && r["kernel"] == "rand_read_64_scalar"));
 }
 
 #[test]
