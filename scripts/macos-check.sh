@@ -21,6 +21,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export RUSTC="${RUSTC_MACOS:-/usr/bin/rustc}" RUSTC_BOOTSTRAP=1
+# C in build scripts (rusqlite's bundled SQLite) needs Apple's SDK to
+# compile; nothing links here, so a stub stands in (see the stub).
+stub="$PWD/scripts/macos-cc-stub.sh"
+export CC_aarch64_apple_darwin="$stub" CC_x86_64_apple_darwin="$stub"
+export AR_aarch64_apple_darwin=ar AR_x86_64_apple_darwin=ar
 DIR=target-macos
 clippy=1
 if [ "${1:-}" = "--no-clippy" ]; then

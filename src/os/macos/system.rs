@@ -149,6 +149,15 @@ pub fn user_cache_dir() -> Option<std::path::PathBuf> {
         .map(|h| std::path::PathBuf::from(h).join("Library/Caches"))
 }
 
+/// The user's folder for data kept across runs: `~/Library/Application
+/// Support` (Apple, "File System Programming Guide": where an app keeps
+/// the files it creates and manages for the user); None without `$HOME`.
+pub fn user_data_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|h| std::path::PathBuf::from(h).join("Library/Application Support"))
+}
+
 /// Rosetta 2, when it translates this (x86-64) program on Apple silicon
 /// (`sysctl.proc_translated` is 1; Apple, "About the Rosetta translation
 /// environment"): its times are of translated code, never an Intel Mac's.
