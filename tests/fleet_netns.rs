@@ -107,6 +107,38 @@ impl Drop for Hosts {
     }
 }
 
+/// `mpirun`'s arguments up to bwscope itself: one rank in each of `n`
+/// namespaces (`hostfile`), started by the script's rsh agent, Open MPI's
+/// own traffic on the namespaces' `net`.
+fn mpirun_args(hostfile: &std::path::Path, net: &str, n: u32) -> Vec<String> {
+    let subnet = format!("{net}.0/24");
+    let agent = format!("bash {} rsh", script().display());
+    [
+        "--hostfile",
+        hostfile.to_str().unwrap(),
+        "-np",
+        &n.to_string(),
+        "--bind-to",
+        "none",
+        "--mca",
+        "plm_rsh_agent",
+        &agent,
+        "--mca",
+        "oob_tcp_if_include",
+        &subnet,
+        "--mca",
+        "btl",
+        "tcp,self",
+        "--mca",
+        "btl_tcp_if_include",
+        &subnet,
+        exe(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
 /// Memory hogs: real processes streaming memory, paused until asked.
 struct Hogs(Vec<Child>);
 
@@ -187,47 +219,28 @@ fn namespaces_reveal_the_slow_link_the_slow_node_and_the_unreachable_pair() {
         .unwrap();
     std::fs::write(&hostfile, &hf.stdout).unwrap();
     let hogs = Hogs::start(2);
-    let subnet = format!("{NET}.0/24");
-    let agent = format!("bash {} rsh", script().display());
-    let mut args: Vec<String> = [
-        "--hostfile",
-        hostfile.to_str().unwrap(),
-        "-np",
-        "5",
-        "--bind-to",
-        "none",
-        "--mca",
-        "plm_rsh_agent",
-        &agent,
-        "--mca",
-        "oob_tcp_if_include",
-        &subnet,
-        "--mca",
-        "btl",
-        "tcp,self",
-        "--mca",
-        "btl_tcp_if_include",
-        &subnet,
-        exe(),
-        "fleet",
-        "--suites",
-        "cache,latency",
-        "--samples",
-        "5",
-        "--min-sample-ms",
-        "5",
-        "--step-time",
-        "0.5",
-        "--omit",
-        "0.2",
-        "--out",
-        "res",
-        "--timeout",
-        "60",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut args = mpirun_args(&hostfile, NET, 5);
+    args.extend(
+        [
+            "fleet",
+            "--suites",
+            "cache,latency",
+            "--samples",
+            "5",
+            "--min-sample-ms",
+            "5",
+            "--step-time",
+            "0.5",
+            "--omit",
+            "0.2",
+            "--out",
+            "res",
+            "--timeout",
+            "60",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
     if cfg!(feature = "mpi") {
         args.extend(["--transport".into(), "tcp,mpi".into()]);
     }
@@ -389,3 +402,6 @@ fn namespaces_reveal_the_slow_link_the_slow_node_and_the_unreachable_pair() {
 
 #[path = "fleet_netns/pods.rs"]
 mod pods;
+
+#[path = "fleet_netns/past.rs"]
+mod past;

@@ -502,6 +502,7 @@ fn store_overhead() {
         source: "local",
         imported_from: None,
         hostname: false,
+        node: None,
     };
     let mut times = Vec::new();
     for i in 0..50 {

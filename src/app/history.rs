@@ -126,6 +126,7 @@ impl Session {
             source: "local",
             imported_from: None,
             hostname: settings().hostname,
+            node: None,
         };
         if let Some(store) = &mut self.store {
             if let Err(w) = store.record(run, &figures(run), &how) {

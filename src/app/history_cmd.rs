@@ -347,6 +347,7 @@ fn import(store: &mut Store, paths: &[String], hostname: bool) -> anyhow::Result
             source: "import",
             imported_from: Some(name.clone()),
             hostname,
+            node: None,
         };
         match store
             .record(&run, &figures(&run), &how)

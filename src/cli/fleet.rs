@@ -137,6 +137,9 @@ pub struct FleetArgs {
     /// Percent worse than the fleet median a value must also be to be an outlier
     #[arg(long, value_name = "PCT", default_value_t = 7.0)]
     pub outlier_pct: f64,
+    /// Percent worse than this fleet's median of its recent runs (the history store) a fleet median must be to be a fleet-wide drop
+    #[arg(long, value_name = "PCT", default_value_t = 15.0)]
+    pub past_pct: f64,
     /// Fixed top of the HTML heatmap's colour scale, GB/s
     #[arg(long, value_name = "GBPS")]
     pub scale_max: Option<f64>,

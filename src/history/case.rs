@@ -85,8 +85,12 @@ pub fn short_hash(s: &str) -> String {
 /// The host name as the store keeps it by default: hashed, salted with
 /// the tool's name so the hash is not a plain SHA-256 of the name.
 pub fn hostname_hash(host: &Host) -> Option<String> {
-    let name = host.env.hostname.as_deref()?;
-    Some(short_hash(&format!("bwscope host name\0{name}")))
+    host.env.hostname.as_deref().map(name_hash)
+}
+
+/// A host name's hash as the store keeps it (a fleet node's `node`).
+pub fn name_hash(name: &str) -> String {
+    short_hash(&format!("bwscope host name\0{name}"))
 }
 
 /// Which machine a run belongs to: the CPU (vendor, model name, family,

@@ -9,12 +9,14 @@
 
 pub mod case;
 pub mod changes;
+mod fleet;
 pub mod query;
 pub mod reference;
 mod schema;
 mod store;
 mod write;
 
+pub use fleet::FleetRecord;
 pub use query::{CaseCount, Filter, Point, RunRow};
 pub use schema::current as schema_version;
 pub use store::{place, Mode, Place, Store};

@@ -162,6 +162,9 @@ impl Store {
 
     /// Where `run`'s headline `figures` sit among its machine's earlier
     /// runs (the run itself left out, should it be in the store already).
+    /// A fleet's node runs are left out too: they are judged against
+    /// their fleet's past (`fleet_figures`), and the node phase measures
+    /// other cases than this machine's own commands.
     pub fn standing(&self, run: &Run, figures: &[Figure]) -> Result<HistoryContext, Warning> {
         let machine = case::machine_key(&run.host);
         let uid = case::run_uid(run);
@@ -169,7 +172,7 @@ impl Store {
             .conn
             .query_row(
                 "SELECT count(*) FROM runs WHERE machine = ?1 AND uid != ?2
-                 AND started_at <= ?3",
+                 AND started_at <= ?3 AND source != 'fleet'",
                 params![machine, uid, run.started_at],
                 |r| r.get(0),
             )
@@ -184,6 +187,7 @@ impl Store {
                      JOIN cases c ON c.id = w.case_id
                      WHERE c.key = ?1 AND r.machine = ?2 AND r.uid != ?3
                        AND r.started_at <= ?4 AND w.status = 'ok' AND w.best IS NOT NULL
+                       AND r.source != 'fleet'
                      ORDER BY r.started_at, r.id",
                 )
                 .map_err(|e| self.warn(e))?;

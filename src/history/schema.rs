@@ -5,10 +5,10 @@
 //! transaction, so a store is at one version or the next, never between.
 //! A store written by a newer bwscope is left alone (and reported).
 //!
-//! Room for what comes next (fleets judged against their past, `watch`):
-//! a run has a `source` (`local`, `import`, later `fleet`, `watch`) and a
-//! `node` (a fleet rank's host, null for this machine), so a fleet's nodes
-//! and a stream of small samples are rows of the same two tables.
+//! A run has a `source` (`local`, `import`, `fleet`, `watch`) and a
+//! `node` (a fleet node's host name hash, null for this machine), so a
+//! fleet's nodes and a stream of small samples are rows of the same two
+//! tables.
 
 use rusqlite::Connection;
 
@@ -76,8 +76,27 @@ CREATE INDEX rows_case ON rows (case_id, run_id);
 CREATE INDEX rows_run ON rows (run_id);
 ";
 
+/// Version 2: a fleet's verdict figures per node (`bwscope fleet`'s rank
+/// 0 records each node's run with `source = 'fleet'` and `node` its host
+/// name hash, and beside it the figures the verdicts judged), so a fleet
+/// is judged against its own recent runs. `fleet` is the fleet's identity
+/// (its hosts, suites and schedule), `fleet_run` one run of it.
+const V2: &str = "
+CREATE TABLE fleet_figures (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    fleet TEXT NOT NULL,
+    fleet_run TEXT NOT NULL,
+    fleet_started_at TEXT NOT NULL,
+    node TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    value REAL NOT NULL
+);
+CREATE INDEX fleet_figures_fleet ON fleet_figures (fleet, fleet_started_at);
+CREATE INDEX fleet_figures_run ON fleet_figures (run_id);
+";
+
 /// Every step, oldest first: `MIGRATIONS.len()` is this bwscope's version.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The version this bwscope writes.
 pub fn current() -> i64 {
@@ -122,7 +141,7 @@ pub fn migrate(conn: &mut Connection, steps: &[&str]) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    /// A synthetic version 2, to test the mechanism before there is one.
+    /// A synthetic later version, to test the mechanism on.
     const V2: &str = "ALTER TABLE rows ADD COLUMN p95 REAL;";
 
     fn columns(conn: &Connection, table: &str) -> Vec<String> {
@@ -178,6 +197,6 @@ mod tests {
             .unwrap();
         assert_eq!(v, 0);
         assert!(columns(&conn, "runs").is_empty());
-        assert_eq!(current(), 1);
+        assert_eq!(current(), 2);
     }
 }

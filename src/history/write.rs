@@ -32,6 +32,9 @@ pub struct Provenance {
     pub imported_from: Option<String>,
     /// Keep the host name itself (`--history-hostname`), not only its hash.
     pub hostname: bool,
+    /// A fleet node's host name hash (`source = 'fleet'`); None for this
+    /// machine's own runs.
+    pub node: Option<String>,
 }
 
 /// What `record` did.
@@ -51,78 +54,90 @@ impl Store {
         figures: &[Figure],
         how: &Provenance,
     ) -> Result<Recorded, Warning> {
-        let uid = case::run_uid(run);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| self_ignored(&self.path, &e))?;
         let sql = |e: rusqlite::Error| self_ignored(&self.path, &e);
-        let had: Option<i64> = tx
-            .query_row("SELECT id FROM runs WHERE uid = ?1", [&uid], |r| r.get(0))
-            .ok();
-        if let Some(id) = had {
-            return Ok(Recorded::AlreadyThere { id });
-        }
-        insert_run(&tx, run, &uid, how).map_err(sql)?;
-        let id = tx.last_insert_rowid();
-        let mut rows = 0;
-        {
-            let mut case_st = tx.prepare(INSERT_CASE).map_err(sql)?;
-            let mut row_st = tx.prepare(INSERT_ROW).map_err(sql)?;
-            let mut put = |key: &str, r: &Record, fig: Figure1| -> rusqlite::Result<()> {
-                let case_id: i64 = case_st.query_row(
-                    params![
-                        key,
-                        r.suite().name(),
-                        r.kernel,
-                        r.op.as_str(),
-                        r.pattern.as_ref().map(|p| p.as_str().to_string()),
-                        r.regime.as_ref().map(|p| p.as_str().to_string()),
-                        r.size_bytes.map(|s| s as i64),
-                        r.threads,
-                        fig.unit,
-                        fig.higher_is_better,
-                    ],
-                    |x| x.get(0),
-                )?;
-                let f = case::flags(r, run);
-                let status = match r.status {
-                    Status::Ok => "ok",
-                    Status::Skipped => "skipped",
-                    Status::Error => "error",
-                };
-                row_st.execute(params![
-                    id,
-                    case_id,
-                    fig.best,
-                    fig.median,
-                    fig.cv,
-                    r.percent_of_limit,
-                    f.noisy,
-                    f.column(),
-                    status,
-                ])?;
-                rows += 1;
-                Ok(())
-            };
-            for r in &run.records {
-                put(&r.case_key(), r, Figure1::of(r)).map_err(sql)?;
-            }
-            for h in figures {
-                let fig = Figure1 {
-                    unit: h.unit,
-                    higher_is_better: h.higher_is_better,
-                    best: Some(h.value),
-                    // The record's spread, on the headline's own scale.
-                    median: None,
-                    cv: Figure1::of(&h.record).cv,
-                };
-                put(&case::headline_key(&h.name), &h.record, fig).map_err(sql)?;
-            }
-        }
+        let done = add(&tx, run, figures, how).map_err(sql)?;
         tx.commit().map_err(sql)?;
-        Ok(Recorded::Added { id, rows })
+        Ok(done)
     }
+}
+
+/// Append `run` inside the caller's transaction (one run, or a fleet's
+/// nodes all at once).
+pub(super) fn add(
+    tx: &rusqlite::Transaction<'_>,
+    run: &Run,
+    figures: &[Figure],
+    how: &Provenance,
+) -> rusqlite::Result<Recorded> {
+    let uid = case::run_uid(run);
+    let had: Option<i64> = tx
+        .query_row("SELECT id FROM runs WHERE uid = ?1", [&uid], |r| r.get(0))
+        .ok();
+    if let Some(id) = had {
+        return Ok(Recorded::AlreadyThere { id });
+    }
+    insert_run(tx, run, &uid, how)?;
+    let id = tx.last_insert_rowid();
+    let mut rows = 0;
+    {
+        let mut case_st = tx.prepare(INSERT_CASE)?;
+        let mut row_st = tx.prepare(INSERT_ROW)?;
+        let mut put = |key: &str, r: &Record, fig: Figure1| -> rusqlite::Result<()> {
+            let case_id: i64 = case_st.query_row(
+                params![
+                    key,
+                    r.suite().name(),
+                    r.kernel,
+                    r.op.as_str(),
+                    r.pattern.as_ref().map(|p| p.as_str().to_string()),
+                    r.regime.as_ref().map(|p| p.as_str().to_string()),
+                    r.size_bytes.map(|s| s as i64),
+                    r.threads,
+                    fig.unit,
+                    fig.higher_is_better,
+                ],
+                |x| x.get(0),
+            )?;
+            let f = case::flags(r, run);
+            let status = match r.status {
+                Status::Ok => "ok",
+                Status::Skipped => "skipped",
+                Status::Error => "error",
+            };
+            row_st.execute(params![
+                id,
+                case_id,
+                fig.best,
+                fig.median,
+                fig.cv,
+                r.percent_of_limit,
+                f.noisy,
+                f.column(),
+                status,
+            ])?;
+            rows += 1;
+            Ok(())
+        };
+        for r in &run.records {
+            put(&r.case_key(), r, Figure1::of(r))?;
+        }
+        for h in figures {
+            let fig = Figure1 {
+                unit: h.unit,
+                higher_is_better: h.higher_is_better,
+                best: Some(h.value),
+                // The record's spread, on the headline's own scale.
+                median: None,
+                cv: Figure1::of(&h.record).cv,
+            };
+            put(&case::headline_key(&h.name), &h.record, fig)?;
+        }
+    }
+    Ok(Recorded::Added { id, rows })
 }
 
 fn self_ignored(path: &std::path::Path, e: &rusqlite::Error) -> Warning {
@@ -146,7 +161,7 @@ fn insert_run(
             revision, options, complete, source, node, imported_from, machine, cpu_vendor,
             cpu_model_name, cpu_family, cpu_model, cpu_stepping, microcode, physical_cores,
             caches, dimms, dram_peak_gbps, kernel, hypervisor, uarch, hostname_hash, hostname)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9, NULL, ?10, ?11, ?12, ?13, ?14, ?15,
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9, ?26, ?10, ?11, ?12, ?13, ?14, ?15,
             ?16, NULL, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
         params![
             uid,
@@ -185,6 +200,7 @@ fn insert_run(
             } else {
                 None
             },
+            how.node,
         ],
     )?;
     Ok(())

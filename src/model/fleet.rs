@@ -241,6 +241,14 @@ pub struct Verdicts {
     pub nodes: Vec<NodeVerdict>,
     /// Flows that are outliers and not explained by a slow node link.
     pub links: Vec<LinkVerdict>,
+    /// The fleet's medians against its own recent runs in the history
+    /// store; absent without a store or in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub past: Option<super::fleet_past::PastVerdict>,
+    /// Findings about the whole fleet (a fleet-wide drop, every node below
+    /// its class bound, a node slowest run after run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<super::fleet_past::Finding>,
 }
 
 /// A metric across the fleet.

@@ -7,6 +7,7 @@ mod arm;
 pub mod detail;
 mod dram;
 pub mod fleet;
+pub mod fleet_past;
 mod history;
 mod host;
 mod knees;

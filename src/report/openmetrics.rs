@@ -9,7 +9,11 @@
 //! - fleet runs add `bwscope_fleet_node_ok{host}` (1 ok, 0 failed or
 //!   lost), `bwscope_fleet_outlier{host,metric,unit}` (1 when the figure
 //!   is an outlier or below its class bound), `bwscope_fleet_robust_z
-//!   {host,metric}` and `bwscope_fleet_median{metric,unit}`.
+//!   {host,metric}` and `bwscope_fleet_median{metric,unit}`; against the
+//!   fleet's past (the history store) `bwscope_fleet_past_median
+//!   {metric,unit}`, `bwscope_fleet_drop{metric}` (1 for a fleet-wide
+//!   drop), `bwscope_fleet_drop_pct{metric}`, and
+//!   `bwscope_fleet_finding{kind,metric[,host]}` per fleet finding.
 
 use std::fmt::Write as _;
 
@@ -271,9 +275,55 @@ pub fn fleet_text(fleet: &FleetRun) -> String {
                 m.median
             );
         }
+        past_families(&mut s, v);
     }
     s.push_str("# EOF\n");
     s
+}
+
+/// The fleet against its past and the findings about the whole fleet.
+fn past_families(s: &mut String, v: &crate::model::fleet::Verdicts) {
+    if let Some(p) = &v.past {
+        let judged: Vec<_> = p.metrics.iter().filter(|m| m.judged).collect();
+        s.push_str("# TYPE bwscope_fleet_past_median gauge\n# HELP bwscope_fleet_past_median The median of this fleet's medians of a figure over its recent runs (the history store).\n");
+        for m in &judged {
+            if let Some(x) = m.past_median {
+                let _ = writeln!(
+                    s,
+                    "bwscope_fleet_past_median{} {x}",
+                    labels(&[("metric", &m.metric), ("unit", &m.unit)])
+                );
+            }
+        }
+        s.push_str("# TYPE bwscope_fleet_drop gauge\n# HELP bwscope_fleet_drop 1 when the fleet median of a figure is a fleet-wide drop against this fleet's recent runs.\n");
+        for m in &judged {
+            let _ = writeln!(
+                s,
+                "bwscope_fleet_drop{} {}",
+                labels(&[("metric", &m.metric)]),
+                u8::from(m.drop)
+            );
+        }
+        s.push_str("# TYPE bwscope_fleet_drop_pct gauge\n# HELP bwscope_fleet_drop_pct Percent the fleet median is worse than this fleet's recent runs' median (negative: better).\n");
+        for m in &judged {
+            if let Some(x) = m.pct_worse.filter(|x| x.is_finite()) {
+                let _ = writeln!(
+                    s,
+                    "bwscope_fleet_drop_pct{} {x}",
+                    labels(&[("metric", &m.metric)])
+                );
+            }
+        }
+    }
+    s.push_str("# TYPE bwscope_fleet_finding gauge\n# HELP bwscope_fleet_finding 1 per finding about the whole fleet: kind fleet_drop, fleet_below_reference or usually_slowest (host: the node).\n");
+    for f in &v.findings {
+        let kind = f.kind.name();
+        let mut l = vec![("kind", kind), ("metric", f.metric.as_str())];
+        if let Some(n) = &f.node {
+            l.push(("host", n.as_str()));
+        }
+        let _ = writeln!(s, "bwscope_fleet_finding{} 1", labels(&l));
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 
 pub mod node;
 pub mod output;
+mod past;
 pub mod plan;
 mod protocol;
 mod rank;

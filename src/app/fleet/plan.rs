@@ -37,6 +37,10 @@ pub struct FleetPlan {
     pub timeout_s: f64,
     pub outlier_z: f64,
     pub outlier_pct: f64,
+    /// `--past-pct`: a fleet median this much worse than the fleet's
+    /// recent runs' is a fleet-wide drop.
+    #[serde(default)]
+    pub past_pct: f64,
     pub reference: Option<String>,
     pub fail_if_outlier: bool,
 }
@@ -90,6 +94,7 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
     let network = net_plan(a, control, timeout_s)?;
     range("--outlier-z", a.outlier_z, 0.1, 1000.0, "")?;
     range("--outlier-pct", a.outlier_pct, 0.0, 100.0, "percent")?;
+    range("--past-pct", a.past_pct, 0.0, 100.0, "percent")?;
     if let Some(m) = a.scale_max {
         range("--scale-max", m, 1e-9, 1e9, "GB/s")?;
     }
@@ -110,6 +115,7 @@ pub fn resolve(a: &FleetArgs) -> Result<FleetPlan, UserError> {
         timeout_s,
         outlier_z: a.outlier_z,
         outlier_pct: a.outlier_pct,
+        past_pct: a.past_pct,
         reference: a.reference.clone(),
         fail_if_outlier: a.fail_if_outlier,
     })

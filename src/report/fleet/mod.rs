@@ -12,6 +12,7 @@ pub mod compare;
 mod heatmap;
 pub mod html;
 pub mod metrics;
+pub mod past;
 pub mod reference;
 pub mod text;
 pub mod verdict;

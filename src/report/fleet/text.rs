@@ -188,7 +188,40 @@ pub fn verdict_file(f: &FleetRun) -> String {
     for l in v.links.iter().filter(|l| l.is_path()) {
         push_line(&mut s, &format!("# path {}", link_line(f, l)));
     }
+    for line in fleet_lines(v) {
+        push_line(&mut s, &format!("# {line}"));
+    }
     s
+}
+
+/// The findings about the whole fleet, one line each, `fleet <kind>:
+/// message`, and where the fleet was judged against its past, against how
+/// many runs.
+pub fn fleet_lines(v: &Verdicts) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(p) = &v.past {
+        let judged = p.metrics.iter().filter(|m| m.judged).count();
+        out.push(if judged == 0 {
+            format!(
+                "fleet past: {} earlier run{} of this fleet in the history, {} needed to judge its medians",
+                p.runs,
+                if p.runs == 1 { "" } else { "s" },
+                p.min_runs
+            )
+        } else {
+            format!(
+                "fleet past: {judged} median{} judged against this fleet's last {} runs (a drop is >= {} % worse)",
+                if judged == 1 { "" } else { "s" },
+                p.runs,
+                p.pct_worse
+            )
+        });
+    }
+    for f in &v.findings {
+        let kind = f.kind.name();
+        out.push(format!("fleet {kind}: {}", f.message));
+    }
+    out
 }
 
 /// Append `text` and a newline to `s`, with any newline, tab, control,
@@ -360,5 +393,8 @@ fn verdict_lines(s: &mut String, f: &FleetRun, v: &Verdicts) {
     }
     for l in v.links.iter().filter(|l| l.is_path()) {
         let _ = writeln!(s, "path {}", link_line(f, l));
+    }
+    for line in fleet_lines(v) {
+        let _ = writeln!(s, "{line}");
     }
 }

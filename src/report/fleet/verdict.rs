@@ -76,9 +76,12 @@ pub fn judge(f: &FleetRun, s: &Settings) -> Verdicts {
         metrics: summaries.into_iter().map(|(m, _)| m).collect(),
         nodes,
         links: Vec::new(),
+        past: None,
+        findings: Vec::new(),
     };
     v.links = links(f, &v, s);
     unreachable_nodes(f, &mut v);
+    v.findings = super::past::below_reference(&v);
     v
 }
 

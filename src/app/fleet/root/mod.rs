@@ -477,6 +477,12 @@ impl<'a> Root<'a> {
                 reference,
             },
         );
+        // A complete run only: an interrupted one is neither judged
+        // against the fleet's past nor part of it.
+        let mut verdicts = verdicts;
+        if !interrupted {
+            super::past::against_past(&self.fleet, &mut verdicts, self.plan);
+        }
         let failing = verdicts.nodes.iter().any(|v| v.drain);
         self.fleet.verdicts = Some(verdicts);
         let code = if interrupted {
