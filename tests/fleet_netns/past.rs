@@ -143,6 +143,11 @@ fn a_loaded_fleet_is_one_fleet_wide_drop_against_its_past_and_a_quiet_run_clears
             "{m} in verdicts.txt:\n{verdicts}"
         );
     }
+    let html = std::fs::read_to_string(d.path().join("loaded/fleet.html")).unwrap();
+    assert!(
+        html.contains(&format!("<li>fleet fleet_drop: {}: ", dropped[0])),
+        "the drop in fleet.html's verdict"
+    );
     let prom = std::fs::read_to_string(d.path().join("loaded.prom")).unwrap();
     crate::common::fleet::check_openmetrics(&prom);
     assert!(

@@ -410,6 +410,15 @@ fn verdict_section(s: &mut String, f: &FleetRun) {
             if let Some(line) = super::text::noise_line(v) {
                 let _ = writeln!(s, "<p class=unknown id=noise>{}</p>", esc(&line));
             }
+            // The fleet against its past, and findings about the whole fleet.
+            let fleet = super::text::fleet_lines(v);
+            if !fleet.is_empty() {
+                s.push_str("<ul id=fleet-past>");
+                for line in &fleet {
+                    let _ = write!(s, "<li>{}</li>", esc(line));
+                }
+                s.push_str("</ul>\n");
+            }
             if !unknown.is_empty() {
                 s.push_str("<h3>Not judged (UNKNOWN)</h3><ul class=unknown>");
                 for n in &unknown {
