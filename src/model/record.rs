@@ -373,6 +373,29 @@ impl Record {
         }
     }
 
+    /// Whether the record read like DRAM at a size inside the last cache
+    /// (`Warning::ReadsAsDram`).
+    pub fn reads_as_dram(&self) -> bool {
+        self.warnings
+            .iter()
+            .any(|w| matches!(w, Warning::ReadsAsDram { .. }))
+    }
+
+    /// The level tables print for the record: its regime, and "(as
+    /// DRAM)" beside it where it read like DRAM.
+    pub fn level_label(&self) -> String {
+        let nominal = self
+            .regime
+            .as_ref()
+            .map(|g| g.to_string())
+            .unwrap_or_default();
+        if self.reads_as_dram() {
+            format!("{nominal} (as DRAM)")
+        } else {
+            nominal
+        }
+    }
+
     /// A stable key that identifies the case across runs (for `compare`):
     /// suite, kernel, size, threads, memory kind and the suite's own case
     /// parts (`/case_<name>=<JSON value>`).

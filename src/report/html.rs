@@ -104,7 +104,7 @@ fn records_table(recs: &[&Record]) -> String {
             None => s.push_str("<td class=n data-v=\"\"></td>"),
         }
         let _ = write!(s, "<td class=n data-v=\"{0}\">{0}</td>", r.threads);
-        s.push_str(&text_cell(r.regime.as_ref().map_or("", |g| g.as_str())));
+        s.push_str(&text_cell(&r.level_label()));
         s.push_str(&num_cell(m.map(|m| m.best), 2));
         s.push_str(&num_cell(m.map(|m| m.median), 2));
         s.push_str(&num_cell(m.map(|m| m.min), 2));
