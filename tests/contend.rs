@@ -17,7 +17,9 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 fn bw() -> Command {
-    Command::cargo_bin("bwscope").unwrap()
+    let mut c = Command::cargo_bin("bwscope").unwrap();
+    c.env("BWSCOPE_HISTORY", common::test_history());
+    c
 }
 
 /// Short windows: 3 slices of 100 ms.
@@ -452,6 +454,7 @@ fn ctrl_c_mid_run_keeps_the_finished_phases() {
     let dir = tempfile::tempdir().unwrap();
     let (json, csv) = (dir.path().join("run.json"), dir.path().join("run.csv"));
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bwscope"))
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args([
             "contend",
             "--cpu",
