@@ -290,7 +290,7 @@ fn start_server(
 #[test]
 fn server_answers_a_real_leader_while_a_slow_drip_attacker_holds_connections() {
     use bwscope::net::client::{self, Peer};
-    use bwscope::net::protocol::{self, Direction, Frame, Mode, Setup};
+    use bwscope::net::protocol::{self, Frame, Mode, Setup, Way};
     use bwscope::net::server::ServerConfig;
 
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap());
@@ -357,7 +357,7 @@ fn server_answers_a_real_leader_while_a_slow_drip_attacker_holds_connections() {
     };
     let st = Setup {
         mode: Mode::Stream,
-        direction: Direction::Send,
+        direction: Way::Send,
         streams: 2,
         chunk_bytes: 64 << 10,
         time_ms: 300,
@@ -874,7 +874,7 @@ fn memory_refusal_states_its_rule_and_the_commands_own_flags() {
 #[test]
 fn auth_failure_is_said_once_and_zero_second_tests_are_named() {
     use bwscope::net::client::{self, Peer};
-    use bwscope::net::protocol::{Direction, Mode, Setup};
+    use bwscope::net::protocol::{Mode, Setup, Way};
     use bwscope::net::server::ServerConfig;
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap());
     cfg.token = Some(b"right".to_vec());
@@ -882,7 +882,7 @@ fn auth_failure_is_said_once_and_zero_second_tests_are_named() {
     static NO: AtomicBool = AtomicBool::new(false);
     let mut st = Setup {
         mode: Mode::Rr,
-        direction: Direction::Send,
+        direction: Way::Send,
         streams: 1,
         chunk_bytes: 1024,
         time_ms: 0,

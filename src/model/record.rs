@@ -15,6 +15,18 @@ pub enum Status {
     Error,
 }
 
+impl Status {
+    /// Its word, as the JSON writes it (the store's `status` column and
+    /// the report's row class spell it so too).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Skipped => "skipped",
+            Status::Error => "error",
+        }
+    }
+}
+
 /// One timed sample: how long, and how many bytes (by the kernel's
 /// declaration) moved in that time.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -420,6 +432,16 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_is_named_as_the_json_writes_it() {
+        for st in [Status::Ok, Status::Skipped, Status::Error] {
+            assert_eq!(
+                serde_json::to_value(st).unwrap(),
+                serde_json::json!(st.name())
+            );
+        }
+    }
 
     fn turns(gbps: &[f64], foreign: f64) -> Vec<Turn> {
         gbps.iter()

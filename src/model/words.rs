@@ -31,6 +31,16 @@ macro_rules! words {
                 }
             }
 
+            /// The word of a variant this version knows, for as long as
+            /// the program runs (a layer's own closed enum of these words
+            /// spells itself through it); `None` for `Other`.
+            pub fn word(&self) -> Option<&'static str> {
+                match self {
+                    $($name::$v => Some($s),)*
+                    $name::Other(_) => None,
+                }
+            }
+
             /// The variant `s` names; `Other` where none does.
             pub fn parse(s: &str) -> $name {
                 match s {
@@ -103,8 +113,15 @@ words! {
         /// One flow of a network test, seen from the leader.
         Send = "send",
         Recv = "recv",
-        /// A contend net agent: one TCP flow.
+        /// A request/answer network test both ways: the chunk goes out and
+        /// comes back (a streaming test's both ways are two flows, `send`
+        /// and `recv`).
+        Both = "both",
+        /// A contend net agent: one flow of bwscope's TCP protocol (the
+        /// fleet's `tcp` transport, `model::fleet::Transport`).
         Tcp = "tcp",
+        /// A flow of MPI messages (the fleet's `mpi` transport).
+        Mpi = "mpi",
         /// A contend phase's agents together.
         Aggregate = "aggregate",
     }

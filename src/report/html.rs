@@ -16,7 +16,7 @@ use super::metric::{self, StatKind};
 use super::page::{esc, SCRIPT, STYLE};
 use super::{plot, summary, views, Exporter, ReportFormat};
 use crate::model::fleet::FleetRun;
-use crate::model::{Record, Run, Status};
+use crate::model::{Record, Run};
 use crate::util::units::format_bytes;
 
 pub struct Html {
@@ -77,11 +77,7 @@ fn records_table(recs: &[&Record]) -> String {
     s.push_str("</tr></thead><tbody>\n");
     for r in recs {
         let m = metric::of(r);
-        let status = match r.status {
-            Status::Ok => "ok",
-            Status::Skipped => "skipped",
-            Status::Error => "error",
-        };
+        let status = r.status.name();
         let _ = write!(s, "<tr class={status}>");
         // A kernel name may break after an underscore, the warnings
         // between words: the table fits its container (issue 29: at

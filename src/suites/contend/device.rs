@@ -8,16 +8,16 @@ use std::sync::Arc;
 use super::agents::{Body, Counted, Counter, Gate, Running};
 use super::Agent;
 use crate::error::UserError;
-use crate::transfer::{self, pci, Api, Direction, HostKind, Needs, Opened};
+use crate::transfer::{self, pci, Api, Route, HostKind, Needs, Opened};
 
 /// How a device agent's bytes are counted (records say it).
 pub const BYTE_CONVENTION: &str =
     "bytes copied (each byte once); bidir: both directions; d2d: read + written";
 
 /// Bytes one copy of `size` counts in `dir`.
-pub fn counted(dir: Direction, size: u64) -> u64 {
+pub fn counted(dir: Route, size: u64) -> u64 {
     match dir.copy_of() {
-        Direction::Bidir | Direction::D2d => 2 * size,
+        Route::Bidir | Route::D2d => 2 * size,
         _ => size,
     }
 }
@@ -79,7 +79,7 @@ pub fn plan_agent(
 
 /// The spec's API, device index, direction and host kind as written,
 /// checked without opening anything.
-fn parse_spec(spec: &str) -> Result<(Api, usize, Direction, Option<&str>), UserError> {
+fn parse_spec(spec: &str) -> Result<(Api, usize, Route, Option<&str>), UserError> {
     let bad = |m: String| UserError::flag("--device", m);
     let mut parts = spec.trim().split(':');
     let backend = parts.next().unwrap_or("");
@@ -111,8 +111,8 @@ fn parse_spec(spec: &str) -> Result<(Api, usize, Direction, Option<&str>), UserE
         Some(d) => format!("{d}-sm"),
         None => dir.to_string(),
     };
-    let direction = Direction::parse(&dir_name)
-        .filter(|d| *d != Direction::Map)
+    let direction = Route::parse(&dir_name)
+        .filter(|d| *d != Route::Map)
         .ok_or_else(|| {
             bad(format!(
                 "'{dir}' is not a direction: use h2d, d2h, bidir, d2d, or sm-h2d, sm-d2h, sm-d2d (CUDA)"
@@ -126,7 +126,7 @@ fn parse_spec(spec: &str) -> Result<(Api, usize, Direction, Option<&str>), UserE
 fn host_kind_of(
     kind: Option<&str>,
     api: Api,
-    direction: Direction,
+    direction: Route,
     b: &dyn transfer::Backend,
 ) -> Result<HostKind, UserError> {
     let bad = |m: String| UserError::flag("--device", m);
@@ -191,8 +191,8 @@ pub fn start(agent: &Agent) -> Result<Running, String> {
         };
         let mut backend = backend;
         let needs = Needs {
-            second_host: dir.copy_of() == Direction::Bidir,
-            second_device: matches!(dir.copy_of(), Direction::Bidir | Direction::D2d),
+            second_host: dir.copy_of() == Route::Bidir,
+            second_device: matches!(dir.copy_of(), Route::Bidir | Route::D2d),
         };
         let per = counted(dir, size);
         // The buffers are prepared in each phase, before the gate: a

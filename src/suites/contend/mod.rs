@@ -19,7 +19,7 @@ use super::{Ctx, Descriptor, Flow, Key, Planned, Sampling};
 use crate::measure::mix::Mix;
 use crate::memory::PageKind;
 use crate::model::{Host, SuiteId};
-use crate::transfer::{Api, Direction, HostKind};
+use crate::transfer::{Api, Route, HostKind};
 
 mod agents;
 mod device;
@@ -136,7 +136,7 @@ pub enum Agent {
         #[serde(serialize_with = "api_name")]
         api: Api,
         index: usize,
-        direction: Direction,
+        direction: Route,
         host_kind: HostKind,
         bytes: u64,
         device: String,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::agents::{Body, Counted, Counter, Gate, Running};
 use super::{Agent, NetTarget};
 use crate::net::client::{self, Peer, Progress};
-use crate::net::protocol::{Direction, Mode, Setup};
+use crate::net::protocol::{Way, Mode, Setup};
 use crate::net::server::{Server, ServerConfig};
 
 /// How net bytes are counted, per target.
@@ -45,15 +45,15 @@ pub fn start(agent: &Agent, token: Option<Vec<u8>>) -> Result<Running, String> {
         let (addr, server, direction) = match target {
             NetTarget::Loopback => {
                 let (addr, s) = loopback()?;
-                (addr, Some(s), Direction::Send)
+                (addr, Some(s), Way::Send)
             }
             NetTarget::Remote { addr, send } => (
                 addr,
                 None,
                 if send {
-                    Direction::Send
+                    Way::Send
                 } else {
-                    Direction::Recv
+                    Way::Recv
                 },
             ),
         };
@@ -118,7 +118,7 @@ impl Drop for LoopServer {
 
 /// One phase: a stream test started at the gate and stopped with it; the
 /// leader's running byte count is read every half millisecond.
-fn phase(peer: &Peer, direction: Direction, gate: &Arc<Gate>) -> Counted {
+fn phase(peer: &Peer, direction: Way, gate: &Arc<Gate>) -> Counted {
     let setup = Setup {
         mode: Mode::Stream,
         direction,
@@ -141,7 +141,7 @@ fn phase(peer: &Peer, direction: Direction, gate: &Arc<Gate>) -> Counted {
             r
         });
         let count = || match direction {
-            Direction::Send => progress.sent.load(Ordering::Relaxed),
+            Way::Send => progress.sent.load(Ordering::Relaxed),
             _ => progress.received.load(Ordering::Relaxed),
         };
         let mut c = Counter::start();

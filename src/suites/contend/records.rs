@@ -269,7 +269,7 @@ fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
             link_gbps,
             ..
         } => {
-            r.op = direction.name().into();
+            r.op = (*direction).into();
             r.threads = 1;
             r.size_bytes = Some(*bytes);
             r.payload_bytes_per_pass = Some(*bytes);
@@ -291,7 +291,8 @@ fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
             d.byte_convention = Some(super::device::BYTE_CONVENTION.into());
         }
         Agent::Net { target, .. } => {
-            r.op = crate::model::Op::Tcp;
+            // One flow of bwscope's TCP protocol: the fleet's tcp transport.
+            r.op = crate::model::fleet::Transport::Tcp.into();
             r.threads = 1;
             let d = detail_of(&mut r);
             d.peer = Some(match target {
