@@ -274,6 +274,43 @@ fn a_cpu_team_beside_a_loopback_tcp_flow() {
     assert_eq!(net["extra"]["dma"], false);
     assert_eq!(rec(&recs, "cpu0+net0", "cpu0")["op"], "3:1");
     assert_eq!(rec(&recs, "cpu0+net0", "aggregate")["status"], "ok");
+    spells_only_on_the_cpu_side(&recs);
+}
+
+/// The team and the aggregate carry the spell probes' readings and their
+/// `spells` (docs/noise.md); the flow, whose bytes no thread of its own
+/// core moves, carries neither.
+fn spells_only_on_the_cpu_side(recs: &[Value]) {
+    for (phase, agent) in [
+        ("cpu0", "cpu0"),
+        ("cpu0+net0", "cpu0"),
+        ("cpu0+net0", "aggregate"),
+    ] {
+        let r = rec(recs, phase, agent);
+        let samples = r["samples"].as_array().unwrap();
+        let probed = samples.iter().filter(|s| s["probe"].is_object()).count();
+        let s = &r["spells"];
+        assert!(s.is_object(), "{phase} {agent}: no spells: {r}");
+        assert_eq!(s["probed"], probed as u64, "{phase} {agent}: {r}");
+        // Two readings are due per slice: a worker descheduled for a
+        // whole slice on a loaded machine may miss one, not all.
+        assert!(probed >= 1 && probed <= samples.len(), "{r}");
+        assert_eq!(
+            r["extra"]["agent_kind"],
+            if agent == "aggregate" {
+                "aggregate"
+            } else {
+                "cpu"
+            }
+        );
+    }
+    for phase in ["net0", "cpu0+net0"] {
+        let r = rec(recs, phase, "net0");
+        assert!(r.get("spells").is_none(), "{r}");
+        let samples = r["samples"].as_array().unwrap();
+        assert!(samples.iter().all(|s| s.get("probe").is_none()), "{r}");
+        assert_eq!(r["extra"]["agent_kind"], "net");
+    }
 }
 
 #[test]

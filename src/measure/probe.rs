@@ -266,6 +266,20 @@ pub fn read(memory: bool) -> Probe {
     p
 }
 
+/// The memory probe alone, on the calling thread: for a suite whose own
+/// agents load the memory while they run (`contend`), taken once they
+/// have all stopped. The reading also moves the run's baseline.
+pub fn read_memory() -> Option<f64> {
+    let t = Instant::now();
+    let p = Probe {
+        core_bytes_per_cycle: None,
+        chase_ns: chase_ns(),
+    };
+    observe(&p);
+    SPENT_NS.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    p.chase_ns
+}
+
 /// Time the probes took in this process, all threads together (the
 /// survey says it beside its own time: their cost is part of the run's).
 static SPENT_NS: AtomicU64 = AtomicU64::new(0);

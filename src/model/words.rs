@@ -157,6 +157,31 @@ words! {
     }
 }
 
+words! {
+    /// What a contend record is (`ContendDetail::agent_kind`): one of the
+    /// agent types, the bystander probe, or a phase's aggregate.
+    AgentKind {
+        /// A pinned CPU team streaming its own buffers.
+        Cpu = "cpu",
+        /// A host ↔ device copy stream.
+        Device = "device",
+        /// A TCP flow.
+        Net = "net",
+        /// The bystander probe on a free cpu.
+        Probe = "probe",
+        /// A phase's agents together.
+        Aggregate = "aggregate",
+    }
+}
+
+impl AgentKind {
+    /// An agent of a phase: not the bystander probe nor the aggregate (a
+    /// kind this version does not know is a newer agent type).
+    pub fn is_agent(&self) -> bool {
+        !matches!(self, AgentKind::Probe | AgentKind::Aggregate)
+    }
+}
+
 impl Regime {
     /// The cache levels then DRAM, in the order headlines list them.
     pub const ALL: [Regime; 4] = [Regime::L1, Regime::L2, Regime::L3, Regime::Dram];
@@ -208,6 +233,13 @@ mod tests {
         let p: Option<Pattern> = serde_json::from_str("\"zigzag\"").unwrap();
         assert_eq!(p, Some(Pattern::Other("zigzag".into())));
         assert_eq!(serde_json::to_string(&Regime::Dram).unwrap(), "\"DRAM\"");
+        assert_eq!(
+            serde_json::to_string(&AgentKind::Aggregate).unwrap(),
+            "\"aggregate\""
+        );
+        let k: AgentKind = serde_json::from_str("\"fpga\"").unwrap();
+        assert!(k == AgentKind::Other("fpga".into()) && k.is_agent());
+        assert!(!AgentKind::Probe.is_agent());
         let r: Option<Regime> = serde_json::from_str("null").unwrap();
         assert_eq!(r, None);
     }
