@@ -5,12 +5,16 @@
 // tools (the Windows build runs tests/windows.rs instead).
 #![cfg(unix)]
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
 fn bw() -> Command {
-    Command::cargo_bin("bwscope").unwrap()
+    let mut c = Command::cargo_bin("bwscope").unwrap();
+    c.env("BWSCOPE_HISTORY", common::test_history());
+    c
 }
 
 /// A short cache run whose JSON goes to stdout.
@@ -225,6 +229,7 @@ fn sigint_keeps_every_finished_record() {
     let csv = dir.path().join("run.csv");
     let bin = assert_cmd::cargo::cargo_bin("bwscope");
     let mut child = std::process::Command::new(bin)
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args([
             "cache",
             "--kernel",

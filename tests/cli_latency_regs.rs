@@ -5,6 +5,8 @@
 // tools (the Windows build runs tests/windows.rs instead).
 #![cfg(unix)]
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
@@ -19,7 +21,9 @@ fn retake_share(bytes: u64, per_rep: u64, reps: u64) -> bool {
 }
 
 fn bwscope() -> Command {
-    Command::cargo_bin("bwscope").unwrap()
+    let mut c = Command::cargo_bin("bwscope").unwrap();
+    c.env("BWSCOPE_HISTORY", common::test_history());
+    c
 }
 
 fn run_json(args: &[&str]) -> Value {

@@ -17,7 +17,9 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 fn bw() -> Command {
-    Command::cargo_bin("bwscope").unwrap()
+    let mut c = Command::cargo_bin("bwscope").unwrap();
+    c.env("BWSCOPE_HISTORY", common::test_history());
+    c
 }
 
 /// Short windows: 3 slices of 100 ms.
@@ -272,6 +274,43 @@ fn a_cpu_team_beside_a_loopback_tcp_flow() {
     assert_eq!(net["extra"]["dma"], false);
     assert_eq!(rec(&recs, "cpu0+net0", "cpu0")["op"], "3:1");
     assert_eq!(rec(&recs, "cpu0+net0", "aggregate")["status"], "ok");
+    spells_only_on_the_cpu_side(&recs);
+}
+
+/// The team and the aggregate carry the spell probes' readings and their
+/// `spells` (docs/noise.md); the flow, whose bytes no thread of its own
+/// core moves, carries neither.
+fn spells_only_on_the_cpu_side(recs: &[Value]) {
+    for (phase, agent) in [
+        ("cpu0", "cpu0"),
+        ("cpu0+net0", "cpu0"),
+        ("cpu0+net0", "aggregate"),
+    ] {
+        let r = rec(recs, phase, agent);
+        let samples = r["samples"].as_array().unwrap();
+        let probed = samples.iter().filter(|s| s["probe"].is_object()).count();
+        let s = &r["spells"];
+        assert!(s.is_object(), "{phase} {agent}: no spells: {r}");
+        assert_eq!(s["probed"], probed as u64, "{phase} {agent}: {r}");
+        // Two readings are due per slice: a worker descheduled for a
+        // whole slice on a loaded machine may miss one, not all.
+        assert!(probed >= 1 && probed <= samples.len(), "{r}");
+        assert_eq!(
+            r["extra"]["agent_kind"],
+            if agent == "aggregate" {
+                "aggregate"
+            } else {
+                "cpu"
+            }
+        );
+    }
+    for phase in ["net0", "cpu0+net0"] {
+        let r = rec(recs, phase, "net0");
+        assert!(r.get("spells").is_none(), "{r}");
+        let samples = r["samples"].as_array().unwrap();
+        assert!(samples.iter().all(|s| s.get("probe").is_none()), "{r}");
+        assert_eq!(r["extra"]["agent_kind"], "net");
+    }
 }
 
 #[test]
@@ -452,6 +491,7 @@ fn ctrl_c_mid_run_keeps_the_finished_phases() {
     let dir = tempfile::tempdir().unwrap();
     let (json, csv) = (dir.path().join("run.json"), dir.path().join("run.csv"));
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bwscope"))
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args([
             "contend",
             "--cpu",

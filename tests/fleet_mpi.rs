@@ -40,6 +40,7 @@ fn mpirun(n: u32, extra: &[&str]) -> Command {
 fn mpirun_fleet(n: u32) -> Command {
     let np = n.to_string();
     let mut c = Command::new("mpirun");
+    c.env("BWSCOPE_HISTORY", common::test_history());
     c.args([
         "--oversubscribe",
         "--mca",
@@ -97,6 +98,7 @@ fn mpich_hydra_through_pmi() {
     }
     let d = tempfile::tempdir().unwrap();
     let mut c = Command::new("mpiexec.hydra");
+    c.env("BWSCOPE_HISTORY", common::test_history());
     c.args(["-n", "2", exe(), "fleet"])
         .args(QUICK)
         .args(["--out", "res", "--timeout", "60"]);
@@ -181,6 +183,7 @@ fn ctrl_c_to_mpich_hydra_is_130() {
         return;
     }
     let mut c = Command::new("mpiexec.hydra");
+    c.env("BWSCOPE_HISTORY", common::test_history());
     c.args(["-n", "2", exe(), "fleet"]);
     // Hydra reports its ranks' 130, except when it tears its proxies down
     // before they have reported: then it exits 0 (seen in 2 of 3 runs on a

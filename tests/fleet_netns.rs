@@ -132,6 +132,9 @@ fn mpirun_args(hostfile: &std::path::Path, net: &str, n: u32) -> Vec<String> {
         "--mca",
         "btl_tcp_if_include",
         &subnet,
+        // The tests' history store reaches ranks started over rsh.
+        "-x",
+        "BWSCOPE_HISTORY",
         exe(),
     ]
     .iter()
@@ -147,6 +150,7 @@ impl Hogs {
         let hogs: Vec<Child> = (0..n)
             .map(|_| {
                 Command::new(exe())
+                    .env("BWSCOPE_HISTORY", common::test_history())
                     .args([
                         "cache",
                         "--kernel",
@@ -245,6 +249,7 @@ fn namespaces_reveal_the_slow_link_the_slow_node_and_the_unreachable_pair() {
         args.extend(["--transport".into(), "tcp,mpi".into()]);
     }
     let mut mpirun = Command::new("mpirun")
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args(&args)
         .current_dir(d.path())
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")

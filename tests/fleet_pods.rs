@@ -23,6 +23,7 @@ static JOBS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0)
 /// with none of the variables this test is about unless it sets them.
 fn rank(r: u32, n: u32, job: u32, dir: &Path) -> Command {
     let mut c = Command::new(exe());
+    c.env("BWSCOPE_HISTORY", common::test_history());
     c.arg("fleet")
         .args(["--control", "tcp"])
         .current_dir(dir)
@@ -91,6 +92,7 @@ fn a_token_file_named_by_the_variable_is_checked_as_the_flag_is() {
     let d = tempfile::tempdir().unwrap();
     let open = token(d.path(), 0o644);
     let o = Command::new(exe())
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args(["fleet", "--dry-run", "--nodes", "2"])
         .env("BWSCOPE_TOKEN_FILE", &open)
         .output()
@@ -104,6 +106,7 @@ fn a_token_file_named_by_the_variable_is_checked_as_the_flag_is() {
     );
     let private = token(d.path(), 0o600);
     let o = Command::new(exe())
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args(["fleet", "--dry-run", "--nodes", "2"])
         .env("BWSCOPE_TOKEN_FILE", &private)
         .output()

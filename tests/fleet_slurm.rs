@@ -157,6 +157,7 @@ fn srun_two_tasks_through_the_default_build() {
         }
     };
     let mut c = Command::new("srun");
+    c.env("BWSCOPE_HISTORY", common::test_history());
     c.args(["-n", "2", "--time", "5", exe(), "fleet"])
         .args(QUICK)
         .args(["--control", "tcp", "--out", "res", "--timeout", "60"])

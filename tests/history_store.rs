@@ -97,6 +97,25 @@ fn two_runs_are_listed_with_a_series_per_headline_and_the_json_parses() {
             l1["earlier"].as_u64().unwrap() + l1["left_out_noisy"].as_u64().unwrap(),
             i
         );
+        // `plot` draws a trend for each headline with an earlier figure
+        // counted, and none for the others.
+        let saved = tmp.path().join(format!("run{i}.json"));
+        std::fs::write(&saved, &o.stdout).unwrap();
+        let o = at(&store)
+            .args(["plot", saved.to_str().unwrap(), "--list"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let list = stdout(&o);
+        for s in h["standings"].as_array().unwrap() {
+            let id = format!(
+                "history-{}",
+                s["name"].as_str().unwrap().to_lowercase().replace(' ', "-")
+            );
+            let drawn = s["recent"].as_array().is_some_and(|r| !r.is_empty());
+            assert_eq!(list.contains(&id), drawn, "{id}: {list}");
+            assert!(!drawn || i == 1, "a first run has no trend: {s}");
+        }
     }
     // Made private: 0600 in a 0700 folder.
     assert_eq!(mode(&store), 0o600);

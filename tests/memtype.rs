@@ -6,12 +6,16 @@
 // tools (the Windows build runs tests/windows.rs instead).
 #![cfg(unix)]
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
 fn bwscope() -> Command {
-    Command::cargo_bin("bwscope").unwrap()
+    let mut c = Command::cargo_bin("bwscope").unwrap();
+    c.env("BWSCOPE_HISTORY", common::test_history());
+    c
 }
 
 fn run_json(args: &[&str]) -> Value {
@@ -377,6 +381,7 @@ fn mlock_over_the_limit_says_by_how_much() {
         bin.display()
     );
     let out = std::process::Command::new("sh")
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args(["-c", &script])
         .output()
         .unwrap();
@@ -394,6 +399,7 @@ fn mlock_over_the_limit_says_by_how_much() {
         bin.display()
     );
     let out = std::process::Command::new("sh")
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args(["-c", &script])
         .output()
         .unwrap();

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use bwscope::model::detail::NetDetail;
 use bwscope::model::{Status, SuiteId};
 use bwscope::net::client::{self, ClientError, Peer};
-use bwscope::net::protocol::{self, Direction, Frame, Mode, Setup};
+use bwscope::net::protocol::{self, Frame, Mode, Setup, Way};
 use bwscope::net::server::{Server, ServerConfig};
 use bwscope::net::{read_frame, write_frame};
 
@@ -86,7 +86,7 @@ impl Drop for TestServer {
     }
 }
 
-fn setup(mode: Mode, direction: Direction, streams: u16, chunk: u64) -> Setup {
+fn setup(mode: Mode, direction: Way, streams: u16, chunk: u64) -> Setup {
     Setup {
         mode,
         direction,
@@ -106,7 +106,7 @@ static NO_STOP: AtomicBool = AtomicBool::new(false);
 fn assert_serves(srv: &TestServer) {
     let o = client::run_test(
         &srv.peer(),
-        &setup(Mode::Stream, Direction::Send, 1, 64 << 10),
+        &setup(Mode::Stream, Way::Send, 1, 64 << 10),
         &NO_STOP,
     )
     .expect("server still serves");
@@ -118,19 +118,19 @@ fn assert_serves(srv: &TestServer) {
 fn every_mode_and_direction_gives_sane_records() {
     let srv = TestServer::start(|_| {});
     let cases = [
-        (Mode::Rr, Direction::Send, 1, 4096),
-        (Mode::Rr, Direction::Recv, 1, 64 << 10),
-        (Mode::Rr, Direction::Bidir, 2, 1 << 20),
-        (Mode::Stream, Direction::Send, 1, 128 << 10),
-        (Mode::Stream, Direction::Recv, 2, 128 << 10),
-        (Mode::Stream, Direction::Bidir, 1, 256 << 10),
+        (Mode::Rr, Way::Send, 1, 4096),
+        (Mode::Rr, Way::Recv, 1, 64 << 10),
+        (Mode::Rr, Way::Bidir, 2, 1 << 20),
+        (Mode::Stream, Way::Send, 1, 128 << 10),
+        (Mode::Stream, Way::Recv, 2, 128 << 10),
+        (Mode::Stream, Way::Bidir, 1, 256 << 10),
     ];
     for (i, &(mode, dir, streams, chunk)) in cases.iter().enumerate() {
         let st = setup(mode, dir, streams, chunk);
         let o = client::run_test(&srv.peer(), &st, &NO_STOP)
             .unwrap_or_else(|e| panic!("{:?} {:?}: {}", mode, dir, e));
         let recs = bwscope::suites::net::records(&o, &srv.addr.to_string());
-        let flows = if mode == Mode::Stream && dir == Direction::Bidir {
+        let flows = if mode == Mode::Stream && dir == Way::Bidir {
             2
         } else {
             1
@@ -185,14 +185,14 @@ fn every_mode_and_direction_gives_sane_records() {
 #[test]
 fn bytes_bound_moves_exactly_that_many() {
     let srv = TestServer::start(|_| {});
-    for dir in [Direction::Send, Direction::Recv] {
+    for dir in [Way::Send, Way::Recv] {
         let mut st = setup(Mode::Stream, dir, 3, 100_000);
         st.time_ms = 0;
         st.omit_ms = 0;
         st.bytes = 20_000_001;
         let o = client::run_test(&srv.peer(), &st, &NO_STOP).unwrap();
         let (s, r) = match dir {
-            Direction::Send => (o.sent, o.server.received_bytes),
+            Way::Send => (o.sent, o.server.received_bytes),
             _ => (o.server.sent_bytes, o.received),
         };
         assert_eq!(s, 20_000_001);
@@ -205,17 +205,13 @@ fn second_leader_is_told_busy_and_first_finishes() {
     let srv = TestServer::start(|_| {});
     let peer = srv.peer();
     let first = std::thread::spawn(move || {
-        let mut st = setup(Mode::Stream, Direction::Send, 1, 64 << 10);
+        let mut st = setup(Mode::Stream, Way::Send, 1, 64 << 10);
         st.time_ms = 1500;
         client::run_test(&peer, &st, &NO_STOP)
     });
     std::thread::sleep(Duration::from_millis(400));
     let t0 = Instant::now();
-    let second = client::run_test(
-        &srv.peer(),
-        &setup(Mode::Rr, Direction::Send, 1, 1024),
-        &NO_STOP,
-    );
+    let second = client::run_test(&srv.peer(), &setup(Mode::Rr, Way::Send, 1, 1024), &NO_STOP);
     assert!(matches!(second, Err(ClientError::Busy)), "{:?}", second);
     assert!(
         t0.elapsed() < Duration::from_secs(2),
@@ -231,7 +227,7 @@ fn second_leader_is_told_busy_and_first_finishes() {
 #[test]
 fn token_auth_accepts_the_right_token_only() {
     let srv = TestServer::start(|c| c.token = Some(b"s3cret".to_vec()));
-    let st = setup(Mode::Rr, Direction::Send, 1, 1024);
+    let st = setup(Mode::Rr, Way::Send, 1, 1024);
     let mut p = srv.peer();
     p.token = Some(b"wrong".to_vec());
     let e = client::run_test(&p, &st, &NO_STOP).unwrap_err();
@@ -376,7 +372,7 @@ fn manual_test(addr: SocketAddr, st: &Setup) -> (TcpStream, Vec<TcpStream>) {
 fn stalled_and_vanished_leaders_mid_test_are_dropped() {
     let srv = TestServer::start(|c| c.timeout = Duration::from_millis(600));
     // Stalled: half a chunk, then silence.
-    let st = setup(Mode::Rr, Direction::Send, 1, 1 << 20);
+    let st = setup(Mode::Rr, Way::Send, 1, 1 << 20);
     let (mut c, mut d) = manual_test(srv.addr, &st);
     d[0].write_all(&[7u8; 1000]).unwrap();
     let t0 = Instant::now();
@@ -400,7 +396,7 @@ fn stalled_and_vanished_leaders_mid_test_are_dropped() {
     );
     drop(c);
     // Stream mode, the leader disappears entirely (control too).
-    let st = setup(Mode::Stream, Direction::Recv, 2, 64 << 10);
+    let st = setup(Mode::Stream, Way::Recv, 2, 64 << 10);
     let (c, d) = manual_test(srv.addr, &st);
     drop((c, d));
     let logs = srv.wait_logs(3, Duration::from_secs(5));
@@ -415,7 +411,7 @@ fn server_limits_and_unknown_joins_are_refused() {
         c.max_time = Duration::from_secs(2);
         c.max_bytes = 1 << 20;
     });
-    let mut st = setup(Mode::Stream, Direction::Send, 1, 65536);
+    let mut st = setup(Mode::Stream, Way::Send, 1, 65536);
     st.time_ms = 5000;
     let e = client::run_test(&srv.peer(), &st, &NO_STOP).unwrap_err();
     assert!(e.to_string().contains("allows up to 2 s"), "{}", e);
@@ -430,7 +426,7 @@ fn server_limits_and_unknown_joins_are_refused() {
     assert!(matches!(e, ClientError::Test(_)), "{}", e);
     assert!(e.to_string().contains("limit"), "{}", e);
     // As a sender the server stops at its byte limit too.
-    st.direction = Direction::Recv;
+    st.direction = Way::Recv;
     let o = client::run_test(&srv.peer(), &st, &NO_STOP).unwrap();
     assert_eq!(o.server.sent_bytes, 1 << 20);
     assert_eq!(o.received, 1 << 20);

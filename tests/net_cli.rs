@@ -5,6 +5,8 @@
 // tools (the Windows build runs tests/windows.rs instead).
 #![cfg(unix)]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -14,7 +16,9 @@ use assert_cmd::cargo::CommandCargoExt;
 use predicates::prelude::*;
 
 fn bin() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("bwscope").unwrap()
+    let mut c = assert_cmd::Command::cargo_bin("bwscope").unwrap();
+    c.env("BWSCOPE_HISTORY", common::test_history());
+    c
 }
 
 /// A free loopback port (bound, then released).
@@ -36,6 +40,7 @@ impl ServeChild {
     fn start(extra: &[&str]) -> ServeChild {
         let mut child = Command::cargo_bin("bwscope")
             .unwrap()
+            .env("BWSCOPE_HISTORY", common::test_history())
             .args(["net", "serve", "--bind", "127.0.0.1", "--port", "0"])
             .args(extra)
             .stderr(Stdio::piped())
@@ -260,6 +265,7 @@ fn privileged_port_is_a_usage_error() {
         Command::new(&exe)
     };
     let out = cmd
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args([
             "net",
             "serve",
@@ -289,6 +295,7 @@ fn busy_server_answers_a_second_leader_through_the_cli() {
     let port = srv.port.to_string();
     let mut first = Command::cargo_bin("bwscope")
         .unwrap()
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args([
             "net",
             "run",

@@ -12,6 +12,8 @@
 // tools (the Windows build runs tests/windows.rs instead).
 #![cfg(unix)]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -77,6 +79,7 @@ impl NsPair {
     fn cmd(&self, side: char) -> Command {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &self.ns(side), exe()]);
+        c.env("BWSCOPE_HISTORY", common::test_history());
         c
     }
 }

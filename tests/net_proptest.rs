@@ -3,9 +3,7 @@
 //! re-encodes to exactly the bytes it consumed, or, where it cleaned a
 //! peer's text, to a frame that decodes to itself.
 
-use bwscope::net::protocol::{
-    self, decode, encode, Direction, Frame, Mode, Setup, HEADER, MAX_FRAME,
-};
+use bwscope::net::protocol::{self, decode, encode, Frame, Mode, Setup, Way, HEADER, MAX_FRAME};
 use proptest::prelude::*;
 
 fn check(buf: &[u8]) {
@@ -69,7 +67,7 @@ proptest! {
     ) {
         let f = Frame::Setup(Setup {
             mode: [Mode::Rr, Mode::Stream][mode as usize],
-            direction: [Direction::Send, Direction::Recv, Direction::Bidir][dir as usize],
+            direction: [Way::Send, Way::Recv, Way::Bidir][dir as usize],
             streams, chunk_bytes: chunk, time_ms, omit_ms, bytes, interval_ms, last,
         });
         let b = encode(&f);

@@ -191,6 +191,7 @@ fn sigint_survivor_loads() {
     let json = dir.path().join("cut.json");
     let bin = env!("CARGO_BIN_EXE_bwscope");
     let mut child = std::process::Command::new(bin)
+        .env("BWSCOPE_HISTORY", common::test_history())
         .args([
             "cache",
             "-k",

@@ -28,6 +28,19 @@ use sha2::{Digest, Sha256};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bwscope");
 
+/// The binary, its runs kept in the tests' history store (never the
+/// user's data folder).
+fn bin_cmd() -> Command {
+    with_history(Command::new(BIN))
+}
+
+/// `c` (a shell, `unshare`, a launcher that runs the binary) with the
+/// tests' history store in its environment.
+fn with_history(mut c: Command) -> Command {
+    c.env("BWSCOPE_HISTORY", common::test_history());
+    c
+}
+
 pub(crate) fn hash(p: &Path) -> String {
     let b = std::fs::read(p).unwrap();
     format!("{:x}", Sha256::digest(&b))
@@ -79,7 +92,7 @@ fn size_list_points_are_counted_before_allocating() {
     // Under a 1 GiB address-space limit the old parser aborted (rc 134).
     let out = {
         use std::os::unix::process::CommandExt;
-        let mut c = Command::new(BIN);
+        let mut c = bin_cmd();
         c.args(["cache", "--sizes", "1..1TiB:x1.00000001"]);
         // SAFETY: only setrlimit between fork and exec.
         unsafe {
@@ -277,7 +290,7 @@ fn start_server(
 #[test]
 fn server_answers_a_real_leader_while_a_slow_drip_attacker_holds_connections() {
     use bwscope::net::client::{self, Peer};
-    use bwscope::net::protocol::{self, Direction, Frame, Mode, Setup};
+    use bwscope::net::protocol::{self, Frame, Mode, Setup, Way};
     use bwscope::net::server::ServerConfig;
 
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap());
@@ -344,7 +357,7 @@ fn server_answers_a_real_leader_while_a_slow_drip_attacker_holds_connections() {
     };
     let st = Setup {
         mode: Mode::Stream,
-        direction: Direction::Send,
+        direction: Way::Send,
         streams: 2,
         chunk_bytes: 64 << 10,
         time_ms: 300,
@@ -386,7 +399,7 @@ fn serve_refuses_an_open_bind_without_a_token() {
 
 #[test]
 fn serve_defaults_to_loopback_and_says_where_and_whether_auth() {
-    let mut child = Command::new(BIN)
+    let mut child = bin_cmd()
         .args(["net", "serve", "--port", "0"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -413,7 +426,7 @@ pub(crate) fn csv_rows(p: &Path) -> usize {
 fn stop_with(sig: libc::c_int, code: i32) {
     let d = tempfile::tempdir().unwrap();
     let (json, csv) = (d.path().join("r.json"), d.path().join("r.csv"));
-    let mut child = Command::new(BIN)
+    let mut child = bin_cmd()
         .args([
             "cache",
             "--kernel",
@@ -602,7 +615,7 @@ fn closed_pipe_exits_quietly_everywhere() {
         TINY.to_vec(),
     ];
     for args in cases {
-        let o = Command::new(BIN)
+        let o = bin_cmd()
             .args(&args)
             .stdout(closed_pipe())
             .output()
@@ -613,7 +626,7 @@ fn closed_pipe_exits_quietly_everywhere() {
     }
     // A streaming run stops like a signal: files keep what finished, 141.
     let json = d.path().join("s.json");
-    let o = Command::new(BIN)
+    let o = bin_cmd()
         .args(["cache", "--kernel", "seq_read_64_scalar", "--samples", "2"])
         .args(["--sizes", "16KiB,32KiB,64KiB", "--csv", "-", "--json"])
         .arg(&json)
@@ -716,7 +729,7 @@ fn readers_refuse_devices_fifos_and_oversized_files() {
 
 #[test]
 fn stdin_run_pipes_into_report() {
-    let mut child = Command::new(BIN)
+    let mut child = bin_cmd()
         .args(["report", "-", "-f", "table"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -861,7 +874,7 @@ fn memory_refusal_states_its_rule_and_the_commands_own_flags() {
 #[test]
 fn auth_failure_is_said_once_and_zero_second_tests_are_named() {
     use bwscope::net::client::{self, Peer};
-    use bwscope::net::protocol::{Direction, Mode, Setup};
+    use bwscope::net::protocol::{Mode, Setup, Way};
     use bwscope::net::server::ServerConfig;
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap());
     cfg.token = Some(b"right".to_vec());
@@ -869,7 +882,7 @@ fn auth_failure_is_said_once_and_zero_second_tests_are_named() {
     static NO: AtomicBool = AtomicBool::new(false);
     let mut st = Setup {
         mode: Mode::Rr,
-        direction: Direction::Send,
+        direction: Way::Send,
         streams: 1,
         chunk_bytes: 1024,
         time_ms: 0,
@@ -942,7 +955,7 @@ pub(crate) fn on_a_terminal_with(env: &[(&str, &Path)], args: &[&str]) -> Option
         .map(|a| format!("'{a}'"))
         .collect::<Vec<_>>()
         .join(" ");
-    let o = Command::new("script")
+    let o = with_history(Command::new("script"))
         .envs(env.iter().copied())
         .args(["-qec", &format!("{cmd} >/dev/null"), "/dev/null"])
         .output()

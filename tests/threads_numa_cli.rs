@@ -2,6 +2,8 @@
 //! count): records, placement checks and bad input. Speeds are never
 //! asserted, only sanity and structure.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::str::contains;
 use serde_json::Value;
@@ -9,7 +11,9 @@ use serde_json::Value;
 const QUICK: [&str; 4] = ["--samples", "2", "--min-sample-ms", "1"];
 
 fn bw() -> Command {
-    Command::cargo_bin("bwscope").unwrap()
+    let mut c = Command::cargo_bin("bwscope").unwrap();
+    c.env("BWSCOPE_HISTORY", common::test_history());
+    c
 }
 
 fn run_json(args: &[&str]) -> Value {

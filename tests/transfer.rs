@@ -20,7 +20,9 @@ use assert_cmd::Command;
 use serde_json::Value;
 
 fn bwscope() -> Command {
-    Command::cargo_bin("bwscope").unwrap()
+    let mut c = Command::cargo_bin("bwscope").unwrap();
+    c.env("BWSCOPE_HISTORY", common::test_history());
+    c
 }
 
 /// A real NVIDIA driver would shadow the "absent" tests.

@@ -22,6 +22,7 @@ fn bin() -> std::path::PathBuf {
 
 fn spawn(args: &[&str]) -> Child {
     Command::new(bin())
+        .env("BWSCOPE_HISTORY", common::test_history())
         .arg("watch")
         .args(args)
         .stdout(Stdio::null())

@@ -16,8 +16,13 @@ use serde_json::Value;
 
 /// The binary (std's Command: assert_cmd's pipes fail under wine with
 /// "invalid handle").
+/// The tests' history store, under cargo's target folder (never the
+/// user's data folder; tests/common is Unix-only).
+const HISTORY: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/test-history/history.sqlite3");
+
 fn bwscope() -> Std {
     let mut c = Std::new(env!("CARGO_BIN_EXE_bwscope"));
+    c.env("BWSCOPE_HISTORY", HISTORY);
     c.stdin(Stdio::null());
     c
 }
@@ -224,6 +229,7 @@ fn the_process_team_runs_as_programs_of_their_own() {
 #[test]
 fn a_network_pair_on_loopback() {
     let mut srv = Std::new(env!("CARGO_BIN_EXE_bwscope"))
+        .env("BWSCOPE_HISTORY", HISTORY)
         .args([
             "net",
             "serve",

@@ -10,7 +10,7 @@ use crate::cli::{
 };
 use crate::error::UserError;
 use crate::memory::PageKind;
-use crate::net::protocol::{Direction, Mode};
+use crate::net::protocol::{Mode, Way};
 use crate::plan::cpus::Placement;
 use crate::suites::cache::CacheOptions;
 use crate::suites::contend::{ContendOptions, ProbeKind};
@@ -230,9 +230,9 @@ pub fn net(a: &NetRunArgs) -> Result<NetOptions, UserError> {
             NetModeArg::Stream => Mode::Stream,
         },
         direction: match a.direction {
-            NetDirectionArg::Send => Direction::Send,
-            NetDirectionArg::Recv => Direction::Recv,
-            NetDirectionArg::Bidir => Direction::Bidir,
+            NetDirectionArg::Send => Way::Send,
+            NetDirectionArg::Recv => Way::Recv,
+            NetDirectionArg::Bidir => Way::Bidir,
         },
         streams: a.streams,
         chunks: sizes("--chunk", a.chunk.as_deref())?,

@@ -61,11 +61,11 @@ pub fn list_kernels(a: &KernelsArgs) -> anyhow::Result<u8> {
         .iter()
         .map(|k| Row {
             name: k.name,
-            op: k.op.name(),
+            op: k.op.as_str(),
             width_bits: (k.width_bits > 0).then_some(k.width_bits),
             isa: k.isa.name(),
             nontemporal: k.nontemporal,
-            pattern: k.pattern.name(),
+            pattern: k.pattern.as_str(),
             streams_read: k.streams_read(),
             streams_written: k.streams_written(),
             granule_bytes: k.granule,

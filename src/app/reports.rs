@@ -70,6 +70,8 @@ fn sibling(path: &str, id: &str) -> String {
 pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
     let run = crate::report::fleet::load_run(&a.run, a.node.as_deref())?;
     let mut charts = plot::charts(&run, stat(a.stat));
+    // Then where each headline figure sits in this machine's history.
+    charts.extend(plot::trends(&run));
     if let Some(state) = crate::report::run_state(&run) {
         // On the picture itself, where the chart travels without its file.
         let short = if run.interrupted {
@@ -97,7 +99,7 @@ pub fn plot(a: &PlotArgs) -> anyhow::Result<u8> {
     if charts.is_empty() {
         return Err(UserError::BadInput {
             path: a.run.clone(),
-            problem: "has nothing to chart (no suite with two or more sizes, thread counts or NUMA nodes measured)"
+            problem: "has nothing to chart (no suite with two or more sizes, thread counts or NUMA nodes measured, and no headline figure with earlier runs in its history)"
                 .into(),
         }
         .into());

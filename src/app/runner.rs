@@ -98,11 +98,18 @@ impl Recorder {
 
     /// Close the files, saying how the run ended: every record's spells
     /// judged again against the whole run's baseline first (a run that
-    /// began in a contended spell took it for the baseline until then).
+    /// began in a contended spell took it for the baseline until then),
+    /// and last-cache sizes that read like DRAM said so.
     pub fn finish(mut self, end: End) -> Result<Run, UserError> {
         let base = crate::measure::probe::baseline();
-        for r in &mut self.sink.run_mut().records {
+        let run = self.sink.run_mut();
+        for r in &mut run.records {
             suites::spells::rejudge(r, &base);
+        }
+        // Only the whole run has the DRAM figures a last-cache size is
+        // told apart from.
+        for (i, w) in crate::stats::levels::reads_as_dram(&run.records, &run.host) {
+            run.records[i].warnings.push(w);
         }
         self.sink.finish(end)
     }

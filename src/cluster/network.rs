@@ -20,7 +20,7 @@ use super::schedule::Test;
 use crate::model::fleet::Flow;
 use crate::net::client::{self, Outcome, Peer};
 use crate::net::flow::interval_rate;
-use crate::net::protocol::{Direction, Mode, Setup};
+use crate::net::protocol::{Mode, Setup, Way};
 use crate::net::server::{Server, ServerConfig};
 
 /// What a step of TCP tests needs to know.
@@ -57,11 +57,7 @@ impl TcpParams {
     fn setup(&self, size: u64, bidir: bool) -> Setup {
         Setup {
             mode: Mode::Stream,
-            direction: if bidir {
-                Direction::Bidir
-            } else {
-                Direction::Send
-            },
+            direction: if bidir { Way::Bidir } else { Way::Send },
             streams: self.streams,
             chunk_bytes: size,
             time_ms: (self.step_time_s * 1000.0).round() as u32,

@@ -7,7 +7,7 @@ use rusqlite::params;
 
 use super::case;
 use super::Store;
-use crate::model::{Record, Run, Status, Warning};
+use crate::model::{Record, Run, Warning};
 
 /// A headline figure of a run, as the summary reads it (the app picks
 /// them: the store does not know how the summary chooses its records).
@@ -103,11 +103,7 @@ pub(super) fn add(
                 |x| x.get(0),
             )?;
             let f = case::flags(r, run);
-            let status = match r.status {
-                Status::Ok => "ok",
-                Status::Skipped => "skipped",
-                Status::Error => "error",
-            };
+            let status = r.status.name();
             row_st.execute(params![
                 id,
                 case_id,

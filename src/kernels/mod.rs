@@ -88,49 +88,13 @@ impl KernelArgs {
 /// [`KernelArgs`], and the CPU must have the kernel's [`Isa`].
 pub type KernelFn = unsafe fn(&KernelArgs) -> u64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Hash)]
-#[serde(rename_all = "lowercase")]
-pub enum Op {
-    Read,
-    Write,
-    Copy,
-    /// A dependent chain of loads (pointer chase): time per load, not bytes.
-    Latency,
-}
-
-impl From<Op> for crate::model::Op {
-    fn from(op: Op) -> crate::model::Op {
-        match op {
-            Op::Read => crate::model::Op::Read,
-            Op::Write => crate::model::Op::Write,
-            Op::Copy => crate::model::Op::Copy,
-            Op::Latency => crate::model::Op::Latency,
-        }
-    }
-}
-
-impl From<Pattern> for crate::model::Pattern {
-    fn from(p: Pattern) -> crate::model::Pattern {
-        match p {
-            Pattern::Seq => crate::model::Pattern::Seq,
-            Pattern::Random => crate::model::Pattern::Random,
-            Pattern::Pages => crate::model::Pattern::Pages,
-            Pattern::Chase => crate::model::Pattern::Chase,
-            Pattern::Register => crate::model::Pattern::Register,
-        }
-    }
-}
-
-impl Op {
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Copy => "copy",
-            Op::Latency => "latency",
-        }
-    }
-}
+/// What a kernel does and how it walks its buffer are the record's own
+/// words ([`crate::model::Op`], [`crate::model::Pattern`]): a kernel's
+/// record carries them as they are, so a case means one thing in the
+/// registry, a record and the history store. A kernel uses the CPU's few
+/// (`read`, `write`, `copy`, `latency`; `seq`, `random`, `pages`, `chase`,
+/// `reg`); the rest belong to other suites.
+pub use crate::model::{Op, Pattern};
 
 /// The instruction set a kernel needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,43 +171,14 @@ impl Isa {
     }
 }
 
-/// How a kernel walks its buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    Seq,
-    /// Every line of the working set once per pass, in the order of a line
-    /// permutation built before timing (`KernelArgs::index`).
-    Random,
-    /// Sequential within each 4 KiB page, four consecutive pages in step
-    /// (glibc's large-copy shape; `pages!` in `shapes.rs`).
-    Pages,
-    /// A pointer chase: each load's address is the previous load's value.
-    Chase,
-    /// Register (and stack) transfers: no working set.
-    #[serde(rename = "reg")]
-    Register,
-}
-
-impl Pattern {
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Seq => "seq",
-            Pattern::Random => "random",
-            Pattern::Pages => "pages",
-            Pattern::Chase => "chase",
-            Pattern::Register => "reg",
-        }
-    }
-
-    /// The name prefix of this pattern's bandwidth kernels (`seq_`, `rand_`).
-    pub fn prefix(self) -> Option<&'static str> {
-        match self {
-            Pattern::Seq => Some("seq_"),
-            Pattern::Random => Some("rand_"),
-            Pattern::Pages => Some("pages_"),
-            _ => None,
-        }
+/// The name prefix of a pattern's bandwidth kernels (`seq_`, `rand_`,
+/// `pages_`).
+pub fn name_prefix(p: &Pattern) -> Option<&'static str> {
+    match p {
+        Pattern::Seq => Some("seq_"),
+        Pattern::Random => Some("rand_"),
+        Pattern::Pages => Some("pages_"),
+        _ => None,
     }
 }
 
@@ -270,7 +205,7 @@ pub enum Form {
 }
 
 /// A kernel's descriptor: the single source of truth for its bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Kernel {
     pub name: &'static str,
     pub op: Op,
@@ -359,7 +294,7 @@ impl Kernel {
     /// The same kernel in another pattern (`seq_read_256_avx2` ↔
     /// `rand_read_256_avx2`), if the registry has it.
     pub fn counterpart(&self, p: Pattern) -> Option<&'static Kernel> {
-        let (from, to) = (self.pattern.prefix()?, p.prefix()?);
+        let (from, to) = (name_prefix(&self.pattern)?, name_prefix(&p)?);
         let stem = self.name.strip_prefix(from)?;
         registry()
             .iter()
@@ -436,7 +371,7 @@ impl Kernel {
 /// other string instructions, the pointer chase and register transfers.
 pub fn registry() -> &'static [Kernel] {
     static ALL: std::sync::OnceLock<Vec<Kernel>> = std::sync::OnceLock::new();
-    ALL.get_or_init(|| PARTS.iter().flat_map(|p| p.iter().copied()).collect())
+    ALL.get_or_init(|| PARTS.iter().flat_map(|p| p.iter().cloned()).collect())
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -489,12 +424,39 @@ mod tests {
             };
             let expect = format!(
                 "seq_{}{}{}_{}",
-                k.op.name(),
+                k.op,
                 width,
                 if k.nontemporal { "_nt" } else { "" },
                 k.isa.name()
             );
             assert_eq!(k.name, expect);
+        }
+    }
+
+    #[test]
+    fn kernels_use_the_cpus_words_of_the_model() {
+        // The registry's op and pattern are the record's words; a CPU
+        // kernel uses only these (the loops' dispatch relies on it).
+        for k in registry() {
+            assert!(
+                matches!(k.op, Op::Read | Op::Write | Op::Copy | Op::Latency),
+                "{}: op {}",
+                k.name,
+                k.op
+            );
+            assert!(
+                matches!(
+                    k.pattern,
+                    Pattern::Seq
+                        | Pattern::Random
+                        | Pattern::Pages
+                        | Pattern::Chase
+                        | Pattern::Register
+                ),
+                "{}: pattern {}",
+                k.name,
+                k.pattern
+            );
         }
     }
 

@@ -76,7 +76,7 @@ pub fn select_streaming(spec: &str) -> Result<Vec<&'static Kernel>, String> {
         return Err(format!(
             "{} is a {} kernel; this suite runs sequential read/write/copy kernels (`bwscope kernels seq_`)",
             k.name,
-            k.pattern.name()
+            k.pattern
         ));
     }
     Ok(ks)
@@ -107,8 +107,8 @@ mod tests {
             assert_eq!(select_streaming(k.name).unwrap()[0].name, k.name);
             let seq = k.counterpart(Pattern::Seq).expect("a one-stream twin");
             assert_eq!(
-                (seq.op, seq.width_bits, seq.nontemporal),
-                (k.op, k.width_bits, true)
+                (&seq.op, seq.width_bits, seq.nontemporal),
+                (&k.op, k.width_bits, true)
             );
             assert_eq!(
                 seq.counterpart(Pattern::Pages).map(|x| x.name),

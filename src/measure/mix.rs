@@ -146,12 +146,11 @@ pub struct MixKernels {
 impl MixKernels {
     pub fn widest(host: &Host) -> MixKernels {
         let f = &host.features;
-        let seq = kernels::Pattern::Seq;
         let always = "scalar kernels always run";
         MixKernels {
-            read: kernels::widest(Op::Read, seq, f).expect(always),
-            write: kernels::widest(Op::Write, seq, f).expect(always),
-            ntwrite: kernels::widest_nt(Op::Write, seq, f).expect(always),
+            read: kernels::widest(Op::Read, kernels::Pattern::Seq, f).expect(always),
+            write: kernels::widest(Op::Write, kernels::Pattern::Seq, f).expect(always),
+            ntwrite: kernels::widest_nt(Op::Write, kernels::Pattern::Seq, f).expect(always),
         }
     }
 

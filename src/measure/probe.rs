@@ -14,7 +14,9 @@
 //!   clock licence for milliseconds, which would slow the next sample.
 //! - **Memory.** A random pointer chase over a DRAM-sized set, continued
 //!   from where the last probe stopped (so it never walks a cached
-//!   prefix): the idle latency of one miss. It is this process's constant
+//!   prefix), its pages' translations loaded first (so it never reads
+//!   page walks that depend on what ran before): the idle latency of
+//!   one miss. It is this process's constant
 //!   small demand; when it rises, someone else's demand on the memory
 //!   controllers did (the "constant small probe" of interference studies:
 //!   Maricq et al., OSDI 2018; Duet benchmarking, ICPE 2020).
@@ -142,8 +144,12 @@ fn core_once() -> Option<f64> {
 /// The process's chase for the memory probe: a random single cycle of
 /// cache lines over its set, and where the last probe stopped.
 struct MemChain {
-    _buf: Buffer,
-    cur: u64,
+    buf: Buffer,
+    /// The walk's lines in order (the chain is their single cycle): the
+    /// next probe's lines are known without walking to them.
+    order: Vec<u32>,
+    /// Where in `order` the next probe starts.
+    pos: usize,
     kernel: &'static Kernel,
 }
 
@@ -173,7 +179,8 @@ pub fn set_chase_bytes(last_level_cache: Option<u64>) {
 fn build_chain() -> Result<MemChain, ()> {
     use crate::kernels::perm;
     let kernel = perm::chase_kernel().ok_or(())?;
-    let bytes = *CHASE_BYTES.get().unwrap_or(&DEFAULT_CHASE_BYTES);
+    // Whole 4 KiB pages (`chase_once` loads a line in each hop's page).
+    let bytes = *CHASE_BYTES.get().unwrap_or(&DEFAULT_CHASE_BYTES) & !4095;
     let lines = bytes / perm::LINE;
     let mut buf = Buffer::new(bytes, PageKind::Thp, 0xc4a5e).map_err(|_| ())?;
     let order = perm::random_cycle(lines, 0x5be11);
@@ -189,14 +196,17 @@ fn build_chain() -> Result<MemChain, ()> {
             (base.add(i * perm::LINE) as *mut u64).write(base.add(n as usize * perm::LINE) as u64);
         }
     }
-    // SAFETY: line `order[0]` is inside the buffer.
-    let start = unsafe { base.add(order[0] as usize * perm::LINE) };
     Ok(MemChain {
-        _buf: buf,
-        cur: start as u64,
+        buf,
+        order,
+        pos: 0,
         kernel,
     })
 }
+
+/// Lines of a 4 KiB page: a line `PAGE_LINES / 2` away from a node is in
+/// the node's page, whatever page size the guest and the host use.
+const PAGE_LINES: u32 = 4096 / crate::kernels::perm::LINE as u32;
 
 /// Nanoseconds per load of a chase over the DRAM-sized set, now; None
 /// where the chase or its buffer cannot be had, or the thread was
@@ -208,13 +218,38 @@ pub fn chase_ns() -> Option<f64> {
 }
 
 fn chase_once(chain: &mut MemChain) -> Option<f64> {
-    let a = KernelArgs::new(chain.cur as *const u8, std::ptr::null_mut(), 0, CHASE_REPS);
+    use crate::kernels::perm::{HOPS_PER_REP, LINE};
+    let hops = (CHASE_REPS * HOPS_PER_REP) as usize;
+    let n = chain.order.len();
+    let base = chain.buf.as_ptr();
+    let node = |k: usize| chain.order[(chain.pos + k) % n] as usize;
+    // The translations first: one load, all in parallel, to another line
+    // of each hop's 4 KiB page. Without them every hop also walked the
+    // page tables, from wherever the sample before had left them: in a
+    // guest whose host maps it with 4 KiB pages (a 2 MiB guest page is
+    // then 512 TLB entries) the 128 MiB chase read 240 ns back to back,
+    // 280 after 10 ms of L1 reads and 300 after a DRAM sweep (2-vCPU Zen 4
+    // guest; its DRAM latency is ~140 ns), and every DRAM record's probes
+    // looked "loaded". With them: 141, 143 and 149 ns.
+    let mut sum = 0u64;
+    for k in 0..hops {
+        let other = node(k) ^ (PAGE_LINES / 2) as usize;
+        // SAFETY: `other` differs from a line of the buffer only in a bit
+        // below the page's size, so it is a line of the buffer too.
+        sum = sum
+            .wrapping_add(unsafe { std::ptr::read_volatile(base.add(other * LINE) as *const u64) });
+    }
+    std::hint::black_box(sum);
+    // SAFETY: `node(0)` is a line of the chain (`build_chain`).
+    let start = unsafe { base.add(node(0) * LINE) };
+    let a = KernelArgs::new(start, std::ptr::null_mut(), 0, CHASE_REPS);
     let t = Instant::now();
-    // SAFETY: `cur` is always a node of the intact chain (`build_chain`).
-    let next = unsafe { (chain.kernel.func)(&a) };
+    // SAFETY: `start` is a node of the intact chain.
+    let end = unsafe { (chain.kernel.func)(&a) };
     let dt = t.elapsed().as_secs_f64();
-    chain.cur = std::hint::black_box(next);
-    Some(dt * 1e9 / (CHASE_REPS * crate::kernels::perm::HOPS_PER_REP) as f64)
+    debug_assert_eq!(end as usize, base as usize + node(hops) * LINE);
+    chain.pos = (chain.pos + hops) % n;
+    Some(dt * 1e9 / hops as f64)
 }
 
 /// Both probes on the calling thread (`memory`: the chase too; one worker
@@ -229,6 +264,20 @@ pub fn read(memory: bool) -> Probe {
     observe(&p);
     SPENT_NS.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
     p
+}
+
+/// The memory probe alone, on the calling thread: for a suite whose own
+/// agents load the memory while they run (`contend`), taken once they
+/// have all stopped. The reading also moves the run's baseline.
+pub fn read_memory() -> Option<f64> {
+    let t = Instant::now();
+    let p = Probe {
+        core_bytes_per_cycle: None,
+        chase_ns: chase_ns(),
+    };
+    observe(&p);
+    SPENT_NS.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    p.chase_ns
 }
 
 /// Time the probes took in this process, all threads together (the
@@ -254,8 +303,9 @@ static CORES: Mutex<VecDeque<f64>> = Mutex::new(VecDeque::new());
 /// is their 10th percentile, not their lowest. A lone fast reading (the
 /// first probe after the chain is built, a moment when the host's memory
 /// was idle) is not what the memory gives; the probe's own reading moves
-/// by ~20 % with what ran before it (a 2-vCPU Zen 4 guest: 156-165 ns
-/// between 0.1 ms chases, 171-191 ns after 10 ms ones).
+/// by a few per cent with what ran before it (a 2-vCPU Zen 4 guest:
+/// medians 141 ns back to back, 143 after 10 ms of L1 reads, 149 after a
+/// DRAM sweep; see `chase_once`).
 static CHASES: Mutex<VecDeque<f64>> = Mutex::new(VecDeque::new());
 const KEPT: usize = 4096;
 

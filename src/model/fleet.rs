@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Run, Tool, Warning};
+use super::{Op, Run, Tool, Warning};
 
 /// Version of the fleet layout. Readers refuse newer versions.
 pub const FLEET_SCHEMA_VERSION: u32 = 1;
@@ -117,22 +117,51 @@ pub struct NodeTurn {
 }
 
 /// How a pair of ranks moves bytes: bwscope's own TCP protocol (as
-/// `bwscope net`) or MPI messages. In the JSON: `"tcp"`, `"mpi"`.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
+/// `bwscope net`) or MPI messages. In the JSON: `"tcp"`, `"mpi"`, the
+/// model's words ([`Op::Tcp`], [`Op::Mpi`]): a contend net agent's record,
+/// one flow of the same TCP protocol, has the op `tcp`, so the word means
+/// one thing in a fleet's matrix and in a record. The fleet needs the
+/// closed pair (it dispatches on it), so it keeps its own type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Transport {
     #[default]
     Tcp,
     Mpi,
 }
 
-impl Transport {
-    /// Its name in the JSON and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Transport::Tcp => "tcp",
-            Transport::Mpi => "mpi",
+impl From<Transport> for Op {
+    fn from(t: Transport) -> Op {
+        match t {
+            Transport::Tcp => Op::Tcp,
+            Transport::Mpi => Op::Mpi,
         }
+    }
+}
+
+impl Serialize for Transport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Transport {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Transport, D::Error> {
+        let s = String::deserialize(d)?;
+        Transport::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown transport `{s}`, expected `{}` or `{}`",
+                Transport::Tcp.name(),
+                Transport::Mpi.name()
+            ))
+        })
+    }
+}
+
+impl Transport {
+    /// Its name in the JSON and on the command line: the model's word
+    /// (each transport is one it knows; a test checks).
+    pub fn name(self) -> &'static str {
+        Op::from(self).word().unwrap_or_default()
     }
 
     /// The transport called `name` (`--transport`), if any.
@@ -502,5 +531,22 @@ impl FleetRun {
             timings: Timings::default(),
             warnings: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transports_are_the_models_words_in_the_json() {
+        for (t, s) in [(Transport::Tcp, "tcp"), (Transport::Mpi, "mpi")] {
+            assert_eq!(t.name(), s);
+            assert_eq!(Transport::parse(s), Some(t));
+            assert_eq!(serde_json::to_value(t).unwrap(), serde_json::json!(s));
+            assert_eq!(serde_json::from_value::<Transport>(s.into()).unwrap(), t);
+        }
+        let e = serde_json::from_value::<Transport>("udp".into()).unwrap_err();
+        assert!(e.to_string().contains("unknown transport `udp`"), "{e}");
     }
 }

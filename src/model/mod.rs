@@ -42,4 +42,4 @@ pub use tiers::{HmatClaim, MemoryTiers, NodeKind, SideCache, TierNode};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};
 pub use watch::{WatchSample, WatchState, WatchStatus};
-pub use words::{Op, Pattern, Regime};
+pub use words::{AgentKind, Op, Pattern, Regime};

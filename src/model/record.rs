@@ -15,6 +15,18 @@ pub enum Status {
     Error,
 }
 
+impl Status {
+    /// Its word, as the JSON writes it (the store's `status` column and
+    /// the report's row class spell it so too).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Skipped => "skipped",
+            Status::Error => "error",
+        }
+    }
+}
+
 /// One timed sample: how long, and how many bytes (by the kernel's
 /// declaration) moved in that time.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -373,6 +385,29 @@ impl Record {
         }
     }
 
+    /// Whether the record read like DRAM at a size inside the last cache
+    /// (`Warning::ReadsAsDram`).
+    pub fn reads_as_dram(&self) -> bool {
+        self.warnings
+            .iter()
+            .any(|w| matches!(w, Warning::ReadsAsDram { .. }))
+    }
+
+    /// The level tables print for the record: its regime, and "(as
+    /// DRAM)" beside it where it read like DRAM.
+    pub fn level_label(&self) -> String {
+        let nominal = self
+            .regime
+            .as_ref()
+            .map(|g| g.to_string())
+            .unwrap_or_default();
+        if self.reads_as_dram() {
+            format!("{nominal} (as DRAM)")
+        } else {
+            nominal
+        }
+    }
+
     /// A stable key that identifies the case across runs (for `compare`):
     /// suite, kernel, size, threads, memory kind and the suite's own case
     /// parts (`/case_<name>=<JSON value>`).
@@ -397,6 +432,16 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_is_named_as_the_json_writes_it() {
+        for st in [Status::Ok, Status::Skipped, Status::Error] {
+            assert_eq!(
+                serde_json::to_value(st).unwrap(),
+                serde_json::json!(st.name())
+            );
+        }
+    }
 
     fn turns(gbps: &[f64], foreign: f64) -> Vec<Turn> {
         gbps.iter()

@@ -152,6 +152,17 @@ pub enum Warning {
         claimed: f64,
         unit: String,
     },
+    /// A size well inside the last cache (`level`) whose figure is
+    /// DRAM's: median `measured` within 1.25× DRAM's bandwidth, or at
+    /// least 0.8× its latency (`dram`, the same curve's records well
+    /// inside DRAM; `unit` `GB/s` or `ns`). The host's other tenants held
+    /// the cache (`stats::levels`).
+    ReadsAsDram {
+        level: super::Regime,
+        measured: f64,
+        dram: f64,
+        unit: String,
+    },
     /// A free-form warning from a suite, with a hint.
     Other { message: String, hint: String },
 }
@@ -230,6 +241,9 @@ impl Warning {
             }
             Warning::BelowHmat { .. } => {
                 "check the memory population and link (CXL: `cxl list`, its link width and speed; HBM: the BIOS memory mode), or the firmware's HMAT is optimistic; please report it with the JSON"
+            }
+            Warning::ReadsAsDram { .. } => {
+                "the cache was held by others (in a cloud guest, the host's other tenants): the figure is DRAM's at this moment, not the cache's; measure again at a quieter time"
             }
             Warning::Other { hint, .. } => hint,
         }
@@ -348,6 +362,15 @@ impl fmt::Display for Warning {
             } => write!(
                 f,
                 "cpu node {cpu_node} → memory node {memory_node}: measured {measured:.1} {unit}, more than 25 % worse than HMAT's claim of {claimed:.1} {unit}"
+            ),
+            Warning::ReadsAsDram {
+                level,
+                measured,
+                dram,
+                unit,
+            } => write!(
+                f,
+                "a size inside the {level} read like DRAM: {measured:.1} {unit} against DRAM's {dram:.1} {unit}"
             ),
             Warning::Other { message, .. } => f.write_str(message),
         }

@@ -31,6 +31,16 @@ macro_rules! words {
                 }
             }
 
+            /// The word of a variant this version knows, for as long as
+            /// the program runs (a layer's own closed enum of these words
+            /// spells itself through it); `None` for `Other`.
+            pub fn word(&self) -> Option<&'static str> {
+                match self {
+                    $($name::$v => Some($s),)*
+                    $name::Other(_) => None,
+                }
+            }
+
             /// The variant `s` names; `Other` where none does.
             pub fn parse(s: &str) -> $name {
                 match s {
@@ -103,8 +113,15 @@ words! {
         /// One flow of a network test, seen from the leader.
         Send = "send",
         Recv = "recv",
-        /// A contend net agent: one TCP flow.
+        /// A request/answer network test both ways: the chunk goes out and
+        /// comes back (a streaming test's both ways are two flows, `send`
+        /// and `recv`).
+        Both = "both",
+        /// A contend net agent: one flow of bwscope's TCP protocol (the
+        /// fleet's `tcp` transport, `model::fleet::Transport`).
         Tcp = "tcp",
+        /// A flow of MPI messages (the fleet's `mpi` transport).
+        Mpi = "mpi",
         /// A contend phase's agents together.
         Aggregate = "aggregate",
     }
@@ -137,6 +154,31 @@ words! {
         L2 = "L2",
         L3 = "L3",
         Dram = "DRAM",
+    }
+}
+
+words! {
+    /// What a contend record is (`ContendDetail::agent_kind`): one of the
+    /// agent types, the bystander probe, or a phase's aggregate.
+    AgentKind {
+        /// A pinned CPU team streaming its own buffers.
+        Cpu = "cpu",
+        /// A host ↔ device copy stream.
+        Device = "device",
+        /// A TCP flow.
+        Net = "net",
+        /// The bystander probe on a free cpu.
+        Probe = "probe",
+        /// A phase's agents together.
+        Aggregate = "aggregate",
+    }
+}
+
+impl AgentKind {
+    /// An agent of a phase: not the bystander probe nor the aggregate (a
+    /// kind this version does not know is a newer agent type).
+    pub fn is_agent(&self) -> bool {
+        !matches!(self, AgentKind::Probe | AgentKind::Aggregate)
     }
 }
 
@@ -191,6 +233,13 @@ mod tests {
         let p: Option<Pattern> = serde_json::from_str("\"zigzag\"").unwrap();
         assert_eq!(p, Some(Pattern::Other("zigzag".into())));
         assert_eq!(serde_json::to_string(&Regime::Dram).unwrap(), "\"DRAM\"");
+        assert_eq!(
+            serde_json::to_string(&AgentKind::Aggregate).unwrap(),
+            "\"aggregate\""
+        );
+        let k: AgentKind = serde_json::from_str("\"fpga\"").unwrap();
+        assert!(k == AgentKind::Other("fpga".into()) && k.is_agent());
+        assert!(!AgentKind::Probe.is_agent());
         let r: Option<Regime> = serde_json::from_str("null").unwrap();
         assert_eq!(r, None);
     }

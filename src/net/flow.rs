@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::protocol::{Direction, Interval};
+use super::protocol::{Interval, Way};
 use super::read_exact_or_eof;
 
 /// Largest single buffer a flow uses; larger chunks go out in pieces.
@@ -312,7 +312,7 @@ pub struct RrOutcome {
 #[allow(clippy::too_many_arguments)]
 pub fn rr_leader(
     s: &mut TcpStream,
-    dir: Direction,
+    dir: Way,
     chunk: u64,
     sendbuf: &[u8],
     recvbuf: &mut [u8],
@@ -326,7 +326,7 @@ pub fn rr_leader(
     s.set_write_timeout(Some(idle)).map_err(FlowError::Io)?;
     let mut out = RrOutcome::default();
     let per_round = match dir {
-        Direction::Bidir => 2 * chunk,
+        Way::Bidir => 2 * chunk,
         _ => chunk,
     };
     let mut one = [0u8; 1];
@@ -347,19 +347,19 @@ pub fn rr_leader(
             }
             let io = (|| -> io::Result<()> {
                 match dir {
-                    Direction::Send => {
+                    Way::Send => {
                         write_len(s, sendbuf, chunk)?;
                         if !read_exact_or_eof(s, &mut one)? {
                             return Err(io::ErrorKind::ConnectionReset.into());
                         }
                     }
-                    Direction::Recv => {
+                    Way::Recv => {
                         s.write_all(&one)?;
                         if !read_len(s, recvbuf, chunk)? {
                             return Err(io::ErrorKind::ConnectionReset.into());
                         }
                     }
-                    Direction::Bidir => {
+                    Way::Bidir => {
                         write_len(s, sendbuf, chunk)?;
                         if !read_len(s, recvbuf, chunk)? {
                             return Err(io::ErrorKind::ConnectionReset.into());
@@ -371,15 +371,15 @@ pub fn rr_leader(
             io.map_err(|e| FlowError::io(e, idle))?;
             rounds += 1;
             match dir {
-                Direction::Send => {
+                Way::Send => {
                     out.sent += chunk;
                     out.received += 1;
                 }
-                Direction::Recv => {
+                Way::Recv => {
                     out.sent += 1;
                     out.received += chunk;
                 }
-                Direction::Bidir => {
+                Way::Bidir => {
                     out.sent += chunk;
                     out.received += chunk;
                 }
@@ -408,7 +408,7 @@ fn push_batch(out: &mut RrOutcome, t0: Instant, b0: Instant, rounds: u64, per_ro
 /// leader's clean EOF. Returns (received, sent, rounds).
 pub fn rr_server(
     s: &mut TcpStream,
-    dir: Direction,
+    dir: Way,
     chunk: u64,
     sendbuf: &[u8],
     recvbuf: &mut [u8],
@@ -428,7 +428,7 @@ pub fn rr_server(
         }
         let step = (|| -> io::Result<bool> {
             match dir {
-                Direction::Send => {
+                Way::Send => {
                     if !read_len(s, recvbuf, chunk)? {
                         return Ok(false);
                     }
@@ -436,7 +436,7 @@ pub fn rr_server(
                     s.write_all(&one)?;
                     sent += 1;
                 }
-                Direction::Recv => {
+                Way::Recv => {
                     if !read_exact_or_eof(s, &mut one)? {
                         return Ok(false);
                     }
@@ -444,7 +444,7 @@ pub fn rr_server(
                     write_len(s, sendbuf, chunk)?;
                     sent += chunk;
                 }
-                Direction::Bidir => {
+                Way::Bidir => {
                     if !read_len(s, recvbuf, chunk)? {
                         return Ok(false);
                     }

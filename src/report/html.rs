@@ -16,7 +16,7 @@ use super::metric::{self, StatKind};
 use super::page::{esc, SCRIPT, STYLE};
 use super::{plot, summary, views, Exporter, ReportFormat};
 use crate::model::fleet::FleetRun;
-use crate::model::{Record, Run, Status};
+use crate::model::{Record, Run};
 use crate::util::units::format_bytes;
 
 pub struct Html {
@@ -77,11 +77,7 @@ fn records_table(recs: &[&Record]) -> String {
     s.push_str("</tr></thead><tbody>\n");
     for r in recs {
         let m = metric::of(r);
-        let status = match r.status {
-            Status::Ok => "ok",
-            Status::Skipped => "skipped",
-            Status::Error => "error",
-        };
+        let status = r.status.name();
         let _ = write!(s, "<tr class={status}>");
         // A kernel name may break after an underscore, the warnings
         // between words: the table fits its container (issue 29: at
@@ -104,7 +100,7 @@ fn records_table(recs: &[&Record]) -> String {
             None => s.push_str("<td class=n data-v=\"\"></td>"),
         }
         let _ = write!(s, "<td class=n data-v=\"{0}\">{0}</td>", r.threads);
-        s.push_str(&text_cell(r.regime.as_ref().map_or("", |g| g.as_str())));
+        s.push_str(&text_cell(&r.level_label()));
         s.push_str(&num_cell(m.map(|m| m.best), 2));
         s.push_str(&num_cell(m.map(|m| m.median), 2));
         s.push_str(&num_cell(m.map(|m| m.min), 2));

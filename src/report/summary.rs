@@ -408,6 +408,12 @@ pub fn warning_lines(run: &Run) -> Vec<String> {
             "memory loaded from outside: in {loaded} of {measured} measurements the idle-latency probe read more than 1.5x this run's quiet reading; their L3 and DRAM figures are this moment's, `spells.clean` the quiet spells'"
         ));
     }
+    let as_dram = count(&|w| matches!(w, Warning::ReadsAsDram { .. }));
+    if as_dram > 0 {
+        out.push(format!(
+            "last cache held by others: {as_dram} of {measured} measurements at sizes well inside the last cache read like DRAM (the host's other tenants had the cache); their tables say \"(as DRAM)\" beside the level"
+        ));
+    }
     if noisy_load > 0 {
         out.push(format!(
             "noisy machine: other processes or the hypervisor were busy during {noisy_load} of {measured} measurements; compare `best`, and re-run on a quiet machine"

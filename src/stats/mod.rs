@@ -10,6 +10,7 @@
 //! ever slows a sample down), the median what a user typically gets; their
 //! ratio says how noisy the run was. CV = population stddev / mean.
 
+pub mod levels;
 pub mod robust;
 pub mod spells;
 

@@ -35,10 +35,10 @@ pub fn bandwidth(
     };
     let mut r = Record {
         kernel: k.name.into(),
-        op: k.op.into(),
+        op: k.op.clone(),
         width_bits: (k.width_bits > 0).then_some(k.width_bits),
         nontemporal: Some(k.nontemporal),
-        pattern: Some(k.pattern.into()),
+        pattern: Some(k.pattern.clone()),
         size_bytes: Some(ws),
         threads,
         cpus: cpus.to_vec(),
@@ -167,7 +167,7 @@ fn limit_at(r: &Record, k: &Kernel, host: &Host, hz: Option<f64>) -> Limit {
     };
     let host = &*host;
     let case = |regime: Regime| LimitCase {
-        op: k.op.into(),
+        op: k.op.clone(),
         width_bits: kernel_width(k, host),
         regime,
         cores,
@@ -230,7 +230,7 @@ pub fn bandwidth_warnings(r: &Record, k: &Kernel, host: &Host) -> Vec<Warning> {
 /// bounded at the vector length; on a machine with several kinds of core
 /// the row is that of `cpus`' kind (none when they mix kinds).
 fn kernel_ceiling(k: &Kernel, host: &Host, hz: Option<f64>, cpus: &[u32]) -> Option<f64> {
-    host.ceiling_on(k.op.name(), kernel_width(k, host), hz?, cpus)
+    host.ceiling_on(k.op.as_str(), kernel_width(k, host), hz?, cpus)
 }
 
 /// The access width that bounds `k`: the vector length for SVE, None for

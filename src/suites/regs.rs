@@ -124,7 +124,7 @@ fn record(k: &'static Kernel, m: &crate::measure::Measured, host: &Host, cpu: u3
     };
     let mut r = Record {
         kernel: k.name.into(),
-        op: k.op.into(),
+        op: k.op.clone(),
         width_bits: Some(k.width_bits),
         nontemporal: None,
         pattern: None,

@@ -17,6 +17,8 @@ pub mod pci;
 
 use serde::Serialize;
 
+use crate::model::Op;
+
 /// Which API moves the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -110,10 +112,15 @@ impl HostKind {
     }
 }
 
-/// What is copied where.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
+/// What is copied where: a transfer case's route, which is its records'
+/// op. Not `Direction`: the network's `net::protocol::Way` (which way a
+/// test's bytes flow between two hosts) is another question with a
+/// `bidir` of its own, and the two shared a name. The words are the
+/// model's ([`Op`]): a route is the closed set of ops a copy backend
+/// dispatches on, exhaustively, and spells itself through `Op` (in the
+/// JSON too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
     H2d,
     D2h,
     /// Device buffer to device buffer on the same device.
@@ -125,57 +132,62 @@ pub enum Direction {
     Map,
     /// A copy kernel run by the GPU's SMs reads mapped host memory in
     /// place (zero-copy over the link): nvbandwidth's `_sm` tests.
-    #[serde(rename = "h2d-sm")]
     H2dSm,
     /// A copy kernel writes mapped host memory in place.
-    #[serde(rename = "d2h-sm")]
     D2hSm,
     /// A copy kernel between two device buffers.
-    #[serde(rename = "d2d-sm")]
     D2dSm,
 }
 
-pub const DIRECTIONS: &[Direction] = &[
-    Direction::H2d,
-    Direction::D2h,
-    Direction::D2d,
-    Direction::Bidir,
-    Direction::Map,
-    Direction::H2dSm,
-    Direction::D2hSm,
-    Direction::D2dSm,
+pub const ROUTES: &[Route] = &[
+    Route::H2d,
+    Route::D2h,
+    Route::D2d,
+    Route::Bidir,
+    Route::Map,
+    Route::H2dSm,
+    Route::D2hSm,
+    Route::D2dSm,
 ];
 
 /// What a backend without copy kernels offers.
-pub const ENGINE_DIRECTIONS: &[Direction] = &[
-    Direction::H2d,
-    Direction::D2h,
-    Direction::D2d,
-    Direction::Bidir,
-    Direction::Map,
-];
+pub const ENGINE_ROUTES: &[Route] = &[Route::H2d, Route::D2h, Route::D2d, Route::Bidir, Route::Map];
 
-impl Direction {
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::H2d => "h2d",
-            Direction::D2h => "d2h",
-            Direction::D2d => "d2d",
-            Direction::Bidir => "bidir",
-            Direction::Map => "map",
-            Direction::H2dSm => "h2d-sm",
-            Direction::D2hSm => "d2h-sm",
-            Direction::D2dSm => "d2d-sm",
+impl From<Route> for Op {
+    fn from(r: Route) -> Op {
+        match r {
+            Route::H2d => Op::H2d,
+            Route::D2h => Op::D2h,
+            Route::D2d => Op::D2d,
+            Route::Bidir => Op::Bidir,
+            Route::Map => Op::Map,
+            Route::H2dSm => Op::H2dSm,
+            Route::D2hSm => Op::D2hSm,
+            Route::D2dSm => Op::D2dSm,
         }
+    }
+}
+
+impl Serialize for Route {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl Route {
+    /// Its word: its records' op (every route is a word the model knows;
+    /// a test checks each).
+    pub fn name(self) -> &'static str {
+        Op::from(self).word().unwrap_or_default()
     }
 
     /// The copy an SM direction performs (itself for the others): what is
     /// read and written, so verification and byte counting follow it.
-    pub fn copy_of(self) -> Direction {
+    pub fn copy_of(self) -> Route {
         match self {
-            Direction::H2dSm => Direction::H2d,
-            Direction::D2hSm => Direction::D2h,
-            Direction::D2dSm => Direction::D2d,
+            Route::H2dSm => Route::H2d,
+            Route::D2hSm => Route::D2h,
+            Route::D2dSm => Route::D2d,
             d => d,
         }
     }
@@ -187,11 +199,11 @@ impl Direction {
 
     /// Involves no host memory.
     pub fn device_only(self) -> bool {
-        self.copy_of() == Direction::D2d
+        self.copy_of() == Route::D2d
     }
 
-    pub fn parse(s: &str) -> Option<Direction> {
-        DIRECTIONS.iter().copied().find(|d| d.name() == s)
+    pub fn parse(s: &str) -> Option<Route> {
+        ROUTES.iter().copied().find(|d| d.name() == s)
     }
 }
 
@@ -277,17 +289,17 @@ pub trait Backend {
     /// Host kinds this backend provides.
     fn kinds(&self) -> &'static [HostKind];
     /// Directions this backend can measure.
-    fn directions(&self) -> &'static [Direction] {
-        ENGINE_DIRECTIONS
+    fn directions(&self) -> &'static [Route] {
+        ENGINE_ROUTES
     }
     /// Why (kind, dir) cannot be measured on this device, if it cannot: the
     /// case becomes a `skipped` record with this reason.
-    fn unsupported(&self, _kind: HostKind, _dir: Direction) -> Option<String> {
+    fn unsupported(&self, _kind: HostKind, _dir: Route) -> Option<String> {
         None
     }
     /// The clock that heads a record of `kind` in `dir`: device events for
     /// asynchronous copies, the host clock for pageable/blocking ones.
-    fn headline_timer(&self, kind: HostKind, dir: Direction) -> Timer;
+    fn headline_timer(&self, kind: HostKind, dir: Route) -> Timer;
     /// Allocate the buffers of one case. Host buffers hold random data.
     fn prepare(
         &mut self,
@@ -303,7 +315,7 @@ pub trait Session {
     /// destination). For mapped kinds this is the mapped pointer.
     fn host(&mut self, i: usize) -> &mut [u8];
     /// Run `reps` copies in `dir`, synchronise, and report the times.
-    fn run(&mut self, dir: Direction, reps: u64) -> Result<Timed, DriverError>;
+    fn run(&mut self, dir: Route, reps: u64) -> Result<Timed, DriverError>;
     /// Blocking copy from a plain slice into device buffer `i` (verification).
     fn write_device(&mut self, i: usize, src: &[u8]) -> Result<(), DriverError>;
     /// Blocking copy from device buffer `i` into a plain slice (verification).
@@ -376,16 +388,17 @@ mod tests {
         for k in HostKind::all() {
             assert_eq!(HostKind::parse(k.name()), Some(k));
         }
-        for d in DIRECTIONS {
-            assert_eq!(Direction::parse(d.name()), Some(*d));
+        for d in ROUTES {
+            assert!(!d.name().is_empty(), "{d:?} has no word");
+            assert_eq!(Route::parse(d.name()), Some(*d));
             assert_eq!(
                 serde_json::to_value(d).unwrap(),
                 serde_json::json!(d.name())
             );
         }
-        assert_eq!(Direction::H2dSm.copy_of(), Direction::H2d);
-        assert!(Direction::D2dSm.is_sm() && Direction::D2dSm.device_only());
-        assert!(!Direction::Bidir.is_sm() && !Direction::Bidir.device_only());
+        assert_eq!(Route::H2dSm.copy_of(), Route::H2d);
+        assert!(Route::D2dSm.is_sm() && Route::D2dSm.device_only());
+        assert!(!Route::Bidir.is_sm() && !Route::Bidir.device_only());
         assert_eq!(HostKind::parse("pinned-uc"), None);
         assert_eq!(HostKind::Pinned.api(), Api::Cuda);
         assert_eq!(HostKind::AllocHostPtrRo.api(), Api::Opencl);

@@ -25,8 +25,8 @@ use opencl3::memory::{
 use opencl3::types::{cl_bool, cl_device_id, CL_BLOCKING, CL_NON_BLOCKING};
 
 use super::{
-    Backend, DeviceInfo, Direction, DriverError, HostKind, Needs, NoSuchDevice, Opened, Session,
-    Timed, Timer, Unavailable, OPENCL_KINDS,
+    Backend, DeviceInfo, DriverError, HostKind, Needs, NoSuchDevice, Opened, Route, Session, Timed,
+    Timer, Unavailable, OPENCL_KINDS,
 };
 use crate::memory::{Buffer as HostBuffer, PageKind};
 
@@ -185,12 +185,12 @@ impl Backend for ClBackend {
         OPENCL_KINDS
     }
 
-    fn headline_timer(&self, kind: HostKind, dir: Direction) -> Timer {
+    fn headline_timer(&self, kind: HostKind, dir: Route) -> Timer {
         match dir {
             // Blocking copies from pageable memory, and map/unmap (events
             // read ~0 on unified memory: clpeak's artefact).
-            Direction::H2d | Direction::D2h if kind == HostKind::HostPtr => Timer::HostClock,
-            Direction::Map => Timer::HostClock,
+            Route::H2d | Route::D2h if kind == HostKind::HostPtr => Timer::HostClock,
+            Route::Map => Timer::HostClock,
             _ => Timer::DeviceEvents,
         }
     }
@@ -411,7 +411,7 @@ impl Session for ClSession<'_> {
         self.host[i].slice(n)
     }
 
-    fn run(&mut self, dir: Direction, reps: u64) -> Result<Timed, DriverError> {
+    fn run(&mut self, dir: Route, reps: u64) -> Result<Timed, DriverError> {
         let n = self.bytes;
         let blocking = self.blocking();
         let q = &self.b.queues;
@@ -419,7 +419,7 @@ impl Session for ClSession<'_> {
         let mut span = Span::default();
 
         match dir {
-            Direction::H2d => {
+            Route::H2d => {
                 let src: *const u8 = self.host[0].slice(n).as_ptr();
                 // SAFETY: src is valid for n bytes for the whole batch (the
                 // session owns it and is borrowed mutably by this call).
@@ -434,7 +434,7 @@ impl Session for ClSession<'_> {
                 }
                 q[0].finish().map_err(cl("clFinish"))?;
             }
-            Direction::D2h => {
+            Route::D2h => {
                 let dst: *mut u8 = self.host[0].slice(n).as_mut_ptr();
                 // SAFETY: as above; no one else touches the buffer meanwhile.
                 let dst = unsafe { std::slice::from_raw_parts_mut(dst, n) };
@@ -447,7 +447,7 @@ impl Session for ClSession<'_> {
                 }
                 q[0].finish().map_err(cl("clFinish"))?;
             }
-            Direction::D2d => {
+            Route::D2d => {
                 let (a, b) = self.dev.split_at_mut(1);
                 for _ in 0..reps {
                     // SAFETY: two distinct device buffers of `self.bytes` (= n) bytes each.
@@ -457,14 +457,14 @@ impl Session for ClSession<'_> {
                 }
                 q[0].finish().map_err(cl("clFinish"))?;
             }
-            Direction::Bidir => return self.bidir(reps),
-            Direction::H2dSm | Direction::D2hSm | Direction::D2dSm => {
+            Route::Bidir => return self.bidir(reps),
+            Route::H2dSm | Route::D2hSm | Route::D2dSm => {
                 return Err(DriverError::new(
                     dir.name(),
                     "the OpenCL backend has no copy kernels (directions h2d, d2h, d2d, bidir, map)",
                 ))
             }
-            Direction::Map => {
+            Route::Map => {
                 let HostSide::Mapped { buf, ptr } = &mut self.host[0] else {
                     return Err(DriverError::new(
                         "map",

@@ -97,6 +97,7 @@ impl Ranks {
         let (tx, lines) = channel();
         for &r in which {
             let mut c = Command::new(exe());
+            c.env("BWSCOPE_HISTORY", super::test_history());
             // No MPI here even in an MPI build: the launcher is faked.
             c.arg("fleet")
                 .args(args)

@@ -33,14 +33,17 @@ pub fn bwscope() -> assert_cmd::Command {
     c
 }
 
-/// The history store the tests' runs go to (never the user's data
-/// folder): `BWSCOPE_HISTORY` as cargo's `[env]` sets it
-/// (`.cargo/config.toml`), else one under the system's temporary folder.
+/// The history store the tests' runs go to, never the user's data
+/// folder: `BWSCOPE_HISTORY` where the caller set one, else one under
+/// cargo's target folder. Every spawn of the binary sets it (a cargo
+/// `[env]` entry would also reach `cargo run`, and so the user's runs).
 pub fn test_history() -> PathBuf {
     std::env::var_os("BWSCOPE_HISTORY")
         .filter(|v| !v.is_empty() && v != "off")
         .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("bwscope-test-history/history.sqlite3"))
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-history/history.sqlite3")
+        })
 }
 
 /// Run `cmd` with `--json -`, check it succeeded (its stderr in the

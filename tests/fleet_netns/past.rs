@@ -45,6 +45,7 @@ fn fleet_run(dir: &std::path::Path, history: &std::path::Path, name: &str) -> Va
         .map(|s| s.to_string()),
     );
     let out = Command::new("mpirun")
+        .env("BWSCOPE_HISTORY", history)
         .args(&args)
         .current_dir(dir)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")

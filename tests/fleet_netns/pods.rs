@@ -107,12 +107,13 @@ fn ranks_in_private_mounts_meet_at_a_late_resolving_coordinator() {
         "--mca", "oob_tcp_if_include", &subnet,
         "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", &subnet,
         // Only mpirun's forwarding carries them, as in an MPIJob.
-        "-x", &coordinator, "-x", &token_var,
+        "-x", &coordinator, "-x", &token_var, "-x", "BWSCOPE_HISTORY",
         exe(), "fleet", "--control", "tcp",
         "--suites", "cache", "--samples", "3", "--min-sample-ms", "5",
         "--step-time", "0.3", "--omit", "0.1", "--timeout", "60", "--json", "-",
     ];
     let mut mpirun = Command::new("mpirun")
+        .env("BWSCOPE_HISTORY", crate::common::test_history())
         .args(args)
         .current_dir(&work)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")

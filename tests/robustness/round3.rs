@@ -253,7 +253,7 @@ fn the_fleet_write_probe_does_not_follow_a_planted_link() {
     std::fs::create_dir(&out).unwrap();
     chmod(&out, 0o777);
     std::os::unix::fs::symlink(&victim, out.join(".bwscope-write-test")).unwrap();
-    let o = std::process::Command::new(super::BIN)
+    let o = super::bin_cmd()
         .args(["fleet", "--suites", "none", "--schedule", "none", "--out"])
         .arg(&out)
         .env("PMI_RANK", "0")
@@ -288,7 +288,7 @@ fn a_fifo_gets_one_whole_run_and_never_holds_a_signal_up() {
     // A one-shot reader that opens before the run ends: one document,
     // every record (it used to get a 1-record snapshot, and bwscope then
     // blocked in open() for the next rewrite).
-    let child = std::process::Command::new(super::BIN)
+    let child = super::bin_cmd()
         .args(THREE)
         .arg("--json")
         .arg(&fifo)
@@ -308,7 +308,7 @@ fn a_fifo_gets_one_whole_run_and_never_holds_a_signal_up() {
     // Nobody reads: the wait is said, and SIGTERM ends it at once, while
     // the CSV beside it keeps every record.
     let csv = d.path().join("r.csv");
-    let mut child = std::process::Command::new(super::BIN)
+    let mut child = super::bin_cmd()
         .args(THREE)
         .arg("--json")
         .arg(&fifo)
@@ -351,7 +351,7 @@ fn dev_stdout_means_stdout_into_a_pipe_or_a_file() {
     // failed on the deleted descriptor).
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("out.json");
-    let o = std::process::Command::new(super::BIN)
+    let o = super::bin_cmd()
         .args(THREE)
         .args(["--json", "/dev/stdout"])
         .stdout(std::fs::File::create(&f).unwrap())
@@ -395,7 +395,7 @@ fn with_limit(
     dir: &Path,
 ) -> std::process::Output {
     use std::os::unix::process::CommandExt;
-    let mut c = std::process::Command::new(super::BIN);
+    let mut c = super::bin_cmd();
     c.args(args).current_dir(dir);
     // SAFETY: only setrlimit between fork and exec.
     unsafe {
@@ -469,7 +469,7 @@ fn a_run_cut_by_a_write_error_says_so_and_keeps_whole_rows() {
 #[test]
 fn a_net_run_that_loses_its_server_is_not_complete() {
     let d = tempfile::tempdir().unwrap();
-    let mut srv = std::process::Command::new(super::BIN)
+    let mut srv = super::bin_cmd()
         .args(["net", "serve", "--port", "0"])
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -487,7 +487,7 @@ fn a_net_run_that_loses_its_server_is_not_complete() {
         .unwrap()
         .to_string();
     let json = d.path().join("net.json");
-    let leader = std::process::Command::new(super::BIN)
+    let leader = super::bin_cmd()
         .args(["net", "run", &format!("127.0.0.1:{port}"), "-m", "stream"])
         .args([
             "-t",
@@ -550,7 +550,7 @@ fn job() -> String {
 
 /// Rank `r` of `n` as Open MPI's `mpirun` would start it in job `job`.
 fn rank(r: u32, n: u32, job: &str, dir: &Path, args: &[&str]) -> std::process::Command {
-    let mut c = std::process::Command::new(super::BIN);
+    let mut c = super::bin_cmd();
     c.arg("fleet")
         .args(args)
         .args(["--control", "tcp", "--timeout", "20"])
@@ -766,7 +766,7 @@ fn a_coordinator_without_a_token_says_it_is_unauthenticated() {
 /// Rank `r` of `n` as MPICH's Hydra would start it, without its process
 /// manager: `PMI_RANK`/`PMI_SIZE` and no job name.
 fn bare_rank(r: u32, n: u32, dir: &Path, args: &[&str]) -> std::process::Command {
-    let mut c = std::process::Command::new(super::BIN);
+    let mut c = super::bin_cmd();
     c.arg("fleet")
         .args(args)
         .args(["--control", "tcp", "--timeout", "20"])
@@ -822,7 +822,7 @@ fn hydra_jobs_started_at_once_in_one_folder_keep_their_own_ranks() {
     for trial in 0..2 {
         let jobs: Vec<std::process::Child> = (0..2)
             .map(|i| {
-                std::process::Command::new(hydra)
+                super::with_history(std::process::Command::new(hydra))
                     .args(["-np", "2", super::BIN, "fleet", "--control", "tcp"])
                     .args(["--suites", "none", "--schedule", "none", "--timeout", "30"])
                     .args(["--out", &format!("res{trial}-{i}")])
@@ -882,7 +882,7 @@ impl Drop for Served {
 pub(super) fn serve(nofile: Option<u64>, args: &[&str]) -> Served {
     use std::io::BufRead;
     use std::os::unix::process::CommandExt;
-    let mut c = std::process::Command::new(super::BIN);
+    let mut c = super::bin_cmd();
     c.args(["net", "serve", "--port", "0"])
         .args(args)
         .stderr(std::process::Stdio::piped());

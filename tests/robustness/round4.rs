@@ -75,7 +75,8 @@ fn a_malformed_smbios_table_is_a_note_never_a_panic() {
 /// `bwscope ARGS` under `ulimit SET` (bash's `-s` sets the soft and the
 /// hard limit, `-Ss` the soft one only).
 fn under_stack_limit(set: &str, args: &str) -> std::process::Output {
-    std::process::Command::new("bash")
+    super::with_history(std::process::Command::new("bash"))
+        .env("BWSCOPE_HISTORY", crate::common::test_history())
         .args(["-c", &format!("ulimit {set}; exec {} {args}", super::BIN)])
         .output()
         .unwrap()
@@ -150,7 +151,7 @@ fn escapes_and_formulas_in_a_run_file_never_reach_the_terminal_or_a_sheet() {
 
 /// Rank `r` of `n` as Open MPI's `mpirun` would start it, in `dir`.
 fn ompi_rank(r: u32, n: u64, job: &str, dir: &Path, args: &[&str]) -> std::process::Command {
-    let mut c = std::process::Command::new(super::BIN);
+    let mut c = super::bin_cmd();
     c.arg("fleet")
         .args(["--control", "tcp", "--schedule", "none"])
         .args(args)
@@ -338,7 +339,7 @@ fn a_refused_fleet_leaves_no_empty_results_folder() {
     );
     // A second rank 0 in the same folder, without a job name.
     let pmi = |out: &str| {
-        let mut c = std::process::Command::new(super::BIN);
+        let mut c = super::bin_cmd();
         c.args(["fleet", "--control", "tcp", "--suites", "none"])
             .args(["--schedule", "none", "--timeout", "8", "--out", out])
             .current_dir(d.path())

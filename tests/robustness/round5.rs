@@ -13,7 +13,7 @@ use crate::common::fixture_path;
 
 /// `bwscope ARGS` with its cache folder in `cache`.
 fn with_cache(cache: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(super::BIN);
+    let mut c = super::bin_cmd();
     c.args(args)
         .env("XDG_CACHE_HOME", cache)
         .env_remove("BWSCOPE_SMBIOS_DIR");
@@ -226,7 +226,7 @@ fn a_report_never_overwrites_the_file_its_stdin_reads() {
         if out == "link.json" {
             std::os::unix::fs::symlink("run.json", d.path().join(out)).unwrap();
         }
-        let o = Command::new(super::BIN)
+        let o = super::bin_cmd()
             .args(["report", "-", "-f", fmt, "-o", out])
             .current_dir(d.path())
             .stdin(std::fs::File::open(&run).unwrap())
@@ -236,7 +236,7 @@ fn a_report_never_overwrites_the_file_its_stdin_reads() {
         assert_eq!(hash(&run), before, "{fmt} -o {out} replaced the run");
     }
     // Stdin from elsewhere still writes there.
-    let o = Command::new(super::BIN)
+    let o = super::bin_cmd()
         .args(["report", "-", "-f", "md", "-o", "r.md"])
         .current_dir(d.path())
         .stdin(std::fs::File::open(&run).unwrap())
@@ -282,7 +282,7 @@ fn a_default_results_folder_is_never_shared() {
         std::fs::create_dir_all(t).unwrap();
         std::fs::write(t.join("theirs"), "x").unwrap();
     }
-    let o = Command::new(super::BIN)
+    let o = super::bin_cmd()
         .args(["fleet", "--control", "tcp", "--schedule", "none"])
         .args(["--suites", "none", "--timeout", "10"])
         .current_dir(d.path())
@@ -316,7 +316,7 @@ fn two_runs_given_the_same_outputs_never_interleave() {
     let d = tempfile::tempdir().unwrap();
     let (json, csv) = (d.path().join("x.json"), d.path().join("x.csv"));
     let args = |csv_path: &Path, samples: &str| {
-        let mut c = Command::new(super::BIN);
+        let mut c = super::bin_cmd();
         c.args([
             "cache",
             "--kernel",
@@ -371,7 +371,7 @@ fn planted_lock_files_and_store_folders_are_refused_never_followed() {
     std::os::unix::fs::symlink(&victim, &lock).unwrap();
     let mut args = TINY.to_vec();
     args.extend(["--json", json.to_str().unwrap()]);
-    let o = Command::new(super::BIN).args(&args).output().unwrap();
+    let o = super::bin_cmd().args(&args).output().unwrap();
     usage_error(&o, "cannot take its lock file");
     assert_eq!(hash(&victim), before);
     assert!(!json.exists());
@@ -380,7 +380,7 @@ fn planted_lock_files_and_store_folders_are_refused_never_followed() {
     let c = std::ffi::CString::new(lock.to_str().unwrap()).unwrap();
     // SAFETY: a valid path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let child = Command::new(super::BIN)
+    let child = super::bin_cmd()
         .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -391,7 +391,7 @@ fn planted_lock_files_and_store_folders_are_refused_never_followed() {
     std::fs::remove_file(&lock).unwrap();
     // A stale lock file (its run was killed): taken over, and removed.
     std::fs::write(&lock, "").unwrap();
-    let o = Command::new(super::BIN).args(&args).output().unwrap();
+    let o = super::bin_cmd().args(&args).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
     assert!(json.exists() && !lock.exists());
     // The store's folder owned by someone else (as root: give it away):
@@ -450,7 +450,7 @@ fn a_results_folder_through_a_link_another_user_planted_is_refused() {
     let link = shared.join("bwscope-fleet");
     std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
     std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
-    let o = Command::new(super::BIN)
+    let o = super::bin_cmd()
         .args(["fleet", "--control", "tcp", "--schedule", "none"])
         .args(["--suites", "none", "--timeout", "10"])
         .current_dir(&shared)

@@ -41,7 +41,7 @@ fn bounded(mut c: Command, limit: Duration) -> Option<std::process::Output> {
 }
 
 fn has_tool(name: &str) -> bool {
-    Command::new("sh")
+    super::with_history(Command::new("sh"))
         .args(["-c", &format!("command -v {name}")])
         .stdout(Stdio::null())
         .status()
@@ -69,14 +69,15 @@ fn rank(r: u32, job: &str, dir: &Path, host: Option<&str>) -> Command {
     ];
     let mut c = match host {
         Some(h) => {
-            let mut c = Command::new("unshare");
+            let mut c = super::with_history(Command::new("unshare"));
+            c.env("BWSCOPE_HISTORY", crate::common::test_history());
             c.args(["--uts", "python3", "-c"])
                 .arg("import os, socket, sys; socket.sethostname(sys.argv[1]); os.execv(sys.argv[2], sys.argv[2:])")
                 .arg(h)
                 .arg(BIN);
             c
         }
-        None => Command::new(BIN),
+        None => super::bin_cmd(),
     };
     c.args(fleet)
         .current_dir(dir)
@@ -162,7 +163,7 @@ fn contend_whose_probe_cannot_start_beside_a_started_agent_does_not_panic() {
         eprintln!("skipped: huge pages are reserved here");
         return;
     }
-    let mut c = Command::new(BIN);
+    let mut c = super::bin_cmd();
     c.args([
         "contend",
         "--net",
@@ -188,7 +189,7 @@ fn contend_whose_probe_cannot_start_beside_a_started_agent_does_not_panic() {
 fn a_latency_probe_under_ulimit_v_with_backtraces_on_ends() {
     // Under this limit the probe cannot start; the old build panicked, and
     // its backtrace then hung in the standard library's lock for good.
-    let mut c = Command::new("sh");
+    let mut c = super::with_history(Command::new("sh"));
     c.args([
         "-c",
         &format!(
@@ -205,7 +206,7 @@ fn a_latency_probe_under_ulimit_v_with_backtraces_on_ends() {
 
 #[test]
 fn a_flow_to_a_stopped_transponder_is_invalid_not_zero() {
-    let mut serve = Command::new(BIN)
+    let mut serve = super::bin_cmd()
         .args(["net", "serve", "--port", "0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -236,7 +237,7 @@ fn a_flow_to_a_stopped_transponder_is_invalid_not_zero() {
     // Stopped: the kernel still accepts its connections, nothing answers.
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(serve.id() as i32, libc::SIGSTOP) };
-    let mut c = Command::new(BIN);
+    let mut c = super::bin_cmd();
     c.args([
         "contend",
         "--net",
@@ -281,7 +282,7 @@ fn a_flow_to_a_stopped_transponder_is_invalid_not_zero() {
 #[test]
 fn team_sizes_from_the_command_line_are_checked_before_allocating() {
     for spec in ["4294967295@0", "18446744073709551615@0"] {
-        let mut c = Command::new("sh");
+        let mut c = super::with_history(Command::new("sh"));
         c.args([
             "-c",
             &format!("ulimit -v 4000000; exec {BIN} contend --cpu {spec}"),
@@ -289,7 +290,7 @@ fn team_sizes_from_the_command_line_are_checked_before_allocating() {
         let o = bounded(c, Duration::from_secs(30)).expect("hung");
         usage_error(&o, "--cpu");
     }
-    let mut c = Command::new("sh");
+    let mut c = super::with_history(Command::new("sh"));
     c.args([
         "-c",
         &format!(
@@ -326,7 +327,7 @@ fn a_sysfs_attribute_of_1_gb_is_not_read_whole() {
         "mount --bind {} {attr} && exec /usr/bin/time -f 'peak %M KB' {BIN} info --no-clock --json -",
         big.display()
     );
-    let mut c = Command::new("unshare");
+    let mut c = super::with_history(Command::new("unshare"));
     c.args(["-m", "sh", "-c", &script]);
     let o = bounded(c, Duration::from_secs(120)).expect("hung");
     let e = stderr_of(&o);
@@ -374,7 +375,7 @@ fn a_transponders_error_text_reaches_the_terminal_cleaned_and_bounded() {
             "50",
         ],
     ] {
-        let mut c = Command::new(BIN);
+        let mut c = super::bin_cmd();
         c.args(&args);
         let o = bounded(c, Duration::from_secs(60)).expect("hung");
         let e = stderr_of(&o);
@@ -444,7 +445,7 @@ fn rank_0_under_a_hard_ulimit_n_too_small_says_how_many_it_needs() {
     let job = format!("r6-fds-{}", std::process::id());
     let n = 16;
     let fleet = |r: u32| {
-        let mut c = Command::new("sh");
+        let mut c = super::with_history(Command::new("sh"));
         let limit = if r == 0 { "ulimit -n 32; " } else { "" };
         c.args([
             "-c",
@@ -498,7 +499,7 @@ fn a_file_on_a_read_only_mount_is_not_given_a_chmod_hint() {
         "mount -t tmpfs tmpfs {m} && echo old > {m}/r.json && chmod 644 {m}/r.json && mount -o remount,ro {m} && exec {BIN} {tiny} --json {m}/r.json",
         m = m.display()
     );
-    let o = Command::new("unshare")
+    let o = super::with_history(Command::new("unshare"))
         .args(["-m", "sh", "-c", &script])
         .output()
         .unwrap();
@@ -523,7 +524,7 @@ fn contend_refuses_slices_finer_than_its_count_and_has_a_token_file() {
     let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
     let port = l.local_addr().unwrap().port();
     drop(l);
-    let mut serve = Command::new(BIN)
+    let mut serve = super::bin_cmd()
         .args(["net", "serve", "--port", &port.to_string(), "--token-file"])
         .arg(&tok)
         .stdout(Stdio::null())
@@ -535,7 +536,7 @@ fn contend_refuses_slices_finer_than_its_count_and_has_a_token_file() {
         assert!(t0.elapsed() < Duration::from_secs(20), "no server");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mut c = Command::new(BIN);
+    let mut c = super::bin_cmd();
     c.args([
         "contend",
         "--net",
@@ -557,12 +558,18 @@ fn contend_refuses_slices_finer_than_its_count_and_has_a_token_file() {
     assert_eq!(o.status.code(), Some(0), "{e}");
     assert!(!e.contains("pass --token-file"), "{e}");
     let run: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let recs = run["records"].as_array().unwrap();
+    // The token let the flow in: a valid window, or (on a loaded machine,
+    // where a 0.1 s window's flow can stall for most of it) a flow that
+    // moved bytes and then stalled, which a refused token never does.
+    let stalled = |r: &&serde_json::Value| {
+        r["extra"]["agent_kind"] == "net"
+            && r["reason"]
+                .as_str()
+                .is_some_and(|m| m.contains("(stalled: "))
+    };
     assert!(
-        run["records"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["extra"]["valid"] == true),
+        recs.iter().any(|r| r["extra"]["valid"] == true) || recs.iter().any(|r| stalled(&r)),
         "{}",
         run["records"]
     );
@@ -577,7 +584,7 @@ fn a_rank_in_a_flow_with_a_stopped_rank_0_says_how_long_it_was_silent() {
     let d = tempfile::tempdir().unwrap();
     let job = format!("r6-flow-{}", std::process::id());
     let fleet = |r: u32| {
-        let mut c = Command::new(BIN);
+        let mut c = super::bin_cmd();
         c.args(["fleet", "--control", "tcp", "--suites", "none"])
             .args(["--schedule", "shift", "--step-time", "3", "--timeout", "5"])
             .current_dir(d.path())

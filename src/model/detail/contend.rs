@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::latency::latency_headline;
 use super::{case_parts, CasePart, Headline, Judged, Nullable, SuiteDetail};
-use crate::model::{Record, Stats};
+use crate::model::{AgentKind, Record, Stats};
 
 /// A `contend` record.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -22,7 +22,7 @@ pub struct ContendDetail {
     pub case_agent: Option<String>,
     /// What the agent is: `cpu`, `device`, `net`, `probe` or `aggregate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent_kind: Option<String>,
+    pub agent_kind: Option<AgentKind>,
     /// The agent as asked for (`cpus:0-1:read`, `opencl:h2d:host-ptr`,
     /// `loopback`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -132,6 +132,34 @@ pub struct ContendDetail {
     pub peer: Option<String>,
 }
 
+impl ContendDetail {
+    /// What the record is: its `agent_kind`, or where a file has none,
+    /// what its name says (`aggregate`, `probe`).
+    pub fn kind(&self) -> Option<AgentKind> {
+        self.agent_kind
+            .clone()
+            .or_else(|| match AgentKind::parse(self.case_agent.as_deref()?) {
+                k @ (AgentKind::Aggregate | AgentKind::Probe) => Some(k),
+                _ => None,
+            })
+    }
+
+    /// A phase's aggregate record.
+    pub fn is_aggregate(&self) -> bool {
+        self.kind() == Some(AgentKind::Aggregate)
+    }
+
+    /// The bystander probe's record.
+    pub fn is_probe(&self) -> bool {
+        self.kind() == Some(AgentKind::Probe)
+    }
+
+    /// An agent's record (not the probe's, not the aggregate's).
+    pub fn is_agent(&self) -> bool {
+        self.kind().is_none_or(|k| k.is_agent())
+    }
+}
+
 impl SuiteDetail for ContendDetail {
     fn case(&self) -> Vec<CasePart> {
         case_parts([
@@ -150,7 +178,7 @@ impl SuiteDetail for ContendDetail {
         let all = records
             .iter()
             .filter_map(|r| Some((r.detail.get::<ContendDetail>()?, *r)))
-            .filter(|(d, _)| d.case_agent.as_deref() == Some("aggregate"))
+            .filter(|(d, _)| d.is_aggregate())
             .max_by_key(|(d, _)| d.phase_agents.as_ref().map_or(0, |a| a.len()));
         let Some((d, record)) = all else {
             return Vec::new();

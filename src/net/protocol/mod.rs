@@ -30,6 +30,8 @@ mod auth;
 
 pub use auth::{auth_mac, auth_mac_as, auth_ok, auth_ok_as, random_bytes, SERVER_LABEL};
 
+use crate::model::Op;
+
 /// Protocol version spoken by this build; a peer with another is refused.
 pub const VERSION: u16 = 1;
 /// First bytes of every `Hello`: tells a bwscope leader from stray traffic.
@@ -63,10 +65,15 @@ pub enum Mode {
     Stream,
 }
 
-/// Which way bytes flow, from the leader's point of view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
+/// Which way bytes flow, from the leader's point of view: a field of the
+/// wire protocol's setup (its code is on the wire). Not `Direction`: the
+/// transfer suite's `transfer::Route` (what a device copy moves where) is
+/// another question with a `bidir` of its own, and the two shared a name.
+/// Its words are the model's ([`Op`]); a one-way test's flow is a record
+/// whose op is that word, a `bidir` test's records name their flows
+/// (`send` and `recv` streaming, `both` request/answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Way {
     /// Leader → transponder.
     Send,
     /// Transponder → leader.
@@ -90,29 +97,38 @@ impl Mode {
     }
 }
 
-impl Direction {
-    pub fn name(self) -> &'static str {
+impl serde::Serialize for Way {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl Way {
+    /// The model's word for it.
+    pub fn op(self) -> Op {
         match self {
-            Direction::Send => "send",
-            Direction::Recv => "recv",
-            Direction::Bidir => "bidir",
+            Way::Send => Op::Send,
+            Way::Recv => Op::Recv,
+            Way::Bidir => Op::Bidir,
         }
+    }
+    /// Its word (every way is one the model knows; a test checks each).
+    pub fn name(self) -> &'static str {
+        self.op().word().unwrap_or_default()
     }
     /// Does the leader send bytes in this direction?
     pub fn leader_sends(self) -> bool {
-        self != Direction::Recv
+        self != Way::Recv
     }
     /// Does the leader receive bulk bytes in this direction?
     pub fn leader_receives(self) -> bool {
-        self != Direction::Send
+        self != Way::Send
     }
     fn code(self) -> u8 {
         self as u8
     }
-    fn from_code(c: u8) -> Option<Direction> {
-        [Direction::Send, Direction::Recv, Direction::Bidir]
-            .get(c as usize)
-            .copied()
+    fn from_code(c: u8) -> Option<Way> {
+        [Way::Send, Way::Recv, Way::Bidir].get(c as usize).copied()
     }
 }
 
@@ -120,7 +136,7 @@ impl Direction {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setup {
     pub mode: Mode,
-    pub direction: Direction,
+    pub direction: Way,
     pub streams: u16,
     pub chunk_bytes: u64,
     /// Measured duration after the omit window; 0 when `bytes` bounds it.
@@ -346,8 +362,7 @@ pub fn decode_payload(kind: u8, payload: &[u8]) -> Result<Frame, DecodeError> {
         K_AUTH_OK => Frame::AuthOk,
         K_SETUP => {
             let mode = Mode::from_code(r.u8()?).ok_or_else(|| r.bad("unknown mode"))?;
-            let direction =
-                Direction::from_code(r.u8()?).ok_or_else(|| r.bad("unknown direction"))?;
+            let direction = Way::from_code(r.u8()?).ok_or_else(|| r.bad("unknown direction"))?;
             Frame::Setup(Setup {
                 mode,
                 direction,
@@ -495,6 +510,19 @@ pub fn encode(f: &Frame) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn ways_spell_the_models_words() {
+        for (w, s) in [
+            (Way::Send, "send"),
+            (Way::Recv, "recv"),
+            (Way::Bidir, "bidir"),
+        ] {
+            assert_eq!(w.name(), s);
+            assert_eq!(serde_json::to_value(w).unwrap(), serde_json::json!(s));
+            assert_eq!(Way::from_code(w.code()), Some(w));
+        }
+    }
+
     fn roundtrip(f: Frame) {
         let b = encode(&f);
         assert_eq!(decode(&b).unwrap(), Some((f, b.len())));
@@ -519,7 +547,7 @@ mod tests {
         roundtrip(Frame::AuthOk);
         roundtrip(Frame::Setup(Setup {
             mode: Mode::Stream,
-            direction: Direction::Bidir,
+            direction: Way::Bidir,
             streams: 4,
             chunk_bytes: 1 << 20,
             time_ms: 3000,

@@ -4,7 +4,7 @@
 
 use super::{Bar, Bars, Chart, Heatmap, Kind};
 use crate::model::detail::ContendDetail;
-use crate::model::Record;
+use crate::model::{AgentKind, Record};
 
 /// Phases in record order, and the agents (not the probe, not the
 /// aggregate) in order of first appearance.
@@ -17,8 +17,8 @@ fn phases_and_agents(recs: &[&Record]) -> (Vec<String>, Vec<String>) {
                 phases.push(p.clone());
             }
         }
-        if let Some(a) = &d.case_agent {
-            if !agents.contains(a) && a != "aggregate" && a != "probe" {
+        if let Some(a) = d.case_agent.as_ref().filter(|_| d.is_agent()) {
+            if !agents.contains(a) {
                 agents.push(a.clone());
             }
         }
@@ -50,9 +50,7 @@ pub fn bars(recs: &[&Record]) -> Option<Chart> {
                         .and_then(|d| d.window_gbps.value())
                 })
                 .collect();
-            let agg = of(p)
-                .into_iter()
-                .find(|d| d.case_agent.as_deref() == Some("aggregate"));
+            let agg = of(p).into_iter().find(|d| d.is_aggregate());
             let members = agg
                 .and_then(|d| d.phase_agents.as_ref())
                 .map_or(0, |a| a.len());
@@ -85,25 +83,32 @@ pub fn matrix(recs: &[&Record]) -> Option<Chart> {
         Some((
             d.case_phase.clone()?,
             d.case_agent.clone()?,
+            d.is_aggregate(),
             d.window_gbps.value()?,
         ))
     };
-    let cells: Vec<(String, String, f64)> = recs.iter().filter_map(|r| cell(r)).collect();
+    let cells: Vec<(String, String, bool, f64)> = recs.iter().filter_map(|r| cell(r)).collect();
     let mut rows: Vec<String> = Vec::new();
     let mut cols: Vec<String> = Vec::new();
-    for (p, a, _) in &cells {
+    for (p, a, agg, _) in &cells {
         if !rows.contains(p) {
             rows.push(p.clone());
         }
-        if !cols.contains(a) && a != "aggregate" {
+        if !cols.contains(a) && !agg {
             cols.push(a.clone());
         }
     }
-    cols.push("aggregate".into());
+    // The phases' aggregates: the last column, whatever their records
+    // are named.
+    cols.push(AgentKind::Aggregate.to_string());
     let mut values = vec![vec![None; cols.len()]; rows.len()];
-    for (p, a, g) in &cells {
+    for (p, a, agg, g) in &cells {
         let i = rows.iter().position(|x| x == p)?;
-        let j = cols.iter().position(|x| x == a)?;
+        let j = if *agg {
+            cols.len() - 1
+        } else {
+            cols.iter().position(|x| x == a)?
+        };
         values[i][j] = Some(*g);
     }
     (!rows.is_empty()).then(|| Chart {

@@ -194,7 +194,9 @@ fn line_series(rs: &[&Record], v: &Vary, x: XAxis, stat: StatKind) -> Vec<Series
         let m = metric::of(r).expect("filtered");
         let xv = match x {
             XAxis::Bytes => r.size_bytes.unwrap_or(1) as f64,
-            XAxis::Threads => r.threads as f64,
+            // (`charts` never asks for records over runs: `trends` draws
+            // those from the run's history, not from its records.)
+            XAxis::Threads | XAxis::Runs => r.threads as f64,
         };
         let name = series_name(r, v, x);
         let pos = match series.iter().position(|s| s.name == name) {
@@ -240,6 +242,8 @@ fn line_title(
             "size",
         ),
         XAxis::Threads => ("threads", "threads", "threads"),
+        // (Records are not charted over runs; see `line_series`.)
+        XAxis::Runs => ("run", "runs", "runs"),
     };
     let mut id = format!("{suite}-{id_x}");
     if mixed_units {

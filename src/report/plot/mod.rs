@@ -19,6 +19,9 @@
 //!   `memtype`, `transfer`, `net`, ...): the metric against size on a log2
 //!   axis labelled in KiB/MiB/GiB, with the cache boundaries from
 //!   `host.caches` drawn and labelled where the suite measures CPU memory.
+//!
+//! [`trends`] adds, for `bwscope plot`, one chart per headline figure with
+//! earlier runs in this machine's history (`Run::history`).
 
 use std::collections::BTreeMap;
 
@@ -29,11 +32,13 @@ mod contend;
 mod draw;
 mod lines;
 mod marks;
+mod trend;
 use crate::model::detail::NumaDetail;
 use crate::model::{Record, Run, Status, SuiteId};
 pub use draw::{color, png, register_fonts, svg, MAX_SIDE, MIN_SIDE};
 use lines::line_charts;
 pub use marks::{cache_markers, limit_lines};
+pub use trend::trends;
 
 /// The x axis of a line chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +47,9 @@ pub enum XAxis {
     Bytes,
     /// Thread count, linear.
     Threads,
+    /// Runs of one case on this machine, oldest first (1, 2, …), linear:
+    /// a headline's trend ([`trends`]).
+    Runs,
 }
 
 #[derive(Debug, Clone, PartialEq)]

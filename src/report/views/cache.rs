@@ -92,12 +92,11 @@ fn sweep_rows(records: &[&Record], op: &str, units: Units) -> Option<Vec<Vec<Str
         let name = column(r);
         let e = by_size
             .entry((r.size_bytes.unwrap_or(0), r.threads))
-            .or_insert_with(|| {
-                (
-                    r.regime.as_ref().map(|g| g.to_string()).unwrap_or_default(),
-                    BTreeMap::new(),
-                )
-            });
+            .or_insert_with(|| (r.level_label(), BTreeMap::new()));
+        // A size any of whose kernels read like DRAM says so.
+        if r.reads_as_dram() {
+            e.0 = r.level_label();
+        }
         if let Some(s) = r.gbps {
             e.1.insert(
                 name,

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::rate;
 use crate::model::detail::ContendDetail;
-use crate::model::{Record, Run, Status};
+use crate::model::{AgentKind, Record, Run, Status};
 use crate::report::grid::{Block, Table};
 
 fn detail(r: &Record) -> ContendDetail {
@@ -29,12 +29,12 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
         let Some(name) = d.case_agent.clone() else {
             continue;
         };
-        if name != "aggregate" && name != "probe" && !agents.iter().any(|a| a.0 == name) {
+        if d.is_agent() && !agents.iter().any(|a| a.0 == name) {
             let mut what = d.agent.clone().unwrap_or_default();
             if let Some(dev) = &d.device {
                 let _ = write!(what, " — {dev}");
             }
-            if d.dma == Some(false) && d.agent_kind.as_deref() == Some("device") {
+            if d.dma == Some(false) && d.agent_kind == Some(AgentKind::Device) {
                 what.push_str(" [no DMA]");
             }
             agents.push((name, what));
@@ -73,6 +73,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
                 .iter()
                 .find(|r| detail(r).case_agent.as_deref() == Some(name))
         };
+        let find_kind = |is: fn(&ContendDetail) -> bool| of_phase.iter().find(|r| is(&detail(r)));
         let mut row = vec![p.clone()];
         for (name, _) in &agents {
             row.push(match find(name) {
@@ -81,7 +82,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
                 Some(r) => cell(r, u),
             });
         }
-        let agg = find("aggregate").map(|r| detail(r));
+        let agg = find_kind(ContendDetail::is_aggregate).map(|r| detail(r));
         let num = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
         row.push(num(
             agg.as_ref().and_then(|d| d.aggregate_gbps.value()),
@@ -99,7 +100,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
             agg.as_ref().and_then(|d| d.percent_of_dram_peak.value()),
             &|v| format!("{v:.0} %"),
         ));
-        row.push(find("probe").map_or("-".into(), |r| probe_cell(r, u)));
+        row.push(find_kind(ContendDetail::is_probe).map_or("-".into(), |r| probe_cell(r, u)));
         t.rows.push(row);
     }
     let note = recs

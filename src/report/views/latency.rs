@@ -72,7 +72,10 @@ fn render_one(records: &[Rec]) -> Option<Table> {
                 .find(|(r, d)| r.size_bytes == Some(s) && &view_label(d) == v)
             {
                 Some((r, d)) => {
-                    regime = r.regime.as_ref().map(|g| g.to_string()).unwrap_or_default();
+                    // A view that read like DRAM says so for the row.
+                    if !regime.ends_with("(as DRAM)") {
+                        regime = r.level_label();
+                    }
                     cells.push(
                         d.latency_ns
                             .get()

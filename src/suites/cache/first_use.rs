@@ -146,7 +146,7 @@ fn record(
         op: crate::model::Op::FirstUse,
         width_bits: Some(k.width_bits),
         nontemporal: Some(false),
-        pattern: Some(k.pattern.into()),
+        pattern: Some(k.pattern.clone()),
         size_bytes: Some(bytes),
         threads: 1,
         cpus: vec![cpu],

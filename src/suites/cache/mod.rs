@@ -276,11 +276,11 @@ fn with_patterns(
         } else {
             patterns
                 .iter()
-                .filter_map(|&p| {
-                    if p == k.pattern {
+                .filter_map(|p| {
+                    if *p == k.pattern {
                         Some(k)
                     } else {
-                        k.counterpart(p)
+                        k.counterpart(p.clone())
                     }
                 })
                 .collect()

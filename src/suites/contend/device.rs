@@ -5,19 +5,96 @@
 
 use std::sync::Arc;
 
-use super::agents::{Body, Counted, Counter, Gate, Running};
-use super::Agent;
+use super::agents::{
+    AgentId,     Agent, AgentType, Body, Counted, Counter, Figure, Footprint, Gate, Running, Start,
+};
+use super::records;
 use crate::error::UserError;
-use crate::transfer::{self, pci, Api, Direction, HostKind, Needs, Opened};
+use crate::model::{AgentKind, Host, Record};
+use crate::transfer::{self, pci, Api, Route, HostKind, Needs, Opened};
+
+/// A host ↔ device copy stream through a transfer backend (`--device`).
+/// Its core is not probed for spells: its thread only submits copies
+/// that a DMA engine (or the device's cores) carry out, so its core's
+/// share says nothing about its figure (docs/noise.md).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DeviceAgent {
+    #[serde(flatten)]
+    pub id: AgentId,
+    #[serde(serialize_with = "api_name")]
+    pub api: Api,
+    pub index: usize,
+    pub direction: Route,
+    pub host_kind: HostKind,
+    pub bytes: u64,
+    pub device: String,
+    /// An OpenCL device that is the CPU itself (PoCL): no DMA.
+    pub device_is_cpu: bool,
+    pub link_gbps: Option<f64>,
+}
+
+fn api_name<S: serde::Serializer>(a: &Api, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(a.name())
+}
+
+impl AgentType for DeviceAgent {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Device
+    }
+
+    fn id(&self) -> &AgentId {
+        &self.id
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            faulted: 2 * self.bytes,
+            host: 0,
+            copies: 3 * self.bytes,
+        }
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain data")
+    }
+
+    fn start(&self, _: &Start) -> Result<Running, String> {
+        start(self)
+    }
+
+    fn describe(&self, r: &mut Record, f: &Figure, _: &Host) {
+        let direction = self.direction;
+        r.op = direction.into();
+        r.threads = 1;
+        r.size_bytes = Some(self.bytes);
+        r.payload_bytes_per_pass = Some(self.bytes);
+        // d2d counts read + written; the payload is half.
+        let payload = if f.valid && direction.device_only() { 0.5 } else { 1.0 };
+        r.payload_gbps = r.gbps.map(|s| s.scaled(payload));
+        let d = records::detail_of(r);
+        d.backend = Some(self.api.name().into());
+        d.device = Some(if self.device_is_cpu {
+            format!("{} (the CPU itself: host memcpy, not DMA)", self.device)
+        } else {
+            self.device.clone()
+        });
+        d.host_kind = Some(self.host_kind.name().into());
+        d.direction = Some(direction.name().into());
+        d.device_is_cpu = Some(self.device_is_cpu);
+        d.dma = Some(!self.device_is_cpu);
+        d.link_theoretical_gbps = self.link_gbps.into();
+        d.byte_convention = Some(BYTE_CONVENTION.into());
+    }
+}
 
 /// How a device agent's bytes are counted (records say it).
 pub const BYTE_CONVENTION: &str =
     "bytes copied (each byte once); bidir: both directions; d2d: read + written";
 
 /// Bytes one copy of `size` counts in `dir`.
-pub fn counted(dir: Direction, size: u64) -> u64 {
+pub fn counted(dir: Route, size: u64) -> u64 {
     match dir.copy_of() {
-        Direction::Bidir | Direction::D2d => 2 * size,
+        Route::Bidir | Route::D2d => 2 * size,
         _ => size,
     }
 }
@@ -58,14 +135,16 @@ pub fn plan_agent(
         .as_deref()
         .and_then(pci::read_sysfs)
         .and_then(|c| c.theoretical_gbps);
-    Ok(Ok(Agent::Device {
-        spec: format!(
-            "{}{index}:{}:{}",
-            api.name(),
-            direction.name(),
-            host_kind.name()
-        ),
-        name,
+    Ok(Ok(std::sync::Arc::new(DeviceAgent {
+        id: AgentId {
+            spec: format!(
+                "{}{index}:{}:{}",
+                api.name(),
+                direction.name(),
+                host_kind.name()
+            ),
+            name,
+        },
         api,
         index,
         direction,
@@ -74,12 +153,12 @@ pub fn plan_agent(
         device: info.name.clone(),
         device_is_cpu,
         link_gbps,
-    }))
+    })))
 }
 
 /// The spec's API, device index, direction and host kind as written,
 /// checked without opening anything.
-fn parse_spec(spec: &str) -> Result<(Api, usize, Direction, Option<&str>), UserError> {
+fn parse_spec(spec: &str) -> Result<(Api, usize, Route, Option<&str>), UserError> {
     let bad = |m: String| UserError::flag("--device", m);
     let mut parts = spec.trim().split(':');
     let backend = parts.next().unwrap_or("");
@@ -111,8 +190,8 @@ fn parse_spec(spec: &str) -> Result<(Api, usize, Direction, Option<&str>), UserE
         Some(d) => format!("{d}-sm"),
         None => dir.to_string(),
     };
-    let direction = Direction::parse(&dir_name)
-        .filter(|d| *d != Direction::Map)
+    let direction = Route::parse(&dir_name)
+        .filter(|d| *d != Route::Map)
         .ok_or_else(|| {
             bad(format!(
                 "'{dir}' is not a direction: use h2d, d2h, bidir, d2d, or sm-h2d, sm-d2h, sm-d2d (CUDA)"
@@ -126,7 +205,7 @@ fn parse_spec(spec: &str) -> Result<(Api, usize, Direction, Option<&str>), UserE
 fn host_kind_of(
     kind: Option<&str>,
     api: Api,
-    direction: Direction,
+    direction: Route,
     b: &dyn transfer::Backend,
 ) -> Result<HostKind, UserError> {
     let bad = |m: String| UserError::flag("--device", m);
@@ -169,21 +248,9 @@ fn host_kind_of(
 
 /// The device agent's thread: the device opened and the buffers prepared
 /// there, then copies back to back in each phase.
-pub fn start(agent: &Agent) -> Result<Running, String> {
-    let Agent::Device {
-        name,
-        api,
-        index,
-        direction,
-        host_kind,
-        bytes,
-        ..
-    } = agent
-    else {
-        unreachable!("device::start on a device agent")
-    };
-    let (api, index, dir, kind, size) = (*api, *index, *direction, *host_kind, *bytes);
-    Running::spawn(name, move || {
+fn start(a: &DeviceAgent) -> Result<Running, String> {
+    let (api, index, dir, kind, size) = (a.api, a.index, a.direction, a.host_kind, a.bytes);
+    Running::spawn(&a.id.name, move || {
         let backend = match transfer::open(api, index) {
             Opened::Ready(b) => b,
             Opened::Unavailable(u) => return Err(u.0),
@@ -191,8 +258,8 @@ pub fn start(agent: &Agent) -> Result<Running, String> {
         };
         let mut backend = backend;
         let needs = Needs {
-            second_host: dir.copy_of() == Direction::Bidir,
-            second_device: matches!(dir.copy_of(), Direction::Bidir | Direction::D2d),
+            second_host: dir.copy_of() == Route::Bidir,
+            second_device: matches!(dir.copy_of(), Route::Bidir | Route::D2d),
         };
         let per = counted(dir, size);
         // The buffers are prepared in each phase, before the gate: a

@@ -19,7 +19,7 @@ use super::{Ctx, Descriptor, Flow, Key, Planned, Sampling};
 use crate::measure::mix::Mix;
 use crate::memory::PageKind;
 use crate::model::{Host, SuiteId};
-use crate::transfer::{Api, Direction, HostKind};
+use crate::transfer::Api;
 
 mod agents;
 mod device;
@@ -29,7 +29,10 @@ mod plan;
 mod records;
 mod team;
 
+pub use agents::{Agent, AgentType};
+pub use net::NetTarget;
 pub use plan::plan;
+pub use team::CpuWork;
 
 pub const DESCRIPTOR: Descriptor = Descriptor {
     id: SuiteId::Contend,
@@ -85,98 +88,6 @@ pub struct ContendOptions {
     pub token_file: Option<String>,
 }
 
-/// A CPU team's work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CpuWork {
-    /// A read/write mix (`read`, `write`, `ntwrite`, `R:W`).
-    Mix(Mix),
-    /// The widest copy kernel, half the buffer into the other half.
-    Copy,
-}
-
-impl CpuWork {
-    pub fn name(&self) -> String {
-        match self {
-            CpuWork::Mix(m) => m.name(),
-            CpuWork::Copy => "copy".into(),
-        }
-    }
-}
-
-/// Where a net agent's bytes go.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NetTarget {
-    /// A TCP flow to this process's own listener on 127.0.0.1.
-    Loopback,
-    /// A `bwscope net serve` transponder.
-    Remote {
-        addr: std::net::SocketAddr,
-        /// This host sends (`send`) or receives (`recv`).
-        send: bool,
-    },
-}
-
-/// One agent of the run.
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Agent {
-    Cpu {
-        name: String,
-        spec: String,
-        cpus: Vec<u32>,
-        memory_node: Option<u32>,
-        work: CpuWork,
-        bytes_per_thread: u64,
-    },
-    Device {
-        name: String,
-        spec: String,
-        #[serde(serialize_with = "api_name")]
-        api: Api,
-        index: usize,
-        direction: Direction,
-        host_kind: HostKind,
-        bytes: u64,
-        device: String,
-        /// An OpenCL device that is the CPU itself (PoCL): no DMA.
-        device_is_cpu: bool,
-        link_gbps: Option<f64>,
-    },
-    Net {
-        name: String,
-        spec: String,
-        target: NetTarget,
-    },
-}
-
-fn api_name<S: serde::Serializer>(a: &Api, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(a.name())
-}
-
-impl Agent {
-    pub fn name(&self) -> &str {
-        match self {
-            Agent::Cpu { name, .. } | Agent::Device { name, .. } | Agent::Net { name, .. } => name,
-        }
-    }
-
-    pub fn spec(&self) -> &str {
-        match self {
-            Agent::Cpu { spec, .. } | Agent::Device { spec, .. } | Agent::Net { spec, .. } => spec,
-        }
-    }
-
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Agent::Cpu { .. } => "cpu",
-            Agent::Device { .. } => "device",
-            Agent::Net { .. } => "net",
-        }
-    }
-}
-
 /// The bystander.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ProbePlan {
@@ -195,6 +106,7 @@ pub struct Phase {
 /// Resolved options, stored in the run.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ContendPlan {
+    #[serde(serialize_with = "agents::agents_json")]
     pub agents: Vec<Agent>,
     pub probe: Option<ProbePlan>,
     pub phases: Vec<Phase>,
@@ -237,15 +149,7 @@ impl super::Plan for ContendPlan {
         let bytes: u64 = self
             .agents
             .iter()
-            .map(|a| match a {
-                Agent::Cpu {
-                    cpus,
-                    bytes_per_thread,
-                    ..
-                } => cpus.len() as u64 * bytes_per_thread,
-                Agent::Device { bytes, .. } => 2 * bytes,
-                Agent::Net { .. } => 0,
-            })
+            .map(|a| a.footprint().faulted)
             .sum::<u64>()
             + self.probe.as_ref().map_or(0, |p| p.bytes);
         super::estimate::Estimate {

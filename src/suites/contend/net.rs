@@ -10,11 +10,76 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::agents::{Body, Counted, Counter, Gate, Running};
-use super::{Agent, NetTarget};
+use super::agents::{
+    AgentId,     AgentType, Body, Counted, Counter, Figure, Footprint, Gate, Running, Start,
+};
+use super::records;
+use crate::model::{AgentKind, Host, Record};
 use crate::net::client::{self, Peer, Progress};
-use crate::net::protocol::{Direction, Mode, Setup};
+use crate::net::protocol::{Way, Mode, Setup};
 use crate::net::server::{Server, ServerConfig};
+
+/// Where a net agent's bytes go.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetTarget {
+    /// A TCP flow to this process's own listener on 127.0.0.1.
+    Loopback,
+    /// A `bwscope net serve` transponder.
+    Remote {
+        addr: SocketAddr,
+        /// This host sends (`send`) or receives (`recv`).
+        send: bool,
+    },
+}
+
+/// A TCP flow (`--net`). Not probed for spells: its bytes are moved by
+/// the kernel's network stack and the NIC on whatever cpus they run, not
+/// by a thread whose core the probe could read (docs/noise.md).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NetAgent {
+    #[serde(flatten)]
+    pub id: AgentId,
+    pub target: NetTarget,
+}
+
+impl AgentType for NetAgent {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Net
+    }
+
+    fn id(&self) -> &AgentId {
+        &self.id
+    }
+
+    fn footprint(&self) -> Footprint {
+        Footprint {
+            faulted: 0,
+            host: 8 << 20,
+            copies: 0,
+        }
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain data")
+    }
+
+    fn start(&self, s: &Start) -> Result<Running, String> {
+        start(self, s.token.clone())
+    }
+
+    fn describe(&self, r: &mut Record, _: &Figure, _: &Host) {
+        r.op = crate::model::fleet::Transport::Tcp.into();
+        r.threads = 1;
+        let d = records::detail_of(r);
+        d.peer = Some(match &self.target {
+            NetTarget::Loopback => "loopback".into(),
+            NetTarget::Remote { addr, .. } => addr.to_string(),
+        });
+        d.dma = Some(!matches!(self.target, NetTarget::Loopback));
+        d.byte_convention = Some(byte_convention(&self.target).into());
+    }
+}
 
 /// How net bytes are counted, per target.
 pub fn byte_convention(t: &NetTarget) -> &'static str {
@@ -36,24 +101,21 @@ const STREAMS: u16 = 1;
 const CHUNK: u64 = 128 << 10;
 
 /// The net agent's thread (a loopback transponder beside it).
-pub fn start(agent: &Agent, token: Option<Vec<u8>>) -> Result<Running, String> {
-    let Agent::Net { name, target, .. } = agent else {
-        unreachable!("net::start on a net agent")
-    };
-    let target = target.clone();
-    Running::spawn(name, move || {
+fn start(agent: &NetAgent, token: Option<Vec<u8>>) -> Result<Running, String> {
+    let target = agent.target.clone();
+    Running::spawn(&agent.id.name, move || {
         let (addr, server, direction) = match target {
             NetTarget::Loopback => {
                 let (addr, s) = loopback()?;
-                (addr, Some(s), Direction::Send)
+                (addr, Some(s), Way::Send)
             }
             NetTarget::Remote { addr, send } => (
                 addr,
                 None,
                 if send {
-                    Direction::Send
+                    Way::Send
                 } else {
-                    Direction::Recv
+                    Way::Recv
                 },
             ),
         };
@@ -118,7 +180,7 @@ impl Drop for LoopServer {
 
 /// One phase: a stream test started at the gate and stopped with it; the
 /// leader's running byte count is read every half millisecond.
-fn phase(peer: &Peer, direction: Direction, gate: &Arc<Gate>) -> Counted {
+fn phase(peer: &Peer, direction: Way, gate: &Arc<Gate>) -> Counted {
     let setup = Setup {
         mode: Mode::Stream,
         direction,
@@ -141,7 +203,7 @@ fn phase(peer: &Peer, direction: Direction, gate: &Arc<Gate>) -> Counted {
             r
         });
         let count = || match direction {
-            Direction::Send => progress.sent.load(Ordering::Relaxed),
+            Way::Send => progress.sent.load(Ordering::Relaxed),
             _ => progress.received.load(Ordering::Relaxed),
         };
         let mut c = Counter::start();

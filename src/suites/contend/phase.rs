@@ -6,35 +6,48 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::agents::{Counted, Gate, Log, Running, Window};
-use super::records::{self, Figure, PhaseFigures};
-use super::{device, net, team, Agent, ContendPlan, Ctx, Flow};
-use crate::model::{Record, SuiteId};
+use super::agents::{Counted, Figure, Gate, Log, Running, Start, Window};
+use super::records::{self, PhaseFigures};
+use super::{team, ContendPlan, Ctx, Flow};
+use crate::measure::{noise, probe};
+use crate::model::{AgentKind, Probe, Record, SuiteId};
 use crate::os::time::now_ns;
 
 /// The longest wait for a phase's agents to be ready (buffers prepared,
 /// a flow connected).
 const READY_WITHIN: Duration = Duration::from_secs(60);
+/// A CPU-side worker takes the core-share probe twice per slice (so
+/// every slice holds a reading), at most once per 10 ms: the sampler's
+/// shortest sample, after which the probe costs well under 1 %.
+const PROBE_EVERY_LEAST: Duration = Duration::from_millis(10);
 
 pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     for n in &plan.notes {
         cx.note(n);
     }
+    // Only device agents are skipped at planning (an API this machine
+    // lacks): the others fail the plan with their flag.
     for (name, spec, why) in &plan.skipped {
         let mut r = Record::skipped(SuiteId::Contend, spec, why.clone());
-        records::label(&mut r, name, "device", spec);
+        records::label(&mut r, name, AgentKind::Device, spec);
         cx.push(r)?;
     }
     cx.plan_steps(plan.phases.len() as u64 + 1);
     cx.step("starting the agents");
     let mut running: Vec<Option<Running>> = Vec::new();
+    let start = Start {
+        host: cx.host,
+        memory: plan.memory,
+        token: plan.token.clone(),
+        run_cpus: plan
+            .agents
+            .iter()
+            .flat_map(|a| a.cpus().iter().copied())
+            .chain(plan.probe.as_ref().map(|p| p.cpu))
+            .collect(),
+    };
     for a in &plan.agents {
-        let started = match a {
-            Agent::Device { .. } => device::start(a),
-            Agent::Net { .. } => net::start(a, plan.token.clone()),
-            _ => team::start(a, cx.host, plan.memory),
-        };
-        match started {
+        match a.start(&start) {
             Ok(r) => running.push(Some(r)),
             Err(why) => {
                 let mut r = Record::error(
@@ -49,7 +62,7 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         }
     }
     let probe = match &plan.probe {
-        Some(p) => match team::start_probe(p, cx.host, plan.memory) {
+        Some(p) => match team::start_probe(p, &start) {
             Ok(r) => Some(r),
             Err(why) => {
                 cx.push(Record::error(
@@ -103,7 +116,8 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
 fn one_phase(plan: &ContendPlan, cx: &Ctx, team: &[&Running]) -> Option<Window> {
     let warmup = Duration::from_secs_f64(plan.warmup_seconds);
     let window = Duration::from_secs_f64(plan.window_seconds());
-    let gate = Arc::new(Gate::new(warmup + window));
+    let every = Duration::from_secs_f64(plan.slice_seconds / 2.0).max(PROBE_EVERY_LEAST);
+    let gate = Arc::new(Gate::new(warmup + window, every));
     let started: Vec<bool> = team.iter().map(|r| r.begin(&gate)).collect();
     let want = started.iter().filter(|s| **s).count();
     let deadline = now_ns() + READY_WITHIN.as_nanos() as u64;
@@ -113,8 +127,12 @@ fn one_phase(plan: &ContendPlan, cx: &Ctx, team: &[&Running]) -> Option<Window> 
     gate.go.store(true, Ordering::Release);
     let cut = !sleep_unless_stopped(cx, warmup);
     let t0 = now_ns();
+    // The guest's noise, only where a reading will be judged with it.
+    let probing = team.iter().any(|r| r.probes);
+    let before = probing.then(noise::snapshot).flatten();
     let cut = cut || !sleep_unless_stopped(cx, window);
     let t1 = now_ns();
+    let noise = noise::since(before);
     gate.stop.store(true, Ordering::Release);
     let counted = team
         .iter()
@@ -126,8 +144,20 @@ fn one_phase(plan: &ContendPlan, cx: &Ctx, team: &[&Running]) -> Option<Window> 
                 Counted::one(Vec::new(), Some("its thread had ended".into()))
             }
         })
-        .collect();
-    (!cut).then_some(Window { counted, t0, t1 })
+        .collect::<Vec<Counted>>();
+    // The memory probe once every agent has stopped: during the window
+    // the phase's own agents load the memory on purpose, and the chase
+    // would read their load, not the host's (docs/noise.md).
+    let chase_after = (probing && counted.iter().any(|c| !c.probes.is_empty()))
+        .then(probe::read_memory)
+        .flatten();
+    (!cut).then_some(Window {
+        counted,
+        t0,
+        t1,
+        chase_after,
+        noise,
+    })
 }
 
 /// Sleep `d` in short steps; false when a stop request came.
@@ -214,8 +244,14 @@ impl Figure {
         } else {
             Vec::new()
         };
+        let slice_probes = if valid {
+            slice_probes(c, &edges, w.chase_after)
+        } else {
+            Vec::new()
+        };
         Figure {
             valid,
+            slice_probes,
             units: bytes.unwrap_or(0.0),
             gbps: bytes.map_or(0.0, |b| b / secs / 1e9),
             slice_units,
@@ -228,6 +264,32 @@ impl Figure {
             stalled: stalled.then_some(longest as f64 / 1e9),
         }
     }
+}
+
+/// Per slice (between `edges`), the readings `c`'s workers took in it
+/// together (`probe::combine`: the slowest core's share), and on the last
+/// slice the memory probe taken right after the window (`chase_after`).
+/// Empty for an agent that takes no probes.
+fn slice_probes(c: &Counted, edges: &[u64], chase_after: Option<f64>) -> Vec<Option<Probe>> {
+    if c.probes.is_empty() {
+        return Vec::new();
+    }
+    let mut v: Vec<Option<Probe>> = edges
+        .windows(2)
+        .map(|e| {
+            let each: Vec<Probe> = c
+                .probes
+                .iter()
+                .filter(|(t, _)| (e[0]..e[1]).contains(t))
+                .map(|p| p.1)
+                .collect();
+            probe::combine(&each)
+        })
+        .collect();
+    if let (Some(last), Some(ns)) = (v.last_mut(), chase_after) {
+        last.get_or_insert_with(Probe::default).chase_ns = Some(ns);
+    }
+    v
 }
 
 /// The longest stretch inside `[t0, t1]` in which some worker of `c`
@@ -287,6 +349,7 @@ mod tests {
             logs: vec![log.clone(), log],
             ended: None,
             placed: None,
+            probes: Vec::new(),
         };
         assert_eq!(between(&c, 150, 350), Some(2.0 * 1500.0));
         assert_eq!(coverage(&c), Some((100, 400)));
@@ -298,6 +361,8 @@ mod tests {
             counted: Vec::new(),
             t0: 1_000_000_000,
             t1: 2_000_000_000,
+            chase_after: None,
+            noise: None,
         };
         let full = Counted::one(
             vec![(500_000_000, 0), (2_100_000_000, 16_000_000_000)],
@@ -318,11 +383,36 @@ mod tests {
     }
 
     #[test]
+    fn each_slice_carries_the_slowest_reading_in_it_and_the_last_the_chase() {
+        let p = |core: f64| Probe {
+            core_bytes_per_cycle: Some(core),
+            chase_ns: None,
+        };
+        let mut c = Counted::one(vec![(0, 0), (400, 4000)], None);
+        // Two workers' readings: 100-200 holds two, 200-300 none.
+        c.probes = vec![(150, p(60.0)), (120, p(31.0)), (350, p(64.0)), (50, p(62.0))];
+        let v = slice_probes(&c, &[0, 100, 200, 300, 400], Some(90.0));
+        let core: Vec<Option<f64>> = v
+            .iter()
+            .map(|p| p.and_then(|p| p.core_bytes_per_cycle))
+            .collect();
+        assert_eq!(core, [Some(62.0), Some(31.0), None, Some(64.0)]);
+        assert_eq!(v[3].unwrap().chase_ns, Some(90.0));
+        assert!(v[..3].iter().all(|p| p.is_none_or(|p| p.chase_ns.is_none())));
+        // An agent without probes (a device, a flow) gets no readings,
+        // not even the chase.
+        c.probes.clear();
+        assert!(slice_probes(&c, &[0, 100, 200], Some(90.0)).is_empty());
+    }
+
+    #[test]
     fn an_agent_that_moves_nothing_in_the_window_is_not_valid() {
         let w = Window {
             counted: Vec::new(),
             t0: 1_000_000_000,
             t1: 2_000_000_000,
+            chase_after: None,
+            noise: None,
         };
         // A flow's watcher: a count every 0.5 ms, the total frozen.
         let frozen: Log = (0..=4200).map(|k| (500_000_000 + k * 500_000, 0)).collect();

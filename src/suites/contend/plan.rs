@@ -3,8 +3,12 @@
 //! memory, a device that does not exist, an unreachable transponder: a
 //! one-line error naming the flag), the phases, the window.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::agents::AgentId;
+use super::net::NetAgent;
+use super::team::CpuAgent;
 use super::*;
 use crate::error::UserError;
 use crate::measure::SampleOpts;
@@ -37,9 +41,7 @@ pub fn plan(o: &ContendOptions, host: &Host) -> Result<ContendPlan, UserError> {
         }
     } else {
         let a = default_team(host, o, llc, &mut notes)?;
-        if let Agent::Cpu { cpus, name, .. } = &a {
-            used.extend(cpus.iter().map(|&c| (c, name.clone())));
-        }
+        used.extend(a.cpus().iter().map(|&c| (c, a.name().to_string())));
         agents.push(a);
     }
     let probe = probe_plan(host, o, &used, llc)?;
@@ -88,16 +90,8 @@ pub fn plan(o: &ContendOptions, host: &Host) -> Result<ContendPlan, UserError> {
     let need = |dev: bool| -> u64 {
         agents
             .iter()
-            .map(|a| match a {
-                Agent::Cpu {
-                    cpus,
-                    bytes_per_thread,
-                    ..
-                } if !dev => cpus.len() as u64 * (bytes_per_thread + (2 << 20)),
-                Agent::Device { bytes, .. } if dev => 3 * bytes,
-                Agent::Net { .. } if !dev => 8 << 20,
-                _ => 0,
-            })
+            .map(|a| a.footprint())
+            .map(|f| if dev { f.copies } else { f.host })
             .fold(0u64, u64::saturating_add)
     };
     // The flag named is the one whose memory is the larger part: a
@@ -204,14 +198,16 @@ fn cpu_agent(
         crate::memory::numa::check_node_room(node, bytes * cpus.len() as u64)
             .map_err(|m| UserError::flag(flag, m))?;
     }
-    Ok(Agent::Cpu {
-        name,
-        spec: format!("{}:{}", team_desc(&cpus, node), work.name()),
+    Ok(Arc::new(CpuAgent {
+        id: AgentId {
+            name,
+            spec: format!("{}:{}", team_desc(&cpus, node), work.name()),
+        },
         cpus,
         memory_node: node,
         work,
         bytes_per_thread: bytes,
-    })
+    }))
 }
 
 fn team_desc(cpus: &[u32], node: Option<u32>) -> String {
@@ -290,14 +286,16 @@ fn default_team(
     let bytes = o
         .size
         .unwrap_or_else(|| (4 * llc / cpus.len() as u64).max(MIN_CPU_BYTES));
-    Ok(Agent::Cpu {
-        name: "cpu0".into(),
-        spec: format!("cpus:{}:read", format_cpu_list(&cpus)),
+    Ok(Arc::new(CpuAgent {
+        id: AgentId {
+            name: "cpu0".into(),
+            spec: format!("cpus:{}:read", format_cpu_list(&cpus)),
+        },
         cpus,
         memory_node: None,
         work: CpuWork::Mix(Mix::READ),
         bytes_per_thread: bytes,
-    })
+    }))
 }
 
 /// Every CUDA device (h2d, pinned); OpenCL devices only where CUDA has
@@ -376,11 +374,13 @@ fn net_agent(spec: &str, name: String) -> Result<Agent, UserError> {
     let flag = "--net";
     let s = spec.trim();
     if s == "loopback" || s == "lo" {
-        return Ok(Agent::Net {
-            name,
-            spec: "loopback".into(),
+        return Ok(Arc::new(NetAgent {
+            id: AgentId {
+                name,
+                spec: "loopback".into(),
+            },
             target: NetTarget::Loopback,
-        });
+        }));
     }
     let (host, send) = match s.rsplit_once(':') {
         Some((h, "send")) => (h, true),
@@ -401,11 +401,13 @@ fn net_agent(spec: &str, name: String) -> Result<Agent, UserError> {
             format!("cannot reach the transponder at {addr} ({e}): is `bwscope net serve` running there?"),
         )
     })?;
-    Ok(Agent::Net {
-        name,
-        spec: format!("{addr}:{}", if send { "send" } else { "recv" }),
+    Ok(Arc::new(NetAgent {
+        id: AgentId {
+            name,
+            spec: format!("{addr}:{}", if send { "send" } else { "recv" }),
+        },
         target: NetTarget::Remote { addr, send },
-    })
+    }))
 }
 
 /// `--phases`: `alone`, `pairs`, `all`, `idle` (the probe alone) or agent
@@ -495,11 +497,13 @@ mod tests {
     use super::*;
 
     fn cpu(name: &str) -> Agent {
-        Agent::Net {
-            name: name.into(),
-            spec: "loopback".into(),
+        Arc::new(NetAgent {
+            id: AgentId {
+                name: name.into(),
+                spec: "loopback".into(),
+            },
             target: NetTarget::Loopback,
-        }
+        })
     }
 
     /// Node 0: cpus 0-1 and memory; node 1: cpus 2-3, no memory.
@@ -543,10 +547,7 @@ mod tests {
         let cpus: Vec<Vec<u32>> = p
             .agents
             .iter()
-            .map(|a| match a {
-                Agent::Cpu { cpus, .. } => cpus.clone(),
-                _ => unreachable!(),
-            })
+            .map(|a| a.cpus().to_vec())
             .collect();
         let mut all = cpus.concat();
         all.sort_unstable();

@@ -3,36 +3,14 @@
 //! aggregate against the sum of the alones and the DRAM peak, and the
 //! probe's latency.
 
-use super::agents::Window;
-use super::team::TeamPass;
-use super::{Agent, ContendPlan, Phase, ProbeKind};
+use super::agents::{AgentType, Figure, Window};
+use super::{ContendPlan, Phase, ProbeKind};
 use crate::measure::mix::MixKernels;
 use crate::model::detail::ContendDetail;
-use crate::model::{Host, Nullable, Placement, Record, Sample, Status, Warning};
+use crate::model::{
+    AgentKind, Host, Noise, Nullable, Placement, Probe, Record, Sample, Status, Warning,
+};
 use crate::stats;
-
-/// One agent's count over the window.
-#[derive(Debug, Clone)]
-pub struct Figure {
-    /// Its counts cover the whole window.
-    pub valid: bool,
-    /// Bytes (the probe's latency: loads) inside the window.
-    pub units: f64,
-    pub gbps: f64,
-    pub slice_units: Vec<f64>,
-    pub slice_seconds: f64,
-    pub window_seconds: f64,
-    /// First count from the window's start, last count from its end, s.
-    pub from: Option<f64>,
-    pub to: Option<f64>,
-    pub ended: Option<String>,
-    /// A bound team's pages on its node after the phase (fraction).
-    pub placed: Option<f64>,
-    /// The agent's counts spanned the window but it moved nothing, or
-    /// nothing for this long (s): it did not run there (a stalled or
-    /// stopped transponder), so its figure is not valid.
-    pub stalled: Option<f64>,
-}
 
 /// Every figure of a phase.
 pub struct PhaseFigures {
@@ -40,6 +18,8 @@ pub struct PhaseFigures {
     pub probe: Option<Figure>,
     /// `alone` rates of the members, in member order.
     pub alone: Vec<Option<f64>>,
+    /// The guest's noise over the window.
+    pub noise: Option<Noise>,
 }
 
 impl PhaseFigures {
@@ -70,6 +50,7 @@ impl PhaseFigures {
             agents,
             probe,
             alone: members.iter().map(|&i| alone[i]).collect(),
+            noise: w.noise,
         }
     }
 
@@ -86,14 +67,14 @@ impl PhaseFigures {
 }
 
 /// Name a record as an agent of the run.
-pub fn label(r: &mut Record, name: &str, kind: &str, spec: &str) {
+pub fn label(r: &mut Record, name: &str, kind: AgentKind, spec: &str) {
     let d = detail_of(r);
     d.case_agent = Some(name.into());
-    d.agent_kind = Some(kind.into());
+    d.agent_kind = Some(kind);
     d.agent = Some(spec.into());
 }
 
-fn detail_of(r: &mut Record) -> &mut ContendDetail {
+pub(super) fn detail_of(r: &mut Record) -> &mut ContendDetail {
     if r.detail.get::<ContendDetail>().is_none() {
         r.detail = ContendDetail::default().into();
     }
@@ -142,7 +123,7 @@ pub fn phase_records(
     for (k, &i) in members.iter().enumerate() {
         let a = &plan.agents[i];
         let f = &figs.agents[k];
-        let mut r = agent_record(a, f, host);
+        let mut r = agent_record(a.as_ref(), f, host, figs.noise.as_ref());
         let alone = figs.alone[k];
         let d = detail_of(&mut r);
         d.alone_gbps = alone.into();
@@ -164,6 +145,7 @@ pub fn phase_records(
     }
     if let (Some(p), Some(pp)) = (&figs.probe, &plan.probe) {
         let mut r = probe_record(pp, p, host);
+        spells(&mut r, figs.noise.as_ref());
         common(&mut r, phase, &names, p, plan);
         detail_of(&mut r).probe_latency_ns = probe_ns.into();
         out.push(r);
@@ -191,7 +173,8 @@ fn common(r: &mut Record, phase: &Phase, names: &[String], f: &Figure, plan: &Co
     d.ended = f.ended.clone();
 }
 
-/// Slices as samples, and their rates.
+/// Slices as samples (with the spell probes' readings taken in them),
+/// and their rates.
 fn sampled(r: &mut Record, f: &Figure) {
     if !f.valid {
         return;
@@ -199,10 +182,11 @@ fn sampled(r: &mut Record, f: &Figure) {
     r.samples = f
         .slice_units
         .iter()
-        .map(|&u| Sample {
+        .enumerate()
+        .map(|(k, &u)| Sample {
             seconds: f.slice_seconds,
             bytes: u.max(0.0) as u64,
-            probe: None,
+            probe: f.slice_probes.get(k).copied().flatten(),
         })
         .collect();
     let rates: Vec<f64> = f
@@ -216,99 +200,31 @@ fn sampled(r: &mut Record, f: &Figure) {
     d.window_gbps = Nullable::Value(f.gbps);
 }
 
-fn agent_record(a: &Agent, f: &Figure, host: &Host) -> Record {
+fn agent_record(a: &dyn AgentType, f: &Figure, host: &Host, noise: Option<&Noise>) -> Record {
     let mut r = Record::new(ContendDetail::default());
     label(&mut r, a.name(), a.kind(), a.spec());
     r.kernel = a.spec().to_string();
     sampled(&mut r, f);
-    match a {
-        Agent::Cpu {
-            cpus,
-            memory_node,
-            work,
-            bytes_per_thread,
-            ..
-        } => {
-            // What each worker runs per pass, as the team runs it.
-            let pass = TeamPass::of(*work, host, *bytes_per_thread as usize, cpus.len()).ok();
-            let used: Vec<String> = pass
-                .iter()
-                .flat_map(|p| p.kernels())
-                .map(String::from)
-                .collect();
-            if let Some(p) = &pass {
-                let (read, written) = p.bytes();
-                r.bytes_read_per_pass = Some(read);
-                r.bytes_written_per_pass = Some(written);
-                if let Some(k) = p.kernel() {
-                    r.payload_bytes_per_pass = Some(if written > 0 { written } else { read });
-                    r.width_bits = (k.width_bits > 0).then_some(k.width_bits);
-                    r.nontemporal = Some(k.nontemporal);
-                }
-            }
-            r.op = work.name().into();
-            r.threads = cpus.len() as u32;
-            r.cpus = cpus.clone();
-            r.size_bytes = Some(*bytes_per_thread);
-            r.pattern = Some(crate::model::Pattern::Seq);
-            let d = detail_of(&mut r);
-            d.mix = Some(work.name());
-            d.kernels = Some(used);
-            d.memory_node = (*memory_node).into();
-            d.byte_convention = Some("bytes read + written by the asm kernels".into());
-            d.dma = Some(false);
-            placement(&mut r, cpus, *memory_node, f.placed, host);
-        }
-        Agent::Device {
-            api,
-            direction,
-            host_kind,
-            bytes,
-            device,
-            device_is_cpu,
-            link_gbps,
-            ..
-        } => {
-            r.op = direction.name().into();
-            r.threads = 1;
-            r.size_bytes = Some(*bytes);
-            r.payload_bytes_per_pass = Some(*bytes);
-            // d2d counts read + written; the payload is half.
-            let payload = if f.valid && direction.device_only() { 0.5 } else { 1.0 };
-            r.payload_gbps = r.gbps.map(|s| s.scaled(payload));
-            let d = detail_of(&mut r);
-            d.backend = Some(api.name().into());
-            d.device = Some(if *device_is_cpu {
-                format!("{device} (the CPU itself: host memcpy, not DMA)")
-            } else {
-                device.clone()
-            });
-            d.host_kind = Some(host_kind.name().into());
-            d.direction = Some(direction.name().into());
-            d.device_is_cpu = Some(*device_is_cpu);
-            d.dma = Some(!*device_is_cpu);
-            d.link_theoretical_gbps = (*link_gbps).into();
-            d.byte_convention = Some(super::device::BYTE_CONVENTION.into());
-        }
-        Agent::Net { target, .. } => {
-            r.op = crate::model::Op::Tcp;
-            r.threads = 1;
-            let d = detail_of(&mut r);
-            d.peer = Some(match target {
-                super::NetTarget::Loopback => "loopback".into(),
-                super::NetTarget::Remote { addr, .. } => addr.to_string(),
-            });
-            d.dma = Some(!matches!(target, super::NetTarget::Loopback));
-            d.byte_convention = Some(super::net::byte_convention(target).into());
-        }
-    }
+    a.describe(&mut r, f, host);
+    // After `describe`: the judgement reads the record's own words.
+    spells(&mut r, noise);
     r
+}
+
+/// The spells of a record whose samples carry the probes' readings,
+/// judged with the guest's noise over the window (what it saw of why a
+/// core was shared); a record without readings is left as it is.
+fn spells(r: &mut Record, noise: Option<&Noise>) {
+    if r.samples.iter().any(|s| s.probe.is_some()) {
+        r.noise = noise.copied();
+        super::super::spells::judge(r);
+    }
 }
 
 /// Where a team ran and where its memory is: its cpus' node when they
 /// share one; a bound team's node and the fraction of its pages found
 /// there, warned about when some are elsewhere.
-fn placement(r: &mut Record, cpus: &[u32], node: Option<u32>, placed: Option<f64>, host: &Host) {
+pub(super) fn placement(r: &mut Record, cpus: &[u32], node: Option<u32>, placed: Option<f64>, host: &Host) {
     let nodes: Vec<u32> = cpus.iter().filter_map(|&c| host.node_of(c)).collect();
     let cpu_node = nodes
         .first()
@@ -340,7 +256,7 @@ fn probe_record(p: &super::ProbePlan, f: &Figure, host: &Host) -> Record {
     label(
         &mut r,
         "probe",
-        "probe",
+        AgentKind::Probe,
         &format!("probe:{:?}@cpu{}", p.kind, p.cpu).to_lowercase(),
     );
     r.threads = 1;
@@ -385,7 +301,7 @@ fn aggregate_record(
     failed: Vec<String>,
 ) -> Record {
     let mut r = Record::new(ContendDetail::default());
-    label(&mut r, "aggregate", "aggregate", &phase.name);
+    label(&mut r, "aggregate", AgentKind::Aggregate, &phase.name);
     r.kernel = "aggregate".into();
     r.op = crate::model::Op::Aggregate;
     r.threads = names.len() as u32;
@@ -401,6 +317,18 @@ fn aggregate_record(
                     .sum()
             })
             .collect();
+        // Per slice: the probed agents' readings together (the slowest
+        // core's share: the aggregate waits for it).
+        let probes = (0..slices)
+            .map(|s| {
+                let each: Vec<Probe> = figs
+                    .agents
+                    .iter()
+                    .filter_map(|f| f.slice_probes.get(s).copied().flatten())
+                    .collect();
+                crate::measure::probe::combine(&each)
+            })
+            .collect();
         let f = Figure {
             valid: true,
             units: figs.agents.iter().map(|f| f.units).sum(),
@@ -413,8 +341,10 @@ fn aggregate_record(
             ended: None,
             placed: None,
             stalled: None,
+            slice_probes: probes,
         };
         sampled(&mut r, &f);
+        spells(&mut r, figs.noise.as_ref());
     } else {
         r.status = Status::Error;
         r.reason = Some(format!("phase incomplete: {}", failed.join("; ")));

@@ -12,14 +12,122 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::agents::{Body, Counted, Counter, Gate, Log, Running};
-use super::{Agent, CpuWork, ProbeKind, ProbePlan};
+use super::agents::{
+    AgentId,     AgentType, Body, Counted, Counter, Figure, Footprint, Gate, Log, Prober, Running, Start,
+};
+use super::records;
+use super::{ProbeKind, ProbePlan};
 use crate::kernels::{self, Kernel, Op, PassBytes, Pattern};
 use crate::measure::kernel::{pass_job, PATTERN};
 use crate::measure::mix::{self, Mix, MixKernels};
 use crate::measure::team::{Job, Team, BUFFER_SLACK};
-use crate::memory::{Buffer, PageKind};
-use crate::model::Host;
+use crate::memory::Buffer;
+use crate::model::{AgentKind, Host, Record};
+
+/// A CPU team's work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpuWork {
+    /// A read/write mix (`read`, `write`, `ntwrite`, `R:W`).
+    Mix(Mix),
+    /// The widest copy kernel, half the buffer into the other half.
+    Copy,
+}
+
+impl CpuWork {
+    pub fn name(&self) -> String {
+        match self {
+            CpuWork::Mix(m) => m.name(),
+            CpuWork::Copy => "copy".into(),
+        }
+    }
+}
+
+/// A pinned CPU team streaming `work` over its own buffers (`--cpu`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CpuAgent {
+    #[serde(flatten)]
+    pub id: AgentId,
+    pub cpus: Vec<u32>,
+    pub memory_node: Option<u32>,
+    pub work: CpuWork,
+    pub bytes_per_thread: u64,
+}
+
+impl AgentType for CpuAgent {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Cpu
+    }
+
+    fn id(&self) -> &AgentId {
+        &self.id
+    }
+
+    fn cpus(&self) -> &[u32] {
+        &self.cpus
+    }
+
+    fn footprint(&self) -> Footprint {
+        let n = self.cpus.len() as u64;
+        Footprint {
+            faulted: n * self.bytes_per_thread,
+            host: n * (self.bytes_per_thread + (2 << 20)),
+            copies: 0,
+        }
+    }
+
+    fn options(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("plain data")
+    }
+
+    fn start(&self, s: &Start) -> Result<Running, String> {
+        let ws = self.bytes_per_thread as usize;
+        let pass = TeamPass::of(self.work, s.host, ws, self.cpus.len())?;
+        let (cpus, node, page) = (self.cpus.clone(), self.memory_node, s.memory);
+        let probes = s.probes_cores(&cpus);
+        let mut r = Running::spawn(&self.id.name, move || {
+            let nodes = node.map(|n| vec![n; cpus.len()]);
+            let team = Team::spawn_bound(&cpus, ws + BUFFER_SLACK, page, nodes.as_deref())
+                .map_err(|e| e.to_string())?;
+            Ok(team_body(team, pass, nodes.map(|n| (n, ws)), probes))
+        })?;
+        r.probes = probes;
+        Ok(r)
+    }
+
+    fn describe(&self, r: &mut Record, f: &Figure, host: &Host) {
+        // What each worker runs per pass, as the team runs it.
+        let n = self.cpus.len();
+        let pass = TeamPass::of(self.work, host, self.bytes_per_thread as usize, n).ok();
+        let used: Vec<String> = pass
+            .iter()
+            .flat_map(|p| p.kernels())
+            .map(String::from)
+            .collect();
+        if let Some(p) = &pass {
+            let (read, written) = p.bytes();
+            r.bytes_read_per_pass = Some(read);
+            r.bytes_written_per_pass = Some(written);
+            if let Some(k) = p.kernel() {
+                r.payload_bytes_per_pass = Some(if written > 0 { written } else { read });
+                r.width_bits = (k.width_bits > 0).then_some(k.width_bits);
+                r.nontemporal = Some(k.nontemporal);
+            }
+        }
+        r.op = self.work.name().into();
+        r.threads = n as u32;
+        r.cpus = self.cpus.clone();
+        r.size_bytes = Some(self.bytes_per_thread);
+        r.pattern = Some(crate::model::Pattern::Seq);
+        let d = records::detail_of(r);
+        d.mix = Some(self.work.name());
+        d.kernels = Some(used);
+        d.memory_node = self.memory_node.into();
+        d.byte_convention = Some("bytes read + written by the asm kernels".into());
+        d.dma = Some(false);
+        records::placement(r, &self.cpus, self.memory_node, f.placed, host);
+    }
+}
 
 /// One worker's pass of a team's work.
 #[derive(Clone)]
@@ -115,34 +223,15 @@ impl TeamPass {
     }
 }
 
-/// Start a CPU team's thread.
-pub fn start(agent: &Agent, host: &Host, page: PageKind) -> Result<Running, String> {
-    let Agent::Cpu {
-        name,
-        cpus,
-        memory_node,
-        work,
-        bytes_per_thread,
-        ..
-    } = agent
-    else {
-        return Err(format!("{} is not a cpu team", agent.name()));
-    };
-    let ws = *bytes_per_thread as usize;
-    let pass = TeamPass::of(*work, host, ws, cpus.len())?;
-    let (cpus, node) = (cpus.clone(), *memory_node);
-    Running::spawn(name, move || {
-        let nodes = node.map(|n| vec![n; cpus.len()]);
-        let team = Team::spawn_bound(&cpus, ws + BUFFER_SLACK, page, nodes.as_deref())
-            .map_err(|e| e.to_string())?;
-        Ok(team_body(team, pass, nodes.map(|n| (n, ws))))
-    })
-}
-
 /// A CPU team's phase: every worker streams its passes over its own
 /// buffer and keeps its own log. A team bound to nodes (`bound`: worker
 /// `i`'s node, and the bytes it streams) then counts where its pages are.
-fn team_body(team: Team, pass: TeamPass, bound: Option<(Vec<u32>, usize)>) -> Body {
+fn team_body(
+    team: Team,
+    pass: TeamPass,
+    bound: Option<(Vec<u32>, usize)>,
+    probes: bool,
+) -> Body {
     let pass = Arc::new(pass);
     Box::new(move |gate: &Arc<Gate>| {
         // The workers wait for the gate themselves: the driver only
@@ -150,13 +239,17 @@ fn team_body(team: Team, pass: TeamPass, bound: Option<(Vec<u32>, usize)>) -> Bo
         let (g, pass) = (gate.clone(), pass.clone());
         let arrived = Arc::new(AtomicUsize::new(0));
         let n = team.threads();
-        let logs = team.run_each(move |i, buf| {
-            // SAFETY: the worker's own buffer, made for this pass's size
-            // plus BUFFER_SLACK, 2 MiB aligned; the kernels run here.
-            let one = unsafe { pass.prepare(buf, i, n) };
-            let (r, w) = pass.bytes();
-            stream(&g, &arrived, n, one, r + w)
-        });
+        let (logs, probes): (Vec<Log>, Vec<_>) = team
+            .run_each(move |i, buf| {
+                // SAFETY: the worker's own buffer, made for this pass's
+                // size plus BUFFER_SLACK, 2 MiB aligned; the kernels run
+                // here.
+                let one = unsafe { pass.prepare(buf, i, n) };
+                let (r, w) = pass.bytes();
+                stream(&g, &arrived, n, one, r + w, probes)
+            })
+            .into_iter()
+            .unzip();
         let placed = bound
             .as_ref()
             .and_then(|(nodes, ws)| team.placed_on(nodes, *ws).ok())
@@ -165,18 +258,21 @@ fn team_body(team: Team, pass: TeamPass, bound: Option<(Vec<u32>, usize)>) -> Bo
             logs,
             ended: None,
             placed,
+            probes: probes.into_iter().flatten().collect(),
         }
     })
 }
 
-/// One worker's passes until the gate's stop, counted after each.
+/// One worker's passes until the gate's stop, counted after each, and
+/// its core-share probes between them.
 fn stream(
     gate: &Gate,
     arrived: &AtomicUsize,
     n: usize,
     mut one: impl FnMut() -> u64,
     per_pass: u64,
-) -> Log {
+    probes: bool,
+) -> (Log, Vec<(u64, crate::model::Probe)>) {
     // The team counts as one agent: its last worker to arrive says so.
     if arrived.fetch_add(1, Ordering::AcqRel) + 1 == n {
         gate.arrive();
@@ -186,26 +282,32 @@ fn stream(
         }
     }
     let mut c = Counter::start();
+    let mut probe = Prober::new(gate, probes);
     let mut sum = 0u64;
     while !gate.stopped() {
         sum = sum.wrapping_add(one());
         c.add(per_pass);
+        probe.after_pass();
     }
     std::hint::black_box(sum);
-    c.finish()
+    (c.finish(), probe.readings)
 }
 
 /// The probe's thread: a chase or a one-thread read on its own cpu.
-pub fn start_probe(p: &ProbePlan, host: &Host, page: PageKind) -> Result<Running, String> {
-    let (cpu, bytes, kind) = (p.cpu, p.bytes as usize, p.kind);
-    let pass = TeamPass::of(CpuWork::Mix(Mix::READ), host, bytes, 1)?;
-    Running::spawn("probe", move || {
+pub fn start_probe(p: &ProbePlan, s: &Start) -> Result<Running, String> {
+    let (cpu, bytes, kind, page) = (p.cpu, p.bytes as usize, p.kind, s.memory);
+    let pass = TeamPass::of(CpuWork::Mix(Mix::READ), s.host, bytes, 1)?;
+    // A latency probe's figure is its own chase: no spell probes.
+    let probes = kind == ProbeKind::Bandwidth && s.probes_cores(&[cpu]);
+    let mut r = Running::spawn("probe", move || {
         let team = Team::spawn(&[cpu], bytes + BUFFER_SLACK, page).map_err(|e| e.to_string())?;
         match kind {
-            ProbeKind::Bandwidth => Ok(team_body(team, pass, None)),
+            ProbeKind::Bandwidth => Ok(team_body(team, pass, None, probes)),
             ProbeKind::Latency => chase_body(team, bytes),
         }
-    })
+    })?;
+    r.probes = probes;
+    Ok(r)
 }
 
 /// A latency probe: dependent loads counted; ns per load = window / loads.
@@ -239,6 +341,7 @@ fn chase_body(team: Team, bytes: usize) -> Result<Body, String> {
             logs,
             ended: None,
             placed: None,
+            probes: Vec::new(),
         }
     }))
 }

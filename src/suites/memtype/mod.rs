@@ -306,7 +306,7 @@ fn record(
         op: crate::model::Op::Copy,
         width_bits: (k.width_bits > 0).then_some(k.width_bits),
         nontemporal: Some(k.nontemporal),
-        pattern: Some(k.pattern.into()),
+        pattern: Some(k.pattern.clone()),
         size_bytes: Some(2 * n),
         threads: 1,
         cpus: vec![plan.cpu],

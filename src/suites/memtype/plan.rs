@@ -74,7 +74,7 @@ fn pick_kernels(
             let ks = kernels::select_streaming(spec).map_err(|m| UserError::flag("--kernel", m))?;
             match ks.as_slice() {
                 [k] if k.op == Op::Copy => *k,
-                [k] => return Err(UserError::flag("--kernel", format!("{} is a {} kernel; memtype needs a copy kernel (see `bwscope kernels copy`)", k.name, k.op.name()))),
+                [k] => return Err(UserError::flag("--kernel", format!("{} is a {} kernel; memtype needs a copy kernel (see `bwscope kernels copy`)", k.name, k.op))),
                 _ => return Err(UserError::flag("--kernel", format!("'{}' names {} kernels; name exactly one copy kernel", spec, ks.len()))),
             }
         }

@@ -19,7 +19,7 @@ use crate::error::UserError;
 use crate::model::{Record, SuiteId};
 use crate::net::client::{self, ClientError, Peer};
 use crate::net::protocol::{
-    Direction, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS,
+    Way, Mode, Setup, DEFAULT_PORT, MAX_CHUNK, MAX_STREAMS,
 };
 use crate::util::units::{self, format_bytes};
 pub use records::{kernel_name, records};
@@ -45,7 +45,7 @@ pub struct NetOptions {
     pub host: String,
     pub port: Option<u16>,
     pub mode: Mode,
-    pub direction: Direction,
+    pub direction: Way,
     pub streams: u32,
     pub chunks: Option<Vec<u64>>,
     pub time: Option<f64>,
@@ -62,7 +62,7 @@ pub struct NetPlan {
     pub host: String,
     pub peer: SocketAddr,
     pub mode: Mode,
-    pub direction: Direction,
+    pub direction: Way,
     pub streams: u16,
     pub chunks: Vec<u64>,
     pub time_seconds: Option<f64>,
@@ -346,7 +346,7 @@ mod tests {
         assert!(resolve_peer(":5", None).is_err());
     }
 
-    fn outcome(mode: Mode, direction: Direction) -> Outcome {
+    fn outcome(mode: Mode, direction: Way) -> Outcome {
         Outcome {
             setup: Setup {
                 mode,
@@ -383,7 +383,7 @@ mod tests {
 
     #[test]
     fn stream_records_take_the_receivers_view() {
-        let recs = records(&outcome(Mode::Stream, Direction::Bidir), "p:1");
+        let recs = records(&outcome(Mode::Stream, Way::Bidir), "p:1");
         assert_eq!(recs.len(), 2);
         // send flow: the transponder received but reported no interval.
         assert_eq!(recs[0].kernel, "tcp_stream_bidir_send");

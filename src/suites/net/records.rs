@@ -4,10 +4,10 @@
 
 use crate::model::detail::{NetDetail, PeerView};
 use crate::model::{limits, Warning};
-use crate::model::{Detail, Record, Sample, Status};
+use crate::model::{Detail, Op, Record, Sample, Status};
 use crate::net::client::Outcome;
 use crate::net::flow::{interval_rate, Batch};
-use crate::net::protocol::{Direction, Interval, Mode, Setup};
+use crate::net::protocol::{Way, Interval, Mode, Setup};
 use crate::stats;
 use crate::util::units::format_bytes;
 
@@ -15,7 +15,7 @@ use crate::util::units::format_bytes;
 /// bidirectional streaming, which yields two records per point.
 pub fn kernel_name(s: &Setup, flow: Option<&str>) -> String {
     let mut k = format!("tcp_{}_{}", s.mode.name(), s.direction.name());
-    if let (Some(f), Mode::Stream, Direction::Bidir) = (flow, s.mode, s.direction) {
+    if let (Some(f), Mode::Stream, Way::Bidir) = (flow, s.mode, s.direction) {
         k.push('_');
         k.push_str(f);
     }
@@ -68,7 +68,7 @@ pub fn records(o: &Outcome, peer: &str) -> Vec<Record> {
             if s.direction.leader_sends() {
                 out.push(flow_record(
                     o,
-                    "send",
+                    Op::Send,
                     o.sent,
                     o.server.received_bytes,
                     &o.server.intervals,
@@ -78,7 +78,7 @@ pub fn records(o: &Outcome, peer: &str) -> Vec<Record> {
             if s.direction.leader_receives() {
                 out.push(flow_record(
                     o,
-                    "recv",
+                    Op::Recv,
                     o.server.sent_bytes,
                     o.received,
                     &o.recv_intervals,
@@ -96,14 +96,17 @@ pub fn records(o: &Outcome, peer: &str) -> Vec<Record> {
     out
 }
 
-fn base(o: &Outcome, flow: &str, peer: &str) -> Record {
+/// A flow's record: its op is the flow (`send`, `recv`, `both`).
+fn base(o: &Outcome, flow: Op, peer: &str) -> Record {
     let s = &o.setup;
+    let kernel = kernel_name(s, Some(flow.as_str()));
+    let detail = case_detail(s, Some(flow.as_str()), peer);
     Record {
-        kernel: kernel_name(s, Some(flow)),
-        op: flow.into(),
+        kernel,
+        op: flow,
         size_bytes: Some(s.chunk_bytes),
         threads: s.streams as u32,
-        ..Record::new(case_detail(s, Some(flow), peer))
+        ..Record::new(detail)
     }
 }
 
@@ -162,13 +165,13 @@ fn finish(
 
 fn flow_record(
     o: &Outcome,
-    flow: &str,
+    flow: Op,
     sender: u64,
     receiver: u64,
     iv: &[Interval],
     peer: &str,
 ) -> Record {
-    let mut r = base(o, flow, peer);
+    let mut r = base(o, flow.clone(), peer);
     let samples = iv
         .iter()
         .map(|i| Sample {
@@ -182,7 +185,7 @@ fn flow_record(
         samples,
         (sender, receiver),
         interval_rate(iv),
-        || why_no_sample(o, flow),
+        || why_no_sample(o, flow.as_str()),
     );
     r
 }
@@ -203,8 +206,8 @@ fn combine(batches: &[Vec<Batch>]) -> Vec<Sample> {
 fn rr_record(o: &Outcome, peer: &str) -> Record {
     let s = &o.setup;
     let flow = match s.direction {
-        Direction::Bidir => "both",
-        d => d.name(),
+        Way::Bidir => Op::Both,
+        d => d.op(),
     };
     let mut r = base(o, flow, peer);
     let samples = combine(&o.batches);
@@ -224,9 +227,9 @@ fn rr_record(o: &Outcome, peer: &str) -> Record {
         .unwrap_or_default();
     detail_of(&mut r).rtt_us = stats::summarize(&rtts, false).map(|x| x.median).into();
     let (sender, receiver) = match s.direction {
-        Direction::Send => (o.sent, o.server.received_bytes),
-        Direction::Recv => (o.server.sent_bytes, o.received),
-        Direction::Bidir => (
+        Way::Send => (o.sent, o.server.received_bytes),
+        Way::Recv => (o.server.sent_bytes, o.received),
+        Way::Bidir => (
             o.sent + o.server.sent_bytes,
             o.server.received_bytes + o.received,
         ),

@@ -5,7 +5,7 @@ use super::*;
 use crate::measure::sampler::Call;
 
 /// The verification seed of one (kind, size, direction) case.
-pub(super) fn seed(ki: usize, size: u64, dir: Direction) -> u64 {
+pub(super) fn seed(ki: usize, size: u64, dir: Route) -> u64 {
     (ki as u64)
         .wrapping_add(1)
         .wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -55,13 +55,13 @@ pub(super) fn check(got: &[u8], seed: u64) -> Result<(), String> {
 /// mismatch; `Err` a driver failure; `Ok(Ok(None))`: nothing to check.
 pub(super) fn verify(
     s: &mut dyn Session,
-    dir: Direction,
+    dir: Route,
     n: usize,
     seed: u64,
 ) -> Result<Result<Option<bool>, String>, DriverError> {
     let mut scratch = vec![0u8; n];
     let r = match dir.copy_of() {
-        Direction::H2d => {
+        Route::H2d => {
             fill(s.host(0), seed, false);
             fill(&mut scratch, seed, true);
             s.write_device(0, &scratch)?;
@@ -69,14 +69,14 @@ pub(super) fn verify(
             s.read_device(0, &mut scratch)?;
             check(&scratch, seed)
         }
-        Direction::D2h => {
+        Route::D2h => {
             fill(&mut scratch, seed, false);
             s.write_device(0, &scratch)?;
             fill(s.host(0), seed, true);
             s.run(dir, 1)?;
             check(s.host(0), seed)
         }
-        Direction::D2d => {
+        Route::D2d => {
             fill(&mut scratch, seed, false);
             s.write_device(0, &scratch)?;
             fill(&mut scratch, seed, true);
@@ -85,7 +85,7 @@ pub(super) fn verify(
             s.read_device(1, &mut scratch)?;
             check(&scratch, seed)
         }
-        Direction::Bidir => {
+        Route::Bidir => {
             let seed2 = seed ^ 0x5555;
             fill(s.host(0), seed, false);
             fill(&mut scratch, seed, true);
@@ -93,14 +93,14 @@ pub(super) fn verify(
             fill(&mut scratch, seed2, false);
             s.write_device(1, &scratch)?;
             fill(s.host(1), seed2, true);
-            s.run(Direction::Bidir, 1)?;
+            s.run(Route::Bidir, 1)?;
             s.read_device(0, &mut scratch)?;
             check(&scratch, seed)
                 .map_err(|m| format!("h2d half: {}", m))
                 .and_then(|_| check(s.host(1), seed2).map_err(|m| format!("d2h half: {}", m)))
         }
-        Direction::H2dSm | Direction::D2hSm | Direction::D2dSm => unreachable!("copy_of"),
-        Direction::Map => {
+        Route::H2dSm | Route::D2hSm | Route::D2dSm => unreachable!("copy_of"),
+        Route::Map => {
             fill(s.host(0), seed, false);
             fill(&mut scratch, seed, true);
             match s.map_roundtrip(&mut scratch)? {
@@ -119,14 +119,14 @@ pub(super) fn verify(
 /// error is kept for the error record.
 pub(super) struct TransferWork<'s> {
     s: &'s mut dyn Session,
-    dir: Direction,
+    dir: Route,
     units_per_rep: u64,
     pub(super) timed: Vec<Timed>,
     pub(super) error: Option<DriverError>,
 }
 
 impl<'s> TransferWork<'s> {
-    pub(super) fn new(s: &'s mut dyn Session, dir: Direction, units_per_rep: u64) -> Self {
+    pub(super) fn new(s: &'s mut dyn Session, dir: Route, units_per_rep: u64) -> Self {
         TransferWork {
             s,
             dir,
@@ -187,7 +187,7 @@ pub(super) fn measure_case(
     env: &Env,
     s: &mut dyn Session,
     kind: HostKind,
-    dir: Direction,
+    dir: Route,
     size: u64,
     timer: Timer,
     reference_gbps: Option<f64>,
@@ -197,14 +197,14 @@ pub(super) fn measure_case(
     let host_kind = (!dir.device_only()).then_some(kind);
     let mut r = env.base(
         kernel_name(&plan.backend, dir.name(), host_kind),
-        dir.name(),
+        dir.into(),
         host_kind,
         dir.name(),
         size,
     );
     // Bytes per copy under the suite's convention.
     let per_copy = match dir.copy_of() {
-        Direction::D2d | Direction::Bidir => 2 * size,
+        Route::D2d | Route::Bidir => 2 * size,
         _ => size,
     };
     let Some((reps, timed)) = sample_case(env, &mut *s, dir, per_copy, ki)? else {
@@ -222,9 +222,9 @@ pub(super) fn measure_case(
     let g = stats::summarize(&rates.headline, true);
     // Zero-copy: a map that "moves" bytes faster than any real copy moved
     // nothing. Report the time it takes, never a bandwidth.
-    let zero_copy = dir == Direction::Map
+    let zero_copy = dir == Route::Map
         && is_zero_copy(plan.device.host_unified, g.map(|g| g.best), reference_gbps);
-    if dir == Direction::Map {
+    if dir == Route::Map {
         let per_map: Vec<f64> = timed.iter().map(|t| t.host_s / reps as f64).collect();
         let d = detail_of(&mut r);
         d.zero_copy = Some(zero_copy);
@@ -253,7 +253,7 @@ pub(super) fn measure_case(
 fn sample_case(
     env: &Env,
     s: &mut dyn Session,
-    dir: Direction,
+    dir: Route,
     per_copy: u64,
     ki: usize,
 ) -> Result<Option<(u64, Vec<Timed>)>, DriverError> {
@@ -319,7 +319,7 @@ impl CaseRates {
 /// direction moves per sample).
 fn timing_detail(
     r: &mut Record,
-    dir: Direction,
+    dir: Route,
     per_dir_bytes: u64,
     timed: &[Timed],
     rates: &CaseRates,
@@ -332,7 +332,7 @@ fn timing_detail(
     d.bytes_counted = Some(bytes_counted(dir).into());
     d.host_gbps = summary(rates.host.clone()).into();
     d.event_gbps = summary(rates.event.clone()).into();
-    if dir == Direction::Bidir {
+    if dir == Route::Bidir {
         let per = |i: usize| rates_of(per_dir_bytes, timed, i);
         d.h2d_gbps = summary(per(0)).into();
         d.d2h_gbps = summary(per(1)).into();
@@ -371,7 +371,7 @@ fn zero_copy_figures(r: &mut Record, plan: &Plan, secs: &[f64]) {
 fn copy_figures(
     r: &mut Record,
     plan: &Plan,
-    dir: Direction,
+    dir: Route,
     rates: &CaseRates,
     bytes: u64,
     g: Option<Stats>,
@@ -403,7 +403,7 @@ fn copy_figures(
     // "device" buffer is in the same DRAM, so the figure is a memory copy.
     let host_device = matches!(
         dir.copy_of(),
-        Direction::H2d | Direction::D2h | Direction::Bidir
+        Route::H2d | Route::D2h | Route::Bidir
     );
     if plan.device.host_unified == Some(true) && host_device {
         r.warnings.push(Warning::Other {
@@ -418,7 +418,7 @@ fn copy_figures(
 fn verify_case(
     r: &mut Record,
     s: &mut dyn Session,
-    dir: Direction,
+    dir: Route,
     size: u64,
     ki: usize,
 ) -> Result<(), DriverError> {
@@ -436,26 +436,26 @@ fn verify_case(
 }
 
 /// How a direction's bytes are counted (`extra.bytes_counted`).
-fn bytes_counted(dir: Direction) -> &'static str {
+fn bytes_counted(dir: Route) -> &'static str {
     match dir.copy_of() {
-        Direction::D2d => "read+write",
-        Direction::Bidir => "both directions",
+        Route::D2d => "read+write",
+        Route::Bidir => "both directions",
         _ => "payload",
     }
 }
 
 /// A copy across the PCIe link faster than the link's theoretical rate
 /// (per direction; a bidirectional copy counts both).
-fn above_link(plan: &Plan, dir: Direction, g: &Stats) -> Option<Warning> {
+fn above_link(plan: &Plan, dir: Route, g: &Stats) -> Option<Warning> {
     let l = plan.pci.as_ref().and_then(|c| c.theoretical_gbps)?;
-    let per_dir_best = if dir == Direction::Bidir {
+    let per_dir_best = if dir == Route::Bidir {
         g.best / 2.0
     } else {
         g.best
     };
     let over_link = matches!(
         dir.copy_of(),
-        Direction::H2d | Direction::D2h | Direction::Bidir
+        Route::H2d | Route::D2h | Route::Bidir
     );
     (over_link && per_dir_best > l * limits::OVER_CEILING).then_some(Warning::AboveCeiling {
         gbps: per_dir_best,
@@ -530,13 +530,15 @@ pub(super) fn cpu_probe(
     let mut session = match transfer::catch("prepare", || b.prepare(kind, size, needs)) {
         Ok(s) => s,
         Err(e) => {
-            return ["read", "write"]
-                .iter()
+            return [Op::Read, Op::Write]
+                .into_iter()
                 .map(|op| {
+                    let dir = format!("cpu-{op}");
                     env.error(
-                        name(op),
+                        name(op.as_str()),
                         Some(kind),
-                        &format!("cpu-{}", op),
+                        op,
+                        &dir,
                         size as u64,
                         &e,
                     )
@@ -548,17 +550,17 @@ pub(super) fn cpu_probe(
     let addr = buf.as_mut_ptr();
     let mut out = Vec::new();
     for op in [Op::Read, Op::Write] {
-        let dir = format!("cpu-{}", op.name());
-        let Some(k) = probe_kernel(op, addr as usize, &env.features) else {
+        let dir = format!("cpu-{op}");
+        let Some(k) = probe_kernel(op.clone(), addr as usize, &env.features) else {
             out.push(Record::skipped(
                 SUITE,
-                &name(op.name()),
+                &name(op.as_str()),
                 "no asm kernel fits this buffer's alignment",
             ));
             continue;
         };
         let len = size - size % k.granule;
-        let mut r = env.base(name(op.name()), op.name(), Some(kind), &dir, len as u64);
+        let mut r = env.base(name(op.as_str()), op.clone(), Some(kind), &dir, len as u64);
         r.width_bits = Some(k.width_bits);
         r.nontemporal = Some(false);
         r.pattern = Some(crate::model::Pattern::Seq);

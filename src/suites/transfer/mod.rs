@@ -30,7 +30,7 @@ use crate::model::{Detail, MemoryInfo, Nullable, Placement, Record, Sample, Stat
 use crate::model::{Host, SuiteId};
 use crate::stats;
 use crate::transfer::{
-    self, pci, Api, Backend, Direction, DriverError, HostKind, Needs, Opened, Session, Timed, Timer,
+    self, pci, Api, Backend, Route, DriverError, HostKind, Needs, Opened, Session, Timed, Timer,
 };
 use crate::util::units::format_bytes;
 
@@ -116,7 +116,7 @@ pub struct Plan {
     #[serde(skip)]
     kind_list: Vec<HostKind>,
     #[serde(skip)]
-    dir_list: Vec<Direction>,
+    dir_list: Vec<Route>,
 }
 
 pub const BYTE_CONVENTION: &str = "h2d/d2h/map and h2d-sm/d2h-sm: bytes copied (each byte once); bidir: bytes of both directions; \
@@ -136,7 +136,7 @@ impl Env<'_> {
     fn base(
         &self,
         kernel: String,
-        op: &str,
+        op: Op,
         kind: Option<HostKind>,
         dir: &str,
         size: u64,
@@ -155,7 +155,7 @@ impl Env<'_> {
         };
         Record {
             kernel,
-            op: op.into(),
+            op,
             size_bytes: Some(size),
             threads: 1,
             cpus: p.host_cpus.clone(),
@@ -172,11 +172,11 @@ impl Env<'_> {
         &self,
         kernel: String,
         kind: Option<HostKind>,
-        dir: Direction,
+        dir: Route,
         size: u64,
         why: &str,
     ) -> Record {
-        let mut r = self.base(kernel, dir.name(), kind, dir.name(), size);
+        let mut r = self.base(kernel, dir.into(), kind, dir.name(), size);
         r.status = Status::Skipped;
         r.reason = Some(why.to_string());
         r
@@ -186,11 +186,12 @@ impl Env<'_> {
         &self,
         kernel: String,
         kind: Option<HostKind>,
+        op: Op,
         dir: &str,
         size: u64,
         e: &DriverError,
     ) -> Record {
-        let mut r = self.base(kernel, dir, kind, dir, size);
+        let mut r = self.base(kernel, op, kind, dir, size);
         r.status = Status::Error;
         r.reason = Some(e.to_string());
         let d = detail_of(&mut r);
@@ -289,7 +290,7 @@ mod tests {
     fn directions_parse_and_reject() {
         assert_eq!(
             parse_dirs(Some("h2d,d2h,h2d")).unwrap(),
-            vec![Direction::H2d, Direction::D2h]
+            vec![Route::H2d, Route::D2h]
         );
         assert!(parse_dirs(Some("up"))
             .unwrap_err()
@@ -352,7 +353,7 @@ mod tests {
         fn host(&mut self, _: usize) -> &mut [u8] {
             &mut []
         }
-        fn run(&mut self, _: Direction, reps: u64) -> Result<Timed, DriverError> {
+        fn run(&mut self, _: Route, reps: u64) -> Result<Timed, DriverError> {
             if self.calls.len() == self.fail_after {
                 return Err(DriverError::new(
                     "cuMemcpyHtoDAsync_v2",
@@ -390,7 +391,7 @@ mod tests {
             calls: Vec::new(),
             fail_after: usize::MAX,
         };
-        let mut w = TransferWork::new(&mut s, Direction::H2d, 4096);
+        let mut w = TransferWork::new(&mut s, Route::H2d, 4096);
         let m = Sampler::new(opts, &stop).measure(&mut w, None).unwrap();
         assert!(m.reps >= 10, "reps {}", m.reps);
         assert_eq!(m.samples.len(), 3);
@@ -409,7 +410,7 @@ mod tests {
             calls: Vec::new(),
             fail_after: 3,
         };
-        let mut w = TransferWork::new(&mut s, Direction::H2d, 4096);
+        let mut w = TransferWork::new(&mut s, Route::H2d, 4096);
         assert!(matches!(
             Sampler::new(opts, &stop).measure(&mut w, None),
             Err(Failure::Failed(_))
@@ -424,7 +425,7 @@ mod tests {
             total_mem_bytes: Some(3 << 20),
             ..Default::default()
         };
-        let d = [Direction::H2d];
+        let d = [Route::H2d];
         let k = [HostKind::HostPtr];
         assert!(size_problem(1 << 20, &d, &k, &info).is_none());
         assert!(size_problem(2 << 20, &d, &k, &info)
@@ -435,10 +436,10 @@ mod tests {
             ..Default::default()
         };
         assert!(
-            size_problem(2 << 20, &[Direction::D2d], &[HostKind::Pinned], &info)
+            size_problem(2 << 20, &[Route::D2d], &[HostKind::Pinned], &info)
                 .unwrap()
                 .contains("free device memory")
         );
-        assert!(size_problem(1 << 20, &[Direction::D2d], &[HostKind::Pinned], &info).is_none());
+        assert!(size_problem(1 << 20, &[Route::D2d], &[HostKind::Pinned], &info).is_none());
     }
 }

@@ -4,13 +4,13 @@
 use super::*;
 use crate::suites::estimate::Estimate;
 
-pub(super) fn parse_dirs(spec: Option<&str>) -> Result<Vec<Direction>, UserError> {
+pub(super) fn parse_dirs(spec: Option<&str>) -> Result<Vec<Route>, UserError> {
     let Some(spec) = spec else {
-        return Ok(transfer::DIRECTIONS.to_vec());
+        return Ok(transfer::ROUTES.to_vec());
     };
     let mut v = Vec::new();
     for d in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let d = Direction::parse(d).ok_or_else(|| {
+        let d = Route::parse(d).ok_or_else(|| {
             UserError::flag(
                 "--directions",
                 format!(
@@ -86,14 +86,14 @@ fn parse_kinds(spec: Option<&str>, b: &dyn Backend) -> Result<Vec<HostKind>, Use
 /// Device and host memory one size needs, checked before anything runs.
 pub(super) fn size_problem(
     size: u64,
-    dirs: &[Direction],
+    dirs: &[Route],
     kinds: &[HostKind],
     info: &transfer::DeviceInfo,
 ) -> Option<String> {
     let two_dev = dirs
         .iter()
-        .any(|d| matches!(d.copy_of(), Direction::D2d | Direction::Bidir));
-    let two_host = dirs.contains(&Direction::Bidir);
+        .any(|d| matches!(d.copy_of(), Route::D2d | Route::Bidir));
+    let two_host = dirs.contains(&Route::Bidir);
     if let Some(m) = info.max_alloc_bytes {
         if size > m {
             return Some(format!(
@@ -222,7 +222,7 @@ pub fn plan(a: &TransferOptions, host: &Host) -> Result<TransferSuite, UserError
     let info = backend.info().clone();
     let dirs = offered_dirs(dirs, a.directions.is_none(), backend.as_ref())?;
     let kinds = parse_kinds(a.kinds.as_deref(), backend.as_ref())?;
-    if dirs == [Direction::Map] && !kinds.iter().any(|k| k.is_mapped()) {
+    if dirs == [Route::Map] && !kinds.iter().any(|k| k.is_mapped()) {
         return Err(UserError::flag(
             "--directions",
             "map applies to mapped kinds only (mapped, alloc-host-ptr, alloc-host-ptr-ro): add one to --kinds",
@@ -311,10 +311,10 @@ fn backend_choice(a: &TransferOptions) -> BackendChoice {
 /// The directions to run: by default those the backend offers; asked for,
 /// each must be offered.
 fn offered_dirs(
-    dirs: Vec<Direction>,
+    dirs: Vec<Route>,
     by_default: bool,
     backend: &dyn Backend,
-) -> Result<Vec<Direction>, UserError> {
+) -> Result<Vec<Route>, UserError> {
     let offered = backend.directions();
     if by_default {
         return Ok(dirs.into_iter().filter(|d| offered.contains(d)).collect());
@@ -343,7 +343,7 @@ fn offered_dirs(
 fn fitting_sizes(
     sizes: Vec<u64>,
     explicit: bool,
-    dirs: &[Direction],
+    dirs: &[Route],
     kinds: &[HostKind],
     info: &transfer::DeviceInfo,
     warnings: &mut Vec<Warning>,

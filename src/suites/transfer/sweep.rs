@@ -11,7 +11,7 @@ pub(super) fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow
         features: cx.host.features.clone(),
         hints: RefCell::new(HashMap::new()),
     };
-    let host_dirs: Vec<Direction> = plan
+    let host_dirs: Vec<Route> = plan
         .dir_list
         .iter()
         .copied()
@@ -53,9 +53,9 @@ pub(super) fn run(plan: &Plan, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow
 /// The steps of [`run`]'s sweep, for the progress bar (it read `24/0`):
 /// per kind its CPU probe and each size × direction the backend supports,
 /// then each size of each device-to-device engine asked for.
-fn step_count(plan: &Plan, b: &dyn Backend, host_dirs: &[Direction]) -> u64 {
+fn step_count(plan: &Plan, b: &dyn Backend, host_dirs: &[Route]) -> u64 {
     let sizes = plan.sizes.len() as u64;
-    let supported = |k: HostKind, dirs: &[Direction]| {
+    let supported = |k: HostKind, dirs: &[Route]| {
         dirs.iter()
             .filter(|&&d| b.unsupported(k, d).is_none())
             .count() as u64
@@ -65,7 +65,7 @@ fn step_count(plan: &Plan, b: &dyn Backend, host_dirs: &[Direction]) -> u64 {
         .iter()
         .map(|&k| 1 + sizes * supported(k, host_dirs))
         .sum();
-    let d2d: Vec<Direction> = [Direction::D2d, Direction::D2dSm]
+    let d2d: Vec<Route> = [Route::D2d, Route::D2dSm]
         .into_iter()
         .filter(|d| plan.dir_list.contains(d))
         .collect();
@@ -81,7 +81,7 @@ struct HostCopies<'a> {
     /// The kind's index in the plan (it seeds the verification pattern).
     ki: usize,
     kind: HostKind,
-    dirs: &'a [Direction],
+    dirs: &'a [Route],
 }
 
 impl HostCopies<'_> {
@@ -102,8 +102,8 @@ impl HostCopies<'_> {
                 break;
             }
             let needs = Needs {
-                second_host: host_dirs.contains(&Direction::Bidir),
-                second_device: host_dirs.contains(&Direction::Bidir),
+                second_host: host_dirs.contains(&Route::Bidir),
+                second_device: host_dirs.contains(&Route::Bidir),
             };
             let timers: Vec<Timer> = host_dirs
                 .iter()
@@ -119,6 +119,7 @@ impl HostCopies<'_> {
                             cx.push(env.error(
                                 kernel_name(backend, d.name(), Some(kind)),
                                 Some(kind),
+                                d.into(),
                                 d.name(),
                                 size,
                                 &e,
@@ -142,10 +143,10 @@ impl HostCopies<'_> {
                     dir.name(),
                     format_bytes(size)
                 ));
-                if dir == Direction::Map && !kind.is_mapped() {
+                if dir == Route::Map && !kind.is_mapped() {
                     continue;
                 }
-                if dir == Direction::Map && kind.api() == Api::Cuda {
+                if dir == Route::Map && kind.api() == Api::Cuda {
                     cx.push(self.cuda_map(env, session.as_mut(), size, name))?;
                     continue;
                 }
@@ -154,7 +155,7 @@ impl HostCopies<'_> {
                     measure_case(env, session.as_mut(), kind, dir, size, timer, reference, ki);
                 match rec {
                     Ok(Some(r)) => {
-                        if matches!(dir, Direction::H2d | Direction::D2h) {
+                        if matches!(dir, Route::H2d | Route::D2h) {
                             if let Some(g) = r.payload_gbps {
                                 let e = best_copy.entry((ki, size)).or_insert(0.0);
                                 *e = e.max(g.best);
@@ -163,7 +164,7 @@ impl HostCopies<'_> {
                         cx.push(r)?;
                     }
                     Ok(None) => return Ok(Flow::Stopped),
-                    Err(e) => cx.push(env.error(name, Some(kind), dir.name(), size, &e))?,
+                    Err(e) => cx.push(env.error(name, Some(kind), dir.into(), dir.name(), size, &e))?,
                 }
             }
         }
@@ -173,15 +174,15 @@ impl HostCopies<'_> {
     /// CUDA's `map`: no call to time, so a skipped record, with the
     /// mapping itself still verified.
     fn cuda_map(&self, env: &Env, session: &mut dyn Session, size: u64, name: String) -> Record {
-        let (ki, kind, dir) = (self.ki, self.kind, Direction::Map);
-        let mut r = env.base(name, "map", Some(kind), "map", size);
+        let (ki, kind, dir) = (self.ki, self.kind, Route::Map);
+        let mut r = env.base(name, dir.into(), Some(kind), dir.name(), size);
         r.status = Status::Skipped;
         r.reason = Some(
             "CUDA mapped memory is zero-copy by construction (kernels read it in place through cuMemHostGetDevicePointer): there is no map call to time; h2d-sm and d2h-sm measure kernels reading and writing it in place".into(),
         );
         // The mapping itself is still checked.
         if env.plan.verify {
-            match verify(session, Direction::Map, size as usize, seed(ki, size, dir)) {
+            match verify(session, Route::Map, size as usize, seed(ki, size, dir)) {
                 Ok(Ok(v)) => detail_of(&mut r).verified = v.into(),
                 Ok(Err(msg)) => {
                     detail_of(&mut r).verified = Nullable::Value(false);
@@ -205,7 +206,7 @@ fn device_copies(env: &Env, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, U
     let plan = env.plan;
     let backend = &plan.backend;
     let kind = plan.kind_list[0];
-    for dir in [Direction::D2d, Direction::D2dSm] {
+    for dir in [Route::D2d, Route::D2dSm] {
         if !plan.dir_list.contains(&dir) {
             continue;
         }
@@ -228,7 +229,7 @@ fn device_copies(env: &Env, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, U
                 match transfer::catch("prepare", || b.prepare(kind, size as usize, needs)) {
                     Ok(s) => s,
                     Err(e) => {
-                        cx.push(env.error(name.clone(), None, dir.name(), size, &e))?;
+                        cx.push(env.error(name.clone(), None, dir.into(), dir.name(), size, &e))?;
                         continue;
                     }
                 };
@@ -245,7 +246,7 @@ fn device_copies(env: &Env, b: &mut dyn Backend, cx: &mut Ctx) -> Result<Flow, U
             ) {
                 Ok(Some(r)) => cx.push(r)?,
                 Ok(None) => return Ok(Flow::Stopped),
-                Err(e) => cx.push(env.error(name.clone(), None, dir.name(), size, &e))?,
+                Err(e) => cx.push(env.error(name.clone(), None, dir.into(), dir.name(), size, &e))?,
             }
         }
     }

@@ -25,8 +25,8 @@ use cudarc::driver::sys::{
 };
 
 use super::{
-    catch, Backend, DeviceInfo, Direction, DriverError, HostKind, Needs, NoSuchDevice, Opened,
-    Session, Timer, Unavailable, CUDA_KINDS, DIRECTIONS,
+    catch, Backend, DeviceInfo, DriverError, HostKind, Needs, NoSuchDevice, Opened, Route, Session,
+    Timer, Unavailable, CUDA_KINDS, ROUTES,
 };
 use crate::memory::{Buffer as HostBuffer, PageKind};
 use session::CuSession;
@@ -248,11 +248,11 @@ impl Backend for CudaBackend {
         CUDA_KINDS
     }
 
-    fn directions(&self) -> &'static [Direction] {
-        DIRECTIONS
+    fn directions(&self) -> &'static [Route] {
+        ROUTES
     }
 
-    fn unsupported(&self, kind: HostKind, dir: Direction) -> Option<String> {
+    fn unsupported(&self, kind: HostKind, dir: Route) -> Option<String> {
         if !dir.is_sm() {
             return None;
         }
@@ -267,9 +267,9 @@ impl Backend for CudaBackend {
         })
     }
 
-    fn headline_timer(&self, kind: HostKind, dir: Direction) -> Timer {
+    fn headline_timer(&self, kind: HostKind, dir: Route) -> Timer {
         match dir {
-            Direction::H2d | Direction::D2h if kind == HostKind::Pageable => Timer::HostClock,
+            Route::H2d | Route::D2h if kind == HostKind::Pageable => Timer::HostClock,
             _ => Timer::DeviceEvents,
         }
     }

@@ -9,7 +9,7 @@ use cudarc::driver::sys::{self, CUdeviceptr, CUevent, CUstream};
 
 use super::sm::{self, Kernels};
 use super::{ck, CuHost, CudaBackend};
-use crate::transfer::{catch, Direction, DriverError, HostKind, Session, Timed};
+use crate::transfer::{catch, DriverError, HostKind, Route, Session, Timed};
 
 pub(super) struct CuSession<'a> {
     pub(super) b: &'a CudaBackend,
@@ -38,7 +38,7 @@ impl CuSession<'_> {
     }
     /// Pageable H2D/D2H: synchronous copies on the legacy stream, which
     /// events recorded there bracket; the host clock heads these records.
-    fn run_sync(&mut self, dir: Direction, reps: u64) -> Result<Timed, DriverError> {
+    fn run_sync(&mut self, dir: Route, reps: u64) -> Result<Timed, DriverError> {
         let (n, ev, h0, d0) = (
             self.bytes,
             self.events.clone(),
@@ -51,7 +51,7 @@ impl CuSession<'_> {
         unsafe {
             ck("cuEventRecord", sys::cuEventRecord(ev[0], s0))?;
             for _ in 0..reps {
-                if dir == Direction::H2d {
+                if dir == Route::H2d {
                     ck(
                         "cuMemcpyHtoD_v2",
                         sys::cuMemcpyHtoD_v2(d0, h0 as *const c_void, n),
@@ -81,13 +81,13 @@ impl CuSession<'_> {
     /// of the batches (nvbandwidth's method, without its fixed 16 copies).
     fn run_async(
         &mut self,
-        dir: Direction,
+        dir: Route,
         reps: u64,
         blocker: Option<&Kernels>,
     ) -> Result<Timed, DriverError> {
         let (n, ev) = (self.bytes, self.events.clone());
         let [s0, s1] = self.b.streams;
-        let bidir = dir == Direction::Bidir;
+        let bidir = dir == Route::Bidir;
         // The second buffers, looked up once, outside the enqueue loop.
         let h0 = self.host[0].ptr();
         let h1 = if bidir {
@@ -97,7 +97,7 @@ impl CuSession<'_> {
         };
         let d0 = self.dev[0];
         let d1 = match dir {
-            Direction::D2d | Direction::Bidir => second(self.dev.get(1).copied())?,
+            Route::D2d | Route::Bidir => second(self.dev.get(1).copied())?,
             _ => 0,
         };
         let bufs = Buffers { h0, h1, d0, d1 };
@@ -159,13 +159,13 @@ impl CuSession<'_> {
     }
 
     /// One launch of a copy kernel doing `reps` passes, behind the blocker.
-    fn run_sm(&mut self, dir: Direction, reps: u64) -> Result<Timed, DriverError> {
+    fn run_sm(&mut self, dir: Route, reps: u64) -> Result<Timed, DriverError> {
         let k = self.b.kernels.as_ref().map_err(|e| e.clone())?;
         let s0 = self.b.streams[0];
         let ev = self.events.clone();
         let (src, dst, which) = match dir {
-            Direction::H2dSm => (self.host_device_ptr()?, self.dev[0], sm::Copy::H2d),
-            Direction::D2hSm => (self.dev[0], self.host_device_ptr()?, sm::Copy::D2h),
+            Route::H2dSm => (self.host_device_ptr()?, self.dev[0], sm::Copy::H2d),
+            Route::D2hSm => (self.dev[0], self.host_device_ptr()?, sm::Copy::D2h),
             _ => (
                 self.dev[0],
                 second(self.dev.get(1).copied())?,
@@ -232,8 +232,8 @@ impl Session for CuSession<'_> {
         unsafe { std::slice::from_raw_parts_mut(self.host[i].ptr(), n) }
     }
 
-    fn run(&mut self, dir: Direction, reps: u64) -> Result<Timed, DriverError> {
-        if dir == Direction::Map {
+    fn run(&mut self, dir: Route, reps: u64) -> Result<Timed, DriverError> {
+        if dir == Route::Map {
             return Err(DriverError::new(
                 "map",
                 "not available: CUDA mapped memory is used in place by kernels (h2d-sm, d2h-sm), there is no map call to time",
@@ -242,7 +242,7 @@ impl Session for CuSession<'_> {
         if dir.is_sm() {
             return self.run_sm(dir, reps);
         }
-        if self.kind == HostKind::Pageable && dir != Direction::Bidir && dir != Direction::D2d {
+        if self.kind == HostKind::Pageable && dir != Route::Bidir && dir != Route::D2d {
             return self.run_sync(dir, reps);
         }
         // Pageable memory is staged by the driver inside the enqueue call
@@ -366,7 +366,7 @@ struct Buffers {
 /// context, and the streams its own; the caller synchronises the streams
 /// before the buffers are touched again.
 unsafe fn enqueue(
-    dir: Direction,
+    dir: Route,
     b: &Buffers,
     n: usize,
     [s0, s1]: [sys::CUstream; 2],
@@ -374,19 +374,19 @@ unsafe fn enqueue(
     // SAFETY: the caller's contract (above) covers every call here.
     unsafe {
         match dir {
-            Direction::H2d => ck(
+            Route::H2d => ck(
                 "cuMemcpyHtoDAsync_v2",
                 sys::cuMemcpyHtoDAsync_v2(b.d0, b.h0 as *const c_void, n, s0),
             ),
-            Direction::D2h => ck(
+            Route::D2h => ck(
                 "cuMemcpyDtoHAsync_v2",
                 sys::cuMemcpyDtoHAsync_v2(b.h0 as *mut c_void, b.d0, n, s0),
             ),
-            Direction::D2d => ck(
+            Route::D2d => ck(
                 "cuMemcpyDtoDAsync_v2",
                 sys::cuMemcpyDtoDAsync_v2(b.d1, b.d0, n, s0),
             ),
-            Direction::Bidir => {
+            Route::Bidir => {
                 ck(
                     "cuMemcpyHtoDAsync_v2",
                     sys::cuMemcpyHtoDAsync_v2(b.d0, b.h0 as *const c_void, n, s0),

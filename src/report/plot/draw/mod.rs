@@ -141,7 +141,8 @@ where
             let span = (x1 - x0).round() as usize;
             mesh.x_labels(span + 1).x_label_formatter(&bytes_fmt);
         }
-        XAxis::Threads => {
+        // Whole numbers: threads, or a run's place in its history.
+        XAxis::Threads | XAxis::Runs => {
             mesh.x_labels((x1.ceil() as usize + 1).min(33))
                 .x_label_formatter(&threads_fmt);
         }
@@ -180,7 +181,7 @@ type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoord
 fn tx(axis: XAxis, x: f64) -> f64 {
     match axis {
         XAxis::Bytes => x.max(1.0).log2(),
-        XAxis::Threads => x,
+        XAxis::Threads | XAxis::Runs => x,
     }
 }
 
@@ -200,6 +201,7 @@ fn x_range(c: &LineChart) -> (f64, f64) {
     match c.x {
         XAxis::Bytes => (x0.floor() - 0.25, x1.ceil() + 0.25),
         XAxis::Threads => (0.0, x1.max(1.0) + 0.5),
+        XAxis::Runs => (0.5, x1.max(1.0) + 0.5),
     }
 }
 
