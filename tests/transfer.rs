@@ -719,3 +719,51 @@ fn host_node_binds_the_host_side() {
     }
     assert_eq!(r["extra"]["verified"], true);
 }
+
+/// The lookup chain from sysfs to the reference table (issue 40, item 4):
+/// the fixture says the device is 10de:20f2 (an A100 80GB), the run keeps
+/// the ids in `options.pci`, its d2d copy of 256 MiB becomes the headline
+/// `device memory`, and the standing of that figure carries DCGM's floor
+/// with its source and licence. The stand-in's copy is host memcpy, not
+/// a GPU: its figure is no measurement of an A100, and nothing here
+/// asserts how it compares with the floor, only that the floor is found.
+#[test]
+fn standin_with_an_a100_pci_id_gets_dcgms_device_memory_floor() {
+    let Some(dir) = standin("full") else { return };
+    let sys = fake_sysfs("16.0 GT/s PCIe", 16, &first_allowed_cpu().to_string());
+    let dev = sys.path().join("ffff:ff:1f.0");
+    std::fs::write(dev.join("vendor"), "0x10de\n").unwrap();
+    std::fs::write(dev.join("device"), "0x20f2\n").unwrap();
+    let d2d_run = || {
+        run_json(
+            cuda(&dir)
+                .env("BWSCOPE_SYSFS_PCI_ROOT", sys.path())
+                .env("STANDIN_CUDA_TOTAL_MEM", (2u64 << 30).to_string())
+                .args(["--directions", "d2d", "--sizes", "256MiB"])
+                .args(QUICK),
+        )
+    };
+    let run = d2d_run();
+    assert_eq!(run["options"]["pci"]["vendor_id"], "10de");
+    assert_eq!(run["options"]["pci"]["device_id"], "20f2");
+    let standings = run["history"]["standings"].as_array().expect("a history");
+    let s = standings
+        .iter()
+        .find(|s| s["name"] == "device memory")
+        .unwrap_or_else(|| panic!("no device memory standing: {}", run["history"]));
+    let d2d = find(&records(&run), None, "d2d")[0]["gbps"]["best"].clone();
+    assert_eq!(s["value"], d2d);
+    let e = &s["expected"];
+    assert_eq!(e["floor"], 1050.0);
+    assert_eq!(e["unit"], "GB/s");
+    assert_eq!(e["licence"], "Apache-2.0");
+    assert!(e["source"].as_str().unwrap().contains("NVIDIA/DCGM"), "{e}");
+    assert!(e["what"].as_str().unwrap().contains("10de:20f2"), "{e}");
+
+    // Another vendor's device 20f2 matches no row.
+    std::fs::write(dev.join("vendor"), "0x1002\n").unwrap();
+    let run = d2d_run();
+    let standings = run["history"]["standings"].as_array().expect("a history");
+    let s = standings.iter().find(|s| s["name"] == "device memory");
+    assert!(s.is_some_and(|s| s["expected"].is_null()), "{standings:?}");
+}

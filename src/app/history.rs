@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use crate::cli::Cli;
 use crate::history::{self, Figure, Mode, Place, Provenance, Store};
-use crate::model::{Run, Warning};
+use crate::model::{options, Run, Warning};
 
 /// The history flags of this process (`--history`, `--no-history`,
 /// `--history-hostname`), set once by `dispatch`.
@@ -149,12 +149,17 @@ pub fn standing_lines(run: &Run) -> Vec<String> {
 }
 
 /// What the reference table can match this run's machine by: its
-/// microarchitecture, and the Azure VM size where `BWSCOPE_AZURE_VM_SIZE`
-/// states it (bwscope asks no metadata service: nothing leaves the
-/// machine).
+/// microarchitecture, the PCI `vendor:device` id of the device a transfer
+/// run measured (read from sysfs into `options.pci`), and the Azure VM
+/// size where `BWSCOPE_AZURE_VM_SIZE` states it (bwscope asks no metadata
+/// service: nothing leaves the machine).
 pub fn identity(run: &Run) -> history::reference::Identity {
+    let pci = run.options_as::<options::Transfer>().pci;
     history::reference::Identity {
-        pci_ids: Vec::new(),
+        pci_ids: pci
+            .and_then(|p| Some(format!("{}:{}", p.vendor_id?, p.device_id?)))
+            .into_iter()
+            .collect(),
         vm_size: std::env::var("BWSCOPE_AZURE_VM_SIZE")
             .ok()
             .filter(|v| !v.is_empty()),

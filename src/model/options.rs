@@ -115,6 +115,12 @@ pub struct TransferPci {
     pub theoretical_gbps: Option<f64>,
     #[serde(default, deserialize_with = "lenient")]
     pub numa_node: Option<u32>,
+    /// PCI vendor id, lower-case hex without `0x` (`10de`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub vendor_id: Option<String>,
+    /// PCI device id, lower-case hex without `0x` (`20f2`).
+    #[serde(default, deserialize_with = "lenient")]
+    pub device_id: Option<String>,
 }
 
 /// The options of a transfer run, as its view reads them.

@@ -2,7 +2,9 @@
 //!
 //! Vendor-neutral (no NVML): `/sys/bus/pci/devices/<bdf>/` has
 //! `current_link_speed` ("16.0 GT/s PCIe"), `current_link_width` ("16"),
-//! `max_link_*`, `numa_node` (-1 when unknown) and `local_cpulist`.
+//! `max_link_*`, `numa_node` (-1 when unknown), `local_cpulist`, and the
+//! `vendor` / `device` ids ("0x10de", "0x20f2") the history's reference
+//! table matches a device by.
 
 use std::path::Path;
 
@@ -25,6 +27,10 @@ pub struct PciContext {
     pub theoretical_gbps: Option<f64>,
     pub numa_node: Option<u32>,
     pub local_cpus: Vec<u32>,
+    /// PCI vendor id, lower-case hex without `0x` (`10de`: NVIDIA).
+    pub vendor_id: Option<String>,
+    /// PCI device id, lower-case hex without `0x` (`20f2`).
+    pub device_id: Option<String>,
 }
 
 /// Normalise a bus id to sysfs form: `dddd:bb:dd.f`, lower case. CUDA
@@ -46,6 +52,19 @@ pub fn normalize_bus_id(id: &str) -> String {
 fn parse_speed(s: &str) -> Option<f64> {
     let v: f64 = s.split_whitespace().next()?.parse().ok()?;
     (v > 0.0).then_some(v)
+}
+
+/// Parse a sysfs id ("0x10de") into lower-case hex without `0x`; PCI
+/// vendor and device ids are 16 bits, so anything but 1–4 hex digits is
+/// no value.
+fn parse_id(s: &str) -> Option<String> {
+    let s = s.trim();
+    let hex = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    (!hex.is_empty() && hex.len() <= 4 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| format!("{:0>4}", hex.to_ascii_lowercase()))
 }
 
 /// The PCIe generation that runs at `gts` per lane.
@@ -115,6 +134,8 @@ pub fn read(root: &Path, bus_id: &str) -> Option<PciContext> {
         },
         numa_node: numa,
         local_cpus: local,
+        vendor_id: get("vendor").as_deref().and_then(parse_id),
+        device_id: get("device").as_deref().and_then(parse_id),
     })
 }
 
@@ -213,5 +234,30 @@ mod tests {
         std::fs::write(d.join("numa_node"), "-1\n").unwrap();
         assert_eq!(read(t.path(), "0000:65:00.0").unwrap().numa_node, None);
         assert!(read(t.path(), "0000:66:00.0").is_none());
+    }
+
+    /// `vendor` and `device` read as sysfs writes them ("0x10de\n"); a
+    /// file that is absent or not a 16-bit hex id reads as no value.
+    #[test]
+    fn reads_the_vendor_and_device_ids() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("0000:65:00.0");
+        std::fs::create_dir(&d).unwrap();
+        let c = read(t.path(), "0000:65:00.0").unwrap();
+        assert_eq!((c.vendor_id, c.device_id), (None, None));
+        std::fs::write(d.join("vendor"), "0x10DE\n").unwrap();
+        std::fs::write(d.join("device"), "0x20f2\n").unwrap();
+        let c = read(t.path(), "0000:65:00.0").unwrap();
+        assert_eq!(c.vendor_id.as_deref(), Some("10de"));
+        assert_eq!(c.device_id.as_deref(), Some("20f2"));
+        for bad in ["0x12345\n", "0xzz\n", "\n", "0x\n"] {
+            std::fs::write(d.join("device"), bad).unwrap();
+            assert_eq!(
+                read(t.path(), "0000:65:00.0").unwrap().device_id,
+                None,
+                "{bad:?}"
+            );
+        }
+        assert_eq!(parse_id("0x1b"), Some("001b".into()));
     }
 }

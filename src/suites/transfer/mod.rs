@@ -242,6 +242,8 @@ mod tests {
                 link_width: Some(16),
                 theoretical_gbps: Some(31.5),
                 numa_node: Some(1),
+                vendor_id: Some("10de".into()),
+                device_id: Some("20f2".into()),
                 ..Default::default()
             }),
             kinds: vec![],
@@ -272,6 +274,10 @@ mod tests {
             (Some(16.0), Some(4), Some(16))
         );
         assert_eq!((p.theoretical_gbps, p.numa_node), (Some(31.5), Some(1)));
+        assert_eq!(
+            (p.vendor_id.as_deref(), p.device_id.as_deref()),
+            (Some("10de"), Some("20f2"))
+        );
         assert_eq!(o.host_cpus, vec![2, 3]);
         assert_eq!(o.placement_source, "device-local");
         assert!(!o.verify);
