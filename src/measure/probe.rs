@@ -256,28 +256,26 @@ fn chase_once(chain: &mut MemChain) -> Option<f64> {
 /// of a team is enough for the memory system they all share). The
 /// readings also move the run's baseline ([`baseline`]).
 pub fn read(memory: bool) -> Probe {
-    let t = Instant::now();
-    let p = Probe {
-        core_bytes_per_cycle: core_bytes_per_cycle(),
-        chase_ns: if memory { chase_ns() } else { None },
-    };
-    observe(&p);
-    SPENT_NS.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    p
+    taken(true, memory)
 }
 
 /// The memory probe alone, on the calling thread: for a suite whose own
 /// agents load the memory while they run (`contend`), taken once they
 /// have all stopped. The reading also moves the run's baseline.
 pub fn read_memory() -> Option<f64> {
+    taken(false, true).chase_ns
+}
+
+/// The probes asked for, kept for the baseline and counted in [`spent`].
+fn taken(core: bool, memory: bool) -> Probe {
     let t = Instant::now();
     let p = Probe {
-        core_bytes_per_cycle: None,
-        chase_ns: chase_ns(),
+        core_bytes_per_cycle: if core { core_bytes_per_cycle() } else { None },
+        chase_ns: if memory { chase_ns() } else { None },
     };
     observe(&p);
     SPENT_NS.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    p.chase_ns
+    p
 }
 
 /// Time the probes took in this process, all threads together (the
