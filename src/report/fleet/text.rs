@@ -210,10 +210,10 @@ pub fn fleet_lines(v: &Verdicts) -> Vec<String> {
             )
         } else {
             format!(
-                "fleet past: {judged} median{} judged against this fleet's last {} runs (a drop is >= {} % worse)",
+                "fleet past: {judged} median{} judged against this fleet's last {} runs (a drop: {})",
                 if judged == 1 { "" } else { "s" },
                 p.runs,
-                p.pct_worse
+                super::past::rule(p.pct_worse, true).describe("fleet median")
             )
         });
     }
