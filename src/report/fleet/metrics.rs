@@ -30,6 +30,10 @@ pub struct Figure {
     /// moments by more than its node's load explains
     /// (`Repeats::contended`): the memory was contended from outside.
     pub contended: bool,
+    /// The physical ceiling of the record behind it, GB/s
+    /// (`Record::limit_gbps`); None where none is known or it is no
+    /// bandwidth.
+    pub limit_gbps: Option<f64>,
 }
 
 fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str) -> Figure {
@@ -42,6 +46,7 @@ fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str
         foreign_cpus: None,
         noise_slowdown: None,
         contended: false,
+        limit_gbps: None,
     }
 }
 
@@ -57,6 +62,7 @@ impl Figure {
             .foreign_cpus
             .map(|f| noise_slowdown(f, r.threads, run.host.cpus.len()));
         self.contended = r.repeats.as_ref().is_some_and(|x| x.contended);
+        self.limit_gbps = r.limit_gbps.filter(|_| self.unit == "GB/s");
         self
     }
 }
