@@ -418,10 +418,10 @@ fn metrics_for_a_single_node_command() {
         .success();
     let t = std::fs::read_to_string(&prom).unwrap();
     assert!(t.contains("bwscope_run_info{host="), "{t}");
-    for (figure, level) in [("l1_read", "L1"), ("dram_read", "DRAM")] {
+    for (figure, level) in [("l1_read", "l1"), ("dram_read", "dram")] {
         assert!(
             t.contains(&format!(
-                "command=\"cache\",figure=\"{figure}\",level=\"{level}\",op=\"read\",threads=\"1\"}}"
+                "command=\"cache\",figure=\"{figure}\",level=\"{level}\",op=\"read\",cores=\"1\"}}"
             )),
             "{figure}: {t}"
         );

@@ -207,7 +207,8 @@ const EXPECTED: &[(&str, &str)] = &[
     ("bwscope_bandwidth_bytes_per_second", "gauge"),
     ("bwscope_latency_seconds", "gauge"),
     ("bwscope_clock_hertz", "gauge"),
-    ("bwscope_first_use_seconds_per_byte", "gauge"),
+    ("bwscope_memtype_first_use_seconds_per_byte", "gauge"),
+    ("bwscope_memtype_copy_bytes_per_second", "gauge"),
     ("bwscope_watch_state", "gauge"),
     ("bwscope_watch_samples_total", "counter"),
     ("bwscope_watch_core_share_ratio", "gauge"),
@@ -405,7 +406,7 @@ fn promql(prometheus: &Path, dir: &Path, exporter: u16) {
         let m = &r["metric"];
         let value: f64 = r["value"][1].as_str().unwrap().parse().unwrap();
         eprintln!("  {} {} {:.2} GB/s", m["command"], m["host"], value / 1e9);
-        assert_eq!(m["level"], "DRAM");
+        assert_eq!(m["level"], "dram");
         assert!(value > 1e8 && value < 1e13, "{r}");
     }
 }

@@ -162,7 +162,7 @@ fn samples_land_in_both_grammars_and_the_reference_parser_reads_openmetrics() {
             .find(|l| l.starts_with(name))
             .unwrap_or_else(|| panic!("{name} missing: {text}"));
         assert!(
-            line.contains("command=\"watch\"") && line.contains("level=\"DRAM\""),
+            line.contains("command=\"watch\"") && line.contains("level=\"dram\""),
             "{line}"
         );
         let v: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();

@@ -140,7 +140,7 @@ fn show(store: &Store, a: &HistoryShowArgs) -> anyhow::Result<u8> {
         }
         return Ok(EXIT_OK);
     };
-    let case = &by_name(store, case, a.machine.as_deref())?;
+    let case = &by_name(case);
     let pts = store
         .series(case, a.machine.as_deref())
         .map_err(|w| unusable(&w))?;
@@ -170,18 +170,13 @@ fn show(store: &Store, a: &HistoryShowArgs) -> anyhow::Result<u8> {
 }
 
 /// A case as given, or a headline figure by the name the summary prints
-/// (`DRAM read`, in any case of letters: `headline/DRAM read`).
-fn by_name(store: &Store, case: &str, machine: Option<&str>) -> anyhow::Result<String> {
-    if case.contains('/') {
-        return Ok(case.to_string());
+/// or its metric key, in any case of letters (`DRAM read`,
+/// `dram_read_gbps`: `headline/DRAM read`).
+fn by_name(case: &str) -> String {
+    match crate::model::headline::Headline::find(case) {
+        Some(h) => format!("headline/{}", h.name()),
+        None => case.to_string(),
     }
-    let want = format!("headline/{case}");
-    let cases = store.cases(machine).map_err(|w| unusable(&w))?;
-    Ok(cases
-        .into_iter()
-        .map(|c| c.case)
-        .find(|c| c.eq_ignore_ascii_case(&want))
-        .unwrap_or_else(|| case.to_string()))
 }
 
 /// The series as a table, a sparkline, its percentiles and its steps.

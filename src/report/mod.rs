@@ -9,6 +9,7 @@ pub mod exposition;
 pub mod families;
 pub mod fleet;
 pub mod grid;
+pub mod headline;
 pub mod html;
 pub mod json;
 pub mod markdown;

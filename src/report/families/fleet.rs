@@ -2,8 +2,9 @@
 //! node, `command="fleet"`), and the verdicts: each node's, each of its
 //! figures against the fleet, the fleet's medians and its past.
 
-use super::{dims, key, quantity, Families};
+use super::{family_of, key, labels_of, Families};
 use crate::model::fleet::{FleetRun, NodeStatus, NodeVerdict, Verdicts};
+use crate::model::headline::Figure;
 use crate::report::exposition::{Family, Kind};
 use crate::report::fleet::metrics;
 
@@ -23,24 +24,25 @@ const VERDICT_HELP: &str = "A fleet node's verdict: 1 for its state (pass, fail:
 /// The families of a fleet file.
 pub fn families(fleet: &FleetRun) -> Vec<Family> {
     let mut f = Families::default();
-    for n in &fleet.nodes {
-        let mut figs = n
-            .run
-            .as_ref()
-            .map(metrics::node_figures)
-            .unwrap_or_default();
-        figs.extend(metrics::net_figures(fleet, n.rank));
+    let figs = metrics::fleet_figures(fleet);
+    for (n, (_, mine)) in fleet.nodes.iter().zip(&figs) {
         if let Some(run) = &n.run {
             f.run_info(&n.label, run);
         }
-        f.figures(&n.label, "fleet", &figs);
+        f.figures(&n.label, "fleet", n.run.as_ref(), mine);
     }
     if let Some(v) = &fleet.verdicts {
+        let defs = metrics::definitions(&figs);
         nodes(&mut f, fleet, v);
-        medians(&mut f, v);
-        past(&mut f, v);
+        medians(&mut f, v, &defs);
+        past(&mut f, v, &defs);
     }
     f.0
+}
+
+/// The figure a fleet's metric names, as a node had it.
+fn def<'a>(defs: &'a [Figure], metric: &str) -> Option<&'a Figure> {
+    defs.iter().find(|d| d.metric == metric)
 }
 
 /// Each node's state and each of its figures against the fleet.
@@ -76,36 +78,33 @@ fn nodes(f: &mut Families, fleet: &FleetRun, v: &Verdicts) {
     }
 }
 
-/// The fleet's median of each figure, in its quantity's base unit
-/// (`bwscope_fleet_median_<quantity>`).
-fn medians(f: &mut Families, v: &Verdicts) {
+/// The fleet's median of each figure, in its family's base unit
+/// (`bwscope_fleet_median_<family>_<unit>`).
+fn medians(f: &mut Families, v: &Verdicts, defs: &[Figure]) {
     for m in v.metrics.iter().filter(|m| m.nodes > 0) {
-        let Some(q) = quantity(&m.unit) else { continue };
-        let k = key(&m.metric);
-        let mut labels = vec![("figure", k.clone())];
-        labels.extend(dims(&k));
+        let Some(d) = def(defs, &m.metric) else {
+            continue;
+        };
         f.gauge(
-            &format!("fleet_median_{}", q.name),
+            &format!("fleet_median_{}", family_of(d)),
             "The fleet's median of a figure over its nodes, in the figure's base unit.",
         )
-        .push(labels, m.median * q.factor);
+        .push(labels_of(d), d.quantity.to_base(m.median));
     }
 }
 
 /// The fleet against its own recent runs (the history store) and the
 /// findings about the whole fleet.
-fn past(f: &mut Families, v: &Verdicts) {
+fn past(f: &mut Families, v: &Verdicts, defs: &[Figure]) {
     if let Some(p) = &v.past {
         for m in p.metrics.iter().filter(|m| m.judged) {
             let k = key(&m.metric);
-            if let (Some(q), Some(x)) = (quantity(&m.unit), m.past_median) {
-                let mut labels = vec![("figure", k.clone())];
-                labels.extend(dims(&k));
+            if let (Some(d), Some(x)) = (def(defs, &m.metric), m.past_median) {
                 f.gauge(
-                    &format!("fleet_past_median_{}", q.name),
+                    &format!("fleet_past_median_{}", family_of(d)),
                     "The median of this fleet's medians of a figure over its recent runs (the history store), in the figure's base unit.",
                 )
-                .push(labels, x * q.factor);
+                .push(labels_of(d), d.quantity.to_base(x));
             }
             f.gauge(
                 "fleet_drop",

@@ -6,66 +6,45 @@
 //! TYPE on every family, a counter only where something is counted.
 //! Every family, its unit, labels and a query are in `docs/metrics.md`.
 //!
-//! A headline figure ([`metrics::Figure`]) lands in its quantity's family
-//! by its unit ([`QUANTITIES`]), labelled with its stable name (`figure`,
-//! the figure's name without its unit) and its dimensions ([`dims`]), so
-//! a figure a suite adds appears here with no edit.
+//! A headline figure ([`Figure`]) lands in the family its descriptor
+//! names (`model::headline`: `Figure::family`, `Figure::quantity`,
+//! `Figure::labels`), `bwscope_<family>_<base unit>`, in the base unit,
+//! labelled with its dimensions and its stable name (`figure`: its metric
+//! key without the unit), so a headline or a suite's figure added there
+//! appears here with no edit.
 
 pub mod fleet;
 pub mod watch;
 
 use super::exposition::{Family, Kind};
-use super::fleet::metrics::{self, Figure};
+use super::fleet::metrics;
+use crate::model::headline::{Figure, Quantity};
 use crate::model::Run;
 
-/// A measured quantity: the family its figures land in, the unit the
-/// figure states and the factor that turns it into the family's base
-/// unit.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Quantity {
-    /// The family's name after `bwscope_`, ending in its base unit.
-    pub name: &'static str,
-    /// The figures' unit (`metrics::Figure::unit`).
-    pub from: &'static str,
-    pub factor: f64,
-    /// HELP: what it is, in the base unit.
-    pub help: &'static str,
+/// The family a figure lands in, after `bwscope_`: its family and its
+/// quantity's base unit (`bandwidth_bytes_per_second`).
+pub fn family_of(f: &Figure) -> String {
+    format!("{}_{}", f.family, f.quantity.base_unit())
 }
 
-/// Every quantity a headline figure has, by the unit it states.
-pub const QUANTITIES: &[Quantity] = &[
-    Quantity {
-        name: "bandwidth_bytes_per_second",
-        from: "GB/s",
-        factor: 1e9,
-        help: "A headline bandwidth figure, bytes per second (bytes read + written as the kernel declares them; the best of its samples).",
-    },
-    Quantity {
-        name: "latency_seconds",
-        from: "ns",
-        factor: 1e-9,
-        help: "A headline load-to-use latency, seconds per load (random pointer chase; the best of its samples).",
-    },
-    Quantity {
-        name: "clock_hertz",
-        from: "GHz",
-        factor: 1e9,
-        help: "The measured core clock, hertz (a chain of dependent adds; a throttled core shows here).",
-    },
-    Quantity {
-        name: "first_use_seconds_per_byte",
-        from: "ms/MiB",
-        factor: 1e-3 / 1_048_576.0,
-        help: "First use of a kind of memory: mapping it and the first copy into it, seconds per byte.",
-    },
-];
-
-/// The quantity of a figure stated in `unit`.
-pub fn quantity(unit: &str) -> Option<&'static Quantity> {
-    QUANTITIES.iter().find(|q| q.from == unit)
+/// The HELP of a figure family: the same for every figure in it (readers
+/// such as node_exporter merge a family's files and want one help).
+pub fn help_of(f: &Figure) -> String {
+    let unit = match f.quantity {
+        Quantity::Bandwidth => {
+            "bytes per second (bytes read + written as the kernel declares them; the best of its samples)"
+        }
+        Quantity::Latency => "seconds per load (the best of its samples)",
+        Quantity::Clock => "hertz",
+        Quantity::CostPerMib => "seconds per byte (mapping the memory and its first pass)",
+    };
+    format!(
+        "bwscope's {} figures, in {unit}; the label figure names each (docs/metrics.md).",
+        f.family.replace('_', " ")
+    )
 }
 
-/// The unit words a figure's name carries (`dram_read_gbps`,
+/// The unit words a figure's metric key carries (`dram_read_gbps`,
 /// `tier_cxl_read_gbps_cpu0_mem2`), left out of the `figure` label so no
 /// label names a unit.
 const UNIT_WORDS: &[&str] = &["_gbps", "_ns", "_ghz", "_ms_per_mib"];
@@ -86,61 +65,12 @@ pub fn key(metric: &str) -> String {
     k
 }
 
-/// The dimensions of a figure, from its stable name: the cache level,
-/// the operation, the threads, the kind of memory, the NUMA nodes, the
-/// transport and direction of a network figure. Every label has a few
-/// values at most (no sizes, no free text).
-pub fn dims(key: &str) -> Vec<(&'static str, String)> {
-    let s = |v: &str| v.to_string();
-    let one = |level: &str, op: &str| vec![("level", s(level)), ("op", s(op)), ("threads", s("1"))];
-    match key {
-        "l1_read" => return one("L1", "read"),
-        "l2_read" => return one("L2", "read"),
-        "l3_read" => return one("L3", "read"),
-        "dram_read" => return one("DRAM", "read"),
-        "dram_write" => return one("DRAM", "write"),
-        "dram_memcpy" => return one("DRAM", "memcpy"),
-        "dram_read_all" => {
-            return vec![
-                ("level", s("DRAM")),
-                ("op", s("read")),
-                ("threads", s("all")),
-            ]
-        }
-        "dram_latency" => return vec![("level", s("DRAM"))],
-        "clock" => return Vec::new(),
-        "contend_all" => return vec![("suite", s("contend")), ("op", s("aggregate"))],
-        _ => {}
-    }
-    let parts: Vec<&str> = key.split('_').collect();
-    match parts.as_slice() {
-        // memtype_<kind>_copy, memtype_<kind>_first: the kind may hold
-        // underscores of its own (hugetlb_2m).
-        ["memtype", kind @ .., what] if !kind.is_empty() => {
-            let mut d = vec![("suite", s("memtype")), ("kind", kind.join("_"))];
-            if *what == "copy" {
-                d.push(("op", s("copy")));
-            }
-            d
-        }
-        // tier_<kind>_<read|latency>_cpu<C>_mem<M>
-        ["tier", kind, what, cpu, mem] => {
-            let mut d = vec![("suite", s("numa")), ("kind", s(kind))];
-            if *what == "read" {
-                d.push(("op", s("read")));
-            }
-            if let (Some(c), Some(m)) = (cpu.strip_prefix("cpu"), mem.strip_prefix("mem")) {
-                d.push(("cpu_node", s(c)));
-                d.push(("memory_node", s(m)));
-            }
-            d
-        }
-        // <transport>_<out|in>: the fleet's network figures.
-        [transport, dir @ ("out" | "in")] => {
-            vec![("transport", s(transport)), ("direction", s(dir))]
-        }
-        _ => Vec::new(),
-    }
+/// A figure's labels after `host` and `command`: its name, then its
+/// dimensions.
+pub fn labels_of(f: &Figure) -> Vec<(&'static str, String)> {
+    let mut l = vec![("figure", key(&f.metric))];
+    l.extend(f.labels.iter().cloned());
+    l
 }
 
 /// Families in the order they were first asked for, each once.
@@ -180,22 +110,27 @@ impl Families {
         );
     }
 
-    /// Each figure in its quantity's family, with its ceiling and the
-    /// share of it reached where the record behind it has one.
-    pub fn figures(&mut self, host: &str, command: &str, figs: &[Figure]) {
+    /// Each figure of `run` (or of a fleet's network) in its family, with
+    /// the ceiling of the record behind it and the share of it reached
+    /// where that record has one.
+    pub fn figures(&mut self, host: &str, command: &str, run: Option<&Run>, figs: &[Figure]) {
         for g in figs {
-            let Some(q) = quantity(g.unit) else { continue };
-            let k = key(&g.metric);
             let mut labels = vec![("host", host.to_string()), ("command", command.to_string())];
-            labels.push(("figure", k.clone()));
-            labels.extend(dims(&k));
-            if let Some(limit) = g.limit_gbps.filter(|l| *l > 0.0) {
+            labels.extend(labels_of(g));
+            let limit = g
+                .record
+                .zip(run)
+                .and_then(|(i, r)| r.records.get(i))
+                .and_then(|r| r.limit_gbps)
+                .filter(|l| *l > 0.0 && g.quantity == Quantity::Bandwidth);
+            if let Some(limit) = limit {
                 self.gauge("bandwidth_limit_bytes_per_second", LIMIT_HELP)
                     .push(labels.clone(), limit * 1e9);
                 self.gauge("bandwidth_limit_ratio", RATIO_HELP)
                     .push(labels.clone(), g.value / limit);
             }
-            self.gauge(q.name, q.help).push(labels, g.value * q.factor);
+            self.gauge(&family_of(g), &help_of(g))
+                .push(labels, g.quantity.to_base(g.value));
         }
     }
 }
@@ -209,7 +144,7 @@ pub fn run(run: &Run) -> Vec<Family> {
     let host = host_of(run);
     let mut f = Families::default();
     f.run_info(&host, run);
-    f.figures(&host, &run.command, &metrics::node_figures(run));
+    f.figures(&host, &run.command, Some(run), &metrics::node_figures(run));
     f.0
 }
 
@@ -225,6 +160,7 @@ pub fn host_of(run: &Run) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::headline::Headline;
 
     #[test]
     fn keys_drop_the_unit_wherever_it_stands() {
@@ -238,19 +174,23 @@ mod tests {
         assert_eq!(key("tcp_out_gbps"), "tcp_out");
     }
 
+    /// Every fixed headline lands in a family named for its quantity's
+    /// base unit, no two alike in it, none labelled with a unit.
     #[test]
-    fn every_listed_figure_has_a_quantity_and_dimensions() {
-        for m in metrics::METRICS {
-            let k = key(m);
-            assert!(!k.contains("gbps") && !k.ends_with("_ns"), "{m}");
-            if k != "clock" {
-                assert!(!dims(&k).is_empty(), "{m} has no dimensions");
-            }
+    fn every_headline_has_a_family_in_base_units() {
+        let mut seen = Vec::new();
+        for h in Headline::ALL {
+            let f = Figure::of(h, 1.0);
+            let name = family_of(&f);
+            assert!(name.ends_with(h.quantity().base_unit()), "{name}");
+            let l = labels_of(&f);
+            assert!(
+                !l.iter().any(|(k, v)| *k == "unit" || v.contains('/')),
+                "{l:?}"
+            );
+            assert!(!seen.contains(&(name.clone(), l.clone())), "{h:?}");
+            seen.push((name, l));
         }
-        let d = dims("memtype_hugetlb_2m_copy");
-        assert!(d.contains(&("kind", "hugetlb_2m".into())), "{d:?}");
-        let d = dims("tier_cxl_latency_cpu0_mem2");
-        assert!(d.contains(&("memory_node", "2".into())) && !d.iter().any(|(k, _)| *k == "op"));
     }
 
     /// A run's families: the figures in base units, labelled by

@@ -5,7 +5,8 @@
 //! current one, so an alert can say `bwscope_watch_state{state="stepped"}
 //! == 1`) and the samples taken, a counter.
 
-use super::{dims, Families};
+use super::{family_of, help_of, labels_of, Families};
+use crate::model::headline::{Figure, Headline};
 use crate::model::{WatchState, WatchStatus};
 use crate::report::exposition::{Family, Kind};
 
@@ -27,41 +28,45 @@ pub fn families(w: &WatchStatus) -> Vec<Family> {
         ],
         1.0,
     );
-    // The last sample's figures, as the survey's `dram_read` and
-    // `dram_latency` (one core, a DRAM-sized set), with the kernel and set.
-    let figure = |k: &str| {
-        let mut l = vec![
-            host(),
-            ("command", "watch".to_string()),
-            ("figure", k.to_string()),
-        ];
-        l.extend(dims(k));
+    // The last sample's figures, as the survey's `DRAM read` and `DRAM
+    // latency` (one core, a DRAM-sized set), with the kernel and the set.
+    let labels = |h: Headline, extra: Vec<(&'static str, String)>| {
+        let mut l = vec![host(), ("command", "watch".to_string())];
+        l.extend(labels_of(&Figure::of(h, 0.0)));
+        l.extend(extra);
         l
     };
-    let read = [
-        figure("dram_read"),
+    let read = labels(
+        Headline::DramRead,
         vec![("kernel", w.kernel.clone()), size.clone()],
-    ]
-    .concat();
-    let latency = [figure("dram_latency"), vec![size]].concat();
-    let bw = super::quantity("GB/s").expect("listed");
-    let lat = super::quantity("ns").expect("listed");
-    if let Some(g) = w.last.dram_read_gbps {
-        f.gauge(bw.name, bw.help).push(read.clone(), g * 1e9);
-    }
-    if let Some(ns) = w.last.latency_ns {
-        f.gauge(lat.name, lat.help).push(latency.clone(), ns * 1e-9);
-    }
-    if let Some(g) = w.usual_dram_read_gbps {
-        f.gauge(
-            "watch_usual_bandwidth_bytes_per_second",
-            "This machine's usual figure: the median of its clean watch samples, bytes per second.",
-        )
-        .push(read, g * 1e9);
-    }
-    if let Some(ns) = w.usual_latency_ns {
-        f.gauge("watch_usual_latency_seconds", "This machine's usual latency: the median of its clean watch samples, seconds per load.")
-            .push(latency, ns * 1e-9);
+    );
+    let latency = labels(Headline::DramLatency, vec![size]);
+    for (h, last, usual, lbl) in [
+        (
+            Headline::DramRead,
+            w.last.dram_read_gbps,
+            w.usual_dram_read_gbps,
+            &read,
+        ),
+        (
+            Headline::DramLatency,
+            w.last.latency_ns,
+            w.usual_latency_ns,
+            &latency,
+        ),
+    ] {
+        let fig = Figure::of(h, 0.0);
+        if let Some(v) = last {
+            f.gauge(&family_of(&fig), &help_of(&fig))
+                .push(lbl.clone(), h.quantity().to_base(v));
+        }
+        if let Some(v) = usual {
+            f.gauge(
+                &format!("watch_usual_{}", family_of(&fig)),
+                "This machine's usual figure: the median of its clean watch samples, in the figure's base unit.",
+            )
+            .push(lbl.clone(), h.quantity().to_base(v));
+        }
     }
     let l = &w.last;
     let probes = [
