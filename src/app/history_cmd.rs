@@ -142,6 +142,7 @@ fn show(store: &Store, a: &HistoryShowArgs) -> anyhow::Result<u8> {
         }
         return Ok(EXIT_OK);
     };
+    let case = &by_name(case);
     let pts = store
         .series(case, a.machine.as_deref())
         .map_err(|w| unusable(&w))?;
@@ -203,6 +204,16 @@ fn points(pts: &[Point]) -> Vec<judge::Point> {
             clean: !p.noisy,
         })
         .collect()
+}
+
+/// A case as given, or a headline figure by the name the summary prints
+/// or its metric key, in any case of letters (`DRAM read`,
+/// `dram_read_gbps`: `headline/DRAM read`).
+fn by_name(case: &str) -> String {
+    match crate::model::headline::Headline::find(case) {
+        Some(h) => format!("headline/{}", h.name()),
+        None => case.to_string(),
+    }
 }
 
 /// The series as a table, a sparkline, its percentiles and its steps.
