@@ -29,6 +29,11 @@ pub fn run_if_worker() -> Option<i32> {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    // `main` caught the stop signals first thing; a command that never
+    // polls the flag gives them back (ending on a request already come).
+    if !polls_stop(&cli) && crate::os::signal::uninstall().is_some() {
+        return Ok(crate::error::EXIT_INTERRUPTED);
+    }
     prepare(&cli)?;
     history::configure(&cli);
     let top = cli.output.clone();
@@ -130,6 +135,36 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             args::contend(&a),
             suites::contend::plan,
         ),
+    }
+}
+
+/// Does `cli`'s command poll the stop flag (measure, serve, watch), so
+/// that a stop signal is its to handle from the start?
+fn polls_stop(cli: &Cli) -> bool {
+    let Some(command) = &cli.command else {
+        return true; // the survey
+    };
+    // Every command named: a new one must say which it is.
+    match command {
+        Command::Info(a) => a.probe_knees,
+        Command::Kernels(_)
+        | Command::Completions(_)
+        | Command::Man(_)
+        | Command::Plot(_)
+        | Command::Report(_)
+        | Command::Compare(_)
+        | Command::History(_) => false,
+        Command::Cache(_)
+        | Command::Memtype(_)
+        | Command::Latency(_)
+        | Command::Regs(_)
+        | Command::Net(_)
+        | Command::Threads(_)
+        | Command::Numa(_)
+        | Command::Transfer(_)
+        | Command::Contend(_)
+        | Command::Fleet(_)
+        | Command::Watch(_) => true,
     }
 }
 
