@@ -13,6 +13,7 @@ mod host;
 mod knees;
 mod limit;
 pub mod options;
+pub mod plausible;
 mod record;
 mod run;
 mod spells;

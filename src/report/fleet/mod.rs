@@ -48,8 +48,18 @@ pub fn load(path: &str) -> Result<Doc, UserError> {
             "fleet schema version {version} is newer than this bwscope understands ({FLEET_SCHEMA_VERSION}); upgrade bwscope"
         )));
     }
-    let f: FleetRun = serde_json::from_value(value)
+    // Its own figures, and each node's run as a run file's (L9: a node
+    // run's 1e308 once showed as `inf` and a 309-digit metric).
+    crate::report::plausible::fleet_figures(&value).map_err(bad)?;
+    let mut f: FleetRun = serde_json::from_value(value)
         .map_err(|e| bad(format!("does not match the bwscope fleet schema: {e}")))?;
+    for n in &mut f.nodes {
+        if let Some(run) = &mut n.run {
+            crate::report::json::clean_names(&mut run.host);
+            crate::report::plausible::check(run)
+                .map_err(|e| bad(format!("node {} (rank {}): {e}", n.label, n.rank)))?;
+        }
+    }
     Ok(Doc::Fleet(Box::new(f)))
 }
 
