@@ -186,6 +186,13 @@ fn net_command(a: &NetArgs, top: &OutputArgs) -> anyhow::Result<u8> {
 /// parse, and the survey's own flags come without a subcommand.
 fn prepare(cli: &Cli) -> Result<(), UserError> {
     crate::os::signal::survive_file_size_limit();
+    // No output of any command may replace the history store, or a file
+    // SQLite keeps beside it (`report::outfile::keep`).
+    if let crate::history::Place::At(p) =
+        crate::history::place(cli.history.as_deref(), cli.no_history)
+    {
+        crate::report::outfile::keep(crate::history::files::set(&p), "the history store");
+    }
     crate::platform::cpu::check_disable_isa()
         .map_err(|m| UserError::flag("BWSCOPE_DISABLE_ISA", m))?;
     if let Some(rate) = &cli.dram_peak {

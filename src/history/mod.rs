@@ -9,11 +9,14 @@
 
 pub mod case;
 pub mod changes;
+mod failure;
+pub mod files;
 mod fleet;
 pub mod query;
 pub mod reference;
 mod schema;
 mod store;
+mod trust;
 mod write;
 
 pub use fleet::FleetRecord;

@@ -27,7 +27,7 @@ mod words;
 pub use arm::{ArmHost, CoreKind, Midr};
 pub use detail::{CasePart, Detail, Headline, Nullable, OfSuite, SuiteDetail, SuiteId};
 pub use dram::{Dram, DramDevice};
-pub use history::{Expected, HistoryContext, Standing, RECENT};
+pub use history::{Expected, HistoryContext, Standing, StoreProblem, RECENT};
 pub use host::{
     Cache, Ceiling, ClockProbe, Cpu, CpuIdent, CrossCheck, Curve, Environment, Features, Host, Node,
 };
