@@ -76,7 +76,14 @@ impl Failure {
                 }
             }
         };
-        Failure::new(cause, format!("{doing}: {e}"))
+        let reason = match cause {
+            StoreProblem::ReadOnlyMount => {
+                format!("it is on a read-only file system ({doing}: {e})")
+            }
+            StoreProblem::DiskFull => format!("the disk is full ({doing}: {e})"),
+            _ => format!("{doing}: {e}"),
+        };
+        Failure::new(cause, reason)
     }
 }
 
