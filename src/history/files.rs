@@ -230,6 +230,43 @@ fn side_file(side: &Path, owner: &str, shared: bool) -> Result<bool, Failure> {
 mod tests {
     use super::*;
 
+    /// In a sticky folder others may write, the set's free names are taken
+    /// before SQLite opens the store, the journal's given back once it is
+    /// open; a file of the set others may change is refused.
+    #[test]
+    fn a_shared_folder_takes_the_free_names_and_refuses_a_changeable_one() {
+        if crate::os::system::emulator().is_some() {
+            eprintln!("no sticky folders under an emulator: not tested");
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let shared = d.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        if crate::os::fs::set_permissions(&shared, 0o1777).is_err()
+            || !crate::os::fs::folder_facts(&shared).is_ok_and(|f| f.sticky)
+        {
+            eprintln!("no sticky bit here: not tested");
+            return;
+        }
+        let store = shared.join("h.sqlite3");
+        let s = super::super::Store::open(&store, Mode::Create)
+            .unwrap()
+            .unwrap();
+        let names = set(&store);
+        assert!(names[1].exists() && names[2].exists(), "-wal and -shm held");
+        assert!(!names[3].exists(), "the journal's name given back");
+        drop(s);
+        std::fs::write(&names[3], b"x").unwrap();
+        crate::os::fs::set_permissions(&names[3], 0o666).unwrap();
+        let e = check(&store, Mode::Existing).unwrap_err();
+        assert_eq!(e.cause, StoreProblem::Planted);
+        assert!(
+            e.reason.contains("may be changed by others"),
+            "{}",
+            e.reason
+        );
+    }
+
     #[test]
     fn the_set_names_every_file_sqlite_opens() {
         let s = set(Path::new("/x/h.sqlite3"));

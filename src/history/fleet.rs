@@ -205,5 +205,23 @@ mod tests {
             )
             .unwrap();
         assert_eq!((source.as_str(), node.as_str()), ("fleet", "ha"));
+        // A figure no measurement gives fails the read (issue 49 S9: an
+        // Inf row was skipped while the line counted it, and 1e308 made
+        // the past median inf), naming the run and the metric.
+        for bad in ["1e999", "1e308", "-5"] {
+            s.conn
+                .execute_batch(&format!(
+                    "UPDATE fleet_figures SET value = {bad} WHERE rowid = 1"
+                ))
+                .unwrap();
+            let w = s
+                .fleet_past("F", "2026-02-01T00:00:00Z", 10)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                w.contains("dram_read_gbps") && w.contains("edited or corrupted"),
+                "{w}"
+            );
+        }
     }
 }
