@@ -68,9 +68,6 @@ fn synthetic(t: &str, k: f64) -> Value {
 fn two_runs_are_listed_with_a_series_per_headline_and_the_json_parses() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("data/bwscope/history.sqlite3");
-    // The headlines the runs have: 64 MiB is DRAM on most machines and
-    // L3 on one with a larger last cache (a 260 MiB Emerald Rapids guest).
-    let mut headlines = Vec::new();
     for i in 0..2 {
         let o = at(&store)
             .args([
@@ -96,12 +93,6 @@ fn two_runs_are_listed_with_a_series_per_headline_and_the_json_parses() {
             .find(|s| s["name"] == "L1 read")
             .unwrap_or_else(|| panic!("{h}"));
         assert_eq!(l1["case"], "headline/L1 read");
-        headlines = h["standings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["case"].as_str().unwrap().to_string())
-            .collect();
         assert_eq!(
             l1["earlier"].as_u64().unwrap() + l1["left_out_noisy"].as_u64().unwrap(),
             i
@@ -134,10 +125,15 @@ fn two_runs_are_listed_with_a_series_per_headline_and_the_json_parses() {
     assert_eq!(runs[0]["machine"], runs[1]["machine"]);
     let o = at(&store).args(["history", "show"]).output().unwrap();
     let cases = stdout(&o);
-    assert!(headlines.len() >= 2, "{headlines:?}");
-    for h in &headlines {
-        assert!(cases.contains(&format!("2 runs  {h}")), "{cases}");
-    }
+    // 64 MiB is DRAM on most hosts and L3 on some (a Granite or Emerald
+    // Rapids guest's CPUID states 260-480 MiB): its read is one of them.
+    assert!(cases.contains("2 runs  headline/L1 read"), "{cases}");
+    assert!(
+        ["L3", "DRAM"]
+            .iter()
+            .any(|l| cases.contains(&format!("2 runs  headline/{l} read"))),
+        "{cases}"
+    );
     let o = at(&store)
         .args(["history", "show", "headline/L1 read"])
         .output()

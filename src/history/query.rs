@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::case;
 use super::failure::Failure;
 use super::trust;
-use super::write::Figure;
 use super::Store;
+use crate::model::headline::Figure;
 use crate::model::{HistoryContext, Run, Standing, Warning, RECENT};
 use crate::util::date::Timestamp;
 
@@ -251,7 +251,7 @@ impl Store {
                 .and_then(|it| it.collect())
                 .map_err(|e| self.warn(e))?;
             for (v, _) in &earlier {
-                trust::figure(&format!("case {key}"), "best", *v, f.unit)
+                trust::figure(&format!("case {key}"), "best", *v, f.unit())
                     .map_err(|e| e.warning(&self.path))?;
             }
             let mut clean: Vec<f64> = earlier.iter().filter(|e| !e.1).map(|e| e.0).collect();
@@ -259,7 +259,11 @@ impl Store {
             // A machine that is never quiet (a shared host) still gets an
             // answer for a noisy figure: among the earlier noisy ones, said
             // so. A quiet figure is never judged against noisy ones.
-            let among_noisy = clean.is_empty() && noisy > 0 && case::flags(&f.record, run).noisy;
+            let this_noisy = f
+                .record
+                .and_then(|i| run.records.get(i))
+                .is_some_and(|r| case::flags(r, run).noisy);
+            let among_noisy = clean.is_empty() && noisy > 0 && this_noisy;
             if among_noisy {
                 clean = earlier.iter().map(|e| e.0).collect();
             }
@@ -268,7 +272,7 @@ impl Store {
                 name: f.name.clone(),
                 case: key,
                 value: f.value,
-                unit: f.unit.to_string(),
+                unit: f.unit().to_string(),
                 earlier: clean.len() as u32,
                 left_out_noisy: (earlier.len() - clean.len()) as u32,
                 among_noisy,
