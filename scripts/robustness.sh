@@ -578,13 +578,98 @@ fl8 1 >/dev/null 2>f1.err & p1=$!
 for _ in $(seq 400); do grep -q "network phase over" f0.err && break; sleep 0.05; done
 sleep 0.5; kill -STOP $p0; t0=$(date +%s); wait $p1; rc=$?; s8=$(( $(date +%s) - t0 )); kill -CONT $p0; kill -KILL $p0; wait $p0 2>/dev/null
 said=$(grep -o 'rank 0 has been silent for [0-9]*' f1.err | grep -o '[0-9]*$')
-custom "rank 0 stopped (SIGSTOP) while rank 1 is in a flow" "kill -STOP <rank 0> in the network phase; rank 1 at --timeout 5" "rank 1 ends when its flow gives up (< 14 s), saying the true silence" "exit $rc after $s8 s: silent for ${said:-?} s" $([ $rc != 0 ] && [ $s8 -lt 14 ] && [ -n "$said" ] && [ $((said + 2)) -ge $s8 ] && echo 1 || echo 0)
+custom "rank 0 stopped (SIGSTOP) while rank 1 is in a flow" "kill -STOP <rank 0> in the network phase; rank 1 at --timeout 5 --step-time 3" "rank 1 ends within about --timeout plus one step (< 9 s), saying the true silence" "exit $rc after $s8 s: silent for ${said:-?} s" $([ $rc != 0 ] && [ $s8 -lt 9 ] && [ -n "$said" ] && [ $((said + 2)) -ge $s8 ] && echo 1 || echo 0)
 for r in $(seq 1 15); do
   OMPI_COMM_WORLD_RANK=$r OMPI_COMM_WORLD_SIZE=16 OMPI_MCA_ess_base_jobid=r6n timeout 60 "$BW" fleet --control tcp --schedule none --suites info --timeout 20 >/dev/null 2>&1 &
 done
 err=$( (ulimit -n 32; OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=16 OMPI_MCA_ess_base_jobid=r6n exec timeout 60 "$BW" fleet --control tcp --schedule none --suites info --timeout 20) 2>&1 >/dev/null); rc=$?
 kill $(jobs -p) 2>/dev/null; wait 2>/dev/null
 custom "rank 0 of 16 under a hard ulimit -n 32" "(ulimit -n 32; bwscope fleet) with 15 ranks joining" "exit 2, says how many it needs" "exit $rc: $(grep -m1 '^error' <<<"$err" | cut -c1-100)" $([ $rc = 2 ] && grep -q '^error: ulimit -n: .*needs about 112' <<<"$err" && echo 1 || echo 0)
+cd ..
+
+# ---- round 7 (issue 49): the history store, watch, signals, folders ----
+mkdir r7 && cd r7
+FIX="$ROOT/tests/fixtures/cache-quick.json"
+# runs N STORE: N runs of the fixture a day apart imported into STORE
+runs() { for i in $(seq 1 "$1"); do jq ".started_at=\"2026-01-$(printf %02d "$i")T10:00:00Z\"" "$FIX" > "in$i.json"; done; BWSCOPE_HISTORY="$2" timeout 60 "$BW" history import in*.json >/dev/null 2>&1; rm -f in*.json; }
+hb() { BWSCOPE_HISTORY="$1" timeout 60 "$BW" "${@:2}"; }
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && command -v python3 >/dev/null; then
+  chmod 755 .; mkdir -m 1777 sh; runs 2 "$PWD/sh/h.sqlite3"; h=$(sha sh/h.sqlite3)
+  mkdir att; runs 1 "$PWD/att/h.sqlite3"
+  python3 - "$PWD/att" <<'PY'
+import shutil, sqlite3, sys, os
+d = sys.argv[1]; c = sqlite3.connect(d + "/h.sqlite3")
+c.execute("UPDATE runs SET cpu_model_name = 'EVIL planted CPU'"); c.commit()
+c.execute("PRAGMA wal_autocheckpoint = 0"); c.execute("PRAGMA journal_mode = WAL"); c.execute("VACUUM")
+shutil.copy(d + "/h.sqlite3-wal", d + "/wal"); os.chmod(d + "/wal", 0o644)
+PY
+  setpriv --reuid 65534 --regid 65534 --clear-groups cp att/wal sh/h.sqlite3-wal
+  out=$(hb "$PWD/sh/h.sqlite3" history 2>&1); rc=$?
+  custom "another user's -wal planted beside root's store in a sticky folder" "setpriv --reuid 65534 cp wal h.sqlite3-wal; bwscope history" "exit 2 naming the -wal, store unchanged, no planted run shown" "exit $rc, store $([ "$(sha sh/h.sqlite3)" = "$h" ] && echo unchanged || echo CHANGED): $(grep -o 'h.sqlite3-wal belongs to uid 65534' <<<"$out")" $([ $rc = 2 ] && [ "$(sha sh/h.sqlite3)" = "$h" ] && ! grep -q EVIL <<<"$out" && grep -q 'wal belongs to uid 65534' <<<"$out" && echo 1 || echo 0)
+  rm -f sh/h.sqlite3-wal
+fi
+runs 2 "$PWD/h.sqlite3"; h=$(sha h.sqlite3)
+for a in "history --json h.sqlite3" "history show headline/DRAM\ read --csv h.sqlite3-wal" "${TINY[*]} --json h.sqlite3"; do
+  err=$(eval hb "$PWD/h.sqlite3" $a 2>&1 >/dev/null); rc=$?
+  custom "an output that is the store" "bwscope $a" "exit 2, the store untouched" "exit $rc, $([ "$(sha h.sqlite3)" = "$h" ] && echo untouched || echo CLOBBERED): $(cut -c1-60 <<<"$err")" $([ $rc = 2 ] && [ "$(sha h.sqlite3)" = "$h" ] && echo 1 || echo 0)
+done
+runs 17 "$PWD/d.sqlite3"; pages=$(( $(stat -c %s d.sqlite3) / 4096 )); part=0; refused=0
+for p in $(seq 1 $((pages - 1))); do
+  cp d.sqlite3 x.sqlite3; head -c 3000 /dev/urandom | dd of=x.sqlite3 bs=1 seek=$((p * 4096 + 8)) conv=notrunc status=none
+  o=$(hb "$PWD/x.sqlite3" history show 'headline/DRAM read' 2>/dev/null); rc=$?
+  [ $rc = 2 ] && refused=$((refused + 1)); [ $rc = 0 ] && ! grep -q '17 runs' <<<"$o" && part=$((part + 1))
+  rm -f x.sqlite3*
+done
+custom "every page of a 17-run store overwritten in turn" "dd … x.sqlite3; bwscope history show 'headline/DRAM read'" "the whole series or exit 2, never part of it" "$refused of $((pages - 1)) pages refused, $part partial" $([ $part = 0 ] && [ $refused -gt 0 ] && echo 1 || echo 0)
+cp h.sqlite3 s.sqlite3
+python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('UPDATE runs SET cpu_model_name = ?', ('CPU\x1b]0;pwned\x07\r\u202e\u2066\u2028' + 'y' * 1000000,)); c.commit()" s.sqlite3
+for a in "history" "history --csv -" "history --json -"; do
+  o=$(eval hb "$PWD/s.sqlite3" $a 2>&1); rc=$?
+  long=$(awk '{ if (length($0) > m) m = length($0) } END { print m+0 }' <<<"$o")
+  custom "a 1 MB CPU name with escapes and bidi controls in the store" "bwscope $a" "exit 0, no escape or bidi control, bounded lines" "exit $rc, longest line $long, escapes: $(hostile <<<"$o" && echo none || echo SOME)" $([ $rc = 0 ] && hostile <<<"$o" && [ "$long" -lt 3000 ] && echo 1 || echo 0)
+done
+cp h.sqlite3 n.sqlite3
+python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"UPDATE rows SET best = 1e308 WHERE rowid = (SELECT w.rowid FROM rows w JOIN cases c ON c.id = w.case_id WHERE c.key = 'headline/DRAM read' LIMIT 1)\"); c.commit()" n.sqlite3
+err=$(hb "$PWD/n.sqlite3" history show 'headline/DRAM read' 2>&1 >/dev/null); rc=$?
+custom "rows.best = 1e308 in the store" "bwscope history show 'headline/DRAM read'" "exit 2, naming the row" "exit $rc: $(grep -o 'run [0-9]*, case [^:]*: best = 1e308' <<<"$err")" $([ $rc = 2 ] && grep -q 'best = 1e308' <<<"$err" && echo 1 || echo 0)
+jq '.nodes[0].run.records[0].gbps.best = 1e308' "$ROOT/tests/fixtures/runs/2026-11-24-54fbad1/fleet.json" > fleet.json
+check "a fleet file's node run with gbps.best = 1e308" 2 "node vm:0 .rank 0.: record 1" -- report fleet.json --node vm:0 -f table
+err=$(BWSCOPE_HISTORY_TIMEOUT_MS=2147483648 hb "$PWD/h.sqlite3" history 2>&1 >/dev/null); rc=$?
+custom "BWSCOPE_HISTORY_TIMEOUT_MS=2147483648" "bwscope history" "exit 2 naming the variable, no panic" "exit $rc: $(grep -o 'BWSCOPE_HISTORY_TIMEOUT_MS=[^;]*' <<<"$err" | cut -c1-80)" $([ $rc = 2 ] && ! grep -q panicked <<<"$err" && echo 1 || echo 0)
+o=$(BWSCOPE_HISTORY_TIMEOUT_MS=2147483648 hb "$PWD/h.sqlite3" "${TINY[@]}" --json - 2>/dev/null); rc=$?
+custom "a run with BWSCOPE_HISTORY_TIMEOUT_MS=2147483648" "bwscope cache … --json -" "exit 0, complete: true" "exit $rc, complete: $(jq .complete <<<"$o" 2>/dev/null)" $([ $rc = 0 ] && [ "$(jq .complete <<<"$o" 2>/dev/null)" = true ] && echo 1 || echo 0)
+jq '.started_at="2026-11-28T12:39:00Z"' "$FIX" > a.json; hb "$PWD/t.sqlite3" history import a.json >/dev/null 2>&1
+o=$(hb "$PWD/t.sqlite3" history forget --before 2026-11-28T14:00:00+05:00 2>&1); rc=$?
+custom "forget --before 14:00 at +05:00 a run of 12:39 UTC" "bwscope history forget --before 2026-11-28T14:00:00+05:00" "exit 0, forgot 0 runs" "exit $rc: $o" $([ $rc = 0 ] && [ "$o" = "forgot 0 runs" ] && echo 1 || echo 0)
+for bad in 9999-99-99 2026-13-45 2026-11-29x "2026-11-28 13:00"; do
+  BWSCOPE_HISTORY="$PWD/t.sqlite3" check "forget --before '$bad'" 2 "^error: --before" -- history forget --before "$bad"
+done
+BWSCOPE_HISTORY="$PWD/h.sqlite3" timeout 60 "$BW" history 2>e19 | true; rc=${PIPESTATUS[0]}
+custom "bwscope history into a pipe closed at once" 'bwscope history \| true' "exit 0, no panic" "exit $rc$(grep -m1 -o 'panicked' e19 | sed 's/^/: /')" $([ $rc = 0 ] && ! grep -q panicked e19 && echo 1 || echo 0)
+err=$(hb /dev/null history 2>&1); rc=$?
+custom "--history /dev/null" "BWSCOPE_HISTORY=/dev/null bwscope history" "exit 2, advice for a non-store, no 'move it away'" "exit $rc: $(cut -c1-100 <<<"$err")" $([ $rc = 2 ] && grep -q -- '--no-history' <<<"$err" && ! grep -q 'move' <<<"$err" && ! grep -q 'this run' <<<"$err" && echo 1 || echo 0)
+python3 -c "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.execute('BEGIN EXCLUSIVE'); time.sleep(3)" h.sqlite3 & lp=$!; sleep 0.5
+err=$(BWSCOPE_HISTORY_TIMEOUT_MS=200 hb "$PWD/h.sqlite3" history import "$FIX" 2>&1); rc=$?; wait $lp
+custom "a store another process holds locked" "bwscope history import RUN.json" "exit 2, wait (never move it away)" "exit $rc: $(grep -o 'do not move the file away' <<<"$err")" $([ $rc = 2 ] && grep -q 'do not move the file away' <<<"$err" && echo 1 || echo 0)
+n=$(hb "$PWD/h.sqlite3" history --machine % --json - 2>/dev/null | jq length)
+custom "--machine %" "bwscope history --machine % --json -" "0 runs (a key is compared as text)" "$n runs" $([ "$n" = 0 ] && echo 1 || echo 0)
+BWSCOPE_HISTORY="$PWD/h.sqlite3" check "--suite nosuch" 2 "no suite .nosuch.; the suites are cache" -- history --suite nosuch
+check "watch --cpu 99" 2 "^error: --cpu:" -- watch --cpu 99 --count 1
+check "watch --size 1TiB" 2 "^error: --size:.*smaller --size" -- watch --size 1TiB --count 1
+if command -v python3 >/dev/null; then
+  rc=$(python3 - "$BW" <<'PY'
+import os, signal, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "watch", "--every", "1s"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN), env=dict(os.environ, BWSCOPE_HISTORY="off"))
+time.sleep(0.05); p.send_signal(signal.SIGINT)
+try: print(p.wait(timeout=30))
+except subprocess.TimeoutExpired: p.kill(); print("still running after 30 s")
+PY
+)
+  custom "SIGINT 50 ms into a watch started with SIGINT ignored (a script's background job)" "bwscope watch & kill -INT" "exit 130" "exit $rc" $([ "$rc" = 130 ] && echo 1 || echo 0)
+fi
+mkdir xd && (cd xd && env -u BWSCOPE_HISTORY XDG_DATA_HOME=rel/dir HOME="$PWD/../nohome" timeout 60 "$BW" "${TINY[@]}" >/dev/null 2>&1); rc=$?
+custom "a relative XDG_DATA_HOME and a HOME that does not exist" "XDG_DATA_HOME=rel/dir HOME=…/nohome bwscope cache …" "exit 0, nothing made under either" "exit $rc, $(find xd nohome -mindepth 1 2>/dev/null | wc -l) entries made" $([ $rc = 0 ] && [ ! -e xd/rel ] && [ ! -e nohome ] && echo 1 || echo 0)
 cd ..
 
 if [ "${CARGO_TESTS:-0}" = 1 ]; then

@@ -11,6 +11,11 @@ fn main() -> ExitCode {
     // Before anything can panic: a bug says so in one line and never
     // hangs resolving a backtrace under `ulimit -v` (`app::panic`).
     bwscope::app::panic::install();
+    // Before the command line is read and the host detected: a Ctrl-C or
+    // SIGTERM in a run's first moments stops it instead of being lost
+    // (issue 49, W7). A command that never asks whether to stop gives the
+    // signals back in `app::dispatch`.
+    bwscope::os::signal::install();
     // Before the command line is built: that alone needs more stack than
     // a tiny `ulimit -s` gives.
     if let Err(e) = bwscope::os::stack::ensure_room() {

@@ -1005,3 +1005,5 @@ mod round4;
 mod round5;
 #[path = "robustness/round6.rs"]
 mod round6;
+#[path = "robustness/round7.rs"]
+mod round7;

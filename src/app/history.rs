@@ -4,9 +4,11 @@
 //! recorded after. A store that cannot be used costs the run nothing but
 //! one `history_ignored` warning.
 
+use std::path::Path;
 use std::sync::OnceLock;
 
 use crate::cli::Cli;
+use crate::error::UserError;
 use crate::history::{self, Mode, Place, Provenance, Store};
 use crate::model::headline::Figure;
 use crate::model::{options, Run, Warning};
@@ -130,6 +132,29 @@ impl Session {
                 self.warn(&w);
             }
         }
+    }
+}
+
+/// Refuse `out`, given to `flag`, when it is the store at `store` or a
+/// file SQLite keeps beside it (device and inode, or the path).
+pub fn not_the_store(flag: &'static str, out: &str, store: &Path) -> Result<(), UserError> {
+    if crate::report::outfile::is_stdout(out) {
+        return Ok(());
+    }
+    let out = Path::new(out);
+    match history::files::set(store)
+        .iter()
+        .find(|f| crate::report::outfile::same_file(out, f))
+    {
+        Some(f) => Err(UserError::flag(
+            flag,
+            format!(
+                "{} is the history store ({}): writing it would replace the history; give another path, or '-' for stdout",
+                out.display(),
+                f.display()
+            ),
+        )),
+        None => Ok(()),
     }
 }
 

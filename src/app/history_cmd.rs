@@ -4,12 +4,21 @@
 use std::path::{Path, PathBuf};
 
 use super::history::{figures, settings_place, Settings};
-use crate::cli::{HistoryAction, HistoryArgs, HistoryListArgs, HistoryShowArgs};
+use crate::cli::{HistoryAction, HistoryArgs, HistoryForgetArgs, HistoryListArgs, HistoryShowArgs};
 use crate::error::{UserError, EXIT_NOT_JUDGED, EXIT_OK};
 use crate::history::{Filter, Mode, Place, Point, Provenance, Recorded, Store};
 use crate::judge::{self, StepRule, Verdict};
-use crate::model::Warning;
+use crate::model::{SuiteId, Warning};
 use crate::stats::quantile;
+
+/// `println!` through `util::out::print`: what the store held is shown
+/// cleaned, and a reader that closed stdout (`| head`) ends the command
+/// quietly instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {
+        crate::util::out::print(&format!("{}\n", format_args!($($t)*)))
+    };
+}
 
 pub fn command(a: &HistoryArgs) -> anyhow::Result<u8> {
     let Settings { place, hostname } = settings_place();
@@ -20,41 +29,63 @@ pub fn command(a: &HistoryArgs) -> anyhow::Result<u8> {
         )
         .into());
     };
+    // What is asked is checked before the store is opened: a mistyped
+    // flag costs nothing, and no output may replace the store itself.
+    let outputs = match &a.action {
+        None => vec![("--json", &a.list.json), ("--csv", &a.list.csv)],
+        Some(HistoryAction::Show(s)) => vec![("--json", &s.json), ("--csv", &s.csv)],
+        _ => Vec::new(),
+    };
+    for (flag, out) in outputs {
+        if let Some(out) = out {
+            super::history::not_the_store(flag, out, &path)?;
+        }
+    }
+    let before = match &a.action {
+        Some(HistoryAction::Forget(HistoryForgetArgs {
+            before: Some(d), ..
+        })) => Some(date(d, "--before")?),
+        _ => None,
+    };
     let mode = match a.action {
         Some(HistoryAction::Import(_)) => Mode::Create,
         _ => Mode::Existing,
     };
     let store = Store::open(&path, mode).map_err(|w| unusable(&w))?;
     let Some(mut store) = store else {
-        println!(
-            "no history yet at {} (every measuring run adds itself; `bwscope history import RUN.json` adds saved ones)",
+        crate::util::out::print(&format!(
+            "no history yet at {} (every measuring run adds itself; `bwscope history import RUN.json` adds saved ones)\n",
             path.display()
-        );
+        ));
         return Ok(EXIT_OK);
     };
+    // Every answer comes from the whole store or none of it.
+    store.verify().map_err(|w| unusable(&w))?;
     match &a.action {
         None if a.list.check => check(&store, &a.list),
         None => list(&store, &a.list),
         Some(HistoryAction::Show(s)) => show(&store, s),
         Some(HistoryAction::Import(i)) => import(&mut store, &i.runs, hostname),
         Some(HistoryAction::Forget(f)) => {
-            let n = match (f.run, &f.before) {
+            let n = match (f.run, before) {
                 (Some(id), _) => usize::from(store.forget_run(id).map_err(|w| unusable(&w))?),
-                (None, Some(d)) => store
-                    .forget_before(&date(d, "--before")?)
-                    .map_err(|w| unusable(&w))?,
+                (None, Some(t)) => store.forget_before(t).map_err(|w| unusable(&w))?,
                 (None, None) => 0,
             };
-            println!("forgot {n} run{}", if n == 1 { "" } else { "s" });
+            crate::util::out::print(&format!(
+                "forgot {n} run{}\n",
+                if n == 1 { "" } else { "s" }
+            ));
             Ok(EXIT_OK)
         }
     }
 }
 
-/// The store cannot be used: for this command that is the error itself.
+/// The store cannot be used: for this command that is the error itself,
+/// with its cause's advice.
 fn unusable(w: &Warning) -> anyhow::Error {
     match w {
-        Warning::HistoryIgnored { path, reason } => UserError::BadInput {
+        Warning::HistoryIgnored { path, reason, .. } => UserError::BadInput {
             path: path.clone(),
             problem: format!("{reason}; {}", w.hint()),
         }
@@ -63,31 +94,33 @@ fn unusable(w: &Warning) -> anyhow::Error {
     }
 }
 
-/// A UTC date or time as the store sorts them: `2026-11-01` or RFC 3339.
-fn date(s: &str, flag: &'static str) -> Result<String, UserError> {
-    let b = s.as_bytes();
-    let ok = b.len() >= 10
-        && b[..10].iter().enumerate().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                *c == b'-'
-            } else {
-                c.is_ascii_digit()
-            }
-        });
-    if !ok {
-        return Err(UserError::flag(
-            flag,
-            format!("{s:?} is not a UTC date (2026-11-01) or time (2026-11-01T12:00:00Z)"),
-        ));
+/// A date or time given to `flag`, as an instant (`util::date`).
+fn date(s: &str, flag: &'static str) -> Result<crate::util::date::Timestamp, UserError> {
+    crate::util::date::parse_instant(s).map_err(|m| UserError::flag(flag, m))
+}
+
+/// `--suite` names a suite bwscope has (a store holds no other).
+fn suite(s: &Option<String>) -> Result<Option<String>, UserError> {
+    match s {
+        Some(name) if SuiteId::parse(name).is_none() => {
+            let names: Vec<&str> = SuiteId::ALL.iter().map(|s| s.name()).collect();
+            Err(UserError::flag(
+                "--suite",
+                format!(
+                    "there is no suite {name:?}; the suites are {}",
+                    names.join(", ")
+                ),
+            ))
+        }
+        other => Ok(other.clone()),
     }
-    Ok(s.to_string())
 }
 
 fn list(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
     let f = Filter {
         machine: a.machine.clone(),
         since: a.since.as_deref().map(|d| date(d, "--since")).transpose()?,
-        suite: a.suite.clone(),
+        suite: suite(&a.suite)?,
     };
     let runs = store.runs(&f).map_err(|w| unusable(&w))?;
     if let Some(p) = &a.json {
@@ -103,19 +136,19 @@ fn list(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
     if a.json.is_some() || a.csv.is_some() {
         return Ok(EXIT_OK);
     }
-    println!(
-        "{}: {} run{}",
+    let mut out = format!(
+        "{}: {} run{}\n",
         store.path.display(),
         runs.len(),
         if runs.len() == 1 { "" } else { "s" }
     );
-    println!(
-        "{:>5}  {:<20}  {:<8}  {:<16}  {:>5}  {:>5}  cpu",
+    out.push_str(&format!(
+        "{:>5}  {:<20}  {:<8}  {:<16}  {:>5}  {:>5}  cpu\n",
         "id", "started (UTC)", "command", "machine", "rows", "noisy"
-    );
+    ));
     for r in &runs {
-        println!(
-            "{:>5}  {:<20}  {:<8}  {:<16}  {:>5}  {:>5}  {}{}",
+        out.push_str(&format!(
+            "{:>5}  {:<20}  {:<8}  {:<16}  {:>5}  {:>5}  {}{}\n",
             r.id,
             r.started_at,
             r.command,
@@ -124,11 +157,12 @@ fn list(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
             r.noisy_rows,
             r.cpu,
             if r.complete { "" } else { " (incomplete)" }
-        );
+        ));
     }
     if !runs.is_empty() {
-        println!("a case's series: `bwscope history show` lists the cases, `bwscope history show CASE` draws one");
+        out.push_str("a case's series: `bwscope history show` lists the cases, `bwscope history show CASE` draws one\n");
     }
+    crate::util::out::print(&out);
     Ok(EXIT_OK)
 }
 
@@ -137,9 +171,11 @@ fn show(store: &Store, a: &HistoryShowArgs) -> anyhow::Result<u8> {
         let cases = store
             .cases(a.machine.as_deref())
             .map_err(|w| unusable(&w))?;
-        for c in &cases {
-            println!("{:>5} runs  {}", c.runs, c.case);
-        }
+        let text: String = cases
+            .iter()
+            .map(|c| format!("{:>5} runs  {}\n", c.runs, c.case))
+            .collect();
+        crate::util::out::print(&text);
         return Ok(EXIT_OK);
     };
     let case = &by_name(case);
@@ -166,7 +202,7 @@ fn show(store: &Store, a: &HistoryShowArgs) -> anyhow::Result<u8> {
         super::write_output(p, &w.into_inner()?)?;
     }
     if a.json.is_none() && a.csv.is_none() {
-        print!("{}", render_series(case, &pts));
+        crate::util::out::print(&render_series(case, &pts));
     }
     Ok(EXIT_OK)
 }
@@ -341,7 +377,7 @@ fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
                     Some(s) => {
                         down += 1;
                         let unit = &j.pts[0].unit;
-                        println!(
+                        outln!(
                             "STEP DOWN {}: {} → {} {unit} ({:.1} % worse) since run {} of {}: the last {} clean runs all more than {} % {} the median of the {usual_from} clean runs before them",
                             j.case,
                             crate::report::short_num(*usual),
@@ -367,21 +403,21 @@ fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
     };
     let rule_words = r.describe("run");
     if down == 0 && ok == 0 {
-        println!(
+        outln!(
             "not judged: no headline case has enough clean runs (the rule needs {}: {rule_words}){not_judged}",
             r.needs()
         );
         return Ok(EXIT_NOT_JUDGED);
     }
     if down == 0 {
-        println!(
+        outln!(
             "ok: {} judged on {} (rule: {rule_words}), none stepped down{not_judged}",
             plural(ok, "headline case"),
             plural(clean_runs, "clean figure"),
         );
         return Ok(EXIT_OK);
     }
-    println!(
+    outln!(
         "{} of {} stepped down (rule: {rule_words}){not_judged}",
         down,
         plural(down + ok, "judged headline case"),
@@ -446,7 +482,7 @@ fn import(store: &mut Store, paths: &[String], hostname: bool) -> anyhow::Result
             Recorded::AlreadyThere { .. } => there += 1,
         }
     }
-    println!(
+    outln!(
         "imported {added} run{}, {there} already in the history",
         if added == 1 { "" } else { "s" }
     );

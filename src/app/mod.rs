@@ -29,6 +29,11 @@ pub fn run_if_worker() -> Option<i32> {
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    // `main` caught the stop signals first thing; a command that never
+    // polls the flag gives them back (ending on a request already come).
+    if !polls_stop(&cli) && crate::os::signal::uninstall().is_some() {
+        return Ok(crate::error::EXIT_INTERRUPTED);
+    }
     prepare(&cli)?;
     history::configure(&cli);
     let top = cli.output.clone();
@@ -133,6 +138,36 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     }
 }
 
+/// Does `cli`'s command poll the stop flag (measure, serve, watch), so
+/// that a stop signal is its to handle from the start?
+fn polls_stop(cli: &Cli) -> bool {
+    let Some(command) = &cli.command else {
+        return true; // the survey
+    };
+    // Every command named: a new one must say which it is.
+    match command {
+        Command::Info(a) => a.probe_knees,
+        Command::Kernels(_)
+        | Command::Completions(_)
+        | Command::Man(_)
+        | Command::Plot(_)
+        | Command::Report(_)
+        | Command::Compare(_)
+        | Command::History(_) => false,
+        Command::Cache(_)
+        | Command::Memtype(_)
+        | Command::Latency(_)
+        | Command::Regs(_)
+        | Command::Net(_)
+        | Command::Threads(_)
+        | Command::Numa(_)
+        | Command::Transfer(_)
+        | Command::Contend(_)
+        | Command::Fleet(_)
+        | Command::Watch(_) => true,
+    }
+}
+
 /// `net serve` answers tests; `net run` measures like the other suites.
 fn net_command(a: &NetArgs, top: &OutputArgs) -> anyhow::Result<u8> {
     match &a.command {
@@ -151,6 +186,13 @@ fn net_command(a: &NetArgs, top: &OutputArgs) -> anyhow::Result<u8> {
 /// parse, and the survey's own flags come without a subcommand.
 fn prepare(cli: &Cli) -> Result<(), UserError> {
     crate::os::signal::survive_file_size_limit();
+    // No output of any command may replace the history store, or a file
+    // SQLite keeps beside it (`report::outfile::keep`).
+    if let crate::history::Place::At(p) =
+        crate::history::place(cli.history.as_deref(), cli.no_history)
+    {
+        crate::report::outfile::keep(crate::history::files::set(&p), "the history store");
+    }
     crate::platform::cpu::check_disable_isa()
         .map_err(|m| UserError::flag("BWSCOPE_DISABLE_ISA", m))?;
     if let Some(rate) = &cli.dram_peak {

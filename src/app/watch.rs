@@ -74,6 +74,7 @@ fn plan(a: &WatchArgs) -> Result<Plan, UserError> {
     )
     .ok_or_else(|| UserError::flag("--cpu", "this CPU has no sequential read kernel"))?;
     let cpu = a.cpu.map(|c| c.to_string());
+    let own = |e: UserError| own_flags(e.with_memory_hint("--size", "use a smaller --size"));
     let cache = suites::cache::plan(
         &suites::cache::CacheOptions {
             kernel: Some(kernel.name.into()),
@@ -83,7 +84,8 @@ fn plan(a: &WatchArgs) -> Result<Plan, UserError> {
             ..Default::default()
         },
         &host,
-    )?;
+    )
+    .map_err(own)?;
     let latency = suites::latency::plan(
         &suites::latency::LatencyOptions {
             sizes: Some(vec![size]),
@@ -93,13 +95,31 @@ fn plan(a: &WatchArgs) -> Result<Plan, UserError> {
             ..Default::default()
         },
         &host,
-    )?;
+    )
+    .map_err(own)?;
     Ok(Plan {
         host,
         kernel: kernel.name.into(),
         size,
         suites: vec![Box::new(cache), Box::new(latency)],
     })
+}
+
+/// An error of the suites' planning, about the flags `watch` gave them:
+/// named as watch's own (`--cpu`, `--size`; W2: `watch --cpu 99` was
+/// answered about `--cpus`, a flag watch does not have).
+fn own_flags(e: UserError) -> UserError {
+    match e {
+        UserError::BadFlag { flag, message } => UserError::BadFlag {
+            flag: match flag {
+                "--cpus" => "--cpu",
+                "--sizes" => "--size",
+                other => other,
+            },
+            message,
+        },
+        other => other,
+    }
 }
 
 impl Plan {

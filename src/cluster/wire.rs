@@ -275,3 +275,86 @@ pub(super) fn join(
         _ => Err(talk("an unexpected answer".into())),
     }
 }
+
+/// One join over loopback with the other side scripted: `peer` is every
+/// byte that side sends (then it closes its half and reads to the end),
+/// and this side is rank 0 of a fleet of 2 ([`admit`]) or rank 1
+/// ([`join`]), holding `token` or none. Ok: the join was accepted. For
+/// fuzzing the conversation (`fuzz/fuzz_targets/hmac_join.rs`) and its
+/// tests: a script never learns the MAC of a nonce drawn for this join,
+/// so with a token neither side may ever accept it.
+pub fn scripted_join(as_rank_0: bool, token: Option<&[u8]>, peer: &[u8]) -> Result<(), String> {
+    let l = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(|e| e.to_string())?;
+    let addr = l.local_addr().map_err(|e| e.to_string())?;
+    let script = |mut s: TcpStream| {
+        let _ = s.set_write_timeout(Some(HANDSHAKE));
+        let _ = s.write_all(peer);
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let _ = s.set_read_timeout(Some(HANDSHAKE));
+        let _ = io::copy(&mut s, &mut io::sink());
+    };
+    std::thread::scope(|sc| {
+        if as_rank_0 {
+            sc.spawn(|| {
+                if let Ok(s) = TcpStream::connect(addr) {
+                    script(s);
+                }
+            });
+            let (s, _) = l.accept().map_err(|e| e.to_string())?;
+            admit(s, token, 2).map(|_| ())
+        } else {
+            sc.spawn(|| {
+                if let Ok((s, _)) = l.accept() {
+                    script(s);
+                }
+            });
+            let id = Identity::this(1, 2, None);
+            join(addr, &id, token, Duration::from_secs(2))
+                .map(|_| ())
+                .map_err(|e| e.unwrap_or_else(|e| e))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(m: &Wire) -> Vec<u8> {
+        let body = serde_json::to_vec(m).unwrap();
+        let mut f = (body.len() as u32).to_le_bytes().to_vec();
+        f.extend(body);
+        f
+    }
+
+    /// A scripted peer is accepted where no token is asked, and never
+    /// where one is: it cannot answer a nonce drawn for the join.
+    #[test]
+    fn a_scripted_peer_joins_only_without_a_token() {
+        let join = frame(&Wire::Join {
+            magic: MAGIC.into(),
+            id: Identity::this(1, 2, None),
+        });
+        let mut rank = join.clone();
+        rank.extend(frame(&Wire::Auth {
+            mac: rendezvous::to_hex(&[7u8; NONCE_LEN]),
+        }));
+        assert_eq!(scripted_join(true, None, &join), Ok(()));
+        assert!(scripted_join(true, Some(b"secret"), &rank).is_err());
+        let mut root = frame(&Wire::Challenge { nonce: None });
+        root.extend(frame(&Wire::Accepted));
+        assert_eq!(scripted_join(false, None, &root), Ok(()));
+        let mut root = frame(&Wire::Challenge {
+            nonce: Some(rendezvous::to_hex(&[1u8; NONCE_LEN])),
+        });
+        root.extend(frame(&Wire::Proof {
+            mac: rendezvous::to_hex(&[2u8; NONCE_LEN]),
+        }));
+        root.extend(frame(&Wire::Accepted));
+        let e = scripted_join(false, Some(b"secret"), &root).unwrap_err();
+        assert!(e.contains("could not prove it holds the token"), "{e}");
+        // Bytes that are no conversation end it at once, refused.
+        assert!(scripted_join(true, None, b"\xff\xff\xff\xffjunk").is_err());
+        assert!(scripted_join(false, None, b"").is_err());
+    }
+}

@@ -5,6 +5,7 @@
 
 use rusqlite::params;
 
+use super::trust;
 use super::write::{add, Provenance, Recorded};
 use super::Store;
 use crate::model::fleet_past::{NodeFigures, PastFleetRun};
@@ -28,50 +29,43 @@ impl Store {
     /// Append a fleet run's nodes, all in one transaction. Returns how
     /// many node runs were added.
     pub fn record_fleet(&mut self, f: &FleetRecord<'_>) -> Result<usize, Warning> {
-        let path = self.path.clone();
-        let sql = |e: rusqlite::Error| Warning::HistoryIgnored {
-            path: path.display().to_string(),
-            reason: super::store::describe(&e),
-        };
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let mut added = 0;
-        for (run, figs) in &f.nodes {
-            let how = Provenance {
-                source: "fleet",
-                imported_from: None,
-                hostname: f.hostname,
-                node: Some(figs.node.clone()),
-            };
-            // A node run the store has already (the same fleet recorded
-            // twice) keeps the figures it had.
-            let Recorded::Added { id, .. } = add(&tx, run, &[], &how).map_err(sql)? else {
-                continue;
-            };
-            let mut st = tx
-                .prepare_cached(
+        let conn = &mut self.conn;
+        let added = (|| {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let mut added = 0;
+            for (run, figs) in &f.nodes {
+                let how = Provenance {
+                    source: "fleet",
+                    imported_from: None,
+                    hostname: f.hostname,
+                    node: Some(figs.node.clone()),
+                };
+                // A node run the store has already (the same fleet recorded
+                // twice) keeps the figures it had.
+                let Recorded::Added { id, .. } = add(&tx, run, &[], &how)? else {
+                    continue;
+                };
+                let mut st = tx.prepare_cached(
                     "INSERT INTO fleet_figures (run_id, fleet, fleet_run, fleet_started_at, node,
                         metric, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .map_err(sql)?;
-            for (metric, value) in &figs.figures {
-                st.execute(params![
-                    id,
-                    f.fleet,
-                    f.fleet_run,
-                    f.started_at,
-                    figs.node,
-                    metric,
-                    value
-                ])
-                .map_err(sql)?;
+                )?;
+                for (metric, value) in &figs.figures {
+                    st.execute(params![
+                        id,
+                        f.fleet,
+                        f.fleet_run,
+                        f.started_at,
+                        figs.node,
+                        metric,
+                        value
+                    ])?;
+                }
+                added += 1;
             }
-            added += 1;
-        }
-        tx.commit().map_err(sql)?;
-        Ok(added)
+            tx.commit()?;
+            Ok(added)
+        })();
+        added.map_err(|e| self.warn(e))
     }
 
     /// The `limit` latest runs of `fleet` started before `before` (RFC
@@ -83,10 +77,7 @@ impl Store {
         before: &str,
         limit: u32,
     ) -> Result<Vec<PastFleetRun>, Warning> {
-        let warn = |e: rusqlite::Error| Warning::HistoryIgnored {
-            path: self.path.display().to_string(),
-            reason: super::store::describe(&e),
-        };
+        let warn = |e: rusqlite::Error| self.warn(e);
         let mut st = self
             .conn
             .prepare_cached(
@@ -116,6 +107,13 @@ impl Store {
                 .map_err(warn)?;
             let mut nodes: Vec<NodeFigures> = Vec::new();
             for (node, metric, value) in rows {
+                // As every figure the store hands back: checked, its
+                // words cleaned (`trust`); one that fails fails the read,
+                // so no past is judged from part of it.
+                let (node, metric) = (trust::text(&node), trust::text(&metric));
+                let what = format!("fleet run {}, node {node}", trust::text(&uid));
+                trust::figure(&what, &metric, value, trust::metric_unit(&metric))
+                    .map_err(|e| e.warning(&self.path))?;
                 match nodes.last_mut() {
                     Some(n) if n.node == node => n.figures.push((metric, value)),
                     _ => nodes.push(NodeFigures {
@@ -124,6 +122,7 @@ impl Store {
                     }),
                 }
             }
+            let started_at = trust::text(&started_at);
             out.push(PastFleetRun { started_at, nodes });
         }
         Ok(out)
@@ -206,5 +205,23 @@ mod tests {
             )
             .unwrap();
         assert_eq!((source.as_str(), node.as_str()), ("fleet", "ha"));
+        // A figure no measurement gives fails the read (issue 49 S9: an
+        // Inf row was skipped while the line counted it, and 1e308 made
+        // the past median inf), naming the run and the metric.
+        for bad in ["1e999", "1e308", "-5"] {
+            s.conn
+                .execute_batch(&format!(
+                    "UPDATE fleet_figures SET value = {bad} WHERE rowid = 1"
+                ))
+                .unwrap();
+            let w = s
+                .fleet_past("F", "2026-02-01T00:00:00Z", 10)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                w.contains("dram_read_gbps") && w.contains("edited or corrupted"),
+                "{w}"
+            );
+        }
     }
 }

@@ -8,11 +8,14 @@
 //! the summary shows on the run, as `Run::history`).
 
 pub mod case;
+mod failure;
+pub mod files;
 mod fleet;
 pub mod query;
 pub mod reference;
 mod schema;
 mod store;
+mod trust;
 mod write;
 
 pub use fleet::FleetRecord;

@@ -1,13 +1,37 @@
 //! Reading the store: runs, one case's series, the standing of a run's
 //! headline figures among its machine's earlier runs, and forgetting.
+//! Everything read passes `trust` (strings cleaned, figures and times
+//! checked) on its way out; a machine is matched by the literal start of
+//! its key (no `LIKE` wildcards), a time as an instant.
 
 use rusqlite::params;
 use serde::Serialize;
 
 use super::case;
+use super::failure::Failure;
+use super::trust;
 use super::Store;
 use crate::model::headline::Figure;
 use crate::model::{HistoryContext, Run, Standing, Warning, RECENT};
+use crate::util::date::Timestamp;
+
+/// Rows of a machine whose key starts with `?N` (compared as text: a `%`
+/// or `_` in the key given is itself).
+macro_rules! machine_is {
+    ($col:literal, $n:literal) => {
+        concat!(
+            "(?",
+            $n,
+            " IS NULL OR substr(",
+            $col,
+            ", 1, length(?",
+            $n,
+            ")) = ?",
+            $n,
+            ")"
+        )
+    };
+}
 
 /// One run as `bwscope history` lists it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -30,8 +54,8 @@ pub struct RunRow {
 pub struct Filter {
     /// A machine key, or its first characters.
     pub machine: Option<String>,
-    /// RFC 3339 or a date: runs started at or after it.
-    pub since: Option<String>,
+    /// Runs started at or after this instant.
+    pub since: Option<Timestamp>,
     /// Runs with a record of this suite.
     pub suite: Option<String>,
 }
@@ -57,107 +81,134 @@ pub struct CaseCount {
 }
 
 impl Store {
-    fn warn(&self, e: rusqlite::Error) -> Warning {
-        Warning::HistoryIgnored {
-            path: self.path.display().to_string(),
-            reason: super::store::describe(&e),
-        }
-    }
-
     /// The runs `f` asks for, oldest first.
     pub fn runs(&self, f: &Filter) -> Result<Vec<RunRow>, Warning> {
-        let machine = f.machine.as_ref().map(|m| format!("{m}%"));
-        let mut st = self
+        let sql = concat!(
+            "SELECT r.id, r.started_at, r.command, r.tool_version, r.machine,
+                r.cpu_model_name, r.kernel, r.complete, r.source,
+                (SELECT count(*) FROM rows w WHERE w.run_id = r.id),
+                (SELECT count(*) FROM rows w WHERE w.run_id = r.id AND w.noisy)
+             FROM runs r
+             WHERE ",
+            machine_is!("r.machine", "1"),
+            " AND (?2 IS NULL OR EXISTS (SELECT 1 FROM rows w
+                    JOIN cases c ON c.id = w.case_id
+                    WHERE w.run_id = r.id AND c.suite = ?2))
+             ORDER BY r.started_at, r.id"
+        );
+        let rows = self
             .conn
-            .prepare(
-                "SELECT r.id, r.started_at, r.command, r.tool_version, r.machine,
-                    r.cpu_model_name, r.kernel, r.complete, r.source,
-                    (SELECT count(*) FROM rows w WHERE w.run_id = r.id),
-                    (SELECT count(*) FROM rows w WHERE w.run_id = r.id AND w.noisy)
-                 FROM runs r
-                 WHERE (?1 IS NULL OR r.machine LIKE ?1)
-                   AND (?2 IS NULL OR r.started_at >= ?2)
-                   AND (?3 IS NULL OR EXISTS (SELECT 1 FROM rows w
-                        JOIN cases c ON c.id = w.case_id
-                        WHERE w.run_id = r.id AND c.suite = ?3))
-                 ORDER BY r.started_at, r.id",
-            )
-            .map_err(|e| self.warn(e))?;
-        let rows = st
-            .query_map(params![machine, f.since, f.suite], |r| {
-                Ok(RunRow {
-                    id: r.get(0)?,
-                    started_at: r.get(1)?,
-                    command: r.get(2)?,
-                    tool_version: r.get(3)?,
-                    machine: r.get(4)?,
-                    cpu: r.get(5)?,
-                    kernel: r.get(6)?,
-                    complete: r.get(7)?,
-                    source: r.get(8)?,
-                    rows: r.get(9)?,
-                    noisy_rows: r.get(10)?,
-                })
+            .prepare(sql)
+            .and_then(|mut st| {
+                st.query_map(params![f.machine, f.suite], |r| {
+                    Ok(RunRow {
+                        id: r.get(0)?,
+                        started_at: r.get(1)?,
+                        command: r.get(2)?,
+                        tool_version: r.get(3)?,
+                        machine: r.get(4)?,
+                        cpu: r.get(5)?,
+                        kernel: r.get(6)?,
+                        complete: r.get(7)?,
+                        source: r.get(8)?,
+                        rows: r.get(9)?,
+                        noisy_rows: r.get(10)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()
             })
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>());
-        rows.map_err(|e| self.warn(e))
+            .map_err(|e| self.warn(e))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let at = trust::instant(&format!("run {}", r.id), "started_at", &r.started_at)
+                .map_err(|e| e.warning(&self.path))?;
+            if f.since.is_some_and(|s| at < s) {
+                continue;
+            }
+            out.push(RunRow {
+                started_at: trust::text(&r.started_at),
+                command: trust::text(&r.command),
+                tool_version: trust::text(&r.tool_version),
+                machine: trust::text(&r.machine),
+                cpu: trust::text(&r.cpu),
+                kernel: trust::text_opt(r.kernel),
+                source: trust::text(&r.source),
+                ..r
+            });
+        }
+        Ok(out)
     }
 
     /// The cases measured on machines matching `machine` (all with None),
     /// headlines first.
     pub fn cases(&self, machine: Option<&str>) -> Result<Vec<CaseCount>, Warning> {
-        let machine = machine.map(|m| format!("{m}%"));
-        let mut st = self
+        let sql = concat!(
+            "SELECT c.key, count(DISTINCT w.run_id) FROM rows w
+             JOIN runs r ON r.id = w.run_id JOIN cases c ON c.id = w.case_id
+             WHERE ",
+            machine_is!("r.machine", "1"),
+            " GROUP BY c.key
+             ORDER BY substr(c.key, 1, 9) != 'headline/', c.key"
+        );
+        let rows = self
             .conn
-            .prepare(
-                "SELECT c.key, count(DISTINCT w.run_id) FROM rows w
-                 JOIN runs r ON r.id = w.run_id JOIN cases c ON c.id = w.case_id
-                 WHERE (?1 IS NULL OR r.machine LIKE ?1)
-                 GROUP BY c.key
-                 ORDER BY c.key NOT LIKE 'headline/%', c.key",
-            )
-            .map_err(|e| self.warn(e))?;
-        let rows = st
-            .query_map(params![machine], |r| {
-                Ok(CaseCount {
-                    case: r.get(0)?,
-                    runs: r.get(1)?,
-                })
+            .prepare(sql)
+            .and_then(|mut st| {
+                st.query_map(params![machine], |r| {
+                    Ok(CaseCount {
+                        case: r.get(0)?,
+                        runs: r.get(1)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()
             })
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>());
-        rows.map_err(|e| self.warn(e))
+            .map_err(|e| self.warn(e))?;
+        Ok(rows
+            .into_iter()
+            .map(|c| CaseCount {
+                case: trust::text(&c.case),
+                ..c
+            })
+            .collect())
     }
 
     /// One case's figures on machines matching `machine`, oldest first
     /// (ok records only).
     pub fn series(&self, case: &str, machine: Option<&str>) -> Result<Vec<Point>, Warning> {
-        let machine = machine.map(|m| format!("{m}%"));
-        let mut st = self
+        let sql = concat!(
+            "SELECT r.id, r.started_at, w.best, w.median, c.unit, c.higher_is_better,
+                w.noisy, w.flags
+             FROM rows w JOIN runs r ON r.id = w.run_id JOIN cases c ON c.id = w.case_id
+             WHERE c.key = ?1 AND ",
+            machine_is!("r.machine", "2"),
+            " AND w.status = 'ok' AND c.unit != ''
+             ORDER BY r.started_at, r.id"
+        );
+        // A figure read as NULL is kept as NaN here, so `point` names it
+        // (a measured row of a case with a unit always has one).
+        let rows = self
             .conn
-            .prepare(
-                "SELECT r.id, r.started_at, w.best, w.median, c.unit, c.higher_is_better,
-                    w.noisy, w.flags
-                 FROM rows w JOIN runs r ON r.id = w.run_id JOIN cases c ON c.id = w.case_id
-                 WHERE c.key = ?1 AND (?2 IS NULL OR r.machine LIKE ?2)
-                   AND w.status = 'ok' AND w.best IS NOT NULL
-                 ORDER BY r.started_at, r.id",
-            )
-            .map_err(|e| self.warn(e))?;
-        let rows = st
-            .query_map(params![case, machine], |r| {
-                Ok(Point {
-                    run_id: r.get(0)?,
-                    started_at: r.get(1)?,
-                    value: r.get(2)?,
-                    median: r.get(3)?,
-                    unit: r.get(4)?,
-                    higher_is_better: r.get(5)?,
-                    noisy: r.get(6)?,
-                    flags: r.get(7)?,
-                })
+            .prepare(sql)
+            .and_then(|mut st| {
+                st.query_map(params![case, machine], |r| {
+                    Ok(Point {
+                        run_id: r.get(0)?,
+                        started_at: r.get(1)?,
+                        value: r.get::<_, Option<f64>>(2)?.unwrap_or(f64::NAN),
+                        median: r.get(3)?,
+                        unit: r.get(4)?,
+                        higher_is_better: r.get(5)?,
+                        noisy: r.get(6)?,
+                        flags: r.get(7)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()
             })
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>());
-        rows.map_err(|e| self.warn(e))
+            .map_err(|e| self.warn(e))?;
+        rows.into_iter()
+            .map(|p| point(p, case))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.warning(&self.path))
     }
 
     /// Where `run`'s headline `figures` sit among its machine's earlier
@@ -186,17 +237,23 @@ impl Store {
                     "SELECT w.best, w.noisy FROM rows w JOIN runs r ON r.id = w.run_id
                      JOIN cases c ON c.id = w.case_id
                      WHERE c.key = ?1 AND r.machine = ?2 AND r.uid != ?3
-                       AND r.started_at <= ?4 AND w.status = 'ok' AND w.best IS NOT NULL
+                       AND r.started_at <= ?4 AND w.status = 'ok'
                        AND r.source != 'fleet'
                      ORDER BY r.started_at, r.id",
                 )
                 .map_err(|e| self.warn(e))?;
+            // NULL, where a headline always has a figure, is NaN here: named
+            // below as every impossible value is.
             let earlier: Vec<(f64, bool)> = st
                 .query_map(params![key, machine, uid, run.started_at], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
+                    Ok((r.get::<_, Option<f64>>(0)?.unwrap_or(f64::NAN), r.get(1)?))
                 })
                 .and_then(|it| it.collect())
                 .map_err(|e| self.warn(e))?;
+            for (v, _) in &earlier {
+                trust::figure(&format!("case {key}"), "best", *v, f.unit())
+                    .map_err(|e| e.warning(&self.path))?;
+            }
             let mut clean: Vec<f64> = earlier.iter().filter(|e| !e.1).map(|e| e.0).collect();
             let noisy = earlier.len() - clean.len();
             // A machine that is never quiet (a shared host) still gets an
@@ -240,13 +297,58 @@ impl Store {
         Ok(n > 0)
     }
 
-    /// Forget every run started before `before` (RFC 3339 or a date).
+    /// Forget every run started before the instant `before` (each run's
+    /// start read as an instant, whatever offset it was stored with).
     /// Returns how many.
-    pub fn forget_before(&mut self, before: &str) -> Result<usize, Warning> {
-        let n = self
+    pub fn forget_before(&mut self, before: Timestamp) -> Result<usize, Warning> {
+        let all: Vec<(i64, String)> = self
             .conn
-            .execute("DELETE FROM runs WHERE started_at < ?1", [before])
+            .prepare("SELECT id, started_at FROM runs")
+            .and_then(|mut st| {
+                st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
             .map_err(|e| self.warn(e))?;
-        Ok(n)
+        let mut gone = Vec::new();
+        for (id, at) in all {
+            let at = trust::instant(&format!("run {id}"), "started_at", &at)
+                .map_err(|e| e.warning(&self.path))?;
+            if at < before {
+                gone.push(id);
+            }
+        }
+        let conn = &mut self.conn;
+        let n = (|| {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let mut n = 0;
+            {
+                let mut st = tx.prepare("DELETE FROM runs WHERE id = ?1")?;
+                for id in &gone {
+                    n += st.execute([id])?;
+                }
+            }
+            tx.commit()?;
+            Ok(n)
+        })();
+        n.map_err(|e| self.warn(e))
     }
+}
+
+/// A point as read, checked and cleaned (see `trust`).
+fn point(p: Point, case: &str) -> Result<Point, Failure> {
+    let what = format!("run {}, case {}", p.run_id, trust::text(case));
+    trust::instant(&what, "started_at", &p.started_at)?;
+    let value = trust::figure(&what, "best", p.value, &p.unit)?;
+    let median = p
+        .median
+        .map(|m| trust::figure(&what, "median", m, &p.unit))
+        .transpose()?;
+    Ok(Point {
+        started_at: trust::text(&p.started_at),
+        value,
+        median,
+        unit: trust::text(&p.unit),
+        flags: trust::text(&p.flags),
+        ..p
+    })
 }

@@ -12,6 +12,9 @@
 
 use rusqlite::Connection;
 
+use super::failure::Failure;
+use crate::model::StoreProblem;
+
 /// Version 1: runs (with the machine's identity), cases (what was
 /// measured, once per case: a survey repeats ~260 of them every run) and
 /// rows (a run's figure of a case).
@@ -113,38 +116,74 @@ pub fn current() -> i64 {
     MIGRATIONS.len() as i64
 }
 
+/// Why a store could not be brought up to date.
+#[derive(Debug)]
+pub enum MigrateError {
+    /// Written by a newer bwscope (its version, the last this one knows).
+    Newer(i64, i64),
+    /// SQLite failed, `doing` what.
+    Sql(rusqlite::Error, String),
+}
+
+impl std::fmt::Display for MigrateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MigrateError::Newer(v, last) => write!(
+                f,
+                "it is of version {v}, written by a newer bwscope (this one knows {last})"
+            ),
+            MigrateError::Sql(e, doing) if doing.is_empty() => write!(f, "{e}"),
+            MigrateError::Sql(e, doing) => write!(f, "{doing}: {e}"),
+        }
+    }
+}
+
+impl MigrateError {
+    /// The failure it is for the store at `path`, opened as `conn`.
+    pub fn into_failure(self, conn: &Connection, path: &std::path::Path) -> Failure {
+        match self {
+            MigrateError::Newer(..) => Failure::new(StoreProblem::Newer, self.to_string()),
+            MigrateError::Sql(e, doing) => {
+                let mut f = Failure::sql(&e, Some(conn), path);
+                if !doing.is_empty() {
+                    f.reason = format!("{doing}: {}", f.reason);
+                }
+                f
+            }
+        }
+    }
+}
+
 /// Bring `conn` up to the last of `steps`. Err: a newer store than the
 /// steps know, or a step that failed (then nothing of it is kept).
-pub fn migrate(conn: &mut Connection, steps: &[&str]) -> Result<(), String> {
+pub fn migrate(conn: &mut Connection, steps: &[&str]) -> Result<(), MigrateError> {
+    let sql = |e| MigrateError::Sql(e, String::new());
     // Most opens find the store up to date: asked without a write lock, so
     // a run never queues behind another's write just to learn that.
     let seen: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|e| e.to_string())?;
+        .map_err(sql)?;
     if seen == steps.len() as i64 {
         return Ok(());
     }
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(|e| e.to_string())?;
+        .map_err(sql)?;
     let version: i64 = tx
         .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(|e| e.to_string())?;
+        .map_err(sql)?;
     let last = steps.len() as i64;
     if version > last {
-        return Err(format!(
-            "it is of version {version}, written by a newer bwscope (this one knows {last})"
-        ));
+        return Err(MigrateError::Newer(version, last));
     }
-    for (v, sql) in steps.iter().enumerate().skip(version as usize) {
-        tx.execute_batch(sql)
-            .map_err(|e| format!("updating it from version {v}: {e}"))?;
+    for (v, step) in steps.iter().enumerate().skip(version.max(0) as usize) {
+        tx.execute_batch(step)
+            .map_err(|e| MigrateError::Sql(e, format!("updating it from version {v}")))?;
     }
     if version < last {
-        tx.pragma_update(None, "user_version", last)
-            .map_err(|e| e.to_string())?;
+        tx.pragma_update(None, "user_version", last).map_err(sql)?;
     }
-    tx.commit().map_err(|e| e.to_string())
+    tx.commit().map_err(sql)
 }
 
 #[cfg(test)]
@@ -218,10 +257,12 @@ mod tests {
     fn a_newer_store_is_refused_and_a_failed_step_leaves_nothing() {
         let mut conn = Connection::open_in_memory().unwrap();
         migrate(&mut conn, &[V1, V2]).unwrap();
-        let e = migrate(&mut conn, &[V1]).unwrap_err();
+        let e = migrate(&mut conn, &[V1]).unwrap_err().to_string();
         assert!(e.contains("newer bwscope"), "{e}");
         let mut conn = Connection::open_in_memory().unwrap();
-        let e = migrate(&mut conn, &[V1, "CREATE TABLE t (a); BOGUS"]).unwrap_err();
+        let e = migrate(&mut conn, &[V1, "CREATE TABLE t (a); BOGUS"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("from version 1"), "{e}");
         let v: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))

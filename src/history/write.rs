@@ -41,14 +41,14 @@ impl Store {
         figures: &[Figure],
         how: &Provenance,
     ) -> Result<Recorded, Warning> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| self_ignored(&self.path, &e))?;
-        let sql = |e: rusqlite::Error| self_ignored(&self.path, &e);
-        let done = add(&tx, run, figures, how).map_err(sql)?;
-        tx.commit().map_err(sql)?;
-        Ok(done)
+        let conn = &mut self.conn;
+        let done = (|| {
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let done = add(&tx, run, figures, how)?;
+            tx.commit()?;
+            Ok(done)
+        })();
+        done.map_err(|e| self.warn(e))
     }
 }
 
@@ -127,13 +127,6 @@ pub(super) fn add(
         }
     }
     Ok(Recorded::Added { id, rows })
-}
-
-fn self_ignored(path: &std::path::Path, e: &rusqlite::Error) -> Warning {
-    Warning::HistoryIgnored {
-        path: path.display().to_string(),
-        reason: super::store::describe(e),
-    }
 }
 
 fn insert_run(

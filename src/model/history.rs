@@ -76,3 +76,87 @@ pub struct Expected {
     /// When the source was read (YYYY-MM-DD).
     pub date: String,
 }
+
+/// Why the history store was not used (`Warning::HistoryIgnored`'s
+/// `cause`): each has its own advice, since what helps one harms another
+/// (moving a locked store away splits the history in two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreProblem {
+    /// Another process held it locked past the wait.
+    Locked,
+    /// Not a regular file: `/dev/null`, a FIFO, a device, a folder.
+    NotAFile,
+    /// A symbolic link (bwscope never makes one there).
+    Link,
+    /// On a file system mounted read-only.
+    ReadOnlyMount,
+    /// This user may not write it or its folder.
+    NotWritable,
+    /// No room left on its file system (or in the user's quota).
+    DiskFull,
+    /// A file of its set (`-wal`, `-shm`, `-journal`) bwscope did not
+    /// make, or a folder others may write without the sticky bit.
+    Planted,
+    /// It or its folder belongs to another user, or others may change it.
+    NotYours,
+    /// Damaged, or not a bwscope store.
+    Corrupt,
+    /// Written by a newer bwscope.
+    Newer,
+    /// Its folder does not exist and cannot be made.
+    NoFolder,
+    /// A setting of the environment is not usable
+    /// (`BWSCOPE_HISTORY_TIMEOUT_MS`).
+    Setting,
+    /// Anything else SQLite failed on.
+    #[default]
+    Other,
+}
+
+impl StoreProblem {
+    /// What to do about it, in one clause.
+    pub fn advice(self) -> &'static str {
+        match self {
+            StoreProblem::Locked => {
+                "another process holds it (a bwscope run still writing, or a program reading it): wait for it and run again, or wait longer with BWSCOPE_HISTORY_TIMEOUT_MS; do not move the file away while it is in use, which splits the history in two"
+            }
+            StoreProblem::NotAFile => {
+                "--history and BWSCOPE_HISTORY name a store file (a new name makes one); to keep no history, use --no-history or BWSCOPE_HISTORY=off"
+            }
+            StoreProblem::Link => {
+                "name the store by its real path (bwscope follows no link there), or remove the link"
+            }
+            StoreProblem::ReadOnlyMount => {
+                "its file system is mounted read-only: choose a writable place with --history PATH or BWSCOPE_HISTORY, or use --no-history"
+            }
+            StoreProblem::NotWritable => {
+                "this user may not write it: run as its owner, or choose a store of your own with --history PATH (--no-history: none)"
+            }
+            StoreProblem::DiskFull => {
+                "free space on its file system (or raise the quota) and run again; the store keeps what it had"
+            }
+            StoreProblem::Planted => {
+                "bwscope did not make that file: look at it and remove it, and keep the store in a folder only you can write (the default one is)"
+            }
+            StoreProblem::NotYours => {
+                "use a store of your own: the default one, or --history PATH in a folder only you can write"
+            }
+            StoreProblem::Corrupt => {
+                "keep a copy for whoever looks at it, move it away (bwscope starts a new one), and `bwscope history import` the runs you saved"
+            }
+            StoreProblem::Newer => {
+                "use the newer bwscope that wrote it, or choose another store with --history PATH"
+            }
+            StoreProblem::NoFolder => {
+                "create its folder, or choose another place with --history PATH or BWSCOPE_HISTORY (--no-history: none)"
+            }
+            StoreProblem::Setting => {
+                "unset it, or give a whole number of milliseconds in the range it names"
+            }
+            StoreProblem::Other => {
+                "choose another store with --history PATH or BWSCOPE_HISTORY (--no-history: none)"
+            }
+        }
+    }
+}

@@ -14,6 +14,7 @@ mod host;
 mod knees;
 mod limit;
 pub mod options;
+pub mod plausible;
 mod record;
 mod run;
 mod spells;
@@ -27,7 +28,7 @@ mod words;
 pub use arm::{ArmHost, CoreKind, Midr};
 pub use detail::{CasePart, Detail, Nullable, OfSuite, RecordMetric, SuiteDetail, SuiteId};
 pub use dram::{Dram, DramDevice};
-pub use history::{Expected, HistoryContext, Standing, RECENT};
+pub use history::{Expected, HistoryContext, Standing, StoreProblem, RECENT};
 pub use host::{
     Cache, Ceiling, ClockProbe, Cpu, CpuIdent, CrossCheck, Curve, Environment, Features, Host, Node,
 };

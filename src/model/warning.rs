@@ -140,8 +140,15 @@ pub enum Warning {
     /// The history store at `path` was not read or not written (`reason`:
     /// another user owns it, others may change it, it is a link, a FIFO,
     /// corrupt, locked, read-only, the disk is full, or a newer bwscope
-    /// wrote it): the run itself completed and saved its own files.
-    HistoryIgnored { path: String, reason: String },
+    /// wrote it; `cause` says which, for the advice): the run itself
+    /// completed and saved its own files.
+    HistoryIgnored {
+        path: String,
+        reason: String,
+        /// Read as `other` from runs written before it was stated.
+        #[serde(default)]
+        cause: super::history::StoreProblem,
+    },
     /// A NUMA cell more than 25 % worse than what ACPI HMAT claims for it
     /// (`numa --tiers`): bandwidth below 0.75 × the claim, or latency
     /// above the claim ÷ 0.75. `unit` is `GB/s` or `ns`.
@@ -236,9 +243,7 @@ impl Warning {
             Warning::KneeStoreIgnored { .. } => {
                 "remove it and measure again with `bwscope info --probe-knees`, or set XDG_CACHE_HOME to a folder only you can write"
             }
-            Warning::HistoryIgnored { .. } => {
-                "this run is not in the history; move the file away (bwscope starts a new one), or choose another with --history PATH or BWSCOPE_HISTORY (--no-history: none)"
-            }
+            Warning::HistoryIgnored { cause, .. } => cause.advice(),
             Warning::BelowHmat { .. } => {
                 "check the memory population and link (CXL: `cxl list`, its link width and speed; HBM: the BIOS memory mode), or the firmware's HMAT is optimistic; please report it with the JSON"
             }
@@ -350,7 +355,7 @@ impl fmt::Display for Warning {
                 f,
                 "the stored knee probe {path} was ignored: {reason}; regimes follow CPUID's cache sizes"
             ),
-            Warning::HistoryIgnored { path, reason } => {
+            Warning::HistoryIgnored { path, reason, .. } => {
                 write!(f, "the history store {path} was not used: {reason}")
             }
             Warning::BelowHmat {

@@ -219,7 +219,7 @@ pub fn run_test_watched(
     } else {
         Duration::from_secs(2).min(p.timeout)
     };
-    let report = read_frame(&mut ctrl, wait);
+    let report = read_report(&mut ctrl, wait, stop);
     let leader = data.map_err(|e| match &report {
         Ok(Frame::Error(m)) => ClientError::Test(format!("{} (server: {})", e, m)),
         _ => ClientError::Test(e.to_string()),
@@ -241,6 +241,44 @@ pub fn run_test_watched(
         }
     };
     Ok(Outcome { server, ..leader })
+}
+
+/// How long the report is still waited for once a stop is asked: a
+/// server answers a test cut short at once; one that does not is stopped
+/// itself (a fleet's rank 0 under SIGSTOP) and never will.
+const REPORT_GRACE: Duration = Duration::from_millis(500);
+
+/// The server's report within `wait`, given up [`REPORT_GRACE`] after a
+/// stop request (the control connection shut down under the read): a
+/// fleet rank whose rank 0 fell silent waited out the whole `--timeout`
+/// for the report of a rank 0 that was stopped, after its data phase
+/// had already waited as long (issue 49, K9).
+fn read_report(
+    ctrl: &mut TcpStream,
+    wait: Duration,
+    stop: &AtomicBool,
+) -> Result<Frame, WireError> {
+    let Ok(sock) = ctrl.try_clone() else {
+        return read_frame(ctrl, wait);
+    };
+    let done = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            let mut asked: Option<Instant> = None;
+            while !done.load(Ordering::Acquire) {
+                if stop.load(Ordering::Relaxed)
+                    && asked.get_or_insert_with(Instant::now).elapsed() >= REPORT_GRACE
+                {
+                    let _ = sock.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let r = read_frame(ctrl, wait);
+        done.store(true, Ordering::Release);
+        r
+    })
 }
 
 /// Move the bytes of one test on the leader's side.

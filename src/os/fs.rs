@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 pub use super::imp::fs::{
     can_write, can_write_dir, copy_identity, create_new, descriptor, descriptor_writable,
-    dup_descriptor, facts, is_device_name, is_file_at, is_link_refused, is_no_reader, make_fifo,
-    me, open_for_input, open_special, owner_at, permissions, same_file, set_permissions, stdin_is,
-    symlink, try_lock, untrusted_link, wait_writable,
+    dup_descriptor, facts, folder_facts, is_device_name, is_file_at, is_link_refused, is_no_reader,
+    make_fifo, me, open_for_input, open_special, owner_at, permissions, same_file, set_permissions,
+    stdin_is, symlink, try_lock, untrusted_link, wait_writable,
 };
 
 /// Who may touch a file, as its open handle says (so the answer is about
@@ -50,6 +50,15 @@ impl Facts {
             None => Ok(()),
         }
     }
+}
+
+/// Who may write a folder, and whether only a file's owner may remove or
+/// rename it there (the sticky bit of /tmp): what decides whether a file
+/// kept in it can be replaced, or planted beside, by someone else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderFacts {
+    pub facts: Facts,
+    pub sticky: bool,
 }
 
 /// Who owns a file.

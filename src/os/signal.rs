@@ -93,6 +93,18 @@ pub fn install() -> &'static AtomicBool {
     &STOP
 }
 
+/// Give the stop signals back the action the process started with, for a
+/// command that never asks whether to stop (`report`, `history`, …: a
+/// Ctrl-C ends it at once, as for any filter). `main` installs the
+/// handlers before anything else, so a request in a measuring command's
+/// first moments is not lost (W7: one in `watch`'s first 0.1 s was, while
+/// the host was read); a command that does not poll hands them back here
+/// and gets the request that already came, if any, to end on.
+pub fn uninstall() -> Option<Stop> {
+    super::imp::signal::uninstall();
+    received()
+}
+
 /// [`install`], except that a termination request (what `mpirun` and
 /// `srun` send when they are interrupted) only raises the flag: a fleet
 /// stops the same orderly way for it and for Ctrl-C, and exits 130 for

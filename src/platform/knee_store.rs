@@ -143,7 +143,9 @@ static IGNORED: Mutex<Option<Warning>> = Mutex::new(None);
 /// Store `probe` for this host. Returns the path, or why not.
 pub fn save(host: &Host, probe: &KneeProbe) -> Result<PathBuf, String> {
     save_to(
-        &dir().ok_or("neither XDG_CACHE_HOME nor HOME is set")?,
+        &dir().ok_or(
+            "no cache folder: XDG_CACHE_HOME is not an absolute path and HOME is not an existing folder",
+        )?,
         host,
         probe,
     )
@@ -189,18 +191,24 @@ fn save_to(dir: &Path, host: &Host, probe: &KneeProbe) -> Result<PathBuf, String
 /// (so a probe stored by an older bwscope reads as this one would), on
 /// `host`. Returns whether there was one.
 pub fn apply_stored(host: &mut Host) -> bool {
-    dir().is_some_and(|d| apply_from(&d, host))
+    let Some(d) = dir() else {
+        return false;
+    };
+    let found = apply_from(&d, host);
+    *IGNORED.lock().unwrap_or_else(|e| e.into_inner()) = found.as_ref().err().cloned();
+    found.unwrap_or(false)
 }
 
-fn apply_from(dir: &Path, host: &mut Host) -> bool {
-    let found = load_from(dir, host);
-    *IGNORED.lock().unwrap_or_else(|e| e.into_inner()) = found.as_ref().err().cloned();
-    let Ok(Some(mut probe)) = found else {
-        return false;
+/// [`apply_stored`] from `dir`: whether a probe was applied, or why the
+/// one found was ignored (the process-wide note is `apply_stored`'s, so a
+/// test of this never reads what a neighbouring test left there).
+fn apply_from(dir: &Path, host: &mut Host) -> Result<bool, Warning> {
+    let Some(mut probe) = load_from(dir, host)? else {
+        return Ok(false);
     };
     super::knees::analyse(&mut probe, host);
     super::knees::apply(host, probe);
-    true
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -216,7 +224,7 @@ mod tests {
         let probe = crate::platform::knees::tests::gnr_vm_probe();
         let p = save_to(&dir, &host, &probe).unwrap();
         assert!(p.starts_with(&dir));
-        assert!(apply_from(&dir, &mut host));
+        assert_eq!(apply_from(&dir, &mut host), Ok(true));
         let k = host.knees.as_ref().unwrap();
         assert!(k.source.starts_with("stored in "), "{}", k.source);
         assert_eq!(host.caches[2].effective_size_bytes, Some(10 << 20));
@@ -224,7 +232,7 @@ mod tests {
         let mut other = crate::platform::knees::tests::gnr_vm_host();
         other.env.hostname = Some("guest".into());
         other.env.kernel = Some("6.12".into());
-        assert!(!apply_from(&dir, &mut other));
+        assert_eq!(apply_from(&dir, &mut other), Ok(false));
         assert!(other.knees.is_none());
         // A file that is not ours is ignored, not fatal.
         std::fs::write(&p, b"{not json").unwrap();
@@ -264,8 +272,7 @@ mod tests {
                 if path == &p.display().to_string() && reason.contains("others may change it")),
             "{w:?}"
         );
-        assert!(!apply_from(&dir, &mut host.clone()));
-        assert_eq!(ignored(), Some(w));
+        assert_eq!(apply_from(&dir, &mut host.clone()), Err(w));
         // A link at its name (to a store of the right shape) is refused.
         if links {
             let real = tmp.path().join("real.json");

@@ -134,7 +134,9 @@ pub fn read_value(path: &str) -> Result<serde_json::Value, UserError> {
     value_of(path, &read_input(path)?)
 }
 
-fn value_of(path: &str, bytes: &[u8]) -> Result<serde_json::Value, UserError> {
+/// The JSON of bytes already read, strings cleaned, as [`read_value`]
+/// gives it.
+pub fn value_of(path: &str, bytes: &[u8]) -> Result<serde_json::Value, UserError> {
     // A byte-order mark (some Windows editors write one) is not an error.
     let mut v: serde_json::Value = serde_json::from_slice(crate::os::input::strip_bom(bytes))
         .map_err(|e| {

@@ -39,7 +39,9 @@ use crate::error::UserError;
 use crate::os::fs as sys;
 
 mod claim;
+mod kept;
 pub use claim::Claim;
+pub use kept::keep;
 
 /// [`Claim::watch`].
 pub fn claim_watch(path: &Path) -> Result<Claim, UserError> {
@@ -160,6 +162,7 @@ fn why_read_only(path: &Path, m: &Metadata) -> String {
 /// Would writing `path` work? Answered without creating or truncating
 /// anything, so a typo fails before a long run instead of after it.
 pub fn check_writable(path: &Path) -> Result<(), UserError> {
+    kept::refuse(path)?;
     let target = resolve(path)?;
     if let Some(fd) = descriptor(path) {
         return if sys::descriptor_writable(fd) {
@@ -224,6 +227,7 @@ pub struct Replacement {
 impl Replacement {
     /// Start replacing `path` (resolved as [`check_writable`] does).
     pub fn start(path: &Path) -> Result<Replacement, UserError> {
+        kept::refuse(path)?;
         let target = resolve(path)?;
         let old = match std::fs::metadata(&target) {
             Ok(m) if m.is_file() => {

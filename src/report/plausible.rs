@@ -5,19 +5,9 @@
 //! change. The bounds are far outside anything real, so a genuine run
 //! never trips them.
 
+use crate::model::plausible::shown;
+pub use crate::model::plausible::{MAX_CPUS, MAX_DETAIL, MAX_GBPS, MAX_NS, MAX_SECONDS};
 use crate::model::{Record, Run, Stats, Status};
-
-/// Bandwidth, GB/s: 1 PB/s, about 50× the aggregate L1 bandwidth of the
-/// largest server CPUs.
-pub const MAX_GBPS: f64 = 1e6;
-/// Latency, ns: 1000 s for one access.
-pub const MAX_NS: f64 = 1e12;
-/// Seconds of one sample, or of a noise window: a year.
-pub const MAX_SECONDS: f64 = 3.2e7;
-/// CPUs' worth of foreign or stolen time.
-pub const MAX_CPUS: f64 = 1e5;
-/// Any other float a suite's detail states, in magnitude.
-pub const MAX_DETAIL: f64 = 1e15;
 
 fn label(i: usize, r: &Record) -> String {
     let mut s = format!("record {} ({} {}", i + 1, r.suite(), r.kernel);
@@ -29,24 +19,8 @@ fn label(i: usize, r: &Record) -> String {
     s
 }
 
-/// A value for a message: plain when short, scientific when huge or tiny.
-fn shown(v: f64) -> String {
-    if v.is_finite() && (v == 0.0 || (1e-3..1e9).contains(&v.abs())) {
-        format!("{v}")
-    } else {
-        format!("{v:e}")
-    }
-}
-
 fn within(what: &str, field: &str, v: f64, max: f64, unit: &str) -> Result<(), String> {
-    if v.is_finite() && (0.0..=max).contains(&v) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what}: {field} = {} is not a possible value (0 to {max:e} {unit}); the file was edited or corrupted",
-            shown(v)
-        ))
-    }
+    crate::model::plausible::within(what, field, v, max, unit, "the file")
 }
 
 fn stats(what: &str, field: &str, s: &Stats, max: f64, unit: &str) -> Result<(), String> {
@@ -156,6 +130,29 @@ fn record(i: usize, r: &Record) -> Result<(), String> {
     // The suite's own fields, by their path in the file.
     let fields = serde_json::Value::Object(r.detail.fields());
     detail_value(&what, "extra", &fields)
+}
+
+/// Every float a fleet file states of itself (its network figures,
+/// verdicts, timings; `value` is the whole file, its nodes' runs left to
+/// [`check`]) is finite and below [`MAX_DETAIL`] in magnitude.
+pub fn fleet_figures(value: &serde_json::Value) -> Result<(), String> {
+    let Some(m) = value.as_object() else {
+        return Ok(());
+    };
+    for (k, v) in m {
+        if k == "nodes" {
+            for (i, n) in v.as_array().into_iter().flatten().enumerate() {
+                for (nk, nv) in n.as_object().into_iter().flatten() {
+                    if nk != "run" {
+                        detail_value("the fleet", &format!("nodes[{i}].{nk}"), nv)?;
+                    }
+                }
+            }
+        } else {
+            detail_value("the fleet", k, v)?;
+        }
+    }
+    Ok(())
 }
 
 /// The first impossible value in `run`, described in one line.

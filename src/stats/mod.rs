@@ -61,13 +61,28 @@ pub fn rank(value: f64, earlier: &[f64], higher_is_better: bool) -> (Option<u32>
 }
 
 /// The middle of sorted, non-empty `v` (the mean of the two middle values
-/// when their count is even).
+/// when their count is even). Each is halved before they are added: the
+/// sum of two finite values near `f64::MAX` is infinite, their mean is not
+/// (halving is exact, so ordinary values get the same answer as `(a + b)
+/// / 2`).
 fn middle(v: &[f64]) -> f64 {
     let n = v.len();
     if n % 2 == 1 {
         v[n / 2]
     } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+        v[n / 2 - 1] / 2.0 + v[n / 2] / 2.0
+    }
+}
+
+/// The mean of finite `v`: their sum over their count, or, where that sum
+/// overflows, the sum of each over the count (finite whenever they are).
+fn mean(v: &[f64]) -> f64 {
+    let n = v.len() as f64;
+    let sum: f64 = v.iter().sum();
+    if sum.is_finite() {
+        sum / n
+    } else {
+        v.iter().map(|x| x / n).sum()
     }
 }
 
@@ -81,7 +96,7 @@ pub fn summarize(values: &[f64], higher_is_better: bool) -> Option<Stats> {
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     let median = middle(&v);
-    let mean = v.iter().sum::<f64>() / n as f64;
+    let mean = mean(&v);
     let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
     let cv = if mean != 0.0 {
         var.sqrt() / mean.abs()
@@ -121,6 +136,18 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
         assert_eq!(median(&[f64::NAN, 1.0]), Some(1.0));
+    }
+
+    /// Two values near the largest float: their median and mean are
+    /// theirs, not infinity (a store's or file's 1e308 once made a fleet's
+    /// past median `inf`).
+    #[test]
+    fn huge_values_do_not_overflow() {
+        assert_eq!(median(&[1e308, 1e308]), Some(1e308));
+        assert_eq!(median(&[f64::MAX, f64::MAX]), Some(f64::MAX));
+        let s = summarize(&[1e308, 1e308], true).unwrap();
+        assert_eq!((s.median, s.mean), (1e308, 1e308));
+        assert!(s.median.is_finite() && s.mean.is_finite());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! signals, descriptors, input files — is in `os`.)
 
 pub mod cpulist;
+pub mod date;
 pub mod out;
 pub mod rng;
 pub mod text;

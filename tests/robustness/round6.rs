@@ -628,7 +628,10 @@ fn a_rank_in_a_flow_with_a_stopped_rank_0_says_how_long_it_was_silent() {
     let _ = r0.wait();
     let o = got.expect("rank 1 still running 40 s after rank 0 stopped");
     let e = stderr_of(&o);
-    assert!(took < 14.0, "{took:.1} s: {e}");
+    // Within about --timeout plus one step (issue 49, K9: it took 10.7 s
+    // while the flow waited a whole --timeout more for a stopped rank 0's
+    // report; now about 6 s), with 1 s to spare for a loaded machine.
+    assert!(took < 5.0 + 3.0 + 1.0, "{took:.1} s: {e}");
     let said: f64 = e
         .split("rank 0 has been silent for ")
         .nth(1)

@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-use crate::os::fs::{Facts, Owner};
+use crate::os::fs::{Facts, FolderFacts, Owner};
 
 fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions.
@@ -67,6 +67,27 @@ pub fn facts(f: &File) -> std::io::Result<Facts> {
             .then(|| format!("mode {:04o}", m.mode() & 0o7777)),
         others_may_write: (m.mode() & 0o022 != 0)
             .then(|| format!("mode {:04o}", m.mode() & 0o7777)),
+    })
+}
+
+/// Who may write the folder `dir` (following a link to it: a data folder
+/// may be reached through one), and whether it is sticky.
+pub fn folder_facts(dir: &Path) -> std::io::Result<FolderFacts> {
+    let m = std::fs::metadata(dir)?;
+    if !m.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a folder", dir.display()),
+        ));
+    }
+    let mode = m.mode() & 0o7777;
+    Ok(FolderFacts {
+        facts: Facts {
+            owner: owner(&m),
+            others_may_access: (mode & 0o077 != 0).then(|| format!("mode {mode:04o}")),
+            others_may_write: (mode & 0o022 != 0).then(|| format!("mode {mode:04o}")),
+        },
+        sticky: mode & 0o1000 != 0,
     })
 }
 

@@ -112,25 +112,33 @@ pub fn pci_devices_dir() -> Option<std::path::PathBuf> {
 }
 
 /// The user's folder for caches (`$XDG_CACHE_HOME`, else `~/.cache`);
-/// None when the environment names neither.
+/// None when the environment names neither (see [`xdg_dir`]).
 pub fn user_cache_dir() -> Option<std::path::PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(std::path::PathBuf::from)
-    };
-    var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")))
+    xdg_dir("XDG_CACHE_HOME", ".cache")
 }
 
 /// The user's folder for data kept across runs (`$XDG_DATA_HOME`, else
-/// `~/.local/share`); None when the environment names neither.
+/// `~/.local/share`); None when the environment names neither (see
+/// [`xdg_dir`]).
 pub fn user_data_dir() -> Option<std::path::PathBuf> {
-    let var = |k: &str| {
+    xdg_dir("XDG_DATA_HOME", ".local/share")
+}
+
+/// `$var`, else `$HOME/below`, as the XDG Base Directory Specification
+/// has it (https://specifications.freedesktop.org/basedir-spec/latest/):
+/// a relative path in the variable "is invalid and should be ignored"
+/// (issue 49, E3: `XDG_DATA_HOME=relative/dir` once made a store under the
+/// working folder), and the folder under `$HOME` only when `$HOME` is an
+/// absolute path to a folder that exists: a home is never made (E4:
+/// Debian's system users have `HOME=/nonexistent`, which must stay so;
+/// `$var` itself may be made, as the specification allows).
+fn xdg_dir(var: &str, below: &str) -> Option<std::path::PathBuf> {
+    let abs = |k: &str| {
         std::env::var_os(k)
-            .filter(|v| !v.is_empty())
             .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute())
     };
-    var("XDG_DATA_HOME").or_else(|| var("HOME").map(|h| h.join(".local/share")))
+    abs(var).or_else(|| abs("HOME").filter(|h| h.is_dir()).map(|h| h.join(below)))
 }
 
 /// The tables are files here ([`smbios_dir`]).

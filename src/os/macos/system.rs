@@ -144,18 +144,22 @@ pub fn pci_devices_dir() -> Option<std::path::PathBuf> {
 
 /// `~/Library/Caches`, macOS's folder for a user's caches.
 pub fn user_cache_dir() -> Option<std::path::PathBuf> {
+    home().map(|h| h.join("Library/Caches"))
+}
+
+/// `$HOME` when it is an absolute path to a folder that exists: a home is
+/// never made (as on Linux).
+fn home() -> Option<std::path::PathBuf> {
     std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .map(|h| std::path::PathBuf::from(h).join("Library/Caches"))
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_absolute() && h.is_dir())
 }
 
 /// The user's folder for data kept across runs: `~/Library/Application
 /// Support` (Apple, "File System Programming Guide": where an app keeps
 /// the files it creates and manages for the user); None without `$HOME`.
 pub fn user_data_dir() -> Option<std::path::PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .map(|h| std::path::PathBuf::from(h).join("Library/Application Support"))
+    home().map(|h| h.join("Library/Application Support"))
 }
 
 /// Rosetta 2, when it translates this (x86-64) program on Apple silicon

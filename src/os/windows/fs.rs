@@ -29,9 +29,13 @@ use windows_sys::Win32::Storage::FileSystem::{
 };
 /// `ACCESS_ALLOWED_ACE_TYPE` (winnt.h).
 const ACCESS_ALLOWED_ACE_TYPE: u32 = 0;
+/// `INHERIT_ONLY_ACE` (winnt.h): an entry a folder passes to what is made
+/// in it, which grants nothing on the folder itself (`CREATOR OWNER`'s
+/// entries are such).
+const INHERIT_ONLY_ACE: u8 = 0x08;
 use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
-use crate::os::fs::{Facts, Owner};
+use crate::os::fs::{Facts, FolderFacts, Owner};
 
 /// This process's user, as its token says (the bytes of its SID).
 fn my_sid() -> &'static [u8] {
@@ -163,7 +167,9 @@ fn others(dacl: *mut ACL, owner: PSID, mask: u32) -> Option<String> {
         }
         // SAFETY: every ACE starts with its header.
         let a = unsafe { &*ace.cast::<ACCESS_ALLOWED_ACE>() };
-        if a.Header.AceType as u32 != ACCESS_ALLOWED_ACE_TYPE {
+        if a.Header.AceType as u32 != ACCESS_ALLOWED_ACE_TYPE
+            || a.Header.AceFlags & INHERIT_ONLY_ACE != 0
+        {
             continue;
         }
         if a.Mask & mask == 0 {
@@ -208,6 +214,26 @@ pub fn owner_at(path: &Path) -> Option<Owner> {
         .open(path)
         .ok()?;
     facts(&f).ok().map(|f| f.owner)
+}
+
+/// Who may write the folder `dir` (following a link to it); Windows has
+/// no sticky bit, so a folder others may write is never "shared but
+/// safe".
+pub fn folder_facts(dir: &Path) -> std::io::Result<FolderFacts> {
+    let f = OpenOptions::new()
+        .access_mode(READ_CONTROL)
+        .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+        .open(dir)?;
+    if !f.metadata()?.is_dir() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a folder",
+            dir.display()
+        )));
+    }
+    Ok(FolderFacts {
+        facts: facts(&f)?,
+        sticky: false,
+    })
 }
 
 pub fn me() -> String {

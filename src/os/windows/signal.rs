@@ -45,6 +45,12 @@ pub fn install() {
     unsafe { SetConsoleCtrlHandler(Some(on_event), 1) };
 }
 
+/// Leave the console's events to the default handler again.
+pub fn uninstall() {
+    // SAFETY: removes the handler `install` added (a no-op without one).
+    unsafe { SetConsoleCtrlHandler(Some(on_event), 0) };
+}
+
 pub fn terminate_raises_flag_only() {
     TERMINATE_FLAG_ONLY.store(1, Ordering::SeqCst);
 }

@@ -124,9 +124,10 @@ pub fn pci_devices_dir() -> Option<std::path::PathBuf> {
 
 /// `%LOCALAPPDATA%`.
 pub fn user_cache_dir() -> Option<std::path::PathBuf> {
+    // An absolute folder that exists: a profile's folder is never made.
     std::env::var_os("LOCALAPPDATA")
-        .filter(|v| !v.is_empty())
         .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_dir())
 }
 
 /// The user's folder for data kept across runs: `%LOCALAPPDATA%`, as for

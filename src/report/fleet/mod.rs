@@ -31,11 +31,21 @@ pub enum Doc {
 /// otherwise a run (checked by `json::load`). A truncated file or one from
 /// a newer bwscope is a one-line error naming the file.
 pub fn load(path: &str) -> Result<Doc, UserError> {
+    from_value(path, crate::report::json::read_value(path)?)
+}
+
+/// [`load`] of the bytes of a file already read (`path` names it in
+/// errors): what `report`, `plot` and `compare` make of a file, on its
+/// own so it can be fuzzed (`fuzz/fuzz_targets/fleet_file.rs`).
+pub fn parse(path: &str, bytes: &[u8]) -> Result<Doc, UserError> {
+    from_value(path, crate::report::json::value_of(path, bytes)?)
+}
+
+fn from_value(path: &str, value: serde_json::Value) -> Result<Doc, UserError> {
     let bad = |problem: String| UserError::BadInput {
         path: path.to_string(),
         problem,
     };
-    let value = crate::report::json::read_value(path)?;
     if value.get("kind").and_then(|k| k.as_str()) != Some(FLEET_KIND) {
         return crate::report::json::from_value(path, value).map(|r| Doc::Run(Box::new(r)));
     }
@@ -48,8 +58,18 @@ pub fn load(path: &str) -> Result<Doc, UserError> {
             "fleet schema version {version} is newer than this bwscope understands ({FLEET_SCHEMA_VERSION}); upgrade bwscope"
         )));
     }
-    let f: FleetRun = serde_json::from_value(value)
+    // Its own figures, and each node's run as a run file's (L9: a node
+    // run's 1e308 once showed as `inf` and a 309-digit metric).
+    crate::report::plausible::fleet_figures(&value).map_err(bad)?;
+    let mut f: FleetRun = serde_json::from_value(value)
         .map_err(|e| bad(format!("does not match the bwscope fleet schema: {e}")))?;
+    for n in &mut f.nodes {
+        if let Some(run) = &mut n.run {
+            crate::report::json::clean_names(&mut run.host);
+            crate::report::plausible::check(run)
+                .map_err(|e| bad(format!("node {} (rank {}): {e}", n.label, n.rank)))?;
+        }
+    }
     Ok(Doc::Fleet(Box::new(f)))
 }
 
