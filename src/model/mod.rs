@@ -18,6 +18,7 @@ mod run;
 mod spells;
 mod tiers;
 pub mod time;
+mod topology;
 mod uarch;
 mod warning;
 mod watch;
@@ -39,6 +40,7 @@ pub use record::{
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
 pub use spells::{CoreReference, Probe, ShareCause, SpellBaseline, Spells};
 pub use tiers::{HmatClaim, MemoryTiers, NodeKind, SideCache, TierNode};
+pub use topology::{CpuPlace, Topology};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};
 pub use watch::{WatchSample, WatchState, WatchStatus};

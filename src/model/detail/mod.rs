@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use super::{Record, Stats};
 
 pub use cache::{Bandwidth, FirstUse};
+pub use cores::{CoresView, Exchange};
 pub use latency::{Pages, View};
 pub use memtype::BreakEven;
 pub use net::PeerView;
@@ -305,6 +306,8 @@ macro_rules! each_suite {
             latency: Latency(LatencyDetail) = "latency",
             /// Register and stack transfers (`bwscope regs`).
             regs: Regs(RegsDetail) = "regs",
+            /// A cache line handed from core to core (`bwscope cores`).
+            cores: Cores(CoresDetail) = "cores",
             /// Thread scaling (`bwscope threads`).
             threads: Threads(ThreadsDetail) = "threads",
             /// Cpu node × memory node (`bwscope numa`).
