@@ -94,9 +94,11 @@ const REPEATS: usize = 2;
 const FAIRNESS_THREADS: usize = 16;
 
 pub fn plan(o: &CoresOptions, host: &Host) -> Result<CoresPlan, UserError> {
-    let cpus = match &o.cpus {
-        Some(spec) => super::resolve_cpus(host, None, Some(spec))?,
-        None => host.allowed_cpus.clone(),
+    let cpus = match (&o.pair, &o.cpus) {
+        // Checked with the pair below.
+        (Some(p), _) => p.to_vec(),
+        (None, Some(spec)) => super::resolve_cpus(host, None, Some(spec))?,
+        (None, None) => host.allowed_cpus.clone(),
     };
     let exchanges = match &o.exchanges {
         Some(e) if e.is_empty() => {
@@ -237,10 +239,16 @@ fn fairness_cpus(o: &CoresOptions, host: &Host, cpus: &[u32]) -> Result<Vec<u32>
         (None, true) => 0,
         (None, false) => cpus.len().min(FAIRNESS_THREADS),
     };
+    if n == 1 {
+        return Err(UserError::flag(
+            "--fairness",
+            "1 thread shares the line with nobody: give 2 or more, or 0 for none",
+        ));
+    }
     if n == 0 || cpus.len() < 2 {
         return Ok(Vec::new());
     }
-    if n == 1 || n > cpus.len() {
+    if n > cpus.len() {
         return Err(UserError::flag(
             "--fairness",
             format!(
