@@ -59,7 +59,7 @@ fn describe_run(out: &mut String, run: &Run) {
             "  figure: {} = {:?} {} (higher better: {}); foreign {:?}, slowdown {:?}, contended {}; {}",
             f.metric,
             f.value,
-            f.unit,
+            f.unit(),
             f.higher_is_better,
             f.foreign_cpus,
             f.noise_slowdown,
@@ -85,7 +85,14 @@ fn selection() -> String {
                     describe_run(&mut out, run);
                 }
                 for f in metrics::net_figures(&fleet, node.rank) {
-                    writeln!(out, "  net figure: {} = {:?} {}", f.metric, f.value, f.unit).unwrap();
+                    writeln!(
+                        out,
+                        "  net figure: {} = {:?} {}",
+                        f.metric,
+                        f.value,
+                        f.unit()
+                    )
+                    .unwrap();
                 }
             }
         } else {

@@ -7,7 +7,8 @@
 use std::sync::OnceLock;
 
 use crate::cli::Cli;
-use crate::history::{self, Figure, Mode, Place, Provenance, Store};
+use crate::history::{self, Mode, Place, Provenance, Store};
+use crate::model::headline::Figure;
 use crate::model::{options, Run, Warning};
 
 /// The history flags of this process (`--history`, `--no-history`,
@@ -39,18 +40,10 @@ fn settings() -> Settings {
     })
 }
 
-/// The run's headline figures as the store keeps them.
+/// The run's headline figures (`report::headline`: the summary's, the
+/// fleet's and the metrics files' too).
 pub fn figures(run: &Run) -> Vec<Figure> {
-    crate::report::standing::figures(run)
-        .into_iter()
-        .map(|f| Figure {
-            name: f.name,
-            value: f.value,
-            unit: f.unit,
-            higher_is_better: f.higher_is_better,
-            record: f.record.clone(),
-        })
-        .collect()
+    crate::report::headline::figures(run)
 }
 
 /// The store for one measuring run: opened (made when absent) before the
@@ -91,7 +84,11 @@ impl Session {
         let Some(store) = &self.store else {
             return;
         };
-        let figs = figures(run);
+        // The summary's lines stand for the fixed headlines; what a suite
+        // declares of its records is kept in the store and judged by
+        // `history --check`, not listed after every run.
+        let mut figs = figures(run);
+        figs.retain(|f| f.headline.is_some());
         match store.standing(run, &figs) {
             Ok(mut h) => {
                 let id = identity(run);

@@ -20,4 +20,4 @@ pub use fleet::FleetRecord;
 pub use query::{CaseCount, Filter, Point, RunRow};
 pub use schema::current as schema_version;
 pub use store::{place, Mode, Place, Store};
-pub use write::{Figure, Provenance, Recorded};
+pub use write::{Provenance, Recorded};

@@ -5,8 +5,8 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::case;
-use super::write::Figure;
 use super::Store;
+use crate::model::headline::Figure;
 use crate::model::{HistoryContext, Run, Standing, Warning, RECENT};
 
 /// One run as `bwscope history` lists it.
@@ -202,7 +202,11 @@ impl Store {
             // A machine that is never quiet (a shared host) still gets an
             // answer for a noisy figure: among the earlier noisy ones, said
             // so. A quiet figure is never judged against noisy ones.
-            let among_noisy = clean.is_empty() && noisy > 0 && case::flags(&f.record, run).noisy;
+            let this_noisy = f
+                .record
+                .and_then(|i| run.records.get(i))
+                .is_some_and(|r| case::flags(r, run).noisy);
+            let among_noisy = clean.is_empty() && noisy > 0 && this_noisy;
             if among_noisy {
                 clean = earlier.iter().map(|e| e.0).collect();
             }
@@ -211,7 +215,7 @@ impl Store {
                 name: f.name.clone(),
                 case: key,
                 value: f.value,
-                unit: f.unit.to_string(),
+                unit: f.unit().to_string(),
                 earlier: clean.len() as u32,
                 left_out_noisy: (earlier.len() - clean.len()) as u32,
                 among_noisy,

@@ -7,21 +7,8 @@ use rusqlite::params;
 
 use super::case;
 use super::Store;
+use crate::model::headline::Figure;
 use crate::model::{Record, Run, Warning};
-
-/// A headline figure of a run, as the summary reads it (the app picks
-/// them: the store does not know how the summary chooses its records).
-#[derive(Debug, Clone)]
-pub struct Figure {
-    /// `L1 read`, `DRAM read all cores`, `DRAM latency`, …
-    pub name: String,
-    pub value: f64,
-    /// `GB/s` or `ns`.
-    pub unit: &'static str,
-    pub higher_is_better: bool,
-    /// The record the figure was read from (its case, noise and limit).
-    pub record: Record,
-}
 
 /// How a run came to the store.
 #[derive(Debug, Clone, Default)]
@@ -86,7 +73,7 @@ pub(super) fn add(
     {
         let mut case_st = tx.prepare(INSERT_CASE)?;
         let mut row_st = tx.prepare(INSERT_ROW)?;
-        let mut put = |key: &str, r: &Record, fig: Figure1| -> rusqlite::Result<()> {
+        let mut put = |key: &str, r: &Record, fig: RowFigure| -> rusqlite::Result<()> {
             let case_id: i64 = case_st.query_row(
                 params![
                     key,
@@ -119,18 +106,24 @@ pub(super) fn add(
             Ok(())
         };
         for r in &run.records {
-            put(&r.case_key(), r, Figure1::of(r))?;
+            put(&r.case_key(), r, RowFigure::of(r))?;
         }
+        // A headline is kept with the case parts of the record it was read
+        // from; a figure of no one record (the clock, a fleet's network)
+        // is not a row of this run.
         for h in figures {
-            let fig = Figure1 {
-                unit: h.unit,
+            let Some(r) = h.record.and_then(|i| run.records.get(i)) else {
+                continue;
+            };
+            let fig = RowFigure {
+                unit: h.unit(),
                 higher_is_better: h.higher_is_better,
                 best: Some(h.value),
                 // The record's spread, on the headline's own scale.
                 median: None,
-                cv: Figure1::of(&h.record).cv,
+                cv: RowFigure::of(r).cv,
             };
-            put(&case::headline_key(&h.name), &h.record, fig)?;
+            put(&case::headline_key(&h.name), r, fig)?;
         }
     }
     Ok(Recorded::Added { id, rows })
@@ -216,8 +209,9 @@ const INSERT_ROW: &str = "INSERT INTO rows (run_id, case_id, best, median, cv, p
     noisy, flags, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
 /// A record's figure as a row holds it: its bandwidth, else its suite's
-/// own figure (a latency in ns, lower is better).
-struct Figure1 {
+/// own figure (a latency in ns, lower is better). (A headline's row is
+/// made from its [`Figure`].)
+struct RowFigure {
     unit: &'static str,
     higher_is_better: bool,
     best: Option<f64>,
@@ -225,14 +219,14 @@ struct Figure1 {
     cv: Option<f64>,
 }
 
-impl Figure1 {
-    fn of(r: &Record) -> Figure1 {
+impl RowFigure {
+    fn of(r: &Record) -> RowFigure {
         let (stats, unit, higher_is_better) = match (r.gbps, r.detail.metric()) {
             (Some(g), _) => (Some(g), "GB/s", true),
             (None, Some(h)) => (Some(h.stats), h.unit, h.higher_is_better),
             (None, None) => (None, "", true),
         };
-        Figure1 {
+        RowFigure {
             unit,
             higher_is_better,
             best: stats.map(|s| s.best),

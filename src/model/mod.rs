@@ -8,6 +8,7 @@ pub mod detail;
 mod dram;
 pub mod fleet;
 pub mod fleet_past;
+pub mod headline;
 mod history;
 mod host;
 mod knees;
@@ -25,7 +26,7 @@ mod watch;
 mod words;
 
 pub use arm::{ArmHost, CoreKind, Midr};
-pub use detail::{CasePart, Detail, Headline, Nullable, OfSuite, SuiteDetail, SuiteId};
+pub use detail::{CasePart, Detail, Nullable, OfSuite, RecordMetric, SuiteDetail, SuiteId};
 pub use dram::{Dram, DramDevice};
 pub use history::{Expected, HistoryContext, Standing, RECENT};
 pub use host::{

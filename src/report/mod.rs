@@ -7,6 +7,7 @@ pub mod compare;
 pub mod csv;
 pub mod fleet;
 pub mod grid;
+pub mod headline;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -111,7 +111,7 @@ impl Families {
             let _ = writeln!(
                 self.figure,
                 "bwscope_figure{} {}",
-                labels(&[("host", host), ("metric", &g.metric), ("unit", g.unit)]),
+                labels(&[("host", host), ("metric", &g.metric), ("unit", g.unit())]),
                 g.value
             );
         }

@@ -3,80 +3,7 @@
 //! history (`Run::history`, which the app filled from the store) and
 //! against a published figure where one matches.
 
-use super::summary::{self, Shape};
-use crate::model::{Op, Record, Regime, Run, Standing, Status, SuiteId};
-
-/// A headline figure: its name (the store's case is `headline/<name>`),
-/// value, unit, direction and the record it was read from.
-pub struct Figure<'a> {
-    pub name: String,
-    pub value: f64,
-    pub unit: &'static str,
-    pub higher_is_better: bool,
-    pub record: &'a Record,
-}
-
-/// The run's headline figures, read as the summary line reads them.
-pub fn figures(run: &Run) -> Vec<Figure<'_>> {
-    fn gbps(name: String, (value, record): (f64, &Record)) -> Figure<'_> {
-        Figure {
-            name,
-            value,
-            unit: "GB/s",
-            higher_is_better: true,
-            record,
-        }
-    }
-    let mut out = Vec::new();
-    for regime in &Regime::ALL {
-        if let Some(x) = summary::single(run, &Shape::READ, regime) {
-            out.push(gbps(format!("{regime} read"), x));
-        }
-    }
-    if let Some(x) = summary::all_cores(run, &Op::Read) {
-        out.push(gbps("DRAM read all cores".into(), x));
-    }
-    if let Some(x) = summary::single(run, &Shape::WRITE, &Regime::Dram) {
-        out.push(gbps("DRAM write".into(), x));
-    }
-    if let Some(c) = summary::dram_copy(run) {
-        out.push(gbps("DRAM memcpy".into(), (c.gbps, c.winner)));
-    }
-    if let Some(x) = device_memory(run) {
-        out.push(gbps("device memory".into(), x));
-    }
-    if let Some((ns, r)) = summary::dram_latency(run) {
-        let regime = r.regime.as_ref().map_or("largest size", Regime::as_str);
-        out.push(Figure {
-            name: format!("{regime} latency"),
-            value: ns,
-            unit: "ns",
-            higher_is_better: false,
-            record: r,
-        });
-    }
-    out
-}
-
-/// The smallest d2d copy that judges the device's own memory: DCGM's
-/// memory test works on arrays of 256 MiB (64 Mi 4-byte integers), and a
-/// copy of this size (512 MiB of traffic) is far past a GPU's last-level
-/// cache (an A100's L2 is 40 MB), which would flatter a smaller copy.
-pub const DEVICE_MEMORY_MIN_BYTES: u64 = 256 << 20;
-
-/// The transfer suite's best device-to-device copy (d2d or d2d-sm) of at
-/// least `DEVICE_MEMORY_MIN_BYTES`: bytes read + bytes written in device
-/// memory, the way DCGM's memory bandwidth floor counts them
-/// (`history::reference`).
-fn device_memory(run: &Run) -> Option<(f64, &Record)> {
-    run.records
-        .iter()
-        .filter(|r| r.status == Status::Ok && r.suite() == SuiteId::Transfer)
-        .filter(|r| matches!(r.op, Op::D2d | Op::D2dSm))
-        .filter(|r| r.size_bytes.is_some_and(|s| s >= DEVICE_MEMORY_MIN_BYTES))
-        .filter_map(|r| r.gbps.map(|g| (g.best, r)))
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-}
+use crate::model::{Run, Standing};
 
 /// One line per headline figure: "DRAM read 16.1 GB/s: 3rd of 5 earlier
 /// runs on this machine (p40)", then the published floor where one
@@ -195,39 +122,6 @@ mod tests {
     use super::*;
     use crate::model::{Expected, HistoryContext};
 
-    /// Only a transfer d2d copy past the cache-sized bound is the
-    /// device's memory; a smaller copy, a failed one or an h2d copy is not.
-    #[test]
-    fn device_memory_is_the_best_large_d2d_copy() {
-        let rec = |op: Op, size: u64, best: f64, status: Status| Record {
-            op,
-            size_bytes: Some(size),
-            gbps: Some(crate::model::Stats::constant(best, 2)),
-            status,
-            ..Record::new(SuiteId::Transfer)
-        };
-        let big = DEVICE_MEMORY_MIN_BYTES;
-        let mut run = Run::new(
-            "transfer",
-            serde_json::json!({}),
-            crate::model::Host::default(),
-            Default::default(),
-        );
-        run.records = vec![
-            rec(Op::D2d, big / 2, 9000.0, Status::Ok),
-            rec(Op::H2d, big, 8000.0, Status::Ok),
-            rec(Op::D2dSm, big, 7000.0, Status::Error),
-            rec(Op::D2d, big, 1500.0, Status::Ok),
-            rec(Op::D2dSm, 2 * big, 1600.0, Status::Ok),
-        ];
-        let f = figures(&run);
-        let d: Vec<_> = f.iter().filter(|f| f.name == "device memory").collect();
-        assert_eq!(d.len(), 1);
-        assert_eq!((d[0].value, d[0].unit), (1600.0, "GB/s"));
-        run.records.truncate(3);
-        assert!(figures(&run).iter().all(|f| f.name != "device memory"));
-    }
-
     fn standing(rank: Option<u32>, earlier: u32, p: Option<f64>) -> Standing {
         Standing {
             name: "DRAM read".into(),
@@ -298,7 +192,6 @@ mod tests {
         let l = lines(&run);
         assert_eq!(l.len(), 2);
         assert!(l[1].starts_with("no published reference"), "{l:?}");
-        assert!(!figures(&run).is_empty());
         let mut s = standing(Some(1), 2, Some(100.0));
         assert_eq!(sparkline_svg(&s), "");
         s.recent = vec![15.0, 16.0];

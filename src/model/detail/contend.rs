@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::latency::latency_headline;
-use super::{case_parts, CasePart, Headline, Judged, Nullable, SuiteDetail};
+use super::{case_parts, CasePart, RecordMetric, Judged, Nullable, SuiteDetail};
+use crate::model::headline::Quantity;
 use crate::model::{AgentKind, Record, Stats};
 
 /// A `contend` record.
@@ -168,7 +169,7 @@ impl SuiteDetail for ContendDetail {
         ])
     }
 
-    fn metric(&self) -> Option<Headline> {
+    fn metric(&self) -> Option<RecordMetric> {
         latency_headline(&self.latency_ns)
     }
 
@@ -191,8 +192,10 @@ impl SuiteDetail for ContendDetail {
             .value()
             .map(|value| Judged {
                 metric: "contend_all_gbps".into(),
-                unit: "GB/s",
+                quantity: Quantity::Bandwidth,
                 higher_is_better: true,
+                family: "contend_aggregate".into(),
+                labels: Vec::new(),
                 value,
                 what,
                 record,

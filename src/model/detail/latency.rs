@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{case_parts, CasePart, Headline, Nullable, SuiteDetail};
+use super::{case_parts, CasePart, RecordMetric, Nullable, SuiteDetail};
 use crate::model::Stats;
 
 /// Which chain a record walked.
@@ -108,14 +108,14 @@ impl SuiteDetail for LatencyDetail {
         ])
     }
 
-    fn metric(&self) -> Option<Headline> {
+    fn metric(&self) -> Option<RecordMetric> {
         latency_headline(&self.latency_ns)
     }
 }
 
 /// A latency figure as a record's headline (ns, lower is better).
-pub(super) fn latency_headline(ns: &Nullable<Stats>) -> Option<Headline> {
-    ns.value().map(|stats| Headline {
+pub(super) fn latency_headline(ns: &Nullable<Stats>) -> Option<RecordMetric> {
+    ns.value().map(|stats| RecordMetric {
         stats,
         unit: "ns",
         higher_is_better: false,

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{case_parts, metric_part, CasePart, Judged, Nullable, SuiteDetail};
+use crate::model::headline::Quantity;
 use crate::model::{Record, Stats};
 
 /// When a kind pays back its set-up against regular pages.
@@ -141,8 +142,8 @@ impl SuiteDetail for MemtypeDetail {
                 record.gbps.map(|g| {
                     (
                         "copy_gbps",
-                        "GB/s",
-                        true,
+                        "copy",
+                        Quantity::Bandwidth,
                         g.best,
                         "best copy pass (bytes read + written)",
                     )
@@ -150,22 +151,25 @@ impl SuiteDetail for MemtypeDetail {
                 d.first_total_ms_per_mib.map(|ms| {
                     (
                         "first_ms_per_mib",
-                        "ms/MiB",
-                        false,
+                        "first_use",
+                        Quantity::CostPerMib,
                         ms,
                         "first use: set-up and first pass per MiB",
                     )
                 }),
             ];
-            for (name, unit, higher_is_better, value, what) in figures.into_iter().flatten() {
+            for (name, family, quantity, value, what) in figures.into_iter().flatten() {
                 let metric = format!("memtype_{kind}_{name}");
                 if out.iter().any(|j| j.metric == metric) {
                     continue;
                 }
                 out.push(Judged {
                     metric,
-                    unit,
-                    higher_is_better,
+                    quantity,
+                    // Bandwidth: more is better; a first-use cost: less.
+                    higher_is_better: quantity == Quantity::Bandwidth,
+                    family: format!("memtype_{family}"),
+                    labels: vec![("kind", mem.kind.clone())],
                     value,
                     what: format!("{} memory: {what}", mem.kind),
                     record,

@@ -21,6 +21,7 @@ use serde::ser::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use super::headline::Quantity;
 use super::{Record, Stats};
 
 pub use cache::{Bandwidth, FirstUse};
@@ -41,7 +42,7 @@ pub trait SuiteDetail: Serialize + for<'de> Deserialize<'de> + Default + Clone {
     }
 
     /// The record's figure when it has no bandwidth (`gbps` null).
-    fn metric(&self) -> Option<Headline> {
+    fn metric(&self) -> Option<RecordMetric> {
         None
     }
 
@@ -70,8 +71,13 @@ pub struct Judged<'a> {
     /// The metric's name (`memtype_thp_copy_gbps`): letters, digits and
     /// `_` only.
     pub metric: String,
-    pub unit: &'static str,
+    pub quantity: Quantity,
     pub higher_is_better: bool,
+    /// The metric family it belongs to, without prefix or unit
+    /// (`memtype_copy`), and its dimensions there (`kind`): the metrics
+    /// files write one family per quantity, its dimensions as labels.
+    pub family: String,
+    pub labels: Vec<(&'static str, String)>,
     pub value: f64,
     /// One line on what it is, for HELP texts and tables.
     pub what: String,
@@ -154,7 +160,7 @@ fn case_parts(parts: impl IntoIterator<Item = Option<CasePart>>) -> Vec<CasePart
 
 /// A figure other than bandwidth that a record is judged by.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Headline {
+pub struct RecordMetric {
     pub stats: Stats,
     pub unit: &'static str,
     pub higher_is_better: bool,
@@ -228,7 +234,7 @@ macro_rules! suites {
             }
 
             /// See [`SuiteDetail::metric`].
-            pub fn metric(&self) -> Option<Headline> {
+            pub fn metric(&self) -> Option<RecordMetric> {
                 match self {
                     $( Detail::$id(d) => d.metric(), )*
                 }

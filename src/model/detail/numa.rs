@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::latency::latency_headline;
-use super::{case_parts, Bandwidth, CasePart, Headline, Judged, Nullable, SuiteDetail};
+use super::{case_parts, Bandwidth, CasePart, RecordMetric, Judged, Nullable, SuiteDetail};
+use crate::model::headline::Quantity;
 use crate::model::{Op, Record, Stats};
 
 /// A `numa` record.
@@ -148,7 +149,7 @@ impl SuiteDetail for NumaDetail {
         ])
     }
 
-    fn metric(&self) -> Option<Headline> {
+    fn metric(&self) -> Option<RecordMetric> {
         latency_headline(&self.latency_ns)
     }
 
@@ -171,16 +172,26 @@ impl SuiteDetail for NumaDetail {
             else {
                 continue;
             };
-            let (name, unit, higher_is_better, value) =
-                match (&record.op, record.gbps, d.latency_ns.value()) {
-                    (Op::Read, Some(g), _) => ("read_gbps", "GB/s", true, g.best),
-                    (Op::Latency, _, Some(l)) => ("latency_ns", "ns", false, l.best),
-                    _ => continue,
-                };
+            let (name, quantity, value) = match (&record.op, record.gbps, d.latency_ns.value()) {
+                (Op::Read, Some(g), _) => ("read", Quantity::Bandwidth, g.best),
+                (Op::Latency, _, Some(l)) => ("latency", Quantity::Latency, l.best),
+                _ => continue,
+            };
+            let unit = if quantity == Quantity::Latency {
+                "ns"
+            } else {
+                "gbps"
+            };
             out.push(Judged {
-                metric: format!("tier_{kind}_{name}_cpu{c}_mem{m}"),
-                unit,
-                higher_is_better,
+                metric: format!("tier_{kind}_{name}_{unit}_cpu{c}_mem{m}"),
+                quantity,
+                higher_is_better: quantity != Quantity::Latency,
+                family: format!("numa_tier_{name}"),
+                labels: vec![
+                    ("kind", kind.to_string()),
+                    ("cpu_node", c.to_string()),
+                    ("memory_node", m.to_string()),
+                ],
                 value,
                 what: format!("{kind} memory on node {m} from cpu node {c}"),
                 record,

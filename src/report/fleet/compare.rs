@@ -90,7 +90,7 @@ pub fn compare(a: (&str, &FleetRun), b: (&str, &FleetRun), pct: Option<f64>) -> 
             rows.push(Row {
                 node: label.clone(),
                 metric: g.metric.clone(),
-                unit: g.unit.into(),
+                unit: g.unit().into(),
                 baseline: x,
                 value: y,
                 worse_pct: worse,

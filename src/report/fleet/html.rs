@@ -127,7 +127,7 @@ fn node_table_head(metrics: &[Figure]) -> String {
             s,
             "<th class=metric title=\"{}\">{name} ({})</th>",
             esc(&m.what),
-            esc(m.unit)
+            esc(m.unit())
         );
     }
     s.push_str("<th>notes</th></tr></thead><tbody>\n");
@@ -215,7 +215,7 @@ fn strip(f: &FleetRun, figs: &[(u32, Vec<Figure>)], m: &Figure) -> String {
         s,
         "</svg><figcaption>{} ({}): {}{}</figcaption></figure>",
         esc(&m.metric),
-        esc(m.unit),
+        esc(m.unit()),
         esc(&m.what),
         if m.higher_is_better {
             "; higher is better"
@@ -311,7 +311,7 @@ fn strip_dots(s: &mut String, f: &FleetRun, m: &Figure, ax: &StripAxis, pts: &[(
             if out { 5 } else { 4 },
             esc(&label),
             num(*v),
-            esc(m.unit)
+            esc(m.unit())
         );
         if out {
             let _ = write!(

@@ -6,73 +6,15 @@
 //! record, latency from the random chase at the largest size.
 
 use crate::model::fleet::{FleetRun, NetMatrix};
-use crate::model::{noise_slowdown, Op, Record, Regime, Run, Status, SuiteId};
-use crate::report::summary::{self, Shape};
+pub use crate::model::headline::Figure;
+use crate::model::headline::{Headline, Quantity};
+use crate::model::Run;
 use crate::stats::median;
 
-/// One figure of one node.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figure {
-    pub metric: String,
-    pub unit: &'static str,
-    pub higher_is_better: bool,
-    pub value: f64,
-    /// One line on what it is, for HELP texts and tables.
-    pub what: String,
-    /// Foreign load while the record behind it was measured (CPUs' worth
-    /// of other processes); None without a noise reading (the clock, flows
-    /// from older files).
-    pub foreign_cpus: Option<f64>,
-    /// The most that load can slow the figure down (≥ 1; see
-    /// [`noise_slowdown`]); None without a noise reading.
-    pub noise_slowdown: Option<f64>,
-    /// The record behind it moved between measurements at different
-    /// moments by more than its node's load explains
-    /// (`Repeats::contended`): the memory was contended from outside.
-    pub contended: bool,
-}
-
-fn figure(metric: &str, unit: &'static str, higher: bool, value: f64, what: &str) -> Figure {
-    Figure {
-        metric: metric.into(),
-        unit,
-        higher_is_better: higher,
-        value,
-        what: what.into(),
-        foreign_cpus: None,
-        noise_slowdown: None,
-        contended: false,
-    }
-}
-
-impl Figure {
-    /// The same figure, carrying the noise of the record it came from
-    /// (measured on `run`'s host).
-    fn noise_of(mut self, r: &Record, run: &Run) -> Figure {
-        // The reading itself, not what stands out of its resolution: a
-        // verdict gives a figure the benefit of the doubt (a short window
-        // resolves 2 CPUs and could otherwise hide a busy machine).
-        self.foreign_cpus = r.noise.map(|n| n.foreign_cpus);
-        self.noise_slowdown = self
-            .foreign_cpus
-            .map(|f| noise_slowdown(f, r.threads, run.host.cpus.len()));
-        self.contended = r.repeats.as_ref().is_some_and(|x| x.contended);
-        self
-    }
-}
-
-/// Every metric a node can have: the names [`node_figures`] and
-/// [`net_figures`] give (a reference file's bounds must be among them).
-pub const METRICS: &[&str] = &[
-    "clock_ghz",
-    "l1_read_gbps",
-    "l2_read_gbps",
-    "l3_read_gbps",
-    "dram_read_gbps",
-    "dram_write_gbps",
-    "dram_memcpy_gbps",
-    "dram_read_all_gbps",
-    "dram_latency_ns",
+/// Every metric a node can have besides the fixed headlines
+/// ([`Headline::metric`]): contend's aggregate, and the network figures
+/// [`net_figures`] gives (a reference file's bounds must be among them).
+pub const OTHER_METRICS: &[&str] = &[
     "contend_all_gbps",
     "tcp_out_gbps",
     "tcp_in_gbps",
@@ -80,113 +22,25 @@ pub const METRICS: &[&str] = &[
     "mpi_in_gbps",
 ];
 
-/// Is `name` one of [`METRICS`]?
+/// Every metric a node can have, headlines first.
+pub fn metrics() -> Vec<&'static str> {
+    Headline::ALL
+        .iter()
+        .map(|h| h.metric())
+        .chain(OTHER_METRICS.iter().copied())
+        .collect()
+}
+
+/// Is `name` one of [`metrics`]?
 pub fn is_metric(name: &str) -> bool {
-    METRICS.contains(&name)
+    Headline::ALL.iter().any(|h| h.metric() == name) || OTHER_METRICS.contains(&name)
 }
 
-/// The node figures of one run (those its records allow).
+/// The node figures of one run (those its records allow): the run's
+/// headline figures, read once for every consumer
+/// ([`crate::report::headline::figures`]).
 pub fn node_figures(run: &Run) -> Vec<Figure> {
-    let mut out = Vec::new();
-    if let Some(hz) = run.host.clock_hz {
-        out.push(figure(
-            "clock_ghz",
-            "GHz",
-            true,
-            hz / 1e9,
-            "measured core clock (a throttled CPU shows here)",
-        ));
-    }
-    for (regime, name) in Regime::ALL.iter().zip([
-        "l1_read_gbps",
-        "l2_read_gbps",
-        "l3_read_gbps",
-        "dram_read_gbps",
-    ]) {
-        if let Some((g, r)) = summary::single(run, &Shape::READ, regime) {
-            out.push(
-                figure(
-                    name,
-                    "GB/s",
-                    true,
-                    g,
-                    &format!("{regime} read bandwidth of one core"),
-                )
-                .noise_of(r, run),
-            );
-        }
-    }
-    if let Some((g, r)) = summary::single(run, &Shape::WRITE, &Regime::Dram) {
-        out.push(
-            figure(
-                "dram_write_gbps",
-                "GB/s",
-                true,
-                g,
-                "DRAM write bandwidth of one core",
-            )
-            .noise_of(r, run),
-        );
-    }
-    if let Some((g, r)) = summary::single(run, &Shape::MEMCPY, &Regime::Dram) {
-        out.push(
-            figure(
-                "dram_memcpy_gbps",
-                "GB/s",
-                true,
-                g,
-                "DRAM memcpy bandwidth of one core (bytes read + written)",
-            )
-            .noise_of(r, run),
-        );
-    }
-    if let Some((g, r)) = summary::all_cores(run, &Op::Read) {
-        out.push(
-            figure(
-                "dram_read_all_gbps",
-                "GB/s",
-                true,
-                g,
-                &format!("DRAM read bandwidth of all cores ({} threads)", r.threads),
-            )
-            .noise_of(r, run),
-        );
-    }
-    if let Some((ns, r)) = summary::dram_latency(run) {
-        out.push(
-            figure(
-                "dram_latency_ns",
-                "ns",
-                false,
-                ns,
-                "load-to-use latency at the largest size (random chase)",
-            )
-            .noise_of(r, run),
-        );
-    }
-    out.extend(declared_figures(run));
-    out
-}
-
-/// What each suite declares a fleet judges of its records
-/// ([`SuiteDetail::judged`](crate::model::SuiteDetail::judged)): numa's
-/// tier cells, memtype's kinds, contend's aggregate.
-fn declared_figures(run: &Run) -> Vec<Figure> {
-    let mut out = Vec::new();
-    for &suite in SuiteId::ALL {
-        let records: Vec<&Record> = run
-            .records
-            .iter()
-            .filter(|r| r.status == Status::Ok && r.suite() == suite)
-            .collect();
-        for j in suite.judged(&records) {
-            out.push(
-                figure(&j.metric, j.unit, j.higher_is_better, j.value, &j.what)
-                    .noise_of(j.record, run),
-            );
-        }
-    }
-    out
+    crate::report::headline::figures(run)
 }
 
 /// The size a node's network figures are read at: the largest one.
@@ -221,18 +75,23 @@ pub fn net_figures(fleet: &FleetRun, rank: u32) -> Vec<Figure> {
                 median(&v.iter().filter_map(|f| g(f)).collect::<Vec<_>>())
             };
             if let Some(med) = of(|f| f.recv_gbps) {
-                let mut g = figure(
-                    &format!("{}_{dir}_gbps", m.transport),
-                    "GB/s",
+                let mut g = Figure::declared(
+                    format!("{}_{dir}_gbps", m.transport),
+                    Quantity::Bandwidth,
                     true,
-                    med,
-                    &format!(
+                    "network".into(),
+                    vec![
+                        ("transport", m.transport.to_string()),
+                        ("direction", dir.to_string()),
+                    ],
+                    format!(
                         "{} bandwidth {what}, median over {} flows of {} B ({} schedule)",
                         m.transport,
                         v.len(),
                         size,
                         m.schedule
                     ),
+                    med,
                 );
                 // The typical load its flows ran under, as for the rate.
                 g.foreign_cpus = of(|f| f.foreign_cpus);
@@ -278,6 +137,7 @@ pub fn definitions(figs: &[(u32, Vec<Figure>)]) -> Vec<Figure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::noise_slowdown;
 
     #[test]
     fn foreign_load_slows_by_cpu_share_and_memory_share() {
@@ -322,6 +182,6 @@ mod tests {
         let first = figs
             .iter()
             .find(|f| f.metric == "memtype_thp_first_ms_per_mib");
-        assert!(first.is_some_and(|f| !f.higher_is_better && f.unit == "ms/MiB"));
+        assert!(first.is_some_and(|f| !f.higher_is_better && f.unit() == "ms/MiB"));
     }
 }

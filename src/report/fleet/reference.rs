@@ -154,7 +154,7 @@ pub fn parse(path: &str, bytes: &[u8]) -> Result<Reference, UserError> {
             if !metrics::is_metric(metric) {
                 return Err(bad(format!(
                     "{name}: '{metric}' is not a metric bwscope measures; known: {}",
-                    metrics::METRICS.join(", ")
+                    metrics::metrics().join(", ")
                 )));
             }
             if !(b.is_finite() && *b >= 0.0) {

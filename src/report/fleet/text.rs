@@ -323,7 +323,7 @@ fn node_rows(
 ) -> Vec<Vec<String>> {
     let mut rows = vec![{
         let mut h = vec!["node".to_string(), "verdict".into(), "z".into()];
-        h.extend(defs.iter().map(|d| format!("{} {}", d.metric, d.unit)));
+        h.extend(defs.iter().map(|d| format!("{} {}", d.metric, d.unit())));
         h
     }];
     let by_rank = metrics::by_rank(figs);

@@ -100,7 +100,7 @@ fn summarise(figures: &[(u32, Vec<Figure>)]) -> Vec<(MetricSummary, Option<Robus
             (
                 MetricSummary {
                     metric: d.metric.clone(),
-                    unit: d.unit.into(),
+                    unit: d.unit().into(),
                     higher_is_better: d.higher_is_better,
                     nodes: values.len() as u32,
                     median: r.map_or(0.0, |r| r.median),
@@ -270,7 +270,7 @@ fn check(
                 }));
     Check {
         metric: g.metric.clone(),
-        unit: g.unit.into(),
+        unit: g.unit().into(),
         value: g.value,
         robust_z: z,
         pct_worse: pct,
