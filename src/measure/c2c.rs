@@ -267,16 +267,17 @@ impl Workload for Handoff<'_> {
 
 /// The reader's timed reads as one stamp: from its first round's start,
 /// lasting the rounds' chases together (`chased`, ns), with what it had
-/// of its cpu scaled so that time lost anywhere in the call (`wall` −
-/// its CPU time) counts against the chases: a preemption between rounds
-/// cannot be told from one inside them, so both retake the sample.
+/// of its cpu scaled by the share of the whole call (`wall`) it had: a
+/// preemption between rounds cannot be told from one inside them, so
+/// both retake the sample, and a descheduled call's work (what the
+/// sampler calibrates by) is the chases' time at that share, never less.
 fn reader_stamp(t0: u64, chased: u64, wall: u64, ran: Option<ThreadRun>, end: u64) -> Stamp {
     Stamp {
         start_ns: t0,
         end_ns: t0 + chased,
         checksum: std::hint::black_box(end),
         on_cpu: ran.map(|r| ThreadRun {
-            cpu_ns: chased.saturating_sub(wall.saturating_sub(r.cpu_ns)),
+            cpu_ns: (chased as f64 * (r.cpu_ns as f64 / wall.max(1) as f64).min(1.0)) as u64,
         }),
     }
 }
@@ -404,23 +405,18 @@ mod tests {
 
     #[test]
     fn time_lost_between_rounds_counts_against_the_chases() {
+        let run = |cpu_ns| Some(ThreadRun { cpu_ns });
         // 1 ms of chases in a 10 ms call; the thread ran 9.5 ms of it.
-        let s = reader_stamp(
-            0,
-            1_000_000,
-            10_000_000,
-            Some(ThreadRun { cpu_ns: 9_500_000 }),
-            7,
-        );
+        let s = reader_stamp(0, 1_000_000, 10_000_000, run(9_500_000), 7);
         assert_eq!(s.seconds(), 1e-3);
-        assert!(s.descheduled(), "0.5 ms lost is half the chases' time");
-        let quiet = reader_stamp(
-            0,
-            1_000_000,
-            10_000_000,
-            Some(ThreadRun { cpu_ns: 10_000_000 }),
-            7,
-        );
+        assert!(s.descheduled(), "5 % of the call lost");
+        assert_eq!(s.on_cpu.unwrap().cpu_ns, 950_000);
+        let quiet = reader_stamp(0, 1_000_000, 10_000_000, run(10_000_000), 7);
         assert!(!quiet.descheduled());
+        // Lost more than the chases took: the call's work is still the
+        // chases at that share, not nothing (calibration grows by it; at
+        // nothing it grew 16-fold a call and a HIT run never ended).
+        let gone = reader_stamp(0, 1_000_000, 10_000_000, run(5_000_000), 7);
+        assert_eq!(gone.on_cpu.unwrap().cpu_ns, 500_000);
     }
 }

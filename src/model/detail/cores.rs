@@ -6,8 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::latency::latency_headline;
-use super::{case_parts, CasePart, Headline, Nullable, SuiteDetail};
-use crate::model::Stats;
+use super::{case_parts, metric_part, CasePart, Judged, Nullable, RecordMetric, SuiteDetail};
+use crate::model::headline::Quantity;
+use crate::model::{Record, Stats};
 
 /// How the line changes hands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -169,14 +170,96 @@ impl SuiteDetail for CoresDetail {
         ])
     }
 
-    fn metric(&self) -> Option<Headline> {
+    fn metric(&self) -> Option<RecordMetric> {
         match self.case_view {
-            Some(CoresView::Fairness) => self.rate_mops.value().map(|stats| Headline {
+            Some(CoresView::Fairness) => self.rate_mops.value().map(|stats| RecordMetric {
                 stats,
                 unit: "Mops/s",
                 higher_is_better: true,
             }),
             _ => latency_headline(&self.one_way_ns),
         }
+    }
+
+    /// One figure per class and exchange (`cores_l3_cas_ns`): the
+    /// class's fastest pair's median one-way latency, family
+    /// `core_to_core` with the class and the exchange as labels.
+    fn judged<'a>(records: &[&'a Record]) -> Vec<Judged<'a>> {
+        let mut out: Vec<Judged<'a>> = Vec::new();
+        for &record in records {
+            let Some(d) = record.detail.get::<CoresDetail>() else {
+                continue;
+            };
+            let (Some(CoresView::Class), Some(e), Some(class), Some(ns)) = (
+                d.case_view,
+                d.case_exchange,
+                d.case_class.as_ref(),
+                d.one_way_ns.value(),
+            ) else {
+                continue;
+            };
+            let metric = format!("cores_{}_{}_ns", metric_part(class), e.name());
+            if out.iter().any(|j| j.metric == metric) {
+                continue;
+            }
+            out.push(Judged {
+                metric,
+                quantity: Quantity::Latency,
+                higher_is_better: false,
+                family: "core_to_core".into(),
+                labels: vec![("class", class.clone()), ("exchange", e.name().into())],
+                value: ns.best,
+                what: format!(
+                    "one-way cache-line transfer between cpus of class {class} ({}), {}: its fastest pair's median",
+                    d.class_what.as_deref().unwrap_or("as stated"),
+                    e.name().to_uppercase()
+                ),
+                record,
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{OfSuite, SuiteId};
+
+    /// Each class and exchange is one figure of the `core_to_core`
+    /// family, its fastest pair's median; pair records are none.
+    #[test]
+    fn each_class_is_a_headline_figure() {
+        let class = |name: &str, e: Exchange, best: f64| Record {
+            ..Record::new(CoresDetail {
+                case_view: Some(CoresView::Class),
+                case_exchange: Some(e),
+                case_class: Some(name.into()),
+                one_way_ns: Nullable::Value(Stats::constant(best, 3)),
+                ..CoresDetail::default()
+            })
+        };
+        let pair = Record::new(CoresDetail {
+            case_view: Some(CoresView::Pair),
+            case_exchange: Some(Exchange::Cas),
+            case_class: Some("l3".into()),
+            one_way_ns: Nullable::Value(Stats::constant(60.0, 3)),
+            ..CoresDetail::default()
+        });
+        let recs = [
+            class("smt", Exchange::Cas, 7.5),
+            class("socket d32", Exchange::Hitm, 140.0),
+            pair,
+        ];
+        let refs: Vec<&Record> = recs.iter().collect();
+        let j = CoresDetail::judged(&refs);
+        let got: Vec<(&str, f64)> = j.iter().map(|j| (j.metric.as_str(), j.value)).collect();
+        assert_eq!(
+            got,
+            [("cores_smt_cas_ns", 7.5), ("cores_socket_d32_hitm_ns", 140.0)]
+        );
+        assert!(j.iter().all(|j| j.family == "core_to_core" && !j.higher_is_better));
+        assert_eq!(j[1].labels[0], ("class", "socket d32".to_string()));
+        assert_eq!(<CoresDetail as OfSuite>::SUITE, SuiteId::Cores);
     }
 }

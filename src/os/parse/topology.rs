@@ -35,8 +35,14 @@ pub fn from_sysfs(read: &dyn Fn(&str) -> Option<String>) -> Topology {
         .iter()
         .map(|&c| {
             let t = format!("system/cpu/cpu{c}/topology");
-            // -1 where the firmware states none (ARM without a package).
-            let id = |f: &str| num(&format!("{t}/{f}")).and_then(|v| u32::try_from(v).ok());
+            // -1 where the firmware states none (ARM without a package);
+            // x86 writes an unknown cluster as 65535 (`BAD_APICID`,
+            // arch/x86/include/asm/apicdef.h): no id either.
+            let id = |f: &str| {
+                num(&format!("{t}/{f}"))
+                    .and_then(|v| u32::try_from(v).ok())
+                    .filter(|&v| v < 0xffff)
+            };
             let core_cpus = list(&format!("{t}/core_cpus_list"))
                 .or_else(|| list(&format!("{t}/thread_siblings_list")))
                 .unwrap_or_else(|| vec![c]);

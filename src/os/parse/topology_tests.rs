@@ -93,6 +93,37 @@ fn this_build_guest_states_two_separate_cores_on_one_l3() {
 }
 
 #[test]
+fn a_qemu_guest_kernel_states_sockets_cores_and_threads() {
+    // Debian's 6.1 kernel under QEMU -smp sockets=2,cores=4,threads=2
+    // (tests/numa-vm/cores.rs records it again each run).
+    let t = fixture("qemu-2s4c2t");
+    assert_eq!(t.cpus.len(), 16);
+    for p in &t.cpus {
+        let first = p.cpu / 2 * 2;
+        assert_eq!(p.core_cpus, vec![first, first + 1]);
+        assert_eq!(p.package, p.cpu / 8);
+        assert_eq!(p.node, Some(p.cpu / 8));
+        assert_eq!(p.l3.len(), 8);
+    }
+    assert_eq!(t.distance(1, 0), Some(20));
+}
+
+#[test]
+fn an_unknown_cluster_is_no_cluster() {
+    // x86 without an L2 id writes 65535, arm64 without one -1.
+    let files: std::collections::HashMap<String, String> = [
+        ("system/cpu/online", "0-1"),
+        ("system/cpu/cpu0/topology/cluster_id", "65535"),
+        ("system/cpu/cpu1/topology/cluster_id", "-1"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    let t = from_sysfs(&|p: &str| files.get(p).cloned());
+    assert!(t.cpus.iter().all(|p| p.cluster.is_none()), "{t:?}");
+}
+
+#[test]
 fn the_generated_zen4_server_has_eight_core_ccds() {
     let t = fixture("generated-2x-epyc-9654");
     assert_eq!(t.cpus.len(), 384);
@@ -126,4 +157,50 @@ fn a_tree_without_lists_is_probed_and_a_missing_one_is_empty() {
     assert_eq!(t.place(1).unwrap().core_cpus, vec![1]);
     assert!(t.place(1).unwrap().l3.is_empty());
     assert!(from_sysfs(&|_: &str| None).cpus.is_empty());
+}
+
+#[test]
+fn a_system_without_sysfs_composes_its_cores_caches_and_kinds() {
+    // What Windows states of a 2-core, 4-thread part with one L3: its
+    // cores (siblings), each cpu's caches and the kinds it names.
+    let cpus: Vec<Cpu> = (0..4)
+        .map(|id| Cpu {
+            id,
+            core: id / 2,
+            package: 0,
+            node: 0,
+            siblings: vec![id / 2 * 2, id / 2 * 2 + 1],
+        })
+        .collect();
+    let caches = |c: u32| {
+        vec![
+            Cache::new(1, "instruction", 32 << 10, 64, vec![c], "test".into()),
+            Cache::new(
+                2,
+                "unified",
+                1 << 20,
+                64,
+                vec![c / 2 * 2, c / 2 * 2 + 1],
+                "test".into(),
+            ),
+            Cache::new(3, "unified", 32 << 20, 64, vec![0, 1, 2, 3], "test".into()),
+        ]
+    };
+    let nodes = vec![Node {
+        id: 0,
+        cpus: vec![0, 1, 2, 3],
+        memory_bytes: None,
+        distances: vec![10],
+    }];
+    let kinds = Some(vec![
+        ("performance".to_string(), vec![0, 1]),
+        ("efficiency".to_string(), vec![2, 3]),
+    ]);
+    let t = compose(&cpus, &caches, &nodes, kinds);
+    let p = t.place(3).unwrap();
+    assert_eq!(p.core_cpus, vec![2, 3]);
+    assert_eq!(p.l2, vec![2, 3]);
+    assert_eq!(p.l3, vec![0, 1, 2, 3]);
+    assert_eq!(p.kind.as_deref(), Some("efficiency"));
+    assert_eq!(t.distance(0, 0), Some(10));
 }

@@ -58,7 +58,7 @@ pub struct CoresOptions {
     pub sampling: Sampling,
 }
 
-/// The resolved plan (the run's `options.cores`).
+/// The resolved plan (the run's `options`; `options.cores` in the survey).
 #[derive(Debug, Clone, Serialize)]
 pub struct CoresPlan {
     pub cpus: Vec<u32>,
