@@ -415,8 +415,10 @@ mod tests {
         for name in [
             "32intel64-2p8co2t+8ve",
             "nvidia-dgx-gb10",
+            "128arm-2pa2n8cluster4co",
             "20em64t-hybrid-1p6c2t+2ca4co1t",
             "generated-2x-epyc-9654",
+            "qemu-2s4c2t",
         ] {
             let t = fixture(name);
             let (cpus, o) = opts(&t);
@@ -424,6 +426,14 @@ mod tests {
             assert!(p.classes.iter().all(|c| c.pairs_measured >= 1), "{name}");
             assert!(p.estimate_s <= p.budget_s, "{name}: {}", p.estimate_s);
             assert_eq!(p.cpus_covered, cpus.len(), "{name}");
+            let class_pairs = p.pairs.iter().filter(|q| q.role == Role::Class).count();
+            eprintln!(
+                "{name}: {} classes, {class_pairs} class pairs, {} checks, {:.1} s of {:.1} s",
+                p.classes.len(),
+                p.pairs.len() - class_pairs,
+                p.estimate_s,
+                p.budget_s
+            );
         }
     }
 }
