@@ -147,7 +147,7 @@ check "serve on all interfaces without a token" 2 "no-auth" -- net serve --bind 
 check "--no-auth with --token-file" 2 "cannot be used with" -- net serve --no-auth --token-file x
 line=$(timeout 2 "$BW" net serve --port 0 2>&1 | head -1)
 custom "serve defaults to loopback and says so" "bwscope net serve --port 0" "127.0.0.1, auth off" "$(cut -c1-90 <<<"$line")" $(grep -q "listening on 127.0.0.1:.*auth off" <<<"$line" && echo 1 || echo 0)
-echo right > tok; echo wrong > bad; chmod 600 tok bad
+echo the-right-shared-secret > tok; echo a-wrong-shared-secret > bad; chmod 600 tok bad
 "$BW" net serve --port 0 --token-file tok 2>serve.err & spid=$!
 for _ in $(seq 50); do port=$(grep -o '127.0.0.1:[0-9]*' serve.err 2>/dev/null | head -1 | cut -d: -f2); [ -n "$port" ] && break; sleep 0.1; done
 err=$(timeout 20 "$BW" net run "127.0.0.1:$port" --token-file bad -s 1KiB 2>&1 >/dev/null); rc=$?

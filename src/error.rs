@@ -12,6 +12,10 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILURE: u8 = 1;
 /// Bad input: a flag, a file, a size; the message says what to change.
 pub const EXIT_USAGE: u8 = 2;
+/// A judgement that had too few clean figures to say anything
+/// (`history --check` with no case that has enough clean runs): neither
+/// "ok" nor "stepped".
+pub const EXIT_NOT_JUDGED: u8 = 4;
 /// Stopped by SIGINT; files hold every finished record. SIGTERM, SIGHUP
 /// and a closed stdout stop the same way and exit 128 + their number
 /// (`main` maps this code through `os::signal::exit_code`).

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod cluster;
 pub mod error;
 pub mod history;
+pub mod judge;
 pub mod kernels;
 pub mod measure;
 pub mod memory;

@@ -118,8 +118,10 @@ fn a_loopback_fleet_writes_every_output() {
             "--fail-if-outlier",
             "--write-reference",
             "written.json",
-            "--openmetrics",
+            "--prometheus",
             "fleet.prom",
+            "--openmetrics",
+            "fleet.om",
             "--timeout",
             "30",
         ]),
@@ -230,12 +232,19 @@ fn a_loopback_fleet_writes_every_output() {
         written["classes"].as_array().unwrap().is_empty(),
         "no node passed, so no class: {written}"
     );
-    // OpenMetrics: a parser agrees where one is installed.
-    let om = std::fs::read_to_string(dir.join("fleet.prom")).unwrap();
+    // The metrics: each node's verdict in the Prometheus format (the
+    // real node_exporter and promtool read such files in
+    // tests/metrics_clients.rs), OpenMetrics read by a parser where one
+    // is installed.
+    let prom = std::fs::read_to_string(dir.join("fleet.prom")).unwrap();
     assert!(
-        om.ends_with("# EOF\n") && om.contains("bwscope_fleet_node_ok{host="),
-        "{om}"
+        prom.contains("# TYPE bwscope_fleet_node_verdict gauge\n")
+            && prom.contains("bwscope_fleet_node_verdict{host=")
+            && !prom.contains("# EOF"),
+        "{prom}"
     );
+    let om = std::fs::read_to_string(dir.join("fleet.om")).unwrap();
+    assert!(om.ends_with("# EOF\n"), "{om}");
     check_openmetrics(&om);
     let html = std::fs::read_to_string(res.join("fleet.html")).unwrap();
     assert!(html.contains("<svg class=heatmap") && html.contains("id=nodes"));
@@ -381,9 +390,10 @@ fn dram_size(host: &bwscope::model::Host) -> u64 {
 }
 
 #[test]
-fn openmetrics_for_a_single_node_command() {
+fn metrics_for_a_single_node_command() {
     let d = tempfile::tempdir().unwrap();
     let prom = d.path().join("cache.prom");
+    let om = d.path().join("cache.om");
     let run = d.path().join("cache.json");
     let host = bwscope::platform::detect_host(false);
     let sizes = format!("16KiB,{}KiB", dram_size(&host) >> 10);
@@ -398,29 +408,49 @@ fn openmetrics_for_a_single_node_command() {
             "--min-sample-ms",
             "2",
         ])
-        .arg("--openmetrics")
+        .arg("--prometheus")
         .arg(&prom)
+        .arg("--openmetrics")
+        .arg(&om)
         .arg("--json")
         .arg(&run)
         .assert()
         .success();
     let t = std::fs::read_to_string(&prom).unwrap();
-    assert!(t.ends_with("# EOF\n"), "{t}");
     assert!(t.contains("bwscope_run_info{host="), "{t}");
-    for m in ["l1_read_gbps", "dram_read_gbps"] {
+    for (figure, level) in [("l1_read", "l1"), ("dram_read", "dram")] {
         assert!(
-            t.contains(&format!("metric=\"{m}\",unit=\"GB/s\"}}")),
-            "{m}: {t}"
+            t.contains(&format!(
+                "command=\"cache\",figure=\"{figure}\",level=\"{level}\",op=\"read\",cores=\"1\"}}"
+            )),
+            "{figure}: {t}"
         );
     }
-    check_openmetrics(&t);
-    // The same from the saved run.
-    let o = bwscope()
-        .args(["report", run.to_str().unwrap(), "-f", "openmetrics"])
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    assert!(String::from_utf8_lossy(&o.stdout).contains("metric=\"l1_read_gbps\""));
+    let o = std::fs::read_to_string(&om).unwrap();
+    assert!(o.ends_with("# EOF\n"), "{o}");
+    check_openmetrics(&o);
+    // The same from the saved run, in either grammar: the same lines,
+    // each value to the last digit or two (the JSON keeps the shortest
+    // decimal that reads back, 1e9 times it may round the other way).
+    for (format, same) in [("prometheus", &t), ("openmetrics", &o)] {
+        let out = bwscope()
+            .args(["report", run.to_str().unwrap(), "-f", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let again = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(again.lines().count(), same.lines().count(), "{format}");
+        for (a, b) in again.lines().zip(same.lines()) {
+            match (a.rsplit_once(' '), b.rsplit_once(' ')) {
+                (Some((la, va)), Some((lb, vb))) if !a.starts_with('#') => {
+                    let (x, y): (f64, f64) = (va.parse().unwrap(), vb.parse().unwrap());
+                    assert_eq!(la, lb, "{format}");
+                    assert!((x - y).abs() <= 1e-12 * x.abs().max(y.abs()), "{a} vs {b}");
+                }
+                _ => assert_eq!(a, b, "{format}"),
+            }
+        }
+    }
 }
 
 #[test]

@@ -56,9 +56,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The run history (SQLite): app records runs and reads standings
     // through it; the report sees only what app put on the run.
     ("history", &["model", "util", "error", "stats", "os"]),
+    // The judgement room: one rule for "usual" and "stepped", pure.
+    ("judge", &["model", "stats"]),
     // The report reads the model (and formats with util); it writes its
     // files through os.
-    ("report", &["model", "util", "error", "stats", "os"]),
+    (
+        "report",
+        &["model", "util", "error", "stats", "os", "judge"],
+    ),
     // The command line: clap definitions only.
     ("cli", &["model", "util", "error"]),
     // The top floor.
@@ -66,7 +71,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "app",
         &[
             "model", "util", "error", "stats", "os", "kernels", "memory", "platform", "measure",
-            "transfer", "net", "cluster", "suites", "report", "cli", "plan", "history",
+            "transfer", "net", "cluster", "suites", "report", "cli", "plan", "history", "judge",
         ],
     ),
 ];

@@ -139,6 +139,27 @@ fn leader_and_transponder_as_processes_write_json_and_once_exits() {
     );
 }
 
+/// `net serve` runs until stopped and ends as every long-running command
+/// does (README, "Exit codes"): 128 + the signal, 130 for Ctrl-C and 143
+/// for SIGTERM (`systemctl stop`, `docker stop`). It used to end 0.
+#[test]
+fn a_stopped_transponder_exits_128_plus_the_signal() {
+    for (signal, code) in [("-INT", 130), ("-TERM", 143), ("-HUP", 129)] {
+        let mut srv = ServeChild::start(&[]);
+        let ok = Command::new("kill")
+            .args([signal, &srv.child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        assert_eq!(
+            srv.wait_exit(Duration::from_secs(10)),
+            Some(code),
+            "net serve stopped by {signal}"
+        );
+    }
+}
+
 #[test]
 fn sweep_table_shows_both_units_and_once_serves_the_whole_sweep() {
     let mut srv = ServeChild::start(&["--once"]);

@@ -1,5 +1,7 @@
-//! `bwscope watch` end to end: samples on a schedule, the OpenMetrics file
-//! rewritten whole after each (read by the reference parser), a clean end
+//! `bwscope watch` end to end: samples on a schedule, the metrics files
+//! rewritten whole after each (the Prometheus text format, and OpenMetrics
+//! read by the reference parser; node_exporter and promtool read them in
+//! tests/metrics_clients.rs), a clean end
 //! on SIGTERM, one watch per file, and memory that stays flat over a
 //! thousand samples. Small sets and short samples keep each sample to
 //! milliseconds; what a sample measures is the suites' own business,
@@ -81,7 +83,8 @@ fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 /// `.ci/run` installs): the families it reads, or None where it is
 /// missing.
 fn parse_openmetrics(text: &str) -> Option<String> {
-    let out = Command::new("python3")
+    // Debian's Python, where python3-prometheus-client installs it.
+    let out = Command::new("/usr/bin/python3")
         .args([
             "-c",
             "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\nfor f in p(sys.stdin.read()):\n  for s in f.samples: print(s.name, dict(s.labels).get('state', ''), s.value)",
@@ -108,11 +111,13 @@ fn parse_openmetrics(text: &str) -> Option<String> {
 }
 
 #[test]
-fn samples_land_in_openmetrics_that_the_reference_parser_reads() {
+fn samples_land_in_both_grammars_and_the_reference_parser_reads_openmetrics() {
     let dir = tempfile::tempdir().unwrap();
-    let om = dir.path().join("bwscope.prom");
-    let om_s = om.to_str().unwrap();
-    let mut args = vec!["--every", "10ms", "--count", "3", "--openmetrics", om_s];
+    let prom = dir.path().join("bwscope.prom");
+    let om = dir.path().join("bwscope.om");
+    let (prom_s, om_s) = (prom.to_str().unwrap(), om.to_str().unwrap());
+    let mut args = vec!["--every", "10ms", "--count", "3", "--prometheus", prom_s];
+    args.extend(["--openmetrics", om_s]);
     args.extend(QUICK);
     let out = common::bwscope().arg("watch").args(&args).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -127,9 +132,13 @@ fn samples_land_in_openmetrics_that_the_reference_parser_reads() {
     assert!(lines
         .iter()
         .all(|l| l.contains("DRAM read") && l.contains("latency")));
-    let text = std::fs::read_to_string(&om).unwrap();
-    assert!(text.ends_with("# EOF\n"), "{text}");
-    assert_eq!(samples_in(&om), Some(3));
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(!text.contains("# EOF"), "{text}");
+    assert!(
+        text.contains("# TYPE bwscope_watch_samples_total counter\n"),
+        "{text}"
+    );
+    assert_eq!(samples_in(&prom), Some(3));
     // Exactly one state is 1.
     let states: Vec<&str> = text
         .lines()
@@ -141,18 +150,31 @@ fn samples_land_in_openmetrics_that_the_reference_parser_reads() {
         1,
         "{text}"
     );
-    for name in ["bwscope_watch_dram_read_gbps{", "bwscope_watch_latency_ns{"] {
-        let v: f64 = text
+    // The last sample's figures in the families every run's land in, in
+    // base units: a DRAM read of a few to a few hundred GB/s, a latency
+    // of tens to hundreds of ns.
+    for (name, lo, hi) in [
+        ("bwscope_bandwidth_bytes_per_second{", 1e8, 1e13),
+        ("bwscope_latency_seconds{", 1e-10, 1e-5),
+    ] {
+        let line = text
             .lines()
             .find(|l| l.starts_with(name))
-            .unwrap_or_else(|| panic!("{name} missing: {text}"))
-            .rsplit(' ')
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert!(v.is_finite() && v > 0.0, "{name} {v}");
+            .unwrap_or_else(|| panic!("{name} missing: {text}"));
+        assert!(
+            line.contains("command=\"watch\"") && line.contains("level=\"dram\""),
+            "{line}"
+        );
+        let v: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(v > lo && v < hi, "{name} {v}");
     }
+    let text = std::fs::read_to_string(&om).unwrap();
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    assert!(
+        text.contains("# TYPE bwscope_watch_samples counter\n"),
+        "{text}"
+    );
+    assert_eq!(samples_in(&om), Some(3));
     match parse_openmetrics(&text) {
         Some(parsed) => {
             assert!(parsed.contains("bwscope_watch_samples_total"), "{parsed}");
@@ -166,15 +188,17 @@ fn samples_land_in_openmetrics_that_the_reference_parser_reads() {
 fn sigterm_ends_a_watch_cleanly_with_its_file_whole() {
     let dir = tempfile::tempdir().unwrap();
     let om = dir.path().join("w.prom");
-    let mut args = vec!["--every", "50ms", "--openmetrics", om.to_str().unwrap()];
+    let mut args = vec!["--every", "50ms", "--prometheus", om.to_str().unwrap()];
     args.extend(QUICK);
     let mut child = spawn(&args);
     wait_for(&om, 2, Duration::from_secs(120));
     kill(&child, "-TERM");
     let status = wait_exit(&mut child, Duration::from_secs(30));
     assert_eq!(status.code(), Some(143), "{status:?}");
+    // Whole: the counter, the last family, is its last line.
     let text = std::fs::read_to_string(&om).unwrap();
-    assert!(text.ends_with("# EOF\n"), "{text}");
+    let last = text.lines().last().unwrap_or_default();
+    assert!(last.starts_with("bwscope_watch_samples_total{"), "{text}");
     // The lock beside it is gone with the watch.
     assert!(!dir.path().join(".w.prom.bwscope-watch").exists());
 }
@@ -183,7 +207,7 @@ fn sigterm_ends_a_watch_cleanly_with_its_file_whole() {
 fn a_second_watch_into_one_file_is_refused_naming_the_first() {
     let dir = tempfile::tempdir().unwrap();
     let om = dir.path().join("w.prom");
-    let mut args = vec!["--every", "1s", "--openmetrics", om.to_str().unwrap()];
+    let mut args = vec!["--every", "1s", "--prometheus", om.to_str().unwrap()];
     args.extend(QUICK);
     let mut first = spawn(&args);
     wait_for(&om, 1, Duration::from_secs(120));
@@ -227,7 +251,7 @@ fn a_thousand_samples_keep_memory_and_the_file_flat() {
         "10ms",
         "--count",
         "1000",
-        "--openmetrics",
+        "--prometheus",
         om.to_str().unwrap(),
         "--size",
         "64KiB",

@@ -1,5 +1,5 @@
 //! The Windows build end to end (run under wine in CI, natively on
-//! Windows): the survey, the seed's write-combined and uncached memory on
+//! Windows): the survey, the codedivine.org experiment's write-combined and uncached memory on
 //! plain RAM, the process team started as programs of their own, a
 //! network pair on loopback, console control events, large pages without
 //! the right, and what the system says of itself. Correctness only: wine's

@@ -13,7 +13,7 @@ use crate::cli::Cli;
 /// `man` describe. (Changed in place, so every subcommand and flag keeps
 /// its order.)
 pub fn command() -> clap::Command {
-    with_outputs(Cli::command()).mut_subcommands(|c| match c.get_name() {
+    with_scoped(with_outputs(Cli::command())).mut_subcommands(|c| match c.get_name() {
         "report" => report(c),
         "fleet" => c.mut_args(|a| match a.get_id().as_str() {
             "suites" => fleet_suites(a),
@@ -47,6 +47,101 @@ fn with_outputs(c: clap::Command) -> clap::Command {
     c.mut_subcommands(with_outputs)
 }
 
+/// The commands that measure and keep a history (a path below the top:
+/// `net run`).
+const MEASURING: &[&str] = &[
+    "cache", "memtype", "latency", "regs", "threads", "numa", "transfer", "contend", "fleet",
+    "net run", "watch",
+];
+
+/// The top level's flags that mean something to some commands only (the
+/// survey's at the top): does the command at `path` (`history show`)
+/// take the flag `id`? Each is offered on those commands, listed in their
+/// `--help`, and nowhere else; given before the command name it is the
+/// top level's and still applies ([`from_matches`]).
+fn takes(id: &str, path: &str) -> bool {
+    let measuring = MEASURING.contains(&path);
+    let history = path == "history" || path.starts_with("history ");
+    match id {
+        // Every DRAM record is judged against it; `info` shows it.
+        "dram_peak" => measuring || path == "info",
+        // Where runs are recorded, and what `history` reads.
+        "history" => measuring || history,
+        "no_history" => measuring,
+        // A hostname is kept where a run is recorded.
+        "history_hostname" => measuring || path == "history import",
+        _ => false,
+    }
+}
+
+/// The ids of the flags [`takes`] scopes.
+const SCOPED: &[&str] = &["dram_peak", "history", "no_history", "history_hostname"];
+
+/// Every command that [`takes`] a scoped flag gets it, as the top level
+/// declares it.
+fn with_scoped(c: clap::Command) -> clap::Command {
+    let flags: Vec<clap::Arg> = c
+        .get_arguments()
+        .filter(|a| SCOPED.contains(&a.get_id().as_str()))
+        .cloned()
+        .collect();
+    fn add(c: clap::Command, path: String, flags: &[clap::Arg]) -> clap::Command {
+        let own = flags.iter().filter(|a| takes(a.get_id().as_str(), &path));
+        c.args(own.cloned()).mut_subcommands(|s| {
+            let sub = format!("{path} {}", s.get_name());
+            add(s, sub, flags)
+        })
+    }
+    c.mut_subcommands(|s| {
+        let path = s.get_name().to_string();
+        add(s, path, &flags)
+    })
+}
+
+/// The scoped flags' values wherever they were given: the top level's,
+/// then each command's below it, the deepest winning.
+fn scoped_values(cli: &mut Cli, m: &ArgMatches) {
+    let mut level = Some(m);
+    while let Some(l) = level {
+        let text = |id: &str| l.try_get_one::<String>(id).ok().flatten().cloned();
+        let flag = |id: &str| l.try_get_one::<bool>(id).ok().flatten() == Some(&true);
+        if let Some(v) = text("dram_peak") {
+            cli.dram_peak = Some(v);
+        }
+        if let Some(v) = text("history") {
+            cli.history = Some(v);
+        }
+        cli.no_history |= flag("no_history");
+        cli.history_hostname |= flag("history_hostname");
+        level = l.subcommand().map(|(_, sub)| sub);
+    }
+}
+
+/// `history`'s own flags list runs and check them: with a subcommand
+/// (`history --check show`) they would be ignored, so they are refused;
+/// a scoped flag (`--history PATH`) may stand on either side of one.
+fn history_flags_alone(m: &ArgMatches) -> Result<(), clap::Error> {
+    let Some(("history", h)) = m.subcommand() else {
+        return Ok(());
+    };
+    let Some((sub, _)) = h.subcommand() else {
+        return Ok(());
+    };
+    let given = h.ids().map(|id| id.as_str()).find(|id| {
+        !SCOPED.contains(id) && h.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+    });
+    match given {
+        Some(id) => Err(clap::Error::raw(
+            clap::error::ErrorKind::ArgumentConflict,
+            format!(
+                "the subcommand '{sub}' cannot be used with '--{}' (a flag of `bwscope history` itself)\n",
+                id.replace('_', "-")
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The files given to the output flags in `m` (one command's own, not
 /// its subcommand's), in the order of `report::OUTPUTS`.
 fn files(m: &ArgMatches) -> Vec<(&'static str, String)> {
@@ -64,7 +159,9 @@ fn files(m: &ArgMatches) -> Vec<(&'static str, String)> {
 /// flags' files in the `OutputArgs` of the top level and of the command
 /// that measures.
 pub fn from_matches(m: &ArgMatches) -> Result<Cli, clap::Error> {
+    history_flags_alone(m)?;
     let mut cli = Cli::from_arg_matches(m)?;
+    scoped_values(&mut cli, m);
     cli.output.files = files(m);
     let mut leaf = m;
     while let Some((_, sub)) = leaf.subcommand() {
@@ -192,6 +289,64 @@ mod tests {
             args.extend(["--csv", "x.csv"]);
             assert!(parse(&args).is_err(), "{cmd:?}");
         }
+    }
+
+    /// `--history`, `--dram-peak` and friends are listed and taken only
+    /// where they mean something, before or after a subcommand's name,
+    /// and `history`'s own flags do not go with its subcommands.
+    #[test]
+    fn scoped_flags_are_offered_where_they_mean_something() {
+        let c = command();
+        let help = |path: &[&str]| {
+            let mut sub = c.clone();
+            for p in path {
+                sub = sub.find_subcommand(p).unwrap().clone();
+            }
+            sub.render_long_help().to_string()
+        };
+        for path in [&["cache"][..], &["watch"], &["fleet"], &["net", "run"]] {
+            let h = help(path);
+            for f in [
+                "--dram-peak",
+                "--history ",
+                "--no-history",
+                "--history-hostname",
+            ] {
+                assert!(h.contains(f), "{path:?} lacks {f}");
+            }
+        }
+        for path in [
+            &["plot"][..],
+            &["report"],
+            &["compare"],
+            &["kernels"],
+            &["net", "serve"],
+        ] {
+            let h = help(path);
+            for f in ["--dram-peak", "--history", "--no-history"] {
+                assert!(!h.contains(f), "{path:?} lists {f}");
+            }
+        }
+        let h = help(&["history", "show"]);
+        assert!(
+            h.contains("--history ") && !h.contains("--dram-peak"),
+            "{h}"
+        );
+        // Before or after a subcommand, or before the command itself.
+        for args in [
+            &["bwscope", "history", "--history", "h.db", "show"][..],
+            &["bwscope", "history", "show", "--history", "h.db"],
+            &["bwscope", "--history", "h.db", "history", "show"],
+            &["bwscope", "cache", "--history", "h.db"],
+        ] {
+            let cli = parse(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert_eq!(cli.history.as_deref(), Some("h.db"), "{args:?}");
+        }
+        let cli = parse(&["bwscope", "info", "--dram-peak", "1GB/s"]).unwrap();
+        assert_eq!(cli.dram_peak.as_deref(), Some("1GB/s"));
+        assert!(parse(&["bwscope", "plot", "r.json", "-o", "x.svg", "--history", "h"]).is_err());
+        let e = parse(&["bwscope", "history", "--check", "show"]).unwrap_err();
+        assert!(e.to_string().contains("'--check'"), "{e}");
     }
 
     #[test]

@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 
 use super::history::{figures, settings_place, Settings};
 use crate::cli::{HistoryAction, HistoryArgs, HistoryListArgs, HistoryShowArgs};
-use crate::error::{UserError, EXIT_OK};
-use crate::history::{changes, Filter, Mode, Place, Point, Provenance, Recorded, Store};
+use crate::error::{UserError, EXIT_NOT_JUDGED, EXIT_OK};
+use crate::history::{Filter, Mode, Place, Point, Provenance, Recorded, Store};
+use crate::judge::{self, StepRule, Verdict};
 use crate::model::Warning;
+use crate::stats::quantile;
 
 pub fn command(a: &HistoryArgs) -> anyhow::Result<u8> {
     let Settings { place, hostname } = settings_place();
@@ -140,6 +142,7 @@ fn show(store: &Store, a: &HistoryShowArgs) -> anyhow::Result<u8> {
         }
         return Ok(EXIT_OK);
     };
+    let case = &by_name(case);
     let pts = store
         .series(case, a.machine.as_deref())
         .map_err(|w| unusable(&w))?;
@@ -168,14 +171,61 @@ fn show(store: &Store, a: &HistoryShowArgs) -> anyhow::Result<u8> {
     Ok(EXIT_OK)
 }
 
+/// The rule `history --check` judges a headline's runs by (and `history
+/// show` marks steps with): the last `held` clean runs all more than
+/// `threshold` worse than the median of up to [`USUAL_RUNS`] clean runs
+/// before them, at least [`MIN_USUAL_RUNS`] of them.
+pub fn rule(threshold_pct: f64, held: usize, higher_is_better: bool) -> StepRule {
+    StepRule {
+        held,
+        threshold: threshold_pct / 100.0,
+        min_usual: MIN_USUAL_RUNS,
+        window: USUAL_RUNS,
+        higher_is_better,
+    }
+}
+
+/// The usual level rests on the last this many clean runs: about a
+/// month of nightly runs, so a change that held that long is the new
+/// usual.
+pub const USUAL_RUNS: usize = 30;
+/// Fewest clean runs for a usual level (with 3, their median is the
+/// middle one: one odd run among them does not move it).
+pub const MIN_USUAL_RUNS: usize = 3;
+/// `history show`'s rule: `--check`'s defaults.
+const SHOW_THRESHOLD_PCT: f64 = 10.0;
+const SHOW_HELD: usize = 3;
+
+/// A series as the judgement room reads it: noisy runs are not clean.
+fn points(pts: &[Point]) -> Vec<judge::Point> {
+    pts.iter()
+        .map(|p| judge::Point {
+            value: p.value,
+            clean: !p.noisy,
+        })
+        .collect()
+}
+
+/// A case as given, or a headline figure by the name the summary prints
+/// or its metric key, in any case of letters (`DRAM read`,
+/// `dram_read_gbps`: `headline/DRAM read`).
+fn by_name(case: &str) -> String {
+    match crate::model::headline::Headline::find(case) {
+        Some(h) => format!("headline/{}", h.name()),
+        None => case.to_string(),
+    }
+}
+
 /// The series as a table, a sparkline, its percentiles and its steps.
 fn render_series(case: &str, pts: &[Point]) -> String {
     let unit = &pts[0].unit;
     let higher = pts[0].higher_is_better;
     let marks: Vec<(f64, bool)> = pts.iter().map(|p| (p.value, p.noisy)).collect();
-    let steps = changes::clean_change_points(&marks, 3);
+    let r = rule(SHOW_THRESHOLD_PCT, SHOW_HELD, higher);
+    let steps = judge::step::steps_along(&points(pts), &r);
     let mut s = format!("{case} ({unit}, {} runs)\n", pts.len());
     for (i, p) in pts.iter().enumerate() {
+        let step = steps.iter().find(|st| st.since == i);
         s.push_str(&format!(
             "{:>5}  {}  {:>10}{}{}\n",
             p.run_id,
@@ -186,13 +236,17 @@ fn render_series(case: &str, pts: &[Point]) -> String {
             } else {
                 String::new()
             },
-            if steps.contains(&i) { "  ← step" } else { "" }
+            match step {
+                Some(st) if st.worse => "  ← step down",
+                Some(_) => "  ← step up",
+                None => "",
+            }
         ));
     }
     let clean: Vec<f64> = pts.iter().filter(|p| !p.noisy).map(|p| p.value).collect();
     s.push_str(&format!("trend   {}\n", sparkline(&marks)));
     if !clean.is_empty() {
-        let q = |f: f64| crate::report::short_num(quantile(&clean, f));
+        let q = |f: f64| crate::report::short_num(quantile(&clean, f).unwrap_or(f64::NAN));
         s.push_str(&format!(
             "clean   {} of {}: p10 {}  p50 {}  p90 {} {unit}{}\n",
             clean.len(),
@@ -203,9 +257,15 @@ fn render_series(case: &str, pts: &[Point]) -> String {
             if higher { "" } else { " (lower is better)" }
         ));
     }
-    if steps.is_empty() {
-        s.push_str("steps   none\n");
-    }
+    s.push_str(&format!(
+        "steps   {} (a step: {})\n",
+        match steps.len() {
+            0 => "none".to_string(),
+            1 => "1".to_string(),
+            n => n.to_string(),
+        },
+        r.describe("run")
+    ));
     s
 }
 
@@ -228,17 +288,16 @@ pub fn sparkline(pts: &[(f64, bool)]) -> String {
         .collect()
 }
 
-/// The `f` quantile of `v` (linear between order statistics).
-fn quantile(v: &[f64], f: f64) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    let x = f * (v.len() - 1) as f64;
-    let (i, t) = (x.floor() as usize, x.fract());
-    v[i] + (v[(i + 1).min(v.len() - 1)] - v[i]) * t
+/// One headline case judged by `--check`.
+struct Judged {
+    case: String,
+    verdict: Verdict,
+    pts: Vec<Point>,
 }
 
-/// `--check`: each headline case of each machine whose last step is a
-/// drop of more than the threshold, held for `--min-runs` clean runs.
+/// `--check`: each headline case of each machine judged by [`rule`]; a
+/// step down is a line and exit 1; no case with enough clean runs is
+/// "not judged" and exit [`EXIT_NOT_JUDGED`], never "ok".
 fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
     if !(a.threshold > 0.0 && a.threshold < 100.0) {
         return Err(UserError::flag("--threshold", "a percentage between 0 and 100").into());
@@ -249,54 +308,84 @@ fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
     let cases = store
         .cases(a.machine.as_deref())
         .map_err(|w| unusable(&w))?;
-    let mut failed = 0;
-    let mut judged = 0;
+    let mut judged = Vec::new();
     for c in cases.iter().filter(|c| c.case.starts_with("headline/")) {
         let pts = store
             .series(&c.case, a.machine.as_deref())
             .map_err(|w| unusable(&w))?;
-        judged += 1;
-        let marks: Vec<(f64, bool)> = pts.iter().map(|p| (p.value, p.noisy)).collect();
         let higher = pts.first().is_none_or(|p| p.higher_is_better);
-        let Some(step) = changes::last_step(&marks, a.min_runs, higher) else {
-            continue;
-        };
-        // Held: clean runs since the step that are themselves worse than
-        // the old level by more than the threshold (a step the search
-        // placed one run early does not count that run).
-        let limit = a.threshold / 100.0;
-        let held = pts[step.at..]
-            .iter()
-            .filter(|p| !p.noisy)
-            .filter(|p| {
-                let worse = (step.before - p.value) / step.before;
-                (if higher { worse } else { -worse }) > limit
-            })
-            .count();
-        if step.worse_by > limit && held >= a.min_runs {
-            failed += 1;
-            let unit = &pts[0].unit;
-            println!(
-                "STEP DOWN {}: {} → {} {unit} ({:.1} % worse) since run {} of {}, held for {} runs",
-                c.case.trim_start_matches("headline/"),
-                crate::report::short_num(step.before),
-                crate::report::short_num(step.after),
-                step.worse_by * 100.0,
-                pts[step.at].run_id,
-                pts[step.at].started_at,
-                held
-            );
+        let verdict = judge::stepped(&points(&pts), &rule(a.threshold, a.min_runs, higher));
+        judged.push(Judged {
+            case: c.case.trim_start_matches("headline/").to_string(),
+            verdict,
+            pts,
+        });
+    }
+    let r = rule(a.threshold, a.min_runs, true);
+    let (mut down, mut ok, mut clean_runs) = (0, 0, 0);
+    let mut short = Vec::new();
+    for j in &judged {
+        match &j.verdict {
+            Verdict::NotEnough { clean, needs } => {
+                short.push(format!("{} ({clean} of {needs})", j.case));
+            }
+            Verdict::Judged {
+                usual,
+                recent,
+                change,
+                usual_from,
+                stepped,
+            } => {
+                clean_runs += usual_from + a.min_runs;
+                match stepped.filter(|s| s.worse) {
+                    Some(s) => {
+                        down += 1;
+                        let unit = &j.pts[0].unit;
+                        println!(
+                            "STEP DOWN {}: {} → {} {unit} ({:.1} % worse) since run {} of {}: the last {} clean runs all more than {} % {} the median of the {usual_from} clean runs before them",
+                            j.case,
+                            crate::report::short_num(*usual),
+                            crate::report::short_num(*recent),
+                            change * 100.0,
+                            j.pts[s.since].run_id,
+                            j.pts[s.since].started_at,
+                            a.min_runs,
+                            a.threshold,
+                            if j.pts[0].higher_is_better { "below" } else { "above" },
+                        );
+                    }
+                    None => ok += 1,
+                }
+            }
         }
     }
-    if failed == 0 {
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let not_judged = if short.is_empty() {
+        String::new()
+    } else {
+        format!("; not judged, too few clean runs: {}", short.join(", "))
+    };
+    let rule_words = r.describe("run");
+    if down == 0 && ok == 0 {
         println!(
-            "ok: {judged} headline case{} checked, none stepped down by more than {} % for {} runs",
-            if judged == 1 { "" } else { "s" },
-            a.threshold,
-            a.min_runs
+            "not judged: no headline case has enough clean runs (the rule needs {}: {rule_words}){not_judged}",
+            r.needs()
+        );
+        return Ok(EXIT_NOT_JUDGED);
+    }
+    if down == 0 {
+        println!(
+            "ok: {} judged on {} (rule: {rule_words}), none stepped down{not_judged}",
+            plural(ok, "headline case"),
+            plural(clean_runs, "clean figure"),
         );
         return Ok(EXIT_OK);
     }
+    println!(
+        "{} of {} stepped down (rule: {rule_words}){not_judged}",
+        down,
+        plural(down + ok, "judged headline case"),
+    );
     Ok(1)
 }
 

@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use crate::cli::NetServeArgs;
-use crate::error::{UserError, EXIT_OK};
+use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
 use crate::net::protocol::{self, DEFAULT_PORT};
 use crate::net::server::{Server, ServerConfig};
 use crate::suites::net::secs;
@@ -109,7 +109,13 @@ pub fn serve(a: &NetServeArgs) -> anyhow::Result<u8> {
     );
     let stop = crate::os::signal::install();
     server.serve(stop)?;
-    Ok(EXIT_OK)
+    // Stopped by a signal: 128 + its number, as every long-running
+    // command ends (README, "Exit codes"); `--once` after its test: 0.
+    Ok(if crate::os::signal::stopped() {
+        EXIT_INTERRUPTED
+    } else {
+        EXIT_OK
+    })
 }
 
 #[cfg(test)]

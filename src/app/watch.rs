@@ -249,6 +249,34 @@ fn sleep_until(until: Instant, stop: &AtomicBool) {
     }
 }
 
+/// How a family list becomes a file's text.
+type Grammar = fn(&[crate::report::exposition::Family]) -> String;
+
+/// The metrics files asked for, each with its grammar; not two into one
+/// file.
+fn metrics_files(a: &WatchArgs) -> Result<Vec<(Grammar, String)>, UserError> {
+    use crate::report::exposition::{openmetrics, prometheus};
+    if let (Some(p), Some(o)) = (&a.prometheus, &a.openmetrics) {
+        if crate::report::outfile::same_file(Path::new(p), Path::new(o)) {
+            return Err(UserError::flag(
+                "--openmetrics",
+                format!("names the same file as --prometheus ({o}); give them different paths"),
+            ));
+        }
+    }
+    let mut v: Vec<(Grammar, String)> = Vec::new();
+    if let Some(p) = &a.prometheus {
+        v.push((prometheus, p.clone()));
+    }
+    if let Some(p) = &a.openmetrics {
+        if let Some(w) = crate::report::sink::unread_by_node_exporter("--openmetrics", p) {
+            crate::report::emit("", &w);
+        }
+        v.push((openmetrics, p.clone()));
+    }
+    Ok(v)
+}
+
 pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
     let every =
         crate::util::units::parse_duration(&a.every).map_err(|m| UserError::flag("--every", m))?;
@@ -262,12 +290,12 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
         return Err(UserError::flag("--count", "0 samples: use 1 or more, or leave it out").into());
     }
     // One watch per output: a second is refused, naming the holder.
-    let _claim = match &a.openmetrics {
-        Some(p) => crate::report::outfile::check_writable(Path::new(p))
-            .and_then(|_| crate::report::outfile::claim_watch(Path::new(p)))
-            .map(Some)?,
-        None => None,
-    };
+    let files = metrics_files(a)?;
+    let mut _claims = Vec::new();
+    for (_, p) in &files {
+        crate::report::outfile::check_writable(Path::new(p))?;
+        _claims.push(crate::report::outfile::claim_watch(Path::new(p))?);
+    }
     let plan = plan(a)?;
     super::runner::spell_probes_for(&plan.host);
     let stop = crate::os::signal::install();
@@ -292,7 +320,7 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
         usual.judge_and_keep(&mut s);
         taken += 1;
         crate::util::out::print(&format!("{}\n", line(&s, &usual)));
-        if let Some(p) = &a.openmetrics {
+        if !files.is_empty() {
             let status = WatchStatus {
                 host: host.clone(),
                 kernel: plan.kernel.clone(),
@@ -303,8 +331,11 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
                 usual_from: usual.clean.len() as u64,
                 last: s,
             };
-            let text = crate::report::openmetrics::watch_text(&status);
-            crate::report::outfile::write_atomic(Path::new(p), text.as_bytes())?;
+            let families = crate::report::families::watch::families(&status);
+            for (grammar, p) in &files {
+                let text = grammar(&families);
+                crate::report::outfile::write_atomic(Path::new(p), text.as_bytes())?;
+            }
         }
         if a.count.is_some_and(|n| taken >= n) {
             break;

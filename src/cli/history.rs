@@ -2,8 +2,10 @@
 
 use clap::{Args, Subcommand};
 
+/// The listing's flags do not go with a subcommand (`history --check
+/// show` is refused by `app::command`, which lets `--history PATH` stand
+/// on either side of one).
 #[derive(Args, Debug, Clone)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct HistoryArgs {
     #[command(subcommand)]
     pub action: Option<HistoryAction>,
@@ -51,7 +53,7 @@ pub enum HistoryAction {
 
 #[derive(Args, Debug, Clone)]
 pub struct HistoryShowArgs {
-    /// The case, as `bwscope history show` lists them (`headline/DRAM read`)
+    /// The case, as `bwscope history show` lists them (`headline/DRAM read`), or a headline figure by the name the summary prints ("DRAM read")
     #[arg(value_name = "CASE")]
     pub case: Option<String>,
     /// Only this machine (its key, or the key's first characters)

@@ -18,7 +18,7 @@ pub use watch::*;
 #[derive(Parser, Debug)]
 #[command(
     name = "bwscope",
-    version,
+    version = crate::model::VERSION_LINE,
     about = "Measures how fast bytes move: caches, DRAM, cores, memory types, accelerators, network",
     long_about = "Measures how fast bytes move on this machine.\n\nWith no subcommand, surveys the machine (about 15-30 s on a 2-core VM): info, a cache→DRAM sweep of the key kernels, and a short summary; saves run.json and report.html into ./bwscope-results/<UTC time> (--out DIR, --no-save).\n\nBandwidth is in GB/s = 10^9 bytes/s unless --units GiB. Bytes counted = bytes read + bytes written by the kernel, from its declaration (a copy over an N-byte working set counts N).",
     after_help = "Exit codes: 0 ok, 1 internal error (or `history --check` found a step down), 2 bad input (the message names the flag), 3 compare found a regression, 128+signal when stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129), 141 when stdout closed mid-run (files keep every finished record)."
@@ -37,20 +37,23 @@ pub struct Cli {
     #[command(flatten)]
     pub survey: SurveyArgs,
 
+    // The four below are the survey's here; `app::command` offers each
+    // also on the commands where it means something (and only there), and
+    // fills these fields from wherever on the line it was given.
     /// The memory system's theoretical peak, e.g. 409.6GB/s (channels × MT/s × 8 B), where SMBIOS cannot tell it (a VM, no root); every DRAM record is judged against it
-    #[arg(long, global = true, value_name = "RATE")]
+    #[arg(long, value_name = "RATE")]
     pub dram_peak: Option<String>,
 
     /// The run history to append to and read (default: bwscope/history.sqlite3 in the user's data folder; BWSCOPE_HISTORY sets it too)
-    #[arg(long, global = true, value_name = "PATH")]
+    #[arg(long, value_name = "PATH")]
     pub history: Option<String>,
 
     /// Neither record this run in the history nor read it
-    #[arg(long, global = true, conflicts_with = "history")]
+    #[arg(long, conflicts_with = "history")]
     pub no_history: bool,
 
     /// Keep the host name itself in the history (by default only a hash of it)
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub history_hostname: bool,
 }
 

@@ -46,7 +46,7 @@ pub struct NetServeArgs {
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum NetModeArg {
-    /// Request/answer per chunk (the seed's test): latency-bound small, bandwidth-bound large
+    /// Request/answer per chunk (Z. Smith's `bandwidth` network test): latency-bound small, bandwidth-bound large
     Rr,
     /// Continuous writes for --time or --bytes, like iperf3
     Stream,
@@ -70,7 +70,7 @@ pub struct NetRunArgs {
     /// Port when HOST does not give one (default 5280)
     #[arg(long, short = 'p', value_name = "P")]
     pub port: Option<u16>,
-    /// rr = request/answer sweep (the seed's), stream = continuous like iperf3
+    /// rr = request/answer sweep (as Z. Smith's `bandwidth`), stream = continuous like iperf3
     #[arg(long, short = 'm', value_enum, default_value = "rr")]
     pub mode: NetModeArg,
     /// Which way the bytes go, seen from the leader

@@ -138,7 +138,7 @@ pub struct MemtypeArgs {
     /// Kinds to compare, comma-separated: regular,thp,nohuge,hugetlb-2M,hugetlb-1G,locked,device-wc,device-uc,device-fb,device-dumb (default: every anonymous kind plus each --device-mem)
     #[arg(long, value_name = "KINDS")]
     pub kinds: Option<String>,
-    /// Bytes copied into the buffer per pass (default 32MiB: the seed's array of doubles)
+    /// Bytes copied into the buffer per pass (default 32MiB: the array of doubles of the codedivine.org write-combining test)
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Timed copy passes after the first one, per kind (default 20)
@@ -365,7 +365,7 @@ pub enum BackendArg {
 
 #[derive(Args, Debug, Clone)]
 #[command(
-    after_help = "Kinds: cuda: pageable, pinned, pinned-wc, registered, mapped; opencl: host-ptr, alloc-host-ptr, alloc-host-ptr-ro.\nDirections: h2d, d2h, d2d (counts read + write), bidir (both at once on two queues), map (unmap+map of mapped kinds; zero-copy detected).\nThe seed's sweep: --sizes 160MB..3040MB:+160MB"
+    after_help = "Kinds: cuda: pageable, pinned, pinned-wc, registered, mapped; opencl: host-ptr, alloc-host-ptr, alloc-host-ptr-ro.\nDirections: h2d, d2h, d2d (counts read + write), bidir (both at once on two queues), map (unmap+map of mapped kinds; zero-copy detected).\njielahou's pinned-vs-pageable sweep: --sizes 160MB..3040MB:+160MB"
 )]
 pub struct TransferArgs {
     /// Which API moves the bytes

@@ -7,7 +7,10 @@ pub struct WatchArgs {
     /// Time between samples, e.g. 5m, 30s, 500ms, 1h (a bare number is seconds)
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     pub every: String,
-    /// Rewrite FILE atomically after every sample with the last sample, this machine's usual figures and the state, in OpenMetrics text format (node_exporter's textfile collector reads it)
+    /// Rewrite FILE atomically after every sample with the last sample, this machine's usual figures and the state, as metrics in the Prometheus text format (node_exporter's textfile collector reads it; docs/metrics.md)
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<String>,
+    /// The same in OpenMetrics 1.0 text (node_exporter's textfile collector reads --prometheus, not this)
     #[arg(long, value_name = "FILE")]
     pub openmetrics: Option<String>,
     /// Stop after N samples (default: until SIGTERM or Ctrl-C)

@@ -8,7 +8,6 @@
 //! the summary shows on the run, as `Run::history`).
 
 pub mod case;
-pub mod changes;
 mod fleet;
 pub mod query;
 pub mod reference;

@@ -210,7 +210,7 @@ impl Store {
             if among_noisy {
                 clean = earlier.iter().map(|e| e.0).collect();
             }
-            let (rank, percentile) = rank(f.value, &clean, f.higher_is_better);
+            let (rank, percentile) = crate::stats::rank(f.value, &clean, f.higher_is_better);
             standings.push(Standing {
                 name: f.name.clone(),
                 case: key,
@@ -248,39 +248,5 @@ impl Store {
             .execute("DELETE FROM runs WHERE started_at < ?1", [before])
             .map_err(|e| self.warn(e))?;
         Ok(n)
-    }
-}
-
-/// The rank of `value` among `earlier` (1: better than all of them) and
-/// the share of them it beats, ties counting half (the "mid-rank"
-/// percentile, so a figure equal to every earlier one is p50). None with
-/// no earlier figure: a percentile of nothing is not 0 or 100.
-pub fn rank(value: f64, earlier: &[f64], higher_is_better: bool) -> (Option<u32>, Option<f64>) {
-    if earlier.is_empty() {
-        return (None, None);
-    }
-    let better = |a: f64, b: f64| if higher_is_better { a > b } else { a < b };
-    let above = earlier.iter().filter(|&&e| better(e, value)).count();
-    let below = earlier.iter().filter(|&&e| better(value, e)).count();
-    let ties = earlier.len() - above - below;
-    let p = (below as f64 + ties as f64 / 2.0) / earlier.len() as f64 * 100.0;
-    (Some(above as u32 + 1), Some(p))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rank_and_percentile_count_the_earlier_figures_beaten() {
-        assert_eq!(rank(5.0, &[], true), (None, None));
-        // 3rd of 5: two earlier runs were faster, three slower.
-        assert_eq!(
-            rank(16.1, &[17.0, 18.0, 15.0, 14.0, 12.0], true),
-            (Some(3), Some(60.0))
-        );
-        // Latency: lower is better.
-        assert_eq!(rank(80.0, &[90.0, 100.0], false), (Some(1), Some(100.0)));
-        assert_eq!(rank(7.0, &[7.0, 7.0], true), (Some(1), Some(50.0)));
     }
 }

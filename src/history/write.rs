@@ -150,7 +150,7 @@ fn insert_run(
             revision, options, complete, source, node, imported_from, machine, cpu_vendor,
             cpu_model_name, cpu_family, cpu_model, cpu_stepping, microcode, physical_cores,
             caches, dimms, dram_peak_gbps, kernel, hypervisor, uarch, hostname_hash, hostname)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ?8, ?9, ?26, ?10, ?11, ?12, ?13, ?14, ?15,
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?27, ?7, ?8, ?9, ?26, ?10, ?11, ?12, ?13, ?14, ?15,
             ?16, NULL, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
         params![
             uid,
@@ -190,6 +190,7 @@ fn insert_run(
                 None
             },
             how.node,
+            run.tool.revision,
         ],
     )?;
     Ok(())

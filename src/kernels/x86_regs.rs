@@ -18,7 +18,7 @@
 //!
 //! Note: `mov r64, r64` and vector register moves are usually eliminated
 //! at rename on current cores (no execution port), so they measure the
-//! front end and renamer, as the seed benchmark's register tests did.
+//! front end and renamer, as Z. Smith's `bandwidth` register tests did.
 //!
 //! Stack kernels are `asm!` without `nostack`: they `push` or move `rsp`
 //! themselves and always restore it; they never touch memory above the

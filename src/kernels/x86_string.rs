@@ -3,7 +3,7 @@
 //! iteration, the pointer registers advancing implicitly) and with `rep`
 //! (`string!` in `shapes.rs`).
 //!
-//! The seed benchmark added `lods` "proving just how slow they are": a
+//! Z. Smith's `bandwidth` benchmark added `lods` "proving just how slow they are": a
 //! `lodsq` is several micro-ops on current cores, while `rep movs`/`rep
 //! stos` are microcoded fast paths (ERMS/FSRM). `rep_movsb` and `rep_stosb`
 //! live in `x86.rs` with the foundation kernels; the rest are here.

@@ -349,17 +349,15 @@ pub fn baseline() -> SpellBaseline {
     }
 }
 
-/// The `q` quantile of a ring's readings (nearest rank; None when empty).
+/// The `q` quantile of a ring's readings (None when empty).
 fn percentile(ring: &Mutex<VecDeque<f64>>, q: f64) -> Option<f64> {
-    let mut v: Vec<f64> = ring
+    let v: Vec<f64> = ring
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
         .copied()
         .collect();
-    v.sort_by(f64::total_cmp);
-    let i = ((v.len() as f64 * q) as usize).min(v.len().checked_sub(1)?);
-    v.get(i).copied()
+    crate::stats::quantile(&v, q)
 }
 
 /// One reading for a team: the slowest worker's core share (the

@@ -38,7 +38,7 @@ pub use record::{
     noise_slowdown, MemoryInfo, Noise, NoiseMethod, Placement, Record, Repeats, Sample, Stats,
     Status, Turn,
 };
-pub use run::{Run, Tool, Units, BYTE_CONVENTION, SCHEMA_VERSION};
+pub use run::{Run, Tool, Units, BYTE_CONVENTION, REVISION, SCHEMA_VERSION, VERSION_LINE};
 pub use spells::{CoreReference, Probe, ShareCause, SpellBaseline, Spells};
 pub use tiers::{HmatClaim, MemoryTiers, NodeKind, SideCache, TierNode};
 pub use topology::{CpuPlace, Topology};

@@ -22,13 +22,26 @@ payload_gbps counts bytes delivered (a copy counts the bytes copied, N/2)";
 pub struct Tool {
     pub name: String,
     pub version: String,
+    /// The commit this bwscope was built from (`build.rs`: git, else
+    /// `BWSCOPE_REVISION`); absent when the build could not tell (a
+    /// tarball) and in runs from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
 }
+
+/// The commit this bwscope was built from, when its build knew it.
+pub const REVISION: Option<&str> = option_env!("BWSCOPE_REVISION");
+
+/// What `--version` prints after the name: the version and the commit
+/// (`build.rs` writes it, with or without one).
+pub const VERSION_LINE: &str = env!("BWSCOPE_VERSION_LINE");
 
 impl Tool {
     pub fn this() -> Tool {
         Tool {
             name: "bwscope".into(),
             version: env!("CARGO_PKG_VERSION").into(),
+            revision: REVISION.map(str::to_string),
         }
     }
 }

@@ -5,6 +5,8 @@
 
 pub mod compare;
 pub mod csv;
+pub mod exposition;
+pub mod families;
 pub mod fleet;
 pub mod grid;
 pub mod headline;
@@ -18,6 +20,7 @@ pub mod page;
 pub mod plausible;
 pub mod plot;
 pub mod progress;
+pub mod prometheus;
 pub mod sink;
 pub mod standing;
 pub mod summary;
@@ -73,6 +76,7 @@ pub const FORMATS: &[&dyn ReportFormat] = &[
     &table::Table,
     &csv::Csv,
     &json::Json,
+    &prometheus::Prometheus,
     &openmetrics::OpenMetrics,
 ];
 
@@ -125,7 +129,12 @@ pub trait Output: ReportFormat {
 
 /// Every format a measuring run (and a fleet) writes by flag, in the order
 /// `--help` lists them and the sink writes them.
-pub const OUTPUTS: &[&dyn Output] = &[&json::Json, &csv::Csv, &openmetrics::OpenMetrics];
+pub const OUTPUTS: &[&dyn Output] = &[
+    &json::Json,
+    &csv::Csv,
+    &prometheus::Prometheus,
+    &openmetrics::OpenMetrics,
+];
 
 /// The output whose flag is `flag` (`--json`).
 pub fn output(flag: &str) -> Option<&'static dyn Output> {

@@ -103,7 +103,27 @@ pub fn check(outputs: &[(&'static dyn Output, &str)]) -> Result<(), UserError> {
             outfile::check_writable(Path::new(p))?;
         }
     }
+    for &(o, p) in outputs {
+        if let Some(w) = unread_by_node_exporter(o.flag(), p) {
+            super::emit("", &w);
+        }
+    }
     Ok(())
+}
+
+/// node_exporter's textfile collector reads `*.prom` files in the
+/// Prometheus text format only (prometheus/node_exporter#1988): OpenMetrics
+/// written to such a file is dropped whole there, so it is said before
+/// the run, with the flag that writes what it reads.
+pub fn unread_by_node_exporter(flag: &str, path: &str) -> Option<Warning> {
+    (flag == "--openmetrics" && path.to_ascii_lowercase().ends_with(".prom")).then(|| {
+        Warning::Other {
+            message: format!(
+                "--openmetrics writes OpenMetrics 1.0 to {path}, which node_exporter's textfile collector cannot parse"
+            ),
+            hint: format!("for node_exporter, write the Prometheus text format: --prometheus {path}"),
+        }
+    })
 }
 
 /// How a run ended.

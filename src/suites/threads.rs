@@ -1,7 +1,7 @@
 //! Thread scaling (`bwscope threads`): aggregate and per-thread bandwidth
 //! for 1..N pinned threads, per kernel and total working set.
 //!
-//! The seed's "one instance per core, sum the results" done inside one
+//! Z. Smith's `bandwidth`: "one instance per core, sum the results", done inside one
 //! process: each thread is pinned, first-touches its own buffer (or, with
 //! `--shared`, works on its chunk of one buffer the main thread touched;
 //! or, with `--processes`, is a forked process), and all are released by

@@ -377,7 +377,8 @@ pub fn check_openmetrics(text: &str) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
-        out.contains("bwscope_figure gauge") && out.contains("bwscope_run info"),
+        out.contains("bwscope_bandwidth_bytes_per_second gauge")
+            && out.contains("bwscope_run info"),
         "{out}"
     );
 }

@@ -19,7 +19,7 @@ const PAST_NET: &str = "10.251.9";
 
 /// One fleet run into `history`, its files in `dir/name`; its fleet.json.
 fn fleet_run(dir: &std::path::Path, history: &std::path::Path, name: &str) -> Value {
-    let prom = format!("{name}.prom");
+    let prom = format!("{name}.om");
     let mut args = mpirun_args(&dir.join("hosts"), PAST_NET, 5);
     args.extend(
         [
@@ -164,16 +164,14 @@ fn a_loaded_fleet_is_one_fleet_wide_drop_against_its_past_and_a_quiet_run_clears
         html.contains(&format!("<li>fleet fleet_drop: {}: ", dropped[0])),
         "the drop in fleet.html's verdict"
     );
-    let prom = std::fs::read_to_string(d.path().join("loaded.prom")).unwrap();
+    let prom = std::fs::read_to_string(d.path().join("loaded.om")).unwrap();
     crate::common::fleet::check_openmetrics(&prom);
+    let figure = bwscope::report::families::key(&dropped[0]);
     assert!(
-        prom.contains(&format!(
-            "bwscope_fleet_drop{{metric=\"{}\"}} 1",
-            dropped[0]
-        )) && prom.contains(&format!(
-            "bwscope_fleet_finding{{kind=\"fleet_drop\",metric=\"{}\"}} 1",
-            dropped[0]
-        )),
+        prom.contains(&format!("bwscope_fleet_drop{{figure=\"{figure}\"}} 1"))
+            && prom.contains(&format!(
+                "bwscope_fleet_finding{{kind=\"fleet_drop\",figure=\"{figure}\"}} 1"
+            )),
         "{prom}"
     );
 
@@ -185,12 +183,10 @@ fn a_loaded_fleet_is_one_fleet_wide_drop_against_its_past_and_a_quiet_run_clears
         "the quiet fifth run clears the drop of {dropped:?}; its drops: {again:?}\n{}",
         quiet["verdicts"]["past"]
     );
-    let prom = std::fs::read_to_string(d.path().join("quiet5.prom")).unwrap();
+    let prom = std::fs::read_to_string(d.path().join("quiet5.om")).unwrap();
+    let figure = bwscope::report::families::key(&dropped[0]);
     assert!(
-        prom.contains(&format!(
-            "bwscope_fleet_drop{{metric=\"{}\"}} 0",
-            dropped[0]
-        )),
+        prom.contains(&format!("bwscope_fleet_drop{{figure=\"{figure}\"}} 0")),
         "{prom}"
     );
 

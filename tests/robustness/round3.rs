@@ -689,7 +689,7 @@ fn a_rank_with_a_token_joins_only_a_rank_0_that_proves_it_holds_it() {
     let d = tempfile::tempdir().unwrap();
     let (mine, theirs) = (d.path().join("mine"), d.path().join("theirs"));
     std::fs::write(&mine, "the fleet's secret\n").unwrap();
-    std::fs::write(&theirs, "another secret\n").unwrap();
+    std::fs::write(&theirs, "another fleet's secret\n").unwrap();
     chmod(&mine, 0o600);
     chmod(&theirs, 0o600);
     let quick = ["--suites", "none", "--schedule", "none"];

@@ -58,7 +58,7 @@ pub const COOKIE_LEN: usize = 16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
-    /// The seed's request/answer: one chunk, then a 1-byte answer (or the
+    /// Z. Smith's `bandwidth` request/answer: one chunk, then a 1-byte answer (or the
     /// chunk back, bidir), timed from the start of the send to the answer.
     Rr,
     /// Continuous writes for a duration or a byte count (like iperf3).

@@ -7,10 +7,11 @@
 //! Pure: this run's verdicts and the earlier runs' figures (which the app
 //! reads from the history store) in, findings out.
 //!
-//! - **fleet drop**: per metric, the median of the earlier runs' fleet
-//!   medians (the median, so one odd run among them moves nothing); the
-//!   fleet's median now at least `--past-pct` worse than it is a drop. At
-//!   least [`MIN_RUNS`] earlier runs must have the metric.
+//! - **fleet drop**: per metric, the one rule of the judgement room
+//!   (`judge::step`, [`rule`]) over the fleet's medians: the median now
+//!   more than `--past-pct` worse than the median of the earlier runs'
+//!   fleet medians (the median, so one odd run among them moves nothing),
+//!   at least [`MIN_RUNS`] of which must have the metric.
 //! - **usually slowest**: a node that was the slowest of the fleet on a
 //!   figure in this run and in at least two thirds of the recent runs
 //!   (this one included, at least [`MIN_SLOWEST_RUNS`] runs of 3 or more
@@ -22,6 +23,7 @@
 //!   fails on its own).
 
 use super::text::num;
+use crate::judge::{stepped, Point, StepRule, Verdict};
 use crate::model::fleet::Verdicts;
 use crate::model::fleet_past::{
     Finding, FindingKind, NodeFigures, PastFleetRun, PastMetric, PastVerdict,
@@ -41,6 +43,19 @@ pub const MIN_SLOWEST_RUNS: usize = 5;
 /// Fewest nodes in a run for its slowest one to count (of two, one is the
 /// slowest half the time by chance).
 const MIN_SLOWEST_NODES: usize = 3;
+
+/// The one rule (`judge::step`) as a fleet applies it: its median now
+/// (one held point) more than `--past-pct` worse than the median of its
+/// last [`WINDOW`] runs' medians, at least [`MIN_RUNS`] of them.
+pub fn rule(pct: f64, higher_is_better: bool) -> StepRule {
+    StepRule {
+        held: 1,
+        threshold: pct / 100.0,
+        min_usual: MIN_RUNS as usize,
+        window: WINDOW as usize,
+        higher_is_better,
+    }
+}
 
 /// How the fleet is judged against its past.
 #[derive(Debug, Clone)]
@@ -101,14 +116,20 @@ pub fn judge(v: &mut Verdicts, now: &[NodeNow], past: &[PastFleetRun], s: &Setti
     let mut metrics = Vec::new();
     let mut findings = Vec::new();
     for m in v.metrics.iter().filter(|m| m.nodes > 0) {
+        // Newest first from the store; the rule reads oldest first, the
+        // fleet's median now last.
         let meds: Vec<f64> = past
             .iter()
             .filter_map(|r| run_median(&r.nodes, &m.metric))
             .collect();
-        let past_median = median(&meds);
+        let mut series: Vec<Point> = meds.iter().rev().copied().map(Point::clean).collect();
+        series.push(Point::clean(m.median));
+        let verdict = stepped(&series, &rule(s.pct, m.higher_is_better));
+        let judged = !matches!(verdict, Verdict::NotEnough { .. });
+        // Shown where the fleet has any past, judged or not.
+        let past_median = verdict.usual().or_else(|| median(&meds));
         let pct = past_median.map(|p| pct_worse(m.median, p, m.higher_is_better));
-        let judged = meds.len() as u32 >= MIN_RUNS;
-        let drop = judged && pct.is_some_and(|p| p >= s.pct);
+        let drop = verdict.stepped_down();
         if let (true, Some(p), Some(pm)) = (drop, pct, past_median) {
             let worse = now
                 .iter()

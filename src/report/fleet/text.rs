@@ -210,10 +210,10 @@ pub fn fleet_lines(v: &Verdicts) -> Vec<String> {
             )
         } else {
             format!(
-                "fleet past: {judged} median{} judged against this fleet's last {} runs (a drop is >= {} % worse)",
+                "fleet past: {judged} median{} judged against this fleet's last {} runs (a drop: {})",
                 if judged == 1 { "" } else { "s" },
                 p.runs,
-                p.pct_worse
+                super::past::rule(p.pct_worse, true).describe("fleet median")
             )
         });
     }
@@ -283,16 +283,11 @@ pub fn summary(f: &FleetRun) -> String {
     let Some(v) = &f.verdicts else {
         return "no verdict: the fleet run did not finish\n".into();
     };
-    let bad = v.nodes.iter().filter(|n| n.drain).count();
     let _ = writeln!(
         s,
         "\nbwscope fleet: {} nodes, {}{}",
         f.nodes.len(),
-        if bad == 0 {
-            "none fails".to_string()
-        } else {
-            format!("{bad} fail{}", if bad == 1 { "s" } else { "" })
-        },
+        headline(v),
         if f.interrupted {
             " (interrupted: not every node was measured)"
         } else {
@@ -311,6 +306,53 @@ pub fn summary(f: &FleetRun) -> String {
         t.overhead_fraction * 100.0
     );
     s
+}
+
+/// What the fleet's verdict comes to, in words: how many nodes pass, fail
+/// and could not be judged (and why, where no node was judged for one
+/// reason: too few nodes, or noise), never a bare "none fails" for a fleet
+/// nobody judged.
+fn headline(v: &Verdicts) -> String {
+    let count = |p: &dyn Fn(&NodeVerdict) -> bool| v.nodes.iter().filter(|n| p(n)).count();
+    let (pass, fail) = (count(&|n| n.ok), count(&|n| n.drain));
+    let open = v.nodes.len() - pass - fail;
+    if pass + fail == 0 && open > 0 {
+        let few = v.nodes.iter().all(|n| verdict_word(n) == "not judged");
+        return if few {
+            format!(
+                "not judged (fewer than {} nodes have each figure, so none can be called off; a reference file's class bounds, --reference, judge each node alone)",
+                v.min_nodes
+            )
+        } else {
+            "not judged (see each node below)".into()
+        };
+    }
+    let mut parts = vec![format!("{pass} pass")];
+    if fail > 0 {
+        parts.push(format!("{fail} fail{}", if fail == 1 { "s" } else { "" }));
+    }
+    if open > 0 {
+        parts.push(format!("{open} not judged"));
+    }
+    parts.join(", ")
+}
+
+/// A node's verdict in the summary's table: OK, FAIL, or why it has none
+/// (`not judged`: too few nodes have its figures; `noisy`; `UNKNOWN`:
+/// interrupted or nothing measured).
+fn verdict_word(n: &NodeVerdict) -> &'static str {
+    let why = n.reason.as_deref().unwrap_or("");
+    if n.ok {
+        "OK"
+    } else if n.drain {
+        "FAIL"
+    } else if why.starts_with("not judged") {
+        "not judged"
+    } else if why.starts_with("noisy") {
+        "noisy"
+    } else {
+        "UNKNOWN"
+    }
 }
 
 /// The summary's node table: a header, then a row per node, failing ones
@@ -336,13 +378,7 @@ fn node_rows(
     for n in order {
         let mut row = vec![
             n.label.clone(),
-            if n.ok {
-                "OK".into()
-            } else if n.drain {
-                "FAIL".into()
-            } else {
-                "?".into()
-            },
+            verdict_word(n).into(),
             format!("{:.1}", n.distance),
         ];
         let mine = by_rank.get(&n.rank).copied().unwrap_or(&[]);
@@ -396,5 +432,38 @@ fn verdict_lines(s: &mut String, f: &FleetRun, v: &Verdicts) {
     }
     for line in fleet_lines(v) {
         let _ = writeln!(s, "{line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fleet::verdict::{judge, Settings};
+
+    fn judged(n: u32) -> FleetRun {
+        let mut f = FleetRun::test_shift(n, |_, _| Some(1.0));
+        let s = Settings {
+            z: 3.5,
+            pct: 10.0,
+            reference: None,
+        };
+        f.verdicts = Some(judge(&f, &s));
+        f
+    }
+
+    /// Three nodes cannot say which one is off: the summary says so, in
+    /// words, where it used to say "none fails" and mark each node `?`.
+    #[test]
+    fn a_fleet_too_small_to_judge_says_not_judged_and_why() {
+        let s = summary(&judged(3));
+        assert!(s.contains("3 nodes, not judged (fewer than 4 nodes"), "{s}");
+        assert!(!s.contains("none fails") && !s.contains(" ? "), "{s}");
+        assert_eq!(
+            s.matches("not judged").count(),
+            4,
+            "the headline and each node: {s}"
+        );
+        let s = summary(&judged(5));
+        assert!(s.contains("5 nodes, 5 pass"), "{s}");
     }
 }

@@ -84,7 +84,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
         Block::Table(t),
         Block::lines(&format!(
             "setup = mmap (+ mlock / device open); 1st copy = first pass incl. page faults; ms/MiB = 1st total per MiB copied.\n\
-             copy {} counts bytes copied (N/t, as the seed does; the JSON `gbps` counts read + written, 2N/t). \
+             copy {} counts bytes copied (N/t, as the codedivine.org write-combining test does; the JSON `gbps` counts read + written, 2N/t). \
              break-even = passes after which the kind's total time is no longer above regular's (first + (n-1)·mean).\n",
             units.label()
         )),

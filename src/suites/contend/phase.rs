@@ -143,9 +143,11 @@ fn one_phase(plan: &ContendPlan, cx: &Ctx, team: &[&Running]) -> Option<Window> 
     gate.go.store(true, Ordering::Release);
     let cut = !sleep_unless_stopped(cx, warmup);
     let t0 = now_ns();
-    // The guest's noise, only where a reading will be judged with it.
+    // The guest's own load over the window: every record of the phase
+    // carries it and is warned of it as every suite's are; the spells
+    // judge the probed ones with it.
     let probing = team.iter().any(|r| r.probes);
-    let before = probing.then(noise::snapshot).flatten();
+    let before = noise::snapshot();
     let cut = cut || !sleep_unless_stopped(cx, window);
     let t1 = now_ns();
     let noise = noise::since(before);

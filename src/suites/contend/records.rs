@@ -155,6 +155,15 @@ pub fn phase_records(
             plan, phase, &names, figs, aggregate, probe_ns, failed,
         ));
     }
+    // Other processes' load and steal over the window, on every record of
+    // the phase (the spells set it already on the probed ones), warned of
+    // as every suite does: the run's own agents are threads of this
+    // process, so what it counts is the guest's own load beside them.
+    for r in &mut out {
+        r.noise = r.noise.or(figs.noise);
+        let w = crate::suites::record::noise_warnings(r);
+        r.warnings.extend(w);
+    }
     out
 }
 

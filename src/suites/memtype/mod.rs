@@ -1,5 +1,6 @@
-//! `bwscope memtype`: the write-combined-memory seed's experiment for every
-//! memory kind available here.
+//! `bwscope memtype`: the experiment of the codedivine.org post "Testing
+//! write bandwidth to regular, write-combined and uncached memory" (2013)
+//! for every memory kind available here.
 //!
 //! For each kind: map a buffer (timed: *setup*), copy a fixed-size regular
 //! source array into it once (timed: *first pass*, which pays the page
@@ -13,7 +14,7 @@
 //! The copy and read are the registry's asm kernels called directly with
 //! two buffers (the source is always regular memory), on one pinned cpu.
 //!
-//! **Write-combined and uncached plain RAM (`wc`, `uc`).** The seed is a
+//! **Write-combined and uncached plain RAM (`wc`, `uc`).** That post's test is a
 //! Windows program: `VirtualAlloc` with `PAGE_READWRITE | PAGE_WRITECOMBINE`
 //! or `PAGE_NOCACHE` gives any user such memory on ordinary RAM (Linux
 //! only over a device: `--device-mem`). Its author measured, copying
@@ -71,7 +72,7 @@ pub enum Target {
     Anon(PageKind),
     /// Plain RAM with a caching type of its own (`wc`, `uc`): Windows
     /// gives it to any user (`VirtualAlloc` with `PAGE_WRITECOMBINE` or
-    /// `PAGE_NOCACHE`), the seed's experiment.
+    /// `PAGE_NOCACHE`), the codedivine.org post's experiment.
     Ram(RamKind),
     Device(DeviceSpec),
 }
@@ -409,7 +410,7 @@ mod tests {
 
     #[test]
     fn break_even_cases() {
-        // The seed: regular 22 ms first, 32 MB / 3.8 GB/s per pass; WC 81 ms
+        // codedivine.org's laptop: regular 22 ms first, 32 MB / 3.8 GB/s per pass; WC 81 ms
         // first, 32 MB / 5.7 GB/s: ~20 passes.
         let (rf, rm) = (0.022, 0.032 / 3.8);
         let (wf, wm) = (0.081, 0.032 / 5.7);

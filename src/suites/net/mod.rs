@@ -6,8 +6,8 @@
 //! flow). The headline rate is receiver-side: bytes the receiving end read
 //! after the omit window, over its own clock, so a sender filling socket
 //! buffers is never mistaken for throughput. In request/answer mode the
-//! leader times each round from the start of the send to the answer (the
-//! seed's definition), so small chunks measure latency and large ones
+//! leader times each round from the start of the send to the answer (Z.
+//! Smith's `bandwidth` defines it so), so small chunks measure latency and large ones
 //! bandwidth. Both ends' counts are kept in the record.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
