@@ -30,7 +30,8 @@
 # DRAM aggregate vs likwid-bench -w S0:1GB:2, and vs STREAM Copy where a
 # STREAM binary is given: STREAM=path; the tools back to back in turn, with
 # the median of each round's own ratio beside the bests), times (suite wall times),
-# latency, memtype, net, transfer, contend (each agent of `bwscope contend`
+# latency, cores (CAS one-way vs core-to-core-latency, per-round ratios), memtype,
+# net, transfer, contend (each agent of `bwscope contend`
 # alone vs its own suite alone, and its default wall time), reports (each its own
 # scripts/compare-peers-<topic>.sh, callable alone).
 #
@@ -50,11 +51,11 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 ARCH=$(uname -m)
 if [ "$ARCH" = aarch64 ]; then
-  ALL_SECTIONS="machine clock ceilings cache threads times arm latency memtype net transfer contend reports"
+  ALL_SECTIONS="machine clock ceilings cache threads times arm latency cores memtype net transfer contend reports"
   ALL_CELLS="load load_neon load_sve128 load_sve256 load_sve512 store store_neon store_sve128
     store_sve256 store_sve512 copy copy_pair copy_nt copy_sve512"
 else
-  ALL_SECTIONS="machine clock ceilings cache threads times latency memtype net transfer contend reports"
+  ALL_SECTIONS="machine clock ceilings cache threads times latency cores memtype net transfer contend reports"
   ALL_CELLS="load_sse load_avx load_avx512 store_sse store_avx store_avx512 copy_sse copy_avx copy_avx512
   store_mem_sse store_mem_avx store_mem_avx512 copy_mem_sse copy_mem_avx copy_mem_avx512"
 fi
@@ -468,6 +469,7 @@ fenced() { # title command... : a topic script's own output, verbatim
   echo '```'
 }
 section_latency() { fenced "Latency" env BWSCOPE=$BW scripts/compare-peers-latency.sh; }
+section_cores() { fenced "Core to core vs core-to-core-latency (CAS)" scripts/compare-peers-cores.sh "$BW"; }
 section_memtype() { fenced "Memory types" env BWSCOPE=$BW scripts/compare-peers-memtype.sh; }
 section_net() { fenced "Network vs iperf3" env BWSCOPE=$BW scripts/compare-peers-net.sh; }
 section_transfer() { fenced "Host-device transfers vs clpeak" env BWSCOPE=$BW scripts/compare-peers-transfer.sh; }

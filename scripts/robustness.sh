@@ -179,6 +179,9 @@ check "--fail-if-slower -1" 2 "fail-if-slower" -- compare run.json run.json --fa
 check "plot --width 0" 2 "--width" -- plot run.json -o x.svg --width 0
 check "report into a missing directory" 2 "does not exist" -- report run.json -o /nonexistent-dir/r.html
 check "survey into an unwritable folder" 2 "cannot write" -- --out /proc/bwscope-x
+check "cores --pair naming one cpu twice" 2 "--pair" -- cores --pair 0,0
+check "cores --exchange of an unknown word" 2 "--exchange" -- cores --exchange swap
+check "cores --budget 0" 2 "--budget" -- cores --budget 0
 
 # ---- round 3 (issue 23): hijack, completeness, clobbering, secrets ----
 TWO=(cache --kernel seq_read_64_scalar --sizes 16KiB,32KiB --samples 2 --min-sample-ms 1)

@@ -113,6 +113,12 @@ static GUEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// What a guest needs: the kernel and an initramfs with `init`; None
 /// (with the reason printed) when something is missing here.
 fn prepare(init: &str) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    prepare_with(init, &[])
+}
+
+/// [`prepare`] with `extras` (paths from the repository root) in the
+/// guest's `/bin`.
+fn prepare_with(init: &str, extras: &[&str]) -> Option<(PathBuf, PathBuf, PathBuf)> {
     if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
         skip("needs an x86_64 Linux host");
         return None;
@@ -178,6 +184,11 @@ fn prepare(init: &str) -> Option<(PathBuf, PathBuf, PathBuf)> {
             .arg(&initrd)
             .arg(&bin)
             .arg(script(init))
+            .args(
+                extras
+                    .iter()
+                    .map(|e| Path::new(env!("CARGO_MANIFEST_DIR")).join(e)),
+            )
             .env("BUSYBOX", &busybox),
         "mkinitramfs.sh",
     );
@@ -402,3 +413,6 @@ fn contend_teams_on_two_nodes(log: &str, nodes: &[Value]) {
 
 #[path = "numa-vm/tiers.rs"]
 mod tiers;
+
+#[path = "numa-vm/cores.rs"]
+mod cores;

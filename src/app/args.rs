@@ -4,9 +4,9 @@
 //! directly.
 
 use crate::cli::{
-    BackendArg, CacheArgs, ContendArgs, LatencyArgs, MemoryArg, MemtypeArgs, NetDirectionArg,
-    NetModeArg, NetRunArgs, NumaArgs, PagesArg, PlacementArg, ProbeArg, RegsArgs, SampleArgs,
-    ThreadsArgs, TransferArgs,
+    BackendArg, CacheArgs, ContendArgs, CoresArgs, LatencyArgs, MemoryArg, MemtypeArgs,
+    NetDirectionArg, NetModeArg, NetRunArgs, NumaArgs, PagesArg, PlacementArg, ProbeArg, RegsArgs,
+    SampleArgs, ThreadsArgs, TransferArgs,
 };
 use crate::error::UserError;
 use crate::memory::PageKind;
@@ -63,6 +63,57 @@ pub fn cache(a: &CacheArgs) -> Result<CacheOptions, UserError> {
         memory: memory(a.memory),
         first_use: a.first_use,
         pattern: a.pattern.clone(),
+        sampling: sampling(&a.sample),
+    })
+}
+
+pub fn cores(a: &CoresArgs) -> Result<crate::suites::cores::CoresOptions, UserError> {
+    use crate::model::detail::Exchange;
+    let pair = match &a.pair {
+        None => None,
+        Some(p) => {
+            let v: Vec<u32> = p
+                .split(',')
+                .map(|x| x.trim().parse::<u32>())
+                .collect::<Result<_, _>>()
+                .ok()
+                .filter(|v: &Vec<u32>| v.len() == 2)
+                .ok_or_else(|| {
+                    UserError::flag(
+                        "--pair",
+                        format!("'{p}' is not two cpu numbers: use e.g. 0,1"),
+                    )
+                })?;
+            Some([v[0], v[1]])
+        }
+    };
+    let exchanges = match &a.exchange {
+        None => None,
+        Some(list) => Some(
+            list.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|x| {
+                    Exchange::parse(x).ok_or_else(|| {
+                        UserError::flag(
+                            "--exchange",
+                            format!("unknown exchange '{x}': use cas, hit, hitm or a list like cas,hitm"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<Exchange>, UserError>>()?,
+        ),
+    };
+    Ok(crate::suites::cores::CoresOptions {
+        cpus: a.cpus.clone(),
+        pair,
+        all_pairs: a.all_pairs,
+        exchanges,
+        per_class: a.per_class,
+        budget_s: a.budget,
+        fairness: a.fairness,
+        seed: a.seed,
+        quick: false,
         sampling: sampling(&a.sample),
     })
 }

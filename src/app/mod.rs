@@ -100,6 +100,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             Ok(args::regs(&a)),
             suites::regs::plan,
         ),
+        Command::Cores(a) => measure(
+            SuiteId::Cores,
+            &top,
+            &a.output,
+            args::cores(&a),
+            suites::cores::plan,
+        ),
         Command::Threads(a) => measure(
             SuiteId::Threads,
             &top,

@@ -82,6 +82,8 @@ pub enum Command {
     Latency(LatencyArgs),
     /// Register and stack transfer rates (reg→reg, push/pop, GPR↔vector)
     Regs(RegsArgs),
+    /// Core to core: a cache line handed between cpus (CAS, HIT, HITM one-way latency) for pairs of every class the system states, held against it; N threads on one line
+    Cores(CoresArgs),
     /// Network bandwidth over TCP: `net serve` on one machine (the transponder), `net run HOST` on the other (the leader)
     Net(NetArgs),
     /// Thread scaling: aggregate and per-thread bandwidth for 1..N pinned threads
@@ -120,6 +122,7 @@ impl Command {
             Command::Memtype(a) => Some(&mut a.output),
             Command::Latency(a) => Some(&mut a.output),
             Command::Regs(a) => Some(&mut a.output),
+            Command::Cores(a) => Some(&mut a.output),
             Command::Net(a) => match &mut a.command {
                 net::NetCommand::Run(r) => Some(&mut r.output),
                 net::NetCommand::Serve(_) => None,

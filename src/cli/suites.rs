@@ -102,6 +102,38 @@ pub struct RegsArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct CoresArgs {
+    /// One pair only, holder first (the holder's line is read by the other), e.g. 0,1
+    #[arg(long, value_name = "A,B", conflicts_with_all = ["all_pairs", "cpus"])]
+    pub pair: Option<String>,
+    /// The cpus to pair, a list or `kind:ID` (default: every cpu this process may use)
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Every pair of the cpus (the full matrix, CAS) instead of a few per class and random checks
+    #[arg(long)]
+    pub all_pairs: bool,
+    /// Exchanges, comma-separated: cas (compare-and-swap ping-pong), hit (a clean line read by the other cpu), hitm (a modified one) (default: all three)
+    #[arg(long, value_name = "LIST")]
+    pub exchange: Option<String>,
+    /// Pairs measured per class of pairs (default 3)
+    #[arg(long, value_name = "N")]
+    pub per_class: Option<usize>,
+    /// Seconds the class pairs and the random checks may take together (default: 0.1 s per cpu, 4-60 s); the checks stop when it is spent
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<f64>,
+    /// Threads of the fairness view, all incrementing one line (default: up to 16; 0: none)
+    #[arg(long, value_name = "N")]
+    pub fairness: Option<usize>,
+    /// Seed of the random pair choices (the same seed, the same pairs)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub sample: SampleArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct MemtypeArgs {
     /// Kinds to compare, comma-separated: regular,thp,nohuge,hugetlb-2M,hugetlb-1G,locked,device-wc,device-uc,device-fb,device-dumb (default: every anonymous kind plus each --device-mem)
     #[arg(long, value_name = "KINDS")]

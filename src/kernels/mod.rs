@@ -26,6 +26,7 @@ mod arm_chase;
 mod arm_rand;
 #[cfg(target_arch = "aarch64")]
 mod arm_regs;
+pub mod c2c;
 mod libc_k;
 pub mod perm;
 mod pick;

@@ -6,6 +6,7 @@
 //! kernels over private or shared buffers (`kernel`), read/write mixes
 //! (`mix`), the pointer chase (`chase`) and register loops (`regs`).
 
+pub mod c2c;
 pub mod chase;
 pub mod kernel;
 pub mod mix;

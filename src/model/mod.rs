@@ -20,6 +20,7 @@ mod run;
 mod spells;
 mod tiers;
 pub mod time;
+mod topology;
 mod uarch;
 mod warning;
 mod watch;
@@ -41,6 +42,7 @@ pub use record::{
 pub use run::{Run, Tool, Units, BYTE_CONVENTION, REVISION, SCHEMA_VERSION, VERSION_LINE};
 pub use spells::{CoreReference, Probe, ShareCause, SpellBaseline, Spells};
 pub use tiers::{HmatClaim, MemoryTiers, NodeKind, SideCache, TierNode};
+pub use topology::{CpuPlace, Topology};
 pub use uarch::{Basis, L1Rate, Uarch, UarchBasis, UarchMatch};
 pub use warning::{limits, Warning};
 pub use watch::{WatchSample, WatchState, WatchStatus};

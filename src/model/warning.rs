@@ -60,6 +60,27 @@ pub mod limits {
     /// load adds half or more to every miss (idle 100 ns to 200-300 ns
     /// near saturation on loaded-latency curves, as Intel MLC draws them).
     pub const MEMORY_LOADED: f64 = 1.5;
+    /// A HIT or HITM read of another cpu's line at or below this many
+    /// core cycles was an L1 hit: the line never left the core, so the two
+    /// cpus are one core's SMT siblings. An L1 hit takes 4-5 cycles on the
+    /// cores of bwscope's table, an L2 hit 11-16, a line from another
+    /// core 30 or more.
+    pub const SAME_CORE_READ_CYCLES: f64 = 8.0;
+    /// A CAS one-way at or below this many core cycles stayed in one
+    /// core: nviennot/core-to-core-latency's published hyperthread pairs
+    /// take 4.3-10 ns at 3-5 GHz (17-40 cycles), its fastest separate
+    /// cores 15.5 ns at ~4.5 GHz (a Ryzen 9 5950X's CCX: 70 cycles).
+    pub const SAME_CORE_CAS_CYCLES: f64 = 45.0;
+    /// Sorted pair latencies more than this factor apart start a new
+    /// latency group: a 5950X's CCX pairs spread over 15.5-20.7 ns
+    /// without a step this large, its SMT pairs (7.8) and cross-CCD pairs
+    /// (82) lie 1.9× and 4× away.
+    pub const LATENCY_GROUP_GAP: f64 = 1.3;
+    /// One package's pairs of a class at more than this multiple of its
+    /// twin's: a Dual EPYC 7R13's second socket crossed its CCXs in
+    /// 187 ns against the first's 109 (1.7×); equal sockets differ by a
+    /// few percent.
+    pub const SLOWER_TWIN: f64 = 1.3;
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -170,6 +191,48 @@ pub enum Warning {
         dram: f64,
         unit: String,
     },
+    /// Cpus the system states as separate cores answered like one core's
+    /// SMT siblings (`pairs`, holder first): their `exchange` took `ns`
+    /// (`cycles` core cycles, the pairs' median), which a line handed
+    /// between two cores cannot (see `limits::SAME_CORE_*`). A cloud
+    /// guest's two vCPUs on one physical core answer so.
+    SharesACore {
+        pairs: Vec<[u32; 2]>,
+        stated: String,
+        exchange: String,
+        ns: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cycles: Option<f64>,
+    },
+    /// Pairs of class `stated` answered like class `like` (their median
+    /// `ns` against the classes' `stated_ns` and `like_ns`), or, with no
+    /// `like`, slower than any class stated.
+    AnswersLikeClass {
+        pairs: Vec<[u32; 2]>,
+        stated: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        like: Option<String>,
+        ns: f64,
+        stated_ns: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        like_ns: Option<f64>,
+    },
+    /// The pairs of one class fall into several latency groups (`groups`:
+    /// each group's median ns and pairs): the class the system states is
+    /// several (a cache or die it does not show).
+    ClassSplits {
+        class: String,
+        groups: Vec<(f64, u32)>,
+    },
+    /// Package `package`'s pairs of class `class` took `ns` (median)
+    /// against `twin_ns` on package `twin`.
+    SlowerTwin {
+        class: String,
+        package: u32,
+        twin: u32,
+        ns: f64,
+        twin_ns: f64,
+    },
     /// A free-form warning from a suite, with a hint.
     Other { message: String, hint: String },
 }
@@ -249,6 +312,15 @@ impl Warning {
             }
             Warning::ReadsAsDram { .. } => {
                 "the cache was held by others (in a cloud guest, the host's other tenants): the figure is DRAM's at this moment, not the cache's; measure again at a quieter time"
+            }
+            Warning::SharesACore { .. } => {
+                "two threads on these cpus share one core's L1, load ports and store buffer: a two-thread figure on them is not two cores' (in a cloud guest the host placed both vCPUs on one core); give threads cpus that answer as separate cores"
+            }
+            Warning::AnswersLikeClass { .. } | Warning::ClassSplits { .. } => {
+                "the topology the system states is not the machine's (a VM's vCPUs placed elsewhere on the host, a cache the firmware does not show); place threads by the measured classes (`bwscope cores --all-pairs` draws them)"
+            }
+            Warning::SlowerTwin { .. } => {
+                "compare the packages' clocks, memory population and firmware settings, and what else runs there; place latency-bound threads on the faster package"
             }
             Warning::Other { hint, .. } => hint,
         }
@@ -377,8 +449,75 @@ impl fmt::Display for Warning {
                 f,
                 "a size inside the {level} read like DRAM: {measured:.1} {unit} against DRAM's {dram:.1} {unit}"
             ),
+            Warning::SharesACore {
+                pairs,
+                stated,
+                exchange,
+                ns,
+                cycles,
+            } => write!(
+                f,
+                "cpus {} ({stated} as the system states them) answer like one core's SMT siblings: {exchange} {ns:.1} ns{}",
+                pair_list(pairs),
+                cycles.map_or(String::new(), |c| format!(" ({c:.0} core cycles)"))
+            ),
+            Warning::AnswersLikeClass {
+                pairs,
+                stated,
+                like,
+                ns,
+                stated_ns,
+                like_ns,
+            } => match (like, like_ns) {
+                (Some(like), Some(like_ns)) => write!(
+                    f,
+                    "cpus {} (stated {stated}, {stated_ns:.1} ns) answer like {like} ({like_ns:.1} ns): {ns:.1} ns",
+                    pair_list(pairs)
+                ),
+                _ => write!(
+                    f,
+                    "cpus {} (stated {stated}, {stated_ns:.1} ns) answer slower than any stated class: {ns:.1} ns",
+                    pair_list(pairs)
+                ),
+            },
+            Warning::ClassSplits { class, groups } => write!(
+                f,
+                "the {class} pairs fall into {} latency groups: {}",
+                groups.len(),
+                groups
+                    .iter()
+                    .map(|(ns, n)| format!("{n} at {ns:.1} ns"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Warning::SlowerTwin {
+                class,
+                package,
+                twin,
+                ns,
+                twin_ns,
+            } => write!(
+                f,
+                "package {package}'s {class} pairs take {ns:.1} ns, {:.1}× package {twin}'s {twin_ns:.1} ns",
+                ns / twin_ns
+            ),
             Warning::Other { message, .. } => f.write_str(message),
         }
+    }
+}
+
+/// `0-1, 2-3` (the first few pairs, then how many more).
+fn pair_list(pairs: &[[u32; 2]]) -> String {
+    let shown: Vec<String> = pairs
+        .iter()
+        .take(6)
+        .map(|[a, b]| format!("{a}-{b}"))
+        .collect();
+    let more = pairs.len().saturating_sub(shown.len());
+    if more > 0 {
+        format!("{} and {more} more pairs", shown.join(", "))
+    } else {
+        shown.join(", ")
     }
 }
 

@@ -124,6 +124,12 @@ words! {
         Mpi = "mpi",
         /// A contend phase's agents together.
         Aggregate = "aggregate",
+        /// A cache line handed from one core to another (`bwscope
+        /// cores`): time per one-way transfer, not bytes.
+        CoreToCore = "c2c",
+        /// Atomic increments of one line shared by several cores (the
+        /// cores suite's fairness view): increments per second.
+        Atomic = "atomic",
     }
 }
 

@@ -4,7 +4,7 @@
 
 pub use super::imp::cpu::{
     allowed_cpus, caches, cpu_dir, cpuinfo, cpus, current_cpu, hwcaps, nodes, online_cpus,
-    pin_current, pin_current_to, stated_core_kinds, sve_vl_bytes, Affinity, CPUINFO,
+    pin_current, pin_current_to, stated_core_kinds, sve_vl_bytes, topology, Affinity, CPUINFO,
     PLACEMENT_ADVISORY,
 };
 

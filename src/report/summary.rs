@@ -294,7 +294,53 @@ pub fn headline(run: &Run) -> Vec<String> {
     if let Some((ns, _)) = dram_latency(run) {
         parts.push(format!("DRAM latency {ns:.0} ns"));
     }
+    parts.extend(core_to_core(run));
     parts
+}
+
+/// "core to core (CAS one-way) l3 68 ns, socket d32 140 ns": each class's
+/// median of its pairs, nearest first, and which cpus answered as one
+/// core where the system calls them two.
+fn core_to_core(run: &Run) -> Option<String> {
+    use crate::model::detail::{CoresDetail, CoresView, Exchange};
+    let classes: Vec<(&Record, String)> = ok(run)
+        .filter_map(|r| {
+            let d = r.detail.get::<CoresDetail>()?;
+            (d.case_view == Some(CoresView::Class) && d.case_exchange == Some(Exchange::Cas))
+                .then_some(())?;
+            let ns = d.one_way_ns.value()?.median;
+            Some((r, format!("{} {ns:.0} ns", d.case_class.as_deref()?)))
+        })
+        .collect();
+    if classes.is_empty() {
+        return None;
+    }
+    let mut s = format!(
+        "core to core (CAS one-way) {}",
+        classes
+            .iter()
+            .map(|c| c.1.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let shared: Vec<String> = classes
+        .iter()
+        .flat_map(|(r, _)| &r.warnings)
+        .filter_map(|w| match w {
+            Warning::SharesACore { pairs, .. } => Some(
+                pairs
+                    .iter()
+                    .map(|[a, b]| format!("{a}-{b}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            _ => None,
+        })
+        .collect();
+    if !shared.is_empty() {
+        s.push_str(&format!("; cpus {} answer as one core", shared.join(", ")));
+    }
+    Some(s)
 }
 
 /// What a record measured while its core was shared, where the

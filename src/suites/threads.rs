@@ -320,6 +320,8 @@ struct Point<'a> {
     total: u64,
     observed: &'a [Option<u32>],
     memory: &'a Option<MemoryInfo>,
+    /// Pairs of the team's cpus measured as one physical core.
+    shared: &'a [super::cores::Shared],
 }
 
 impl Point<'_> {
@@ -353,6 +355,13 @@ impl Point<'_> {
             p.cpu_node = Some(nodes[0]);
         }
         r.placement = Some(p);
+        // Two threads on one core do not make two cores' figure: said
+        // beside it wherever the team holds such a pair.
+        for sh in self.shared {
+            if sh.pair.iter().all(|c| self.cpus.contains(c)) {
+                r.warnings.push(sh.warning.clone());
+            }
+        }
         if skew > SKEW_LIMIT {
             r.warnings.push(Warning::Other {
                 message: format!(
@@ -378,6 +387,14 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
     // Aggregate best GB/s at one thread, per (kernel, size): the
     // efficiency baseline.
     let mut baseline: HashMap<(&str, u64), f64> = HashMap::new();
+    // In a guest, whether neighbouring cpus of the order are one core on
+    // the host (a few milliseconds per pair; nothing on bare metal).
+    let most = plan.counts.iter().copied().max().unwrap_or(1);
+    let shared = if most > 1 {
+        super::cores::same_core(cx.host, &plan.order[..most], cx.stop)
+    } else {
+        Vec::new()
+    };
     for &count in &plan.counts {
         let cpus: Vec<u32> = plan.order[..count].to_vec();
         let buf_len = per_thread(max_total, count) + BUFFER_SLACK;
@@ -432,6 +449,7 @@ pub fn run(plan: &ThreadsPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                     total,
                     observed: &observed,
                     memory: &mem,
+                    shared: &shared,
                 };
                 let flow = cx.finish_case(SuiteId::Threads, k.name, measured, |m| {
                     hints.insert(k.name, m.hint());

@@ -25,6 +25,7 @@ use super::headline::Quantity;
 use super::{Record, Stats};
 
 pub use cache::{Bandwidth, FirstUse};
+pub use cores::{CoresView, Exchange};
 pub use latency::{Pages, View};
 pub use memtype::BreakEven;
 pub use net::PeerView;
@@ -311,6 +312,8 @@ macro_rules! each_suite {
             latency: Latency(LatencyDetail) = "latency",
             /// Register and stack transfers (`bwscope regs`).
             regs: Regs(RegsDetail) = "regs",
+            /// A cache line handed from core to core (`bwscope cores`).
+            cores: Cores(CoresDetail) = "cores",
             /// Thread scaling (`bwscope threads`).
             threads: Threads(ThreadsDetail) = "threads",
             /// Cpu node × memory node (`bwscope numa`).

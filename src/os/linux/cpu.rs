@@ -161,6 +161,12 @@ pub fn cpus(nodes: &[Node]) -> Vec<Cpu> {
         .collect()
 }
 
+/// Every online cpu's place (core, caches shared, cluster, die, package,
+/// node, kind) and the node distances, from sysfs.
+pub fn topology() -> crate::model::Topology {
+    crate::os::parse::topology::from_sysfs(&|p: &str| read(format!("/sys/devices/{p}")))
+}
+
 /// Caches as the system lists them for `cpu` (sysfs; source `sysfs`).
 pub fn caches(cpu: u32) -> Vec<Cache> {
     let mut out = Vec::new();

@@ -136,6 +136,13 @@ pub fn cpus(_nodes: &[Node]) -> Vec<Cpu> {
     online_cpus().into_iter().map(|id| cpu_of(h, id)).collect()
 }
 
+/// Every cpu's place from what the system states of its cores, caches,
+/// nodes and kinds (no sysfs here: no die or cluster).
+pub fn topology() -> crate::model::Topology {
+    let nodes = nodes();
+    crate::os::parse::topology::compose(&cpus(&nodes), &caches, &nodes, stated_core_kinds())
+}
+
 /// Caches of `cpu`'s performance level (`hw.perflevelN.*`; the plain
 /// `hw.l1dcachesize` would be the efficiency cores').
 pub fn caches(cpu: u32) -> Vec<Cache> {

@@ -6,6 +6,7 @@
 pub mod smaps;
 pub mod sysctl;
 pub mod tiers;
+pub mod topology;
 pub mod winlpi;
 
 /// The value of a `Key: N kB` line (`/proc/meminfo`, `/proc/self/status`),

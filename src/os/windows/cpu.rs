@@ -178,6 +178,13 @@ pub fn cpus(nodes: &[Node]) -> Vec<Cpu> {
         .collect()
 }
 
+/// Every cpu's place from what the system states of its cores, caches,
+/// nodes and kinds (no sysfs here: no die or cluster).
+pub fn topology() -> crate::model::Topology {
+    let nodes = nodes();
+    crate::os::parse::topology::compose(&cpus(&nodes), &caches, &nodes, stated_core_kinds())
+}
+
 /// Caches as the system lists them for `cpu`.
 pub fn caches(cpu: u32) -> Vec<Cache> {
     let mut out: Vec<Cache> = lpi()

@@ -30,6 +30,13 @@ pub fn family_of(f: &Figure) -> String {
 /// The HELP of a figure family: the same for every figure in it (readers
 /// such as node_exporter merge a family's files and want one help).
 pub fn help_of(f: &Figure) -> String {
+    // A family whose figures are not a sample's best says what they are.
+    if let Some((_, unit)) = OWN_UNITS.iter().find(|(family, _)| *family == f.family) {
+        return format!(
+            "bwscope's {} figures, in {unit}; the label figure names each (docs/metrics.md).",
+            f.family.replace('_', " ")
+        );
+    }
     let unit = match f.quantity {
         Quantity::Bandwidth => {
             "bytes per second (bytes read + written as the kernel declares them; the best of its samples)"
@@ -43,6 +50,13 @@ pub fn help_of(f: &Figure) -> String {
         f.family.replace('_', " ")
     )
 }
+
+/// Families whose unit phrase is their own: the cores suite's classes are
+/// each the median of their fastest pair's samples (`CoresDetail::judged`).
+const OWN_UNITS: &[(&str, &str)] = &[(
+    "core_to_core",
+    "seconds per one-way transfer of a cache line between two cpus of the class (its fastest pair's median)",
+)];
 
 /// The unit words a figure's metric key carries (`dram_read_gbps`,
 /// `tier_cxl_read_gbps_cpu0_mem2`), left out of the `figure` label so no

@@ -13,6 +13,8 @@
 //! - `contend`: stacked bars, one per phase (each agent's GB/s a segment,
 //!   the aggregate above, the sum of the alones marked), and the phase ×
 //!   agent matrix as a heatmap;
+//! - `cores`: a bar per class of cpu pairs (CAS one-way ns), the class ×
+//!   exchange matrix, and the cpu × cpu heatmap of the measured pairs;
 //! - `threads`, or any suite whose records differ only in thread count: the
 //!   metric against threads (linear x);
 //! - anything with two or more working-set sizes (`cache`, `latency`,
@@ -29,6 +31,7 @@ use super::metric::{self, StatKind};
 use super::Exporter;
 
 mod contend;
+mod cores;
 mod draw;
 mod lines;
 mod marks;
@@ -162,6 +165,10 @@ pub fn charts(run: &Run, stat: StatKind) -> Vec<Chart> {
         let threads = distinct(&|r| r.threads.to_string());
         if suite == SuiteId::Numa {
             out.extend(numa_heatmaps(suite, &recs, stat));
+        } else if suite == SuiteId::Cores {
+            out.extend(cores::by_class(&recs, stat));
+            out.extend(cores::exchanges(&recs, stat));
+            out.extend(cores::matrix(&recs, stat));
         } else if suite == SuiteId::Contend {
             out.extend(contend::bars(&recs));
             out.extend(contend::matrix(&recs));

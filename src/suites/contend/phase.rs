@@ -33,6 +33,14 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
         cx.push(r)?;
     }
     cx.plan_steps(plan.phases.len() as u64 + 1);
+    // Before any agent spins: in a guest, whether a CPU team's
+    // neighbouring cpus are one core on the host.
+    let shared: Vec<crate::suites::cores::Shared> = plan
+        .agents
+        .iter()
+        .filter(|a| a.kind() == AgentKind::Cpu && a.cpus().len() > 1)
+        .flat_map(|a| crate::suites::cores::same_core(cx.host, a.cpus(), cx.stop))
+        .collect();
     cx.step("starting the agents");
     let mut running: Vec<Option<Running>> = Vec::new();
     let start = Start {
@@ -105,7 +113,15 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
                 figures.alone[0] = Some(f.gbps);
             }
         }
-        for r in records::phase_records(plan, phase, &members, &figures, cx.host) {
+        for mut r in records::phase_records(plan, phase, &members, &figures, cx.host) {
+            // A CPU team on one core's two threads says so beside its figure.
+            if r.detail.get::<crate::model::detail::ContendDetail>()
+                .is_some_and(|d| d.agent_kind == Some(AgentKind::Cpu))
+            {
+                for sh in shared.iter().filter(|sh| sh.pair.iter().all(|c| r.cpus.contains(c))) {
+                    r.warnings.push(sh.warning.clone());
+                }
+            }
             cx.push(r)?;
         }
     }
