@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 /// Quick samples: a 1 MiB set, two samples of 1 ms per figure.
 const QUICK: [&str; 6] = ["--size", "1MiB", "--samples", "2", "--min-sample-ms", "1"];
 
+/// The states docs/watch.md lists, one gauge each.
+const WATCH_STATES: [&str; 5] = ["ok", "core_shared", "memory_contended", "noisy", "stepped"];
+
 fn bin() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("bwscope")
 }
@@ -144,7 +147,13 @@ fn samples_land_in_both_grammars_and_the_reference_parser_reads_openmetrics() {
         .lines()
         .filter(|l| l.starts_with("bwscope_watch_state{"))
         .collect();
-    assert_eq!(states.len(), 4, "{text}");
+    assert_eq!(states.len(), WATCH_STATES.len(), "{text}");
+    for s in WATCH_STATES {
+        assert!(
+            states.iter().any(|l| l.contains(&format!("state=\"{s}\""))),
+            "{s}: {text}"
+        );
+    }
     assert_eq!(
         states.iter().filter(|l| l.ends_with(" 1")).count(),
         1,
@@ -295,4 +304,46 @@ fn bad_watch_input_is_refused_with_the_flag() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(flag), "{args:?}: {err}");
     }
+}
+
+/// `--retain N` keeps this machine's newest N watch samples in the store
+/// and forgets older ones; `history --suite watch` lists what is kept.
+#[test]
+fn the_store_keeps_the_newest_retained_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite3");
+    let store = store.to_str().unwrap();
+    let watch = |count: &str, retain: &str| {
+        let out = common::bwscope()
+            .args([
+                "watch", "--every", "10ms", "--count", count, "--retain", retain,
+            ])
+            .args(QUICK)
+            .args(["--history", store])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let listed = || {
+        let out = common::bwscope()
+            .args(["history", "--suite", "watch", "--history", store])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.lines().filter(|l| l.contains(" watch ")).count()
+    };
+    watch("5", "100");
+    assert_eq!(listed(), 5);
+    watch("2", "3");
+    assert_eq!(listed(), 3);
+    let out = common::bwscope()
+        .args(["watch", "--retain", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--retain"));
 }

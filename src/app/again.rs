@@ -17,7 +17,10 @@ use crate::report::summary;
 use crate::suites::cache::{self, CacheOptions};
 use crate::suites::Flow;
 
+use std::sync::Arc;
+
 use super::runner::Recorder;
+use crate::measure::probe::SpellProbes;
 
 /// The headline DRAM read records of `run`: one thread, all cores.
 fn headlines(run: &Run) -> Vec<String> {
@@ -33,7 +36,7 @@ fn headlines(run: &Run) -> Vec<String> {
 
 /// Measure `r`'s case again on `host`: the cache sweep's case alone, or
 /// the threads suite's survey plan (both thread counts, one pass).
-fn again(r: &Record, run: &Run) -> anyhow::Result<Vec<Record>> {
+fn again(r: &Record, run: &Run, probes: &Arc<SpellProbes>) -> anyhow::Result<Vec<Record>> {
     let host = &run.host;
     let suite = match r.suite() {
         crate::model::SuiteId::Cache => {
@@ -63,7 +66,7 @@ fn again(r: &Record, run: &Run) -> anyhow::Result<Vec<Record>> {
         host.clone(),
         run.display_units,
     );
-    let mut rec = Recorder::quiet(Sink::new(fresh, &[])?);
+    let mut rec = Recorder::quiet(Sink::new(fresh, &[])?, probes.clone());
     match rec.measure(host, suite.as_ref())? {
         Flow::Done => Ok(rec.sink.run().records.clone()),
         Flow::Stopped => Ok(Vec::new()),
@@ -99,14 +102,15 @@ pub(crate) fn turn(at: &str, x: &Record) -> Option<Turn> {
 
 /// Measure the headline DRAM reads once more and put every such record's
 /// turns on it (with a warning where the memory was contended from
-/// outside); a stop request ends it with what was done.
-pub fn dram_reads(run: &mut Run) -> anyhow::Result<Flow> {
+/// outside); a stop request ends it with what was done. `probes`: the
+/// run's spell probes.
+pub fn dram_reads(run: &mut Run, probes: &Arc<SpellProbes>) -> anyhow::Result<Flow> {
     let online = run.host.cpus.len();
     for key in headlines(run) {
         let Some(r) = run.records.iter().find(|r| r.case_key() == key) else {
             continue;
         };
-        let fresh = again(r, run)?;
+        let fresh = again(r, run, probes)?;
         let Some(new) = fresh.iter().find(|n| n.case_key() == key) else {
             return Ok(Flow::Stopped);
         };

@@ -5,7 +5,6 @@
 //! one `history_ignored` warning.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
 use crate::cli::Cli;
 use crate::error::UserError;
@@ -13,33 +12,40 @@ use crate::history::{self, Mode, Place, Provenance, Store};
 use crate::model::headline::Figure;
 use crate::model::{options, Run, Warning};
 
-/// The history flags of this process (`--history`, `--no-history`,
-/// `--history-hostname`), set once by `dispatch`.
+/// Where this invocation's history is and what it keeps (`--history`,
+/// `--no-history`, `--history-hostname`, `BWSCOPE_HISTORY`): read once
+/// by `dispatch` into the run context (`app::Context`), handed to what
+/// records or reads runs. Never a process static: a test or a library
+/// caller says where its history is by giving a value.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub place: Place,
     pub hostname: bool,
 }
 
-static SETTINGS: OnceLock<Settings> = OnceLock::new();
+impl Settings {
+    pub fn of(cli: &Cli) -> Settings {
+        Settings {
+            place: history::place(cli.history.as_deref(), cli.no_history),
+            hostname: cli.history_hostname,
+        }
+    }
 
-pub fn configure(cli: &Cli) {
-    let _ = SETTINGS.set(Settings {
-        place: history::place(cli.history.as_deref(), cli.no_history),
-        hostname: cli.history_hostname,
-    });
-}
+    /// No history: nothing recorded, nothing read.
+    pub fn off() -> Settings {
+        Settings {
+            place: Place::Off,
+            hostname: false,
+        }
+    }
 
-/// This process's history flags (`Place::Off` before `configure`).
-pub fn settings_place() -> Settings {
-    settings()
-}
-
-fn settings() -> Settings {
-    SETTINGS.get().cloned().unwrap_or(Settings {
-        place: Place::Off,
-        hostname: false,
-    })
+    /// The history at `path`.
+    pub fn at(path: &std::path::Path) -> Settings {
+        Settings {
+            place: Place::At(path.to_path_buf()),
+            hostname: false,
+        }
+    }
 }
 
 /// The run's headline figures (`report::headline`: the summary's, the
@@ -53,17 +59,24 @@ pub fn figures(run: &Run) -> Vec<Figure> {
 pub struct Session {
     store: Option<Store>,
     warned: bool,
+    /// Keep host names (`--history-hostname`).
+    hostname: bool,
 }
 
 impl Session {
-    /// Open this process's store; a failure is said once, on stderr.
-    pub fn open() -> Session {
+    /// Open the store `settings` name; a failure is said once, on stderr.
+    pub fn open(settings: &Settings) -> Session {
+        Session::opened(settings, Mode::Create)
+    }
+
+    fn opened(settings: &Settings, mode: Mode) -> Session {
         let mut s = Session {
             store: None,
             warned: false,
+            hostname: settings.hostname,
         };
-        if let Place::At(path) = settings().place {
-            match Store::open(&path, Mode::Create) {
+        if let Place::At(path) = &settings.place {
+            match Store::open(path, mode) {
                 Ok(store) => s.store = store,
                 Err(w) => s.warn(&w),
             }
@@ -105,18 +118,18 @@ impl Session {
 
     /// A session on the existing store only (nothing made): for reading
     /// a saved run's standing (`compare`).
-    pub fn existing() -> Session {
-        let mut s = Session {
-            store: None,
-            warned: false,
-        };
-        if let Place::At(path) = settings().place {
-            match Store::open(&path, Mode::Existing) {
-                Ok(store) => s.store = store,
-                Err(w) => s.warn(&w),
-            }
-        }
-        s
+    pub fn existing(settings: &Settings) -> Session {
+        Session::opened(settings, Mode::Existing)
+    }
+
+    /// The open store, when there is one.
+    pub fn store(&mut self) -> Option<&mut Store> {
+        self.store.as_mut()
+    }
+
+    /// Say `w` (a store that failed) once, and use the store no more.
+    pub fn failed(&mut self, w: &Warning) {
+        self.warn(w);
     }
 
     /// Append the finished `run`.
@@ -124,7 +137,7 @@ impl Session {
         let how = Provenance {
             source: "local",
             imported_from: None,
-            hostname: settings().hostname,
+            hostname: self.hostname,
             node: None,
         };
         if let Some(store) = &mut self.store {
@@ -161,9 +174,9 @@ pub fn not_the_store(flag: &'static str, out: &str, store: &Path) -> Result<(), 
 /// The lines saying where saved `run`'s headline figures sit among its
 /// machine's runs in the store (its own record left out); empty when the
 /// store holds no earlier run of that machine.
-pub fn standing_lines(run: &Run) -> Vec<String> {
+pub fn standing_lines(settings: &Settings, run: &Run) -> Vec<String> {
     let mut run = run.clone();
-    Session::existing().judge(&mut run);
+    Session::existing(settings).judge(&mut run);
     match &run.history {
         Some(h) if h.earlier_runs > 0 => crate::report::standing::lines(&run),
         _ => Vec::new(),

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::history::{figures, settings_place, Settings};
+use super::history::{figures, Settings};
 use crate::cli::{HistoryAction, HistoryArgs, HistoryForgetArgs, HistoryListArgs, HistoryShowArgs};
 use crate::error::{UserError, EXIT_NOT_JUDGED, EXIT_OK};
 use crate::history::{Filter, Mode, Place, Point, Provenance, Recorded, Store};
@@ -20,8 +20,8 @@ macro_rules! outln {
     };
 }
 
-pub fn command(a: &HistoryArgs) -> anyhow::Result<u8> {
-    let Settings { place, hostname } = settings_place();
+pub fn command(cx: &super::Context, a: &HistoryArgs) -> anyhow::Result<u8> {
+    let Settings { place, hostname } = cx.history.clone();
     let Place::At(path) = place else {
         return Err(UserError::flag(
             "--no-history",
@@ -99,16 +99,22 @@ fn date(s: &str, flag: &'static str) -> Result<crate::util::date::Timestamp, Use
     crate::util::date::parse_instant(s).map_err(|m| UserError::flag(flag, m))
 }
 
-/// `--suite` names a suite bwscope has (a store holds no other).
+/// Commands whose runs are not one suite's: `--suite` takes their names
+/// too, matching the runs they made (`--suite watch`: every watch sample).
+const COMMANDS: [&str; 3] = ["survey", "watch", "fleet"];
+
+/// `--suite` names a suite bwscope has, or one of [`COMMANDS`] (a store
+/// holds no other).
 fn suite(s: &Option<String>) -> Result<Option<String>, UserError> {
     match s {
-        Some(name) if SuiteId::parse(name).is_none() => {
+        Some(name) if SuiteId::parse(name).is_none() && !COMMANDS.contains(&name.as_str()) => {
             let names: Vec<&str> = SuiteId::ALL.iter().map(|s| s.name()).collect();
             Err(UserError::flag(
                 "--suite",
                 format!(
-                    "there is no suite {name:?}; the suites are {}",
-                    names.join(", ")
+                    "there is no suite {name:?}; the suites are {}, and the runs of {} by their command's name",
+                    names.join(", "),
+                    COMMANDS.join(", ")
                 ),
             ))
         }

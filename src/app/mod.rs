@@ -5,6 +5,7 @@
 pub(crate) mod again;
 pub mod args;
 pub mod command;
+pub mod context;
 pub mod fleet;
 pub mod history;
 pub mod history_cmd;
@@ -15,6 +16,8 @@ pub mod reports;
 pub mod runner;
 pub mod survey;
 pub mod watch;
+
+pub use context::Context;
 
 use crate::cli::{Cli, Command, NetArgs, NetCommand, OutputArgs, UnitsArg};
 use crate::error::UserError;
@@ -35,10 +38,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         return Ok(crate::error::EXIT_INTERRUPTED);
     }
     prepare(&cli)?;
-    history::configure(&cli);
+    let cx = Context::of(&cli);
     let top = cli.output.clone();
     let Some(command) = cli.command else {
-        return survey::run(&top, &cli.survey);
+        return survey::run(&cx, &top, &cli.survey);
     };
     match command {
         Command::Info(mut a) => {
@@ -67,19 +70,20 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Compare(a) => {
             no_output("compare", &top)?;
-            reports::compare(&a)
+            reports::compare(&cx, &a)
         }
         Command::Watch(a) => {
             no_output("watch", &top)?;
-            watch::run(&a)
+            watch::run(&cx, &a)
         }
         Command::History(a) => {
             no_output("history", &top)?;
-            history_cmd::command(&a)
+            history_cmd::command(&cx, &a)
         }
-        Command::Fleet(a) => fleet::command(&a, &merge(&top, &a.output)),
-        Command::Net(a) => net_command(&a, &top),
+        Command::Fleet(a) => fleet::command(&cx, &a, &merge(&top, &a.output)),
+        Command::Net(a) => net_command(&cx, &a, &top),
         Command::Cache(a) => measure(
+            &cx,
             SuiteId::Cache,
             &top,
             &a.output,
@@ -87,6 +91,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             suites::cache::plan,
         ),
         Command::Latency(a) => measure(
+            &cx,
             SuiteId::Latency,
             &top,
             &a.output,
@@ -94,6 +99,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             suites::latency::plan,
         ),
         Command::Regs(a) => measure(
+            &cx,
             SuiteId::Regs,
             &top,
             &a.output,
@@ -101,6 +107,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             suites::regs::plan,
         ),
         Command::Cores(a) => measure(
+            &cx,
             SuiteId::Cores,
             &top,
             &a.output,
@@ -108,6 +115,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             suites::cores::plan,
         ),
         Command::Threads(a) => measure(
+            &cx,
             SuiteId::Threads,
             &top,
             &a.output,
@@ -115,6 +123,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             suites::threads::plan,
         ),
         Command::Numa(a) => measure(
+            &cx,
             SuiteId::Numa,
             &top,
             &a.output,
@@ -122,6 +131,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             suites::numa::plan,
         ),
         Command::Memtype(a) => measure(
+            &cx,
             SuiteId::Memtype,
             &top,
             &a.output,
@@ -129,6 +139,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             suites::memtype::plan,
         ),
         Command::Transfer(a) => measure(
+            &cx,
             SuiteId::Transfer,
             &top,
             &a.output,
@@ -136,6 +147,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             suites::transfer::plan,
         ),
         Command::Contend(a) => measure(
+            &cx,
             SuiteId::Contend,
             &top,
             &a.output,
@@ -165,6 +177,7 @@ fn polls_stop(cli: &Cli) -> bool {
         | Command::Memtype(_)
         | Command::Latency(_)
         | Command::Regs(_)
+        | Command::Cores(_)
         | Command::Net(_)
         | Command::Threads(_)
         | Command::Numa(_)
@@ -176,13 +189,13 @@ fn polls_stop(cli: &Cli) -> bool {
 }
 
 /// `net serve` answers tests; `net run` measures like the other suites.
-fn net_command(a: &NetArgs, top: &OutputArgs) -> anyhow::Result<u8> {
+fn net_command(cx: &Context, a: &NetArgs, top: &OutputArgs) -> anyhow::Result<u8> {
     match &a.command {
         NetCommand::Serve(s) => {
             no_output("net serve", top)?;
             net::serve(s)
         }
-        NetCommand::Run(r) => measure(SuiteId::Net, top, &r.output, args::net(r), |o, _| {
+        NetCommand::Run(r) => measure(cx, SuiteId::Net, top, &r.output, args::net(r), |o, _| {
             suites::net::plan(o)
         }),
     }
@@ -228,6 +241,7 @@ fn prepare(cli: &Cli) -> Result<(), UserError> {
 /// A measuring subcommand: the suite `id` with options `o` (its flags,
 /// converted), planned for this machine by `plan` and run by the runner.
 fn measure<O, S: Suite + 'static>(
+    cx: &Context,
     id: SuiteId,
     top: &OutputArgs,
     own: &OutputArgs,
@@ -236,7 +250,7 @@ fn measure<O, S: Suite + 'static>(
 ) -> anyhow::Result<u8> {
     let out = merge(top, own);
     let o = o?;
-    runner::command(id, &out, |h| Ok(Box::new(plan(&o, h)?)))
+    runner::command(cx, id, &out, |h| Ok(Box::new(plan(&o, h)?)))
 }
 
 /// Write `bytes` to FILE, or to stdout for `-`.

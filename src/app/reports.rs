@@ -255,7 +255,7 @@ fn compare_fleets(a: &CompareArgs) -> anyhow::Result<Option<u8>> {
     Ok(Some(EXIT_OK))
 }
 
-pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
+pub fn compare(cx: &super::Context, a: &CompareArgs) -> anyhow::Result<u8> {
     if let Some(p) = a.fail_if_slower {
         if !(p >= 0.0 && p.is_finite()) {
             return Err(UserError::flag(
@@ -286,7 +286,7 @@ pub fn compare(a: &CompareArgs) -> anyhow::Result<u8> {
     // Is the newest run's figure normal for its machine? (The table only:
     // the JSON and Markdown stay what they were.)
     if let (CompareFormat::Table, Some((p, last))) = (a.format, runs.last()) {
-        let lines = super::history::standing_lines(last);
+        let lines = super::history::standing_lines(&cx.history, last);
         if !lines.is_empty() {
             let mut s = format!("\nhistory of {p}'s machine:\n");
             for l in lines {

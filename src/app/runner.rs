@@ -3,8 +3,11 @@
 //! print the view → exit code. Suites only plan and measure; everything a
 //! person or a file sees happens here.
 
+use std::sync::Arc;
+
 use crate::cli::{OutputArgs, UnitsArg};
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
+use crate::measure::probe::SpellProbes;
 use crate::model::{Host, Record, Run, SuiteId, Units, Warning};
 use crate::report::progress::Progress;
 use crate::report::sink::{End, Sink};
@@ -17,20 +20,14 @@ pub fn units(u: UnitsArg) -> Units {
     }
 }
 
-/// Tell the spell probes (`measure::probe`) what this host's core allows
-/// and how large a set reaches its DRAM: the latency curve's last level
-/// where the knee probe measured it, else CPUID's.
-pub(crate) fn spell_probes_for(host: &Host) {
-    use crate::measure::probe;
-    let width = probe::core_kernel().map(|k| k.width_bits);
-    probe::set_core_limit(width.and_then(|w| host.l1_bytes_per_cycle("read", Some(w))));
-    probe::set_chase_bytes(host.llc_size(crate::model::Curve::Latency));
-}
-
 /// Where a running suite's records go: the run's sink (files as records
-/// complete) and the progress bar on stderr.
+/// complete) and the progress bar on stderr; and the run's spell probes,
+/// which every suite of the run samples with.
 pub struct Recorder {
     pub sink: Sink,
+    /// The run's spell probes and their baseline: the run's own, so its
+    /// records are judged by its readings alone.
+    probes: Arc<SpellProbes>,
     progress: Progress,
     /// A step is under way (the next one completes it).
     in_step: bool,
@@ -47,13 +44,14 @@ impl Recorder {
         out: &OutputArgs,
         host: Host,
     ) -> Result<Recorder, UserError> {
-        spell_probes_for(&host);
+        let probes = SpellProbes::for_host(&host);
         let mut run = Run::new(command, options, host, units(out.units));
         run.warnings = suites::host_warnings(&run.host);
         let sink = Sink::new(run, &out.files)?;
         let progress = Progress::new(sink.stdout_taken());
         Ok(Recorder {
             sink,
+            probes,
             progress,
             in_step: false,
             notes: true,
@@ -61,11 +59,14 @@ impl Recorder {
     }
 
     /// A recorder into `sink` that shows nothing: no progress, no notes
-    /// (a fleet node's run, collected by rank 0).
-    pub fn quiet(mut sink: Sink) -> Recorder {
+    /// (a fleet node's run, collected by rank 0; a watch sample), taking
+    /// the spell probes `probes` (the run's: a watch's samples share one
+    /// series of readings).
+    pub fn quiet(mut sink: Sink, probes: Arc<SpellProbes>) -> Recorder {
         sink.echo_warnings = false;
         Recorder {
             sink,
+            probes,
             progress: Progress::new(true),
             in_step: false,
             notes: false,
@@ -85,7 +86,8 @@ impl Recorder {
         suite: &dyn Suite,
         stop: &'static std::sync::atomic::AtomicBool,
     ) -> anyhow::Result<Flow> {
-        let mut cx = Ctx::new(host, stop, self);
+        let probes = self.probes.clone();
+        let mut cx = Ctx::new(host, stop, &probes, self);
         let flow = suite.run(&mut cx);
         self.progress.bar().finish_and_clear();
         // A stop request that arrived after the last sample still marks
@@ -96,12 +98,17 @@ impl Recorder {
         }
     }
 
+    /// The run's spell probes.
+    pub fn probes(&self) -> &Arc<SpellProbes> {
+        &self.probes
+    }
+
     /// Close the files, saying how the run ended: every record's spells
     /// judged again against the whole run's baseline first (a run that
     /// began in a contended spell took it for the baseline until then),
     /// and last-cache sizes that read like DRAM said so.
     pub fn finish(mut self, end: End) -> Result<Run, UserError> {
-        let base = crate::measure::probe::baseline();
+        let base = self.probes.baseline();
         let run = self.sink.run_mut();
         for r in &mut run.records {
             suites::spells::rejudge(r, &base);
@@ -172,6 +179,7 @@ impl Out for Recorder {
 /// Run one suite as a command: the whole life of `bwscope <suite> …`
 /// (its descriptor says whether the host facts need the core clock).
 pub fn command(
+    cx: &super::Context,
     id: SuiteId,
     out: &OutputArgs,
     plan: impl FnOnce(&Host) -> Result<Box<dyn Suite>, UserError>,
@@ -193,7 +201,7 @@ pub fn command(
         rec.sink.echo_warnings = false;
     }
     let failed = flow.is_err();
-    let mut history = super::history::Session::open();
+    let mut history = super::history::Session::open(&cx.history);
     history.judge(rec.sink.run_mut());
     let (run, flow) = rec.finish_after(flow);
     if let Some(run) = run.as_ref().filter(|r| !r.records.is_empty()) {

@@ -43,7 +43,7 @@ fn prepare_dir(args: &SurveyArgs) -> Result<Option<Folder>, UserError> {
     }
 }
 
-pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
+pub fn run(cx: &super::Context, out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
     let t0 = Instant::now();
     let dir = prepare_dir(args)?;
     let mut out = out.clone();
@@ -94,12 +94,14 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         if tty {
             eprintln!("[{steps}/{steps}] again: the DRAM reads once more, for their spread");
         }
-        flow = super::again::dram_reads(rec.sink.run_mut());
+        let probes = rec.probes().clone();
+        flow = super::again::dram_reads(rec.sink.run_mut(), &probes);
     }
     // The summary below says the same as the per-kind warning lines, more
     // briefly; critical warnings were already printed as they happened.
     rec.sink.echo_warnings = false;
-    let mut history = super::history::Session::open();
+    let probes = rec.probes().clone();
+    let mut history = super::history::Session::open(&cx.history);
     history.judge(rec.sink.run_mut());
     let (run, flow) = rec.finish_after(flow.map_err(survey_memory));
     // Nothing measured (stopped at once, or failed at once): nothing to
@@ -128,7 +130,7 @@ pub fn run(out: &OutputArgs, args: &SurveyArgs) -> anyhow::Result<u8> {
         &run,
         saved.as_deref(),
         t0.elapsed(),
-        crate::measure::probe::spent(),
+        probes.spent(),
     );
     if quiet {
         // stdout carries JSON/CSV; the summary still reaches a person.

@@ -21,7 +21,7 @@ pub struct HistoryListArgs {
     /// Only runs started at or after this UTC date or time (2026-11-01, 2026-11-01T12:00:00Z)
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
-    /// Only runs with records of this suite (cache, latency, …)
+    /// Only runs with records of this suite (cache, latency, …), or the runs of one command (survey, watch, fleet)
     #[arg(long, value_name = "SUITE")]
     pub suite: Option<String>,
     /// Write the runs (or with `show`, the series) as JSON to FILE ('-' = stdout)

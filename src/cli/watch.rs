@@ -28,4 +28,7 @@ pub struct WatchArgs {
     /// Minimum duration of one of those samples in ms (default 10)
     #[arg(long, value_name = "MS")]
     pub min_sample_ms: Option<f64>,
+    /// Keep this machine's newest N watch samples in the history store, forgetting older ones (default 4032: two weeks at 5 minutes); the usual figures rest on the newest 1000 clean ones at most
+    #[arg(long, value_name = "N")]
+    pub retain: Option<u64>,
 }

@@ -91,7 +91,7 @@ impl Store {
              FROM runs r
              WHERE ",
             machine_is!("r.machine", "1"),
-            " AND (?2 IS NULL OR EXISTS (SELECT 1 FROM rows w
+            " AND (?2 IS NULL OR r.command = ?2 OR EXISTS (SELECT 1 FROM rows w
                     JOIN cases c ON c.id = w.case_id
                     WHERE w.run_id = r.id AND c.suite = ?2))
              ORDER BY r.started_at, r.id"
@@ -295,6 +295,19 @@ impl Store {
             .execute("DELETE FROM runs WHERE id = ?1", [id])
             .map_err(|e| self.warn(e))?;
         Ok(n > 0)
+    }
+
+    /// Forget `machine`'s watch samples (runs of command `watch`) beyond
+    /// the newest `keep`: watch's retention (`watch --retain`).
+    pub fn forget_watch_beyond(&mut self, machine: &str, keep: u64) -> Result<usize, Warning> {
+        self.conn
+            .execute(
+                "DELETE FROM runs WHERE command = 'watch' AND machine = ?1 AND id NOT IN
+                   (SELECT id FROM runs WHERE command = 'watch' AND machine = ?1
+                    ORDER BY started_at DESC, id DESC LIMIT ?2)",
+                params![machine, keep.min(i64::MAX as u64) as i64],
+            )
+            .map_err(|e| self.warn(e))
     }
 
     /// Forget every run started before the instant `before` (each run's

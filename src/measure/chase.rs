@@ -91,8 +91,11 @@ impl Workload for Chase {
         })
     }
 
-    fn probe(&mut self) -> Option<crate::model::Probe> {
-        self.probes.then(|| super::probe::read(true))
+    fn probe(
+        &mut self,
+        probes: &std::sync::Arc<super::probe::SpellProbes>,
+    ) -> Option<crate::model::Probe> {
+        self.probes.then(|| probes.read(true))
     }
 }
 

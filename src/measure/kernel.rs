@@ -102,11 +102,12 @@ impl Workload for TeamKernel<'_> {
         self.team.verify(&self.job)
     }
 
-    fn probe(&mut self) -> Option<crate::model::Probe> {
+    fn probe(&mut self, probes: &Arc<super::probe::SpellProbes>) -> Option<crate::model::Probe> {
         if !self.probes {
             return None;
         }
-        let each = self.team.run_each(|i, _| super::probe::read(i == 0));
+        let probes = probes.clone();
+        let each = self.team.run_each(move |i, _| probes.read(i == 0));
         super::probe::combine(&each)
     }
 

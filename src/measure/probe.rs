@@ -27,12 +27,12 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use crate::kernels::{loops, Kernel, KernelArgs, Op, Pattern};
 use crate::memory::{Buffer, PageKind};
-use crate::model::{limits, CoreReference, Probe, SpellBaseline};
+use crate::model::{limits, CoreReference, Curve, Host, Probe, SpellBaseline};
 use crate::os::time::thread_run;
 
 /// Bytes the core probe reads: inside every core's L1.
@@ -153,40 +153,37 @@ struct MemChain {
     kernel: &'static Kernel,
 }
 
-// SAFETY: the chain is only read through `cur` by whichever thread holds
-// the mutex around it; the buffer is owned and never freed while shared.
+// SAFETY: the chain is only read by whichever thread holds the mutex
+// around it (`SpellProbes::chain`); the buffer is owned and never freed
+// while shared.
 unsafe impl Send for MemChain {}
 
-static CHAIN: Mutex<Option<Result<MemChain, ()>>> = Mutex::new(None);
-static CHASE_BYTES: OnceLock<usize> = OnceLock::new();
-
-/// Size the memory probe's set for this run (at most once, before the
-/// first probe): four times the last-level cache the process sees, at
-/// least [`DEFAULT_CHASE_BYTES`], at most 256 MiB. The part of the chain
-/// that the caches hold after it is written (the last-level cache's worth
-/// of the highest addresses) reads at L3 latency until a DRAM-sized
-/// sample evicts it: at twice the cache, half the chain did, the quiet
-/// reading (10th percentile) came from those probes, and a 2-vCPU Zen 4
-/// guest's survey called the probes after every DRAM sample "loaded"
-/// (39-60 of 254 records, none of them contended). At four times, a
-/// quarter, spread over every probe (the chain is written in address
-/// order, not walk order).
-pub fn set_chase_bytes(last_level_cache: Option<u64>) {
+/// The memory probe's set for a run whose last-level cache is
+/// `last_level_cache`: four times it, at least [`DEFAULT_CHASE_BYTES`], at
+/// most 256 MiB. The part of the chain that the caches hold after it is
+/// written (the last-level cache's worth of the highest addresses) reads
+/// at L3 latency until a DRAM-sized sample evicts it: at twice the cache,
+/// half the chain did, the quiet reading (10th percentile) came from
+/// those probes, and a 2-vCPU Zen 4 guest's survey called the probes
+/// after every DRAM sample "loaded" (39-60 of 254 records, none of them
+/// contended). At four times, a quarter, spread over every probe (the
+/// chain is written in address order, not walk order).
+pub fn chase_bytes_for(last_level_cache: Option<u64>) -> usize {
     let want = last_level_cache.map_or(DEFAULT_CHASE_BYTES, |l| (4 * l) as usize);
-    let _ = CHASE_BYTES.set(want.clamp(DEFAULT_CHASE_BYTES, 256 << 20));
+    want.clamp(DEFAULT_CHASE_BYTES, 256 << 20)
 }
 
-fn build_chain() -> Result<MemChain, ()> {
+fn build_chain(bytes: usize) -> Result<MemChain, ()> {
     use crate::kernels::perm;
     let kernel = perm::chase_kernel().ok_or(())?;
     // Whole 4 KiB pages (`chase_once` loads a line in each hop's page).
-    let bytes = *CHASE_BYTES.get().unwrap_or(&DEFAULT_CHASE_BYTES) & !4095;
+    let bytes = bytes & !4095;
     let lines = bytes / perm::LINE;
     let mut buf = Buffer::new(bytes, PageKind::Thp, 0xc4a5e).map_err(|_| ())?;
     let order = perm::random_cycle(lines, 0x5be11);
     // Written in address order: the lines the caches keep afterwards are
     // scattered along the walk, not one stretch of it (see
-    // `set_chase_bytes`).
+    // `chase_bytes_for`).
     let next = perm::successors(&order);
     let base = buf.as_mut_ptr();
     for (i, &n) in next.iter().enumerate() {
@@ -207,15 +204,6 @@ fn build_chain() -> Result<MemChain, ()> {
 /// Lines of a 4 KiB page: a line `PAGE_LINES / 2` away from a node is in
 /// the node's page, whatever page size the guest and the host use.
 const PAGE_LINES: u32 = 4096 / crate::kernels::perm::LINE as u32;
-
-/// Nanoseconds per load of a chase over the DRAM-sized set, now; None
-/// where the chase or its buffer cannot be had, or the thread was
-/// descheduled in every try.
-pub fn chase_ns() -> Option<f64> {
-    let mut guard = CHAIN.lock().unwrap_or_else(|e| e.into_inner());
-    let chain = guard.get_or_insert_with(build_chain).as_mut().ok()?;
-    undisturbed(|| chase_once(chain))
-}
 
 fn chase_once(chain: &mut MemChain) -> Option<f64> {
     use crate::kernels::perm::{HOPS_PER_REP, LINE};
@@ -252,73 +240,134 @@ fn chase_once(chain: &mut MemChain) -> Option<f64> {
     Some(dt * 1e9 / hops as f64)
 }
 
-/// Both probes on the calling thread (`memory`: the chase too; one worker
-/// of a team is enough for the memory system they all share). The
-/// readings also move the run's baseline ([`baseline`]).
-pub fn read(memory: bool) -> Probe {
-    taken(true, memory)
-}
-
-/// The memory probe alone, on the calling thread: for a suite whose own
-/// agents load the memory while they run (`contend`), taken once they
-/// have all stopped. The reading also moves the run's baseline.
-pub fn read_memory() -> Option<f64> {
-    taken(false, true).chase_ns
-}
-
-/// The probes asked for, kept for the baseline and counted in [`spent`].
-fn taken(core: bool, memory: bool) -> Probe {
-    let t = Instant::now();
-    let p = Probe {
-        core_bytes_per_cycle: if core { core_bytes_per_cycle() } else { None },
-        chase_ns: if memory { chase_ns() } else { None },
-    };
-    observe(&p);
-    SPENT_NS.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    p
-}
-
-/// Time the probes took in this process, all threads together (the
-/// survey says it beside its own time: their cost is part of the run's).
-static SPENT_NS: AtomicU64 = AtomicU64::new(0);
-
-/// The time spent in [`read`] so far, on all threads.
-pub fn spent() -> std::time::Duration {
-    std::time::Duration::from_nanos(SPENT_NS.load(Ordering::Relaxed))
-}
-
-/// The core's L1 load ports at the probe kernel's width, bytes per
-/// cycle, from the microarchitecture table (set once per run).
-static CORE_LIMIT: OnceLock<f64> = OnceLock::new();
-/// The core probe's latest readings (a ring of [`KEPT`]). Without a
-/// table row its reference is their 90th percentile, never their
-/// highest: one reading whose chain was slowed unseen (an interrupt that
-/// cost no context switch) reads a low clock and so a high rate — one
-/// such reading of twice the ports once made every sample of a survey
-/// "shared".
-static CORES: Mutex<VecDeque<f64>> = Mutex::new(VecDeque::new());
-/// The memory probe's latest readings (a ring of [`KEPT`]): its baseline
-/// is their 10th percentile, not their lowest. A lone fast reading (the
-/// first probe after the chain is built, a moment when the host's memory
-/// was idle) is not what the memory gives; the probe's own reading moves
-/// by a few per cent with what ran before it (a 2-vCPU Zen 4 guest:
-/// medians 141 ns back to back, 143 after 10 ms of L1 reads, 149 after a
-/// DRAM sweep; see `chase_once`).
-static CHASES: Mutex<VecDeque<f64>> = Mutex::new(VecDeque::new());
+/// Readings kept for a run's baseline: a ring of this many per probe.
 const KEPT: usize = 4096;
 
-/// Tell the probes what the core's load ports allow at the probe kernel's
-/// width (`Host::l1_bytes_per_cycle`); None: the table does not know the
-/// core, and the readings' 90th percentile is the reference.
-pub fn set_core_limit(bytes_per_cycle: Option<f64>) {
-    if let Some(b) = bytes_per_cycle.filter(|b| b.is_finite() && *b > 0.0) {
-        let _ = CORE_LIMIT.set(b);
-    }
+/// The spell probes of one run (a survey, a command, a watch's series of
+/// samples, a fleet node's run): the memory probe's chain, the readings
+/// so far and what they are judged against. A value the run owns and
+/// hands to its sampler, never a process static, so a record's judgement
+/// depends on its own run's readings alone — not on another test, an
+/// earlier suite of a fleet node or a watch loop that ran before in the
+/// process. Shared by the run's worker threads (`Arc`).
+pub struct SpellProbes {
+    /// The memory probe's chain, built at its first reading (~50 ms).
+    chain: Mutex<Option<Result<MemChain, ()>>>,
+    /// Its set, bytes ([`chase_bytes_for`]).
+    chase_bytes: usize,
+    /// The core's L1 load ports at the probe kernel's width, bytes per
+    /// cycle, from the microarchitecture table (None: not known).
+    core_limit: Option<f64>,
+    /// The core probe's latest readings. Without a table row its
+    /// reference is their 90th percentile, never their highest: one
+    /// reading whose chain was slowed unseen (an interrupt that cost no
+    /// context switch) reads a low clock and so a high rate — one such
+    /// reading of twice the ports once made every sample of a survey
+    /// "shared".
+    cores: Mutex<VecDeque<f64>>,
+    /// The memory probe's latest readings: its baseline is their 10th
+    /// percentile, not their lowest. A lone fast reading (the first probe
+    /// after the chain is built, a moment when the host's memory was
+    /// idle) is not what the memory gives; the probe's own reading moves
+    /// by a few per cent with what ran before it (a 2-vCPU Zen 4 guest:
+    /// medians 141 ns back to back, 143 after 10 ms of L1 reads, 149
+    /// after a DRAM sweep; see `chase_once`).
+    chases: Mutex<VecDeque<f64>>,
+    /// Time the probes took, all threads together (the survey says it
+    /// beside its own time: their cost is part of the run's).
+    spent_ns: AtomicU64,
 }
 
-fn observe(p: &Probe) {
-    keep(&CORES, p.core_bytes_per_cycle);
-    keep(&CHASES, p.chase_ns);
+impl SpellProbes {
+    /// The probes of a run on `host`: what its core's load ports allow at
+    /// the probe kernel's width (`Host::l1_bytes_per_cycle`), and a chase
+    /// over four times the last cache the latency curve found (the knee
+    /// probe's where it measured it, else CPUID's).
+    pub fn for_host(host: &Host) -> Arc<SpellProbes> {
+        let width = core_kernel().map(|k| k.width_bits);
+        Arc::new(SpellProbes::new(
+            width.and_then(|w| host.l1_bytes_per_cycle("read", Some(w))),
+            chase_bytes_for(host.llc_size(Curve::Latency)),
+        ))
+    }
+
+    /// Probes with the core limit `core_limit` (bytes per cycle; None:
+    /// unknown, the readings' 90th percentile is the reference) and a
+    /// chase over `chase_bytes`.
+    pub fn new(core_limit: Option<f64>, chase_bytes: usize) -> SpellProbes {
+        SpellProbes {
+            chain: Mutex::new(None),
+            chase_bytes,
+            core_limit: core_limit.filter(|b| b.is_finite() && *b > 0.0),
+            cores: Mutex::new(VecDeque::new()),
+            chases: Mutex::new(VecDeque::new()),
+            spent_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// Both probes on the calling thread (`memory`: the chase too; one
+    /// worker of a team is enough for the memory system they all share).
+    /// The readings also move the run's baseline ([`SpellProbes::baseline`]).
+    pub fn read(&self, memory: bool) -> Probe {
+        self.taken(true, memory)
+    }
+
+    /// The memory probe alone, on the calling thread: for a suite whose
+    /// own agents load the memory while they run (`contend`), taken once
+    /// they have all stopped. The reading also moves the run's baseline.
+    pub fn read_memory(&self) -> Option<f64> {
+        self.taken(false, true).chase_ns
+    }
+
+    /// Nanoseconds per load of a chase over the DRAM-sized set, now; None
+    /// where the chase or its buffer cannot be had, or the thread was
+    /// descheduled in every try.
+    fn chase_ns(&self) -> Option<f64> {
+        let mut guard = self.chain.lock().unwrap_or_else(|e| e.into_inner());
+        let chain = guard
+            .get_or_insert_with(|| build_chain(self.chase_bytes))
+            .as_mut()
+            .ok()?;
+        undisturbed(|| chase_once(chain))
+    }
+
+    /// The probes asked for, kept for the baseline and counted in
+    /// [`SpellProbes::spent`].
+    fn taken(&self, core: bool, memory: bool) -> Probe {
+        let t = Instant::now();
+        let p = Probe {
+            core_bytes_per_cycle: if core { core_bytes_per_cycle() } else { None },
+            chase_ns: if memory { self.chase_ns() } else { None },
+        };
+        keep(&self.cores, p.core_bytes_per_cycle);
+        keep(&self.chases, p.chase_ns);
+        self.spent_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        p
+    }
+
+    /// The time the probes of this run took so far, on all threads.
+    pub fn spent(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.spent_ns.load(Ordering::Relaxed))
+    }
+
+    /// What this run's probe readings are judged against so far: the
+    /// core's load ports where known (or the readings' 90th percentile
+    /// where that is higher: a table row the core beats is not its limit),
+    /// and the chase's 10th percentile.
+    pub fn baseline(&self) -> SpellBaseline {
+        let usual = percentile(&self.cores, 0.9);
+        let (core, reference) = match (self.core_limit, usual) {
+            (Some(l), Some(b)) if b > l => (Some(b), CoreReference::RunBest),
+            (Some(l), _) => (Some(l), CoreReference::Limit),
+            (None, b) => (b, CoreReference::RunBest),
+        };
+        SpellBaseline {
+            core_bytes_per_cycle: core,
+            core_reference: core.map(|_| reference),
+            chase_ns: percentile(&self.chases, 0.1),
+        }
+    }
 }
 
 fn keep(ring: &Mutex<VecDeque<f64>>, v: Option<f64>) {
@@ -328,24 +377,6 @@ fn keep(ring: &Mutex<VecDeque<f64>>, v: Option<f64>) {
             q.pop_front();
         }
         q.push_back(v);
-    }
-}
-
-/// What this run's probe readings are judged against so far: the core's
-/// load ports where known (or the readings' 90th percentile where that
-/// is higher: a table row the core beats is not its limit), and the
-/// chase's 10th percentile.
-pub fn baseline() -> SpellBaseline {
-    let usual = percentile(&CORES, 0.9);
-    let (core, reference) = match (CORE_LIMIT.get().copied(), usual) {
-        (Some(l), Some(b)) if b > l => (Some(b), CoreReference::RunBest),
-        (Some(l), _) => (Some(l), CoreReference::Limit),
-        (None, b) => (b, CoreReference::RunBest),
-    };
-    SpellBaseline {
-        core_bytes_per_cycle: core,
-        core_reference: core.map(|_| reference),
-        chase_ns: percentile(&CHASES, 0.1),
     }
 }
 
@@ -383,7 +414,8 @@ mod tests {
     /// nothing: only that it is finite.)
     #[test]
     fn probes_read_plausible_values() {
-        let p = read(true);
+        let probes = SpellProbes::new(None, DEFAULT_CHASE_BYTES);
+        let p = probes.read(true);
         if let Some(b) = p.core_bytes_per_cycle {
             assert!(b.is_finite() && b > 0.0, "{p:?}");
             if !crate::platform::skip_timing_test("the core probe's rate") {
@@ -414,13 +446,14 @@ mod tests {
         let host = crate::platform::detect_host(true);
         let k = core_kernel().unwrap();
         let limit = host.l1_bytes_per_cycle("read", Some(k.width_bits));
+        let spells = SpellProbes::for_host(&host);
         let mut probes = Vec::new();
         for _ in 0..300 {
             let t = Instant::now();
             while t.elapsed().as_millis() < 10 {
                 std::hint::black_box(core_once());
             }
-            let p = read(true);
+            let p = spells.read(true);
             probes.push(serde_json::json!({
                 "core_bytes_per_cycle": p.core_bytes_per_cycle,
                 "chase_ns": p.chase_ns,

@@ -34,10 +34,12 @@
 //! record, never a panic.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::noise;
-use crate::model::{limits, Noise, Probe, Sample};
+use super::probe::SpellProbes;
+use crate::model::{limits, Noise, Probe, Sample, SpellBaseline};
 use crate::os::time::{thread_run, ThreadRun};
 
 /// The most repetitions one call may have, for every workload: ~10^12
@@ -242,11 +244,12 @@ pub trait Workload {
         Ok(false)
     }
 
-    /// The spell probes (`measure::probe`) on the workers, right after a
-    /// sample: what share of its core a worker had and how loaded the
-    /// memory was. None where the workload does not probe (forked
-    /// workers, transfers, a suite that loads the memory itself).
-    fn probe(&mut self) -> Option<Probe> {
+    /// The run's spell probes (`probes`, `measure::probe`) on the
+    /// workers, right after a sample: what share of its core a worker had
+    /// and how loaded the memory was. None where the workload does not
+    /// probe (forked workers, transfers, a suite that loads the memory
+    /// itself).
+    fn probe(&mut self, _probes: &Arc<SpellProbes>) -> Option<Probe> {
         None
     }
 }
@@ -315,6 +318,9 @@ pub struct Measured {
     /// Samples in `samples` in which a worker was descheduled: kept only
     /// when no clean sample came within the budget (a busy machine).
     pub descheduled: Option<u32>,
+    /// The run's spell baseline right after the samples, which their
+    /// readings are judged against (None: the sampler took no probes).
+    pub baseline: Option<SpellBaseline>,
 }
 
 impl Measured {
@@ -379,16 +385,34 @@ pub fn span(stamps: &[Stamp]) -> (f64, f64) {
     )
 }
 
-/// The protocol: options plus the stop flag it honours.
-#[derive(Clone, Copy)]
+/// The protocol: options plus the stop flag it honours and the run's
+/// spell probes it takes after every sample.
+#[derive(Clone)]
 pub struct Sampler<'a> {
     pub opts: SampleOpts,
     stop: &'a AtomicBool,
+    /// The run's spell probes (`measure::probe`); None: no probes (the
+    /// knee probe, a unit test).
+    probes: Option<Arc<SpellProbes>>,
 }
 
 impl<'a> Sampler<'a> {
     pub fn new(opts: SampleOpts, stop: &'a AtomicBool) -> Sampler<'a> {
-        Sampler { opts, stop }
+        Sampler {
+            opts,
+            stop,
+            probes: None,
+        }
+    }
+
+    /// This sampler, taking `probes` after every sample of a workload
+    /// that probes ([`Workload::probe`]), and putting their baseline so
+    /// far on the result ([`Measured::baseline`]).
+    pub fn with_probes(self, probes: Arc<SpellProbes>) -> Sampler<'a> {
+        Sampler {
+            probes: Some(probes),
+            ..self
+        }
     }
 
     fn stopped(&self) -> bool {
@@ -451,7 +475,7 @@ impl<'a> Sampler<'a> {
                 device_seconds: call.device_seconds,
                 // Every sample, descheduled ones too: a retake's spell is
                 // as telling as a kept sample's.
-                probe: w.probe(),
+                probe: self.probes.as_ref().and_then(|p| w.probe(p)),
             };
             checksums = call.stamps.iter().map(|s| s.checksum).collect();
             if call.descheduled() {
@@ -495,6 +519,7 @@ impl<'a> Sampler<'a> {
             verified,
             retaken: tells.then_some((retaken - kept) as u32),
             descheduled: tells.then_some(kept as u32),
+            baseline: self.probes.as_ref().map(|p| p.baseline()),
         })
     }
 

@@ -14,16 +14,21 @@ pub enum WatchState {
     CoreShared,
     /// The memory probe found the memory loaded from outside.
     MemoryContended,
+    /// No spell, but the history's noise rule marks the sample (another
+    /// load, steal, descheduled or disagreeing samples): kept, and left
+    /// out of the usual figures as the store leaves it out.
+    Noisy,
     /// The figures stepped down against this machine's usual ones and
     /// stayed there, with no spell to explain it.
     Stepped,
 }
 
 impl WatchState {
-    pub const ALL: [WatchState; 4] = [
+    pub const ALL: [WatchState; 5] = [
         WatchState::Ok,
         WatchState::CoreShared,
         WatchState::MemoryContended,
+        WatchState::Noisy,
         WatchState::Stepped,
     ];
 
@@ -32,6 +37,7 @@ impl WatchState {
             WatchState::Ok => "ok",
             WatchState::CoreShared => "core_shared",
             WatchState::MemoryContended => "memory_contended",
+            WatchState::Noisy => "noisy",
             WatchState::Stepped => "stepped",
         }
     }
@@ -76,7 +82,7 @@ pub struct WatchStatus {
     pub samples: u64,
     pub last: WatchSample,
     /// This machine's usual figures: the median of its clean samples
-    /// (this watch's, and the history's where it has them).
+    /// (the history's and this watch's, `judge::stepped`'s usual level).
     pub usual_dram_read_gbps: Option<f64>,
     pub usual_latency_ns: Option<f64>,
     /// How many clean samples the usual figures rest on.

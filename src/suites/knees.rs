@@ -402,6 +402,7 @@ mod tests {
                 verified: false,
                 retaken: None,
                 descheduled: None,
+                baseline: None,
             };
             super::super::record::bandwidth(k, &m, pass, &host, &[0], |b| {
                 crate::model::detail::CacheDetail::from(b).into()

@@ -18,10 +18,12 @@ pub mod record;
 pub mod spells;
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::UserError;
 use crate::kernels::Kernel;
+use crate::measure::probe::SpellProbes;
 use crate::measure::{Failure, SampleOpts, Sampler};
 use crate::model::{Host, Record, SuiteId, Warning};
 
@@ -44,17 +46,30 @@ pub trait Out {
 }
 
 /// What a running suite gets: the machine, the stop flag (set by SIGINT,
-/// SIGTERM, SIGHUP), and where its records go.
+/// SIGTERM, SIGHUP), the run's spell probes, and where its records go.
 pub struct Ctx<'a> {
     pub host: &'a Host,
     /// `'static` so measurements that run on worker threads can take it.
     pub stop: &'static AtomicBool,
+    /// The run's spell probes and their baseline (`measure::probe`): a
+    /// value of the run, handed to its sampler.
+    pub probes: &'a Arc<SpellProbes>,
     out: &'a mut dyn Out,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(host: &'a Host, stop: &'static AtomicBool, out: &'a mut dyn Out) -> Ctx<'a> {
-        Ctx { host, stop, out }
+    pub fn new(
+        host: &'a Host,
+        stop: &'static AtomicBool,
+        probes: &'a Arc<SpellProbes>,
+        out: &'a mut dyn Out,
+    ) -> Ctx<'a> {
+        Ctx {
+            host,
+            stop,
+            probes,
+            out,
+        }
     }
 
     /// Hand a finished record to the run. Every bandwidth record carries a
@@ -134,9 +149,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The measurement protocol with `opts`, honouring this run's stop flag.
+    /// The measurement protocol with `opts`, honouring this run's stop
+    /// flag and taking its spell probes.
     pub fn sampler(&self, opts: SampleOpts) -> Sampler<'static> {
-        Sampler::new(opts, self.stop)
+        Sampler::new(opts, self.stop).with_probes(self.probes.clone())
     }
 }
 

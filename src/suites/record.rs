@@ -101,7 +101,7 @@ pub fn label(r: &mut Record, k: &Kernel, host: &Host) {
 /// it was (a warning: no clean sample came), and a stop request that cut
 /// the sampling short (a warning).
 pub fn sampled(r: &mut Record, m: &Measured) {
-    super::spells::judge(r);
+    super::spells::judge(r, m.baseline.as_ref());
     r.samples_retaken = m.retaken;
     r.samples_descheduled = m.descheduled;
     if let Some(samples) = m.descheduled.filter(|&k| k > 0) {

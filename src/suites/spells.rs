@@ -5,11 +5,15 @@
 use crate::model::Record;
 use crate::stats;
 
-/// The spells `r`'s samples were taken in, judged against the run's
-/// baseline so far (`measure::probe::baseline`), and the warnings they
-/// deserve; a run judges its records again at its end ([`rejudge`]).
-pub fn judge(r: &mut Record) {
-    rejudge(r, &crate::measure::probe::baseline());
+/// The spells `r`'s samples were taken in, judged against its run's
+/// baseline so far (`SpellProbes::baseline`, as the sampler saw it after
+/// the samples: `Measured::baseline`), and the warnings they deserve; a
+/// run judges its records again at its end ([`rejudge`]). Without a
+/// baseline (no probes taken) nothing is judged.
+pub fn judge(r: &mut Record, base: Option<&crate::model::SpellBaseline>) {
+    if let Some(b) = base {
+        rejudge(r, b);
+    }
 }
 
 /// Judge `r`'s spells again against `base` (the whole run's baseline),

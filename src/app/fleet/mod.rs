@@ -112,7 +112,7 @@ fn token(a: &FleetArgs) -> Result<Option<Vec<u8>>, UserError> {
         })
 }
 
-pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
+pub fn command(cx: &super::Context, a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
     let plan = plan::resolve(a)?;
     let launch = launch::from_env().map_err(|m| UserError::BadInput {
         path: "bwscope fleet".into(),
@@ -191,6 +191,7 @@ pub fn command(a: &FleetArgs, out: &OutputArgs) -> anyhow::Result<u8> {
             out: outputs,
             t0,
             started_at,
+            history: &cx.history,
         },
     )?;
     Ok(code)

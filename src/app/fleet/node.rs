@@ -126,7 +126,10 @@ impl NodePlan {
             Units::GB,
         );
         run.warnings = suites::host_warnings(host);
-        let mut rec = Recorder::quiet(Sink::new(run, &[])?);
+        // The node's run has its own spell probes: its baseline is this
+        // run's readings, not an earlier run's of the same process.
+        let probes = crate::measure::probe::SpellProbes::for_host(host);
+        let mut rec = Recorder::quiet(Sink::new(run, &[])?, probes);
         let mut interrupted = false;
         for suite in &self.suites {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {

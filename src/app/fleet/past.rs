@@ -9,7 +9,7 @@
 //! a past of its own. Sample counts and sample times are not part of it:
 //! they change how precisely a figure is measured, not what it is.
 
-use crate::app::history::settings_place;
+use crate::app::history::Settings;
 use crate::history::{case, FleetRecord, Mode, Place, Store};
 use crate::model::fleet::{FleetRun, Verdicts};
 use crate::report::fleet::past::{self, NodeNow};
@@ -43,12 +43,11 @@ pub fn fleet_key(f: &FleetRun, plan: &FleetPlan) -> String {
 /// Judge `v` against the fleet's recent runs in this process's store and
 /// record this run there. A store that cannot be used costs one warning on
 /// stderr; no store (`--no-history`), nothing.
-pub fn against_past(f: &FleetRun, v: &mut Verdicts, plan: &FleetPlan) {
-    let settings = settings_place();
-    let Place::At(path) = settings.place else {
+pub fn against_past(f: &FleetRun, v: &mut Verdicts, plan: &FleetPlan, settings: &Settings) {
+    let Place::At(path) = &settings.place else {
         return;
     };
-    let mut store = match Store::open(&path, Mode::Create) {
+    let mut store = match Store::open(path, Mode::Create) {
         Ok(Some(s)) => s,
         Ok(None) => return,
         Err(w) => {

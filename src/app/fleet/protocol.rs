@@ -157,6 +157,8 @@ pub struct Ctx<'a> {
     pub out: Option<Outputs>,
     pub t0: Instant,
     pub started_at: String,
+    /// Where rank 0 records the fleet and finds its past (`--history`).
+    pub history: &'a crate::app::history::Settings,
 }
 
 pub(super) fn to_value<T: Serialize>(v: &T) -> Value {

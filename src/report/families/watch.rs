@@ -63,7 +63,7 @@ pub fn families(w: &WatchStatus) -> Vec<Family> {
         if let Some(v) = usual {
             f.gauge(
                 &format!("watch_usual_{}", family_of(&fig)),
-                "This machine's usual figure: the median of its clean watch samples, in the figure's base unit.",
+                "This machine's usual figure: the median of its clean samples in the history store and this watch (the one step rule's usual level), in the figure's base unit.",
             )
             .push(lbl.clone(), h.quantity().to_base(v));
         }
@@ -74,7 +74,7 @@ pub fn families(w: &WatchStatus) -> Vec<Family> {
         ("watch_chase_seconds", "The memory probe's median reading in the last sample, seconds per load.", l.chase_ns, 1e-9),
         ("watch_chase_baseline_seconds", "The memory probe's quiet reading (10th percentile) the last sample is judged against, seconds per load.", l.chase_baseline_ns, 1e-9),
         ("watch_last_sample_timestamp_seconds", "When the last sample was taken, seconds since the Unix epoch.", Some(l.unix_seconds), 1.0),
-        ("watch_usual_samples", "How many clean samples the usual figures rest on.", Some(w.usual_from as f64), 1.0),
+        ("watch_usual_samples", "How many clean samples (the history store's and this watch's, before the last) the usual figures rest on.", Some(w.usual_from as f64), 1.0),
     ];
     for (name, help, v, factor) in probes {
         if let Some(v) = v {
@@ -82,7 +82,7 @@ pub fn families(w: &WatchStatus) -> Vec<Family> {
         }
     }
     for st in WatchState::ALL {
-        f.gauge("watch_state", "The last sample's state: 1 for the current one (ok, core_shared, memory_contended, stepped), 0 for the others.")
+        f.gauge("watch_state", "The last sample's state: 1 for the current one (ok, core_shared, memory_contended, noisy, stepped), 0 for the others.")
             .push(vec![host(), ("state", st.as_str().into())], f64::from(u8::from(st == l.state)));
     }
     f.get(

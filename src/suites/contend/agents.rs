@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 
+use crate::measure::probe::SpellProbes;
 use crate::memory::PageKind;
 use crate::model::{AgentKind, Host, Probe, Record};
 use crate::os::time::now_ns;
@@ -149,16 +150,24 @@ pub struct Gate {
     /// How often a CPU-side worker takes the core-share probe
     /// ([`Prober`]).
     pub probe_every: std::time::Duration,
+    /// The run's spell probes, which every [`Prober`] reads through (the
+    /// sampler's, for every suite).
+    pub probes: Arc<SpellProbes>,
 }
 
 impl Gate {
-    pub fn new(length: std::time::Duration, probe_every: std::time::Duration) -> Gate {
+    pub fn new(
+        length: std::time::Duration,
+        probe_every: std::time::Duration,
+        probes: Arc<SpellProbes>,
+    ) -> Gate {
         Gate {
             ready: AtomicUsize::new(0),
             go: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             length,
             probe_every,
+            probes,
         }
     }
 
@@ -270,6 +279,7 @@ impl Counted {
 pub struct Prober {
     every: u64,
     last: u64,
+    probes: Arc<SpellProbes>,
     pub readings: Vec<(u64, Probe)>,
 }
 
@@ -284,6 +294,7 @@ impl Prober {
                 u64::MAX
             },
             last: now_ns(),
+            probes: gate.probes.clone(),
             readings: Vec::new(),
         }
     }
@@ -292,7 +303,7 @@ impl Prober {
     pub fn after_pass(&mut self) {
         let t = now_ns();
         if t.saturating_sub(self.last) >= self.every {
-            self.readings.push((t, crate::measure::probe::read(false)));
+            self.readings.push((t, self.probes.read(false)));
             self.last = now_ns();
         }
     }
@@ -397,6 +408,9 @@ pub struct Window {
     /// window (`measure::noise`): what the guest saw of why a core was
     /// shared.
     pub noise: Option<crate::model::Noise>,
+    /// The run's spell baseline once the window closed (its readings
+    /// taken), which the phase's spells are judged against.
+    pub baseline: Option<crate::model::SpellBaseline>,
 }
 
 #[cfg(test)]

@@ -133,7 +133,7 @@ fn one_phase(plan: &ContendPlan, cx: &Ctx, team: &[&Running]) -> Option<Window> 
     let warmup = Duration::from_secs_f64(plan.warmup_seconds);
     let window = Duration::from_secs_f64(plan.window_seconds());
     let every = Duration::from_secs_f64(plan.slice_seconds / 2.0).max(PROBE_EVERY_LEAST);
-    let gate = Arc::new(Gate::new(warmup + window, every));
+    let gate = Arc::new(Gate::new(warmup + window, every, cx.probes.clone()));
     let started: Vec<bool> = team.iter().map(|r| r.begin(&gate)).collect();
     let want = started.iter().filter(|s| **s).count();
     let deadline = now_ns() + READY_WITHIN.as_nanos() as u64;
@@ -166,15 +166,15 @@ fn one_phase(plan: &ContendPlan, cx: &Ctx, team: &[&Running]) -> Option<Window> 
     // The memory probe once every agent has stopped: during the window
     // the phase's own agents load the memory on purpose, and the chase
     // would read their load, not the host's (docs/noise.md).
-    let chase_after = (probing && counted.iter().any(|c| !c.probes.is_empty()))
-        .then(probe::read_memory)
-        .flatten();
+    let probed = probing && counted.iter().any(|c| !c.probes.is_empty());
+    let chase_after = probed.then(|| cx.probes.read_memory()).flatten();
     (!cut).then_some(Window {
         counted,
         t0,
         t1,
         chase_after,
         noise,
+        baseline: probed.then(|| cx.probes.baseline()),
     })
 }
 
@@ -381,6 +381,7 @@ mod tests {
             t1: 2_000_000_000,
             chase_after: None,
             noise: None,
+            baseline: None,
         };
         let full = Counted::one(
             vec![(500_000_000, 0), (2_100_000_000, 16_000_000_000)],
@@ -431,6 +432,7 @@ mod tests {
             t1: 2_000_000_000,
             chase_after: None,
             noise: None,
+            baseline: None,
         };
         // A flow's watcher: a count every 0.5 ms, the total frozen.
         let frozen: Log = (0..=4200).map(|k| (500_000_000 + k * 500_000, 0)).collect();

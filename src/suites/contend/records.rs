@@ -20,6 +20,8 @@ pub struct PhaseFigures {
     pub alone: Vec<Option<f64>>,
     /// The guest's noise over the window.
     pub noise: Option<Noise>,
+    /// The run's spell baseline after the window.
+    pub baseline: Option<crate::model::SpellBaseline>,
 }
 
 impl PhaseFigures {
@@ -51,6 +53,7 @@ impl PhaseFigures {
             probe,
             alone: members.iter().map(|&i| alone[i]).collect(),
             noise: w.noise,
+            baseline: w.baseline,
         }
     }
 
@@ -123,7 +126,7 @@ pub fn phase_records(
     for (k, &i) in members.iter().enumerate() {
         let a = &plan.agents[i];
         let f = &figs.agents[k];
-        let mut r = agent_record(a.as_ref(), f, host, figs.noise.as_ref());
+        let mut r = agent_record(a.as_ref(), f, host, figs);
         let alone = figs.alone[k];
         let d = detail_of(&mut r);
         d.alone_gbps = alone.into();
@@ -145,7 +148,7 @@ pub fn phase_records(
     }
     if let (Some(p), Some(pp)) = (&figs.probe, &plan.probe) {
         let mut r = probe_record(pp, p, host);
-        spells(&mut r, figs.noise.as_ref());
+        spells(&mut r, figs);
         common(&mut r, phase, &names, p, plan);
         detail_of(&mut r).probe_latency_ns = probe_ns.into();
         out.push(r);
@@ -209,24 +212,25 @@ fn sampled(r: &mut Record, f: &Figure) {
     d.window_gbps = Nullable::Value(f.gbps);
 }
 
-fn agent_record(a: &dyn AgentType, f: &Figure, host: &Host, noise: Option<&Noise>) -> Record {
+fn agent_record(a: &dyn AgentType, f: &Figure, host: &Host, figs: &PhaseFigures) -> Record {
     let mut r = Record::new(ContendDetail::default());
     label(&mut r, a.name(), a.kind(), a.spec());
     r.kernel = a.spec().to_string();
     sampled(&mut r, f);
     a.describe(&mut r, f, host);
     // After `describe`: the judgement reads the record's own words.
-    spells(&mut r, noise);
+    spells(&mut r, figs);
     r
 }
 
 /// The spells of a record whose samples carry the probes' readings,
-/// judged with the guest's noise over the window (what it saw of why a
-/// core was shared); a record without readings is left as it is.
-fn spells(r: &mut Record, noise: Option<&Noise>) {
+/// judged against the run's baseline with the guest's noise over the
+/// window (what it saw of why a core was shared), as every suite's are
+/// (`suites::spells`); a record without readings is left as it is.
+fn spells(r: &mut Record, figs: &PhaseFigures) {
     if r.samples.iter().any(|s| s.probe.is_some()) {
-        r.noise = noise.copied();
-        super::super::spells::judge(r);
+        r.noise = figs.noise;
+        super::super::spells::judge(r, figs.baseline.as_ref());
     }
 }
 
@@ -353,7 +357,7 @@ fn aggregate_record(
             slice_probes: probes,
         };
         sampled(&mut r, &f);
-        spells(&mut r, figs.noise.as_ref());
+        spells(&mut r, figs);
     } else {
         r.status = Status::Error;
         r.reason = Some(format!("phase incomplete: {}", failed.join("; ")));

@@ -169,7 +169,7 @@ fn probe_once(
     let cpus = &team.cpus[..];
     match probe {
         Probe::Latency => {
-            let sampler = *sampler;
+            let sampler = sampler.clone();
             team.inspect(0, move |b| {
                 // SAFETY: the worker's own buffer, alive during the call.
                 unsafe { chase_at(b.as_mut_ptr(), ws, 0x10ad, &sampler) }

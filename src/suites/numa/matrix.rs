@@ -179,7 +179,7 @@ pub(super) fn latency_cell(
             )));
         }
     };
-    let sampler = *sampler;
+    let sampler = sampler.clone();
     let lat = team.inspect(0, move |b| {
         // SAFETY: the worker's own buffer, 2 MiB aligned, alive during the
         // call.

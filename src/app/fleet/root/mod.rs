@@ -481,7 +481,7 @@ impl<'a> Root<'a> {
         // against the fleet's past nor part of it.
         let mut verdicts = verdicts;
         if !interrupted {
-            super::past::against_past(&self.fleet, &mut verdicts, self.plan);
+            super::past::against_past(&self.fleet, &mut verdicts, self.plan, self.cx.history);
         }
         let failing = verdicts.nodes.iter().any(|v| v.drain);
         self.fleet.verdicts = Some(verdicts);

@@ -12,30 +12,32 @@
 //! atomically after each. Memory stays bounded: the usual figures come
 //! from the last [`KEPT`] clean samples, and nothing else accumulates.
 
-use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::app::runner::Recorder;
+use crate::app::Context;
 use crate::cli::WatchArgs;
 use crate::error::{UserError, EXIT_INTERRUPTED, EXIT_OK};
+use crate::judge;
+use crate::measure::probe::SpellProbes;
 use crate::model::detail::LatencyDetail;
-use crate::model::{Host, Run, Units, Warning, WatchSample, WatchState, WatchStatus};
+use crate::model::{Host, Record, Run, Units, Warning, WatchSample, WatchState, WatchStatus};
 use crate::report::sink::{End, Sink};
 use crate::suites::{self, Flow, Sampling, Suite};
 
-/// Clean samples the usual figures rest on: a day at the default 5 min
-/// is 288; a thousand bounds memory however long the watch runs.
-const KEPT: usize = 1000;
-/// A step: the last [`STEP_RUNS`] clean samples all more than
-/// [`STEP_DROP`] below the usual figure before them (the history's
-/// `--check` rule, on this watch's own samples).
-const STEP_RUNS: usize = 3;
-const STEP_DROP: f64 = 0.10;
-/// Clean samples needed before a step can be called: a usual figure of
-/// fewer is not one yet.
-const STEP_MIN_USUAL: usize = 10;
+mod usual;
+
+use usual::{Judgement, Series};
+
+/// The usual figures rest on at most this many of a case's newest
+/// points: a week of samples at `--every 5m` is 2,016.
+const WINDOW: usize = 1000;
+/// Watch samples of this machine the store keeps by default
+/// (`--retain`): two weeks at the default 5 minutes.
+pub const RETAIN: u64 = 4032;
 
 /// What one watch sample measures, planned once.
 struct Plan {
@@ -125,10 +127,16 @@ fn own_flags(e: UserError) -> UserError {
 impl Plan {
     /// One sample: the suites into one quiet run (no files), judged at
     /// its end like every run.
-    fn measure(&self, stop: &'static AtomicBool) -> anyhow::Result<Option<Run>> {
+    /// The spell probes are the watch's, not the sample's: their quiet
+    /// baseline grows over the whole series of samples.
+    fn measure(
+        &self,
+        probes: &Arc<SpellProbes>,
+        stop: &'static AtomicBool,
+    ) -> anyhow::Result<Option<Run>> {
         let mut run = Run::new("watch", serde_json::json!({}), self.host.clone(), Units::GB);
         run.warnings = suites::host_warnings(&self.host);
-        let mut rec = Recorder::quiet(Sink::new(run, &[])?);
+        let mut rec = Recorder::quiet(Sink::new(run, &[])?, probes.clone());
         for suite in &self.suites {
             if stop.load(Ordering::Relaxed)
                 || rec.measure_with(&self.host, suite.as_ref(), stop)? == Flow::Stopped
@@ -140,17 +148,42 @@ impl Plan {
     }
 }
 
-/// The figures and spells of one sample's run.
-fn sample_of(run: &Run) -> WatchSample {
+/// The records of one sample's run behind its two figures, each with its
+/// case key and its point of the series (clean by the history's rule).
+struct Figures<'a> {
+    read: Option<(&'a Record, String, judge::Point)>,
+    latency: Option<(&'a Record, String, judge::Point)>,
+}
+
+fn figures(run: &Run) -> Figures<'_> {
     let ok = || {
         run.records
             .iter()
             .filter(|r| r.status == crate::model::Status::Ok)
     };
-    let dram_read_gbps = ok().find_map(|r| r.gbps.map(|g| g.best));
-    let latency_ns = ok()
-        .filter_map(|r| r.detail.get::<LatencyDetail>())
-        .find_map(|d| d.latency_ns.get().map(|s| s.best));
+    let point = |r: &Record, value: f64| judge::Point {
+        value,
+        clean: !crate::history::case::flags(r, run).noisy,
+    };
+    Figures {
+        read: ok().find_map(|r| r.gbps.map(|g| (r, r.case_key(), point(r, g.best)))),
+        latency: ok().find_map(|r| {
+            r.detail
+                .get::<LatencyDetail>()
+                .and_then(|d| d.latency_ns.get())
+                .map(|s| (r, r.case_key(), point(r, s.best)))
+        }),
+    }
+}
+
+/// The figures and spells of one sample's run, its state from its spells
+/// and noise alone (a step is the series' to say, [`judged`]).
+fn sample_of(run: &Run, f: &Figures) -> WatchSample {
+    let ok = || {
+        run.records
+            .iter()
+            .filter(|r| r.status == crate::model::Status::Ok)
+    };
     let spells: Vec<&crate::model::Spells> = ok().filter_map(|r| r.spells.as_ref()).collect();
     let med = |f: &dyn Fn(&crate::model::Spells) -> Option<f64>| {
         crate::stats::median(&spells.iter().filter_map(|s| f(s)).collect::<Vec<_>>())
@@ -170,9 +203,27 @@ fn sample_of(run: &Run) -> WatchSample {
             }
         )
     });
+    // Noise the history marks (its `flags` column), when no spell names it.
+    let noisy: Vec<&'static str> = [&f.read, &f.latency]
+        .into_iter()
+        .flatten()
+        .flat_map(|(r, _, _)| crate::history::case::flags(r, run).why)
+        .fold(Vec::new(), |mut v, w| {
+            if !v.contains(&w) {
+                v.push(w);
+            }
+            v
+        });
     let (state, evidence) = match (shared, contended) {
         (Some(w), _) => (WatchState::CoreShared, w.to_string()),
         (None, Some(w)) => (WatchState::MemoryContended, w.to_string()),
+        (None, None) if !noisy.is_empty() => (
+            WatchState::Noisy,
+            format!(
+                "taken in noise ({}): kept, but left out of the usual figures",
+                noisy.join(", ")
+            ),
+        ),
         (None, None) => (WatchState::Ok, String::new()),
     };
     WatchSample {
@@ -180,8 +231,8 @@ fn sample_of(run: &Run) -> WatchSample {
         unix_seconds: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64()),
-        dram_read_gbps,
-        latency_ns,
+        dram_read_gbps: f.read.as_ref().map(|x| x.2.value),
+        latency_ns: f.latency.as_ref().map(|x| x.2.value),
         core_share: med(&|s| s.core_share_median),
         chase_ns: med(&|s| s.chase_ns_median),
         chase_baseline_ns: med(&|s| s.baseline.chase_ns),
@@ -190,53 +241,90 @@ fn sample_of(run: &Run) -> WatchSample {
     }
 }
 
-/// The clean samples' figures, newest last, at most [`KEPT`].
-#[derive(Default)]
+/// The machine's series of the DRAM read and the latency, seeded from the
+/// store at the first sample (its case keys are the sample's records').
 struct Usual {
-    clean: VecDeque<(Option<f64>, Option<f64>)>,
+    read: Series,
+    latency: Series,
+    seeded: bool,
+    last: (Option<Judgement>, Option<Judgement>),
 }
 
 impl Usual {
+    fn new(window: usize) -> Usual {
+        Usual {
+            read: Series::new(usual::rule(window, true)),
+            latency: Series::new(usual::rule(window, false)),
+            seeded: false,
+            last: (None, None),
+        }
+    }
+
+    /// The store's points of the sample's two cases on this machine, once:
+    /// what an earlier watch (or any run of the same cases) left there.
+    fn seed(&mut self, store: Option<&mut crate::history::Store>, run: &Run, f: &Figures) {
+        if std::mem::replace(&mut self.seeded, true) {
+            return;
+        }
+        let Some(store) = store else {
+            return;
+        };
+        let machine = crate::history::case::machine_key(&run.host);
+        for (series, fig) in [(&mut self.read, &f.read), (&mut self.latency, &f.latency)] {
+            let Some((_, case, _)) = fig else { continue };
+            match store.series(case, Some(&machine)) {
+                Ok(pts) => series.seed(pts.iter().map(|p| judge::Point {
+                    value: p.value,
+                    clean: !p.noisy,
+                })),
+                Err(w) => crate::report::emit("", &w),
+            }
+        }
+    }
+
+    /// Add the sample's points and judge; a clean sample whose DRAM read
+    /// or latency stepped down is `stepped`.
+    fn judge_and_keep(&mut self, s: &mut WatchSample, f: &Figures) {
+        let read = f.read.as_ref().map(|x| self.read.add(x.2));
+        let latency = f.latency.as_ref().map(|x| self.latency.add(x.2));
+        if s.state.is_clean() {
+            let words = [
+                (&read, &self.read, "DRAM read", "GB/s"),
+                (&latency, &self.latency, "DRAM latency", "ns"),
+            ]
+            .into_iter()
+            .filter_map(|(j, series, name, unit)| {
+                let j = j.as_ref()?;
+                let judge::Verdict::Judged { usual, recent, .. } = j.verdict else {
+                    return None;
+                };
+                j.verdict.stepped_down().then(|| {
+                    format!(
+                        "{name} {recent:.1} {unit} against this machine's usual {usual:.1} {unit}, by the rule: {}",
+                        series.rule().describe("sample")
+                    )
+                })
+            })
+            .collect::<Vec<_>>();
+            if !words.is_empty() {
+                s.state = WatchState::Stepped;
+                s.evidence = words.join("; ");
+            }
+        }
+        self.last = (read, latency);
+    }
+
     fn dram(&self) -> Option<f64> {
-        crate::stats::median(&self.clean.iter().filter_map(|c| c.0).collect::<Vec<_>>())
+        self.last.0.as_ref().and_then(|j| j.usual)
     }
 
     fn latency(&self) -> Option<f64> {
-        crate::stats::median(&self.clean.iter().filter_map(|c| c.1).collect::<Vec<_>>())
+        self.last.1.as_ref().and_then(|j| j.usual)
     }
 
-    /// Judge a clean sample against the usual figures before it (a step:
-    /// it and the [`STEP_RUNS`] − 1 clean ones before it all more than
-    /// [`STEP_DROP`] below the usual read), then keep it.
-    fn judge_and_keep(&mut self, s: &mut WatchSample) {
-        if !s.state.is_clean() {
-            return;
-        }
-        let before = self.clean.len().saturating_sub(STEP_RUNS - 1);
-        let usual = crate::stats::median(
-            &self
-                .clean
-                .iter()
-                .take(before)
-                .filter_map(|c| c.0)
-                .collect::<Vec<_>>(),
-        );
-        let recent = self.clean.iter().skip(before).filter_map(|c| c.0);
-        let low = |g: f64| usual.is_some_and(|u| g < u * (1.0 - STEP_DROP));
-        if let (Some(u), Some(g)) = (usual, s.dram_read_gbps) {
-            let held = recent.clone().count() == STEP_RUNS - 1 && recent.clone().all(low);
-            if before >= STEP_MIN_USUAL && low(g) && held {
-                s.state = WatchState::Stepped;
-                s.evidence = format!(
-                    "the DRAM read has been more than {:.0} % below this machine's usual {u:.1} GB/s for {STEP_RUNS} clean samples: {g:.1} GB/s now",
-                    STEP_DROP * 100.0
-                );
-            }
-        }
-        if self.clean.len() == KEPT {
-            self.clean.pop_front();
-        }
-        self.clean.push_back((s.dram_read_gbps, s.latency_ns));
+    /// Clean samples the usual DRAM read rests on (before the last one).
+    fn from(&self) -> usize {
+        self.last.0.as_ref().map_or(0, |j| j.clean_before)
     }
 }
 
@@ -244,10 +332,11 @@ impl Usual {
 fn line(s: &WatchSample, u: &Usual) -> String {
     let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |v| format!("{v:.1} {unit}"));
     let mut l = format!(
-        "{}  DRAM read {} (usual {})  latency {} (usual {})  {}",
+        "{}  DRAM read {} (usual {} of {} clean)  latency {} (usual {})  {}",
         s.at,
         f(s.dram_read_gbps, "GB/s"),
         f(u.dram(), "GB/s"),
+        u.from(),
         f(s.latency_ns, "ns"),
         f(u.latency(), "ns"),
         s.state.as_str()
@@ -297,7 +386,7 @@ fn metrics_files(a: &WatchArgs) -> Result<Vec<(Grammar, String)>, UserError> {
     Ok(v)
 }
 
-pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
+pub fn run(cx: &Context, a: &WatchArgs) -> anyhow::Result<u8> {
     let every =
         crate::util::units::parse_duration(&a.every).map_err(|m| UserError::flag("--every", m))?;
     if let Some(n) = a.samples.filter(|n| !(1..=1000).contains(n)) {
@@ -309,6 +398,10 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
     if a.count == Some(0) {
         return Err(UserError::flag("--count", "0 samples: use 1 or more, or leave it out").into());
     }
+    let retain = a.retain.unwrap_or(RETAIN);
+    if !(1..=10_000_000).contains(&retain) {
+        return Err(UserError::flag("--retain", format!("{retain}: use 1 to 10000000")).into());
+    }
     // One watch per output: a second is refused, naming the holder.
     let files = metrics_files(a)?;
     let mut _claims = Vec::new();
@@ -317,8 +410,10 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
         _claims.push(crate::report::outfile::claim_watch(Path::new(p))?);
     }
     let plan = plan(a)?;
-    super::runner::spell_probes_for(&plan.host);
-    let stop = crate::os::signal::install();
+    // One set of spell probes for the whole series: its quiet baseline is
+    // this watch's, learnt over its samples.
+    let probes = SpellProbes::for_host(&plan.host);
+    let stop = cx.stop();
     let host = plan
         .host
         .env
@@ -326,18 +421,23 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
         .clone()
         .unwrap_or_else(|| "unknown".into());
     // Every sample is a run of the history (`source` local, command
-    // `watch`): `bwscope history` shows the series, `--check` its steps.
-    let mut history = super::history::Session::open();
-    let mut usual = Usual::default();
+    // `watch`): `bwscope history` shows the series, `--check` its steps,
+    // and the next watch on this machine starts from it. A store that
+    // cannot be used is said once; the figures then live in memory.
+    let mut history = super::history::Session::open(&cx.history);
+    let mut usual = Usual::new(WINDOW.min(retain as usize));
     let mut taken = 0u64;
     loop {
         let t0 = Instant::now();
-        let Some(run) = plan.measure(stop)? else {
+        let Some(run) = plan.measure(&probes, stop)? else {
             break;
         };
+        let figs = figures(&run);
+        usual.seed(history.store(), &run, &figs);
+        let mut s = sample_of(&run, &figs);
+        usual.judge_and_keep(&mut s, &figs);
         history.record(&run);
-        let mut s = sample_of(&run);
-        usual.judge_and_keep(&mut s);
+        retire(&mut history, &run, retain);
         taken += 1;
         crate::util::out::print(&format!("{}\n", line(&s, &usual)));
         if !files.is_empty() {
@@ -348,7 +448,7 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
                 samples: taken,
                 usual_dram_read_gbps: usual.dram(),
                 usual_latency_ns: usual.latency(),
-                usual_from: usual.clean.len() as u64,
+                usual_from: usual.from() as u64,
                 last: s,
             };
             let families = crate::report::families::watch::families(&status);
@@ -372,64 +472,13 @@ pub fn run(a: &WatchArgs) -> anyhow::Result<u8> {
     Ok(EXIT_OK)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample(gbps: f64, state: WatchState) -> WatchSample {
-        WatchSample {
-            at: String::new(),
-            unix_seconds: 0.0,
-            dram_read_gbps: Some(gbps),
-            latency_ns: Some(100.0),
-            core_share: Some(1.0),
-            chase_ns: None,
-            chase_baseline_ns: None,
-            state,
-            evidence: String::new(),
+/// Forget this machine's watch samples beyond the newest `retain`, so a
+/// watch every 5 minutes does not grow the store without end.
+fn retire(history: &mut super::history::Session, run: &Run, retain: u64) {
+    let machine = crate::history::case::machine_key(&run.host);
+    if let Some(store) = history.store() {
+        if let Err(w) = store.forget_watch_beyond(&machine, retain) {
+            history.failed(&w);
         }
-    }
-
-    /// 50 samples of a quiet machine's noise raise nothing; a 15 % drop
-    /// that holds is called a step on its third clean sample; a spell's
-    /// sample is kept out of the usual figures.
-    #[test]
-    fn a_held_drop_is_a_step_and_noise_or_spells_are_not() {
-        let mut u = Usual::default();
-        let noise = [35.7, 35.2, 34.9, 35.1, 36.0, 33.9, 35.5, 34.4, 35.8, 35.0];
-        for i in 0..50 {
-            let mut s = sample(noise[i % noise.len()], WatchState::Ok);
-            u.judge_and_keep(&mut s);
-            assert_eq!(s.state, WatchState::Ok, "sample {i}");
-        }
-        let mut spell = sample(10.0, WatchState::MemoryContended);
-        u.judge_and_keep(&mut spell);
-        assert_eq!(u.clean.len(), 50);
-        let states: Vec<WatchState> = (0..4)
-            .map(|_| {
-                let mut s = sample(30.0, WatchState::Ok);
-                u.judge_and_keep(&mut s);
-                s.state
-            })
-            .collect();
-        assert_eq!(
-            states,
-            [
-                WatchState::Ok,
-                WatchState::Ok,
-                WatchState::Stepped,
-                WatchState::Stepped
-            ]
-        );
-    }
-
-    #[test]
-    fn the_usual_figures_are_bounded() {
-        let mut u = Usual::default();
-        for i in 0..(KEPT + 500) {
-            let mut s = sample(30.0 + (i % 7) as f64, WatchState::Ok);
-            u.judge_and_keep(&mut s);
-        }
-        assert_eq!(u.clean.len(), KEPT);
     }
 }
