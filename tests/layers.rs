@@ -55,7 +55,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The run history (SQLite): app records runs and reads standings
     // through it; the report sees only what app put on the run.
-    ("history", &["model", "util", "error", "stats", "os"]),
+    (
+        "history",
+        &["model", "util", "error", "stats", "os", "judge"],
+    ),
     // The judgement room: one rule for "usual" and "stepped", pure.
     ("judge", &["model", "stats"]),
     // The report reads the model (and formats with util); it writes its

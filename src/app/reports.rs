@@ -255,6 +255,23 @@ fn compare_fleets(a: &CompareArgs) -> anyhow::Result<Option<u8>> {
     Ok(Some(EXIT_OK))
 }
 
+/// `compare --headline`: the headline figures only, each where both runs
+/// took it clean, against one threshold.
+fn compare_headlines(runs: &[(String, crate::model::Run)], a: &CompareArgs) -> anyhow::Result<u8> {
+    use compare::headline::{self, DEFAULT_PCT};
+    let c = headline::compare(runs, a.fail_if_slower.unwrap_or(DEFAULT_PCT));
+    let text = match a.format {
+        CompareFormat::Json => c.render_json(),
+        CompareFormat::Table | CompareFormat::Markdown => c.render_table(),
+    };
+    crate::util::out::print(&text);
+    Ok(match c.counts() {
+        (_, 0) => crate::error::EXIT_NOT_JUDGED,
+        (0, _) => EXIT_OK,
+        _ => EXIT_SLOWER,
+    })
+}
+
 pub fn compare(cx: &super::Context, a: &CompareArgs) -> anyhow::Result<u8> {
     if let Some(p) = a.fail_if_slower {
         if !(p >= 0.0 && p.is_finite()) {
@@ -275,6 +292,9 @@ pub fn compare(cx: &super::Context, a: &CompareArgs) -> anyhow::Result<u8> {
             eprintln!("note: {p}: {state}");
         }
         runs.push((p.clone(), run));
+    }
+    if a.headline {
+        return compare_headlines(&runs, a);
     }
     let c = compare::compare(&runs, stat(a.stat))?;
     let text = match a.format {

@@ -227,6 +227,9 @@ pub struct CompareArgs {
     /// Exit with code 3 when a case is slower than the baseline by more than PCT % (and not within noise)
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
+    /// Judge only the headline figures (the summary's: L1 read … DRAM latency), each only where both runs took it clean (no spell, no noise); exit 3 when one is more than --fail-if-slower PCT % worse (default 10), 4 when none could be judged. For CI on a shared or cloud machine
+    #[arg(long)]
+    pub headline: bool,
     /// Output format
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,

@@ -10,70 +10,16 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::model::{Host, Record, Run, Warning};
+use crate::model::{Host, Run};
 
 /// The case key of a headline figure (`headline/DRAM read`).
 pub fn headline_key(name: &str) -> String {
     format!("headline/{name}")
 }
 
-/// Why a figure is not this machine's usual self: the noise it was taken
-/// in, from the warnings records carry, the spell probes' `core_shared`
-/// and `memory_contended` among them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Flags {
-    /// The figure is left out of percentiles and cannot start a step.
-    pub noisy: bool,
-    /// The warning kinds behind `noisy`, for the store's `flags` column.
-    pub why: Vec<&'static str>,
-}
-
-impl Flags {
-    /// The flags as the store keeps them: kinds joined by commas.
-    pub fn column(&self) -> String {
-        self.why.join(",")
-    }
-}
-
-/// The one place that decides whether a record (of `run`) was taken in
-/// noise: another load on the machine, hypervisor steal, descheduled
-/// samples, memory contended from outside, or samples that disagree.
-pub fn flags(record: &Record, run: &Run) -> Flags {
-    let mut why = Vec::new();
-    let mut add = |w: &'static str| {
-        if !why.contains(&w) {
-            why.push(w);
-        }
-    };
-    for w in &record.warnings {
-        match w {
-            Warning::ForeignLoad { .. } => add("foreign_load"),
-            Warning::Steal { .. } => add("steal"),
-            Warning::Descheduled { .. } => add("descheduled"),
-            Warning::MemoryContended { .. } => add("memory_contended"),
-            // The spell probes (docs/noise.md): the moment's figure.
-            Warning::CoreShared { .. } => add("core_shared"),
-            Warning::HighCv { .. } => add("high_cv"),
-            Warning::BestMedianSpread { .. } => add("best_median_spread"),
-            _ => {}
-        }
-    }
-    if record.repeats.as_ref().is_some_and(|r| r.contended) {
-        add("memory_contended");
-    }
-    // A run-level contention warning covers every record of the run.
-    if run
-        .warnings
-        .iter()
-        .any(|w| matches!(w, Warning::MemoryContended { .. }))
-    {
-        add("memory_contended");
-    }
-    Flags {
-        noisy: !why.is_empty(),
-        why,
-    }
-}
+// The noise rule is the judgement room's (`judge::noise`): the store's
+// `noisy` and `flags` columns are what it says of each record.
+pub use crate::judge::noise::{flags, Flags};
 
 /// SHA-256 of `s`, the first 16 hex digits: stable across releases and
 /// platforms, and it does not give the input back.
@@ -111,9 +57,20 @@ pub fn machine_key(host: &Host) -> String {
     ))
 }
 
+/// An id as `Run::new` makes them: 32 hex digits (anything else a file
+/// says is not trusted as an identity).
+fn is_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// A run's identity in the store, the same whether it is recorded as it
 /// finishes or imported later from its JSON, so an import is idempotent.
 pub fn run_uid(run: &Run) -> String {
+    // A run's own id where it has one (every run since the id was added):
+    // live and imported alike. Older files: a hash of what they hold.
+    if let Some(id) = run.id.as_deref().filter(|id| is_id(id)) {
+        return id.to_string();
+    }
     let figures: Vec<String> = run
         .records
         .iter()
@@ -132,42 +89,11 @@ pub fn run_uid(run: &Run) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Repeats, SuiteId, Turn};
 
     fn run() -> Run {
         let v: serde_json::Value =
             serde_json::from_str(include_str!("../../tests/fixtures/cache-quick.json")).unwrap();
         serde_json::from_value(v).unwrap()
-    }
-
-    #[test]
-    fn flags_name_the_noise_a_record_carries() {
-        let run = run();
-        let quiet = Record::new(SuiteId::Cache);
-        assert_eq!(flags(&quiet, &run), Flags::default());
-        let mut busy = quiet.clone();
-        busy.warnings = vec![
-            Warning::ForeignLoad { cpus: 0.5 },
-            Warning::HighCv { cv: 0.2 },
-            Warning::ForeignLoad { cpus: 0.7 },
-        ];
-        let f = flags(&busy, &run);
-        assert!(f.noisy);
-        assert_eq!(f.column(), "foreign_load,high_cv");
-        let mut contended = quiet.clone();
-        contended.repeats = Some(Repeats {
-            turns: vec![Turn {
-                at: "record".into(),
-                gbps: 1.0,
-                foreign_cpus: None,
-            }],
-            contended: true,
-        });
-        assert_eq!(flags(&contended, &run).why, vec!["memory_contended"]);
-        // A warning that says nothing of noise does not flag.
-        let mut other = quiet;
-        other.warnings = vec![Warning::ThpNotObtained { fraction: 0.5 }];
-        assert!(!flags(&other, &run).noisy);
     }
 
     #[test]

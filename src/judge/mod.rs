@@ -7,10 +7,13 @@
 //! its output and docs (`docs/history.md`, `docs/watch.md`,
 //! `docs/fleet.md`).
 //!
+//! What counts as clean is decided here too ([`noise::flags`]).
+//!
 //! Pure: figures in, verdicts out. It reads the model and the statistics
 //! (quantiles and ranks are `stats`'), never a store, a clock or a file,
 //! so a series and a rule give one verdict whoever asks.
 
+pub mod noise;
 pub mod step;
 
 pub use step::{stepped, Point, StepRule, Verdict};

@@ -78,21 +78,17 @@ impl StepRule {
 
     /// The parameters in words, for a caller's output, `point` naming
     /// one point of the series in the singular: "the last 3 clean runs
-    /// all more than 10 % below the median of up to 30 clean runs before
-    /// them (at least 3)".
+    /// all more than 10 % worse than the median of up to 30 clean runs
+    /// before them (at least 3)". "Worse", not "below": one wording for a
+    /// bandwidth and a latency.
     pub fn describe(&self, point: &str) -> String {
         let t = pct(self.threshold);
-        let dir = if self.higher_is_better {
-            "below"
-        } else {
-            "above"
-        };
         let (w, m) = (self.window, self.min_usual);
         if self.held == 1 {
-            format!("the last clean {point} more than {t} % {dir} the median of up to {w} clean {point}s before it (at least {m})")
+            format!("the last clean {point} more than {t} % worse than the median of up to {w} clean {point}s before it (at least {m})")
         } else {
             format!(
-                "the last {} clean {point}s all more than {t} % {dir} the median of up to {w} clean {point}s before them (at least {m})",
+                "the last {} clean {point}s all more than {t} % worse than the median of up to {w} clean {point}s before them (at least {m})",
                 self.held
             )
         }

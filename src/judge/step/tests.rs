@@ -103,7 +103,7 @@ fn nonsense_is_not_judged() {
     assert_eq!(v, Verdict::NotEnough { clean: 2, needs: 3 });
     assert_eq!(
         r.describe("run"),
-        "the last clean run more than 10 % below the median of up to 10 clean runs before it (at least 2)"
+        "the last clean run more than 10 % worse than the median of up to 10 clean runs before it (at least 2)"
     );
 }
 

@@ -19,6 +19,8 @@
 //! compared all the same, but every format says so first: the change then
 //! measures the machines as much as the change made between the runs.
 
+pub mod headline;
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
