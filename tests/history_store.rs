@@ -552,3 +552,35 @@ fn store_overhead() {
         bytes / 50
     );
 }
+
+/// A run recorded as it finished and then imported from its own file is
+/// one run: its id is the same in both (issue 47: two surveys recorded
+/// live, then `history import bwscope-results/`, counted twice).
+#[test]
+fn a_live_recorded_run_imported_again_is_already_there() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("h.sqlite3");
+    let json = tmp.path().join("run.json");
+    let o = quick_run(&store, &json);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(listed(&store).len(), 1);
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let id = run["id"].as_str().expect("the run file has its id");
+    assert_eq!(id.len(), 32, "{id}");
+    let o = at(&store)
+        .args(["history", "import"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("imported 0 runs, 1 already"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(listed(&store).len(), 1);
+    // A second live run is another run.
+    let o = quick_run(&store, &tmp.path().join("run2.json"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(listed(&store).len(), 2);
+}

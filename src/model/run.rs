@@ -77,6 +77,13 @@ impl Units {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Run {
     pub schema_version: u32,
+    /// This run's identity: 128 random bits as 32 hex digits, made when
+    /// the run starts. The history store keys a run by it, so a run
+    /// recorded as it finished and imported again from its file is one
+    /// run. Absent in files from before it (the store then keys them by a
+    /// hash of what they hold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     pub tool: Tool,
     /// The subcommand that produced the run (`cache`, `survey`, ...).
     pub command: String,
@@ -114,10 +121,31 @@ pub struct Run {
     pub history: Option<super::HistoryContext>,
 }
 
+/// 128 random bits as 32 hex digits. `RandomState` is seeded from the
+/// operating system's randomness once per thread and stepped for each new
+/// one, so no two runs of any process share an id; the clock and the pid
+/// are hashed in as well.
+fn new_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    (0..2u8)
+        .map(|i| {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u8(i);
+            h.write_u128(nanos);
+            h.write_u32(std::process::id());
+            format!("{:016x}", h.finish())
+        })
+        .collect()
+}
+
 impl Run {
     pub fn new(command: &str, options: serde_json::Value, host: Host, units: Units) -> Run {
         Run {
             schema_version: SCHEMA_VERSION,
+            id: Some(new_id()),
             tool: Tool::this(),
             command: command.into(),
             command_line: std::env::args().collect(),
@@ -134,5 +162,17 @@ impl Run {
             warnings: Vec::new(),
             history: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod id_tests {
+    #[test]
+    fn every_run_gets_its_own_id() {
+        let a = super::new_id();
+        let b = super::new_id();
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
     }
 }
