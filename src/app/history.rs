@@ -103,7 +103,9 @@ impl Session {
         // declares of its records is kept in the store and judged by
         // `history --check`, not listed after every run.
         let mut figs = figures(run);
-        figs.retain(|f| f.headline.is_some());
+        // A figure of no record (the clock) is no row of the store: it
+        // has no history to stand in.
+        figs.retain(|f| f.headline.is_some() && f.record.is_some());
         match store.standing(run, &figs) {
             Ok(mut h) => {
                 let id = identity(run);

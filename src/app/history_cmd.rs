@@ -347,21 +347,38 @@ fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
     if a.min_runs == 0 {
         return Err(UserError::flag("--min-runs", "at least 1").into());
     }
-    let cases = store
-        .cases(a.machine.as_deref())
-        .map_err(|w| unusable(&w))?;
+    // Each machine's runs are a series of their own: a step is a change
+    // of one machine, never the difference between two.
+    let mut machines: Vec<String> = store
+        .runs(&Filter {
+            machine: a.machine.clone(),
+            since: None,
+            suite: None,
+        })
+        .map_err(|w| unusable(&w))?
+        .into_iter()
+        .map(|r| r.machine)
+        .collect();
+    machines.sort();
+    machines.dedup();
     let mut judged = Vec::new();
-    for c in cases.iter().filter(|c| c.case.starts_with("headline/")) {
-        let pts = store
-            .series(&c.case, a.machine.as_deref())
-            .map_err(|w| unusable(&w))?;
-        let higher = pts.first().is_none_or(|p| p.higher_is_better);
-        let verdict = judge::stepped(&points(&pts), &rule(a.threshold, a.min_runs, higher));
-        judged.push(Judged {
-            case: c.case.trim_start_matches("headline/").to_string(),
-            verdict,
-            pts,
-        });
+    for m in &machines {
+        let cases = store.cases(Some(m)).map_err(|w| unusable(&w))?;
+        for c in cases.iter().filter(|c| c.case.starts_with("headline/")) {
+            let pts = store.series(&c.case, Some(m)).map_err(|w| unusable(&w))?;
+            let higher = pts.first().is_none_or(|p| p.higher_is_better);
+            let verdict = judge::stepped(&points(&pts), &rule(a.threshold, a.min_runs, higher));
+            let name = c.case.trim_start_matches("headline/");
+            judged.push(Judged {
+                case: if machines.len() > 1 {
+                    format!("{name} (machine {m})")
+                } else {
+                    name.to_string()
+                },
+                verdict,
+                pts,
+            });
+        }
     }
     let r = rule(a.threshold, a.min_runs, true);
     let (mut down, mut ok, mut clean_runs) = (0, 0, 0);
@@ -384,7 +401,7 @@ fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
                         down += 1;
                         let unit = &j.pts[0].unit;
                         outln!(
-                            "STEP DOWN {}: {} → {} {unit} ({:.1} % worse) since run {} of {}: the last {} clean runs all more than {} % {} the median of the {usual_from} clean runs before them",
+                            "STEP DOWN {}: {} → {} {unit} ({:.1} % worse) since run {} of {}: the last {} clean runs all more than {} % worse than the median of the {usual_from} clean runs before them",
                             j.case,
                             crate::report::short_num(*usual),
                             crate::report::short_num(*recent),
@@ -393,7 +410,6 @@ fn check(store: &Store, a: &HistoryListArgs) -> anyhow::Result<u8> {
                             j.pts[s.since].started_at,
                             a.min_runs,
                             a.threshold,
-                            if j.pts[0].higher_is_better { "below" } else { "above" },
                         );
                     }
                     None => ok += 1,

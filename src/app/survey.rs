@@ -54,9 +54,6 @@ pub fn run(cx: &super::Context, out: &OutputArgs, args: &SurveyArgs) -> anyhow::
     let options = serde_json::json!({ "steps": steps() });
     let mut rec = Recorder::start("survey", options, &out, host.clone())?;
     let quiet = rec.sink.stdout_taken();
-    if !quiet {
-        crate::util::out::print(&format!("{}\n", crate::report::views::info::render(&host)));
-    }
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let steps = suites::survey().count() + 2;
     if tty {
@@ -68,6 +65,12 @@ pub fn run(cx: &super::Context, out: &OutputArgs, args: &SurveyArgs) -> anyhow::
         true => Flow::Done,
         false => Flow::Stopped,
     });
+    // The header after the knee probe: the cache sizes it shows are the
+    // ones this run measured and labels its figures by, not the ones an
+    // earlier run left in the store.
+    if !quiet {
+        crate::util::out::print(&format!("{}\n", crate::report::views::info::render(&host)));
+    }
     for (i, (d, quick)) in suites::survey().enumerate() {
         if !matches!(flow, Ok(Flow::Done)) {
             break;

@@ -91,7 +91,7 @@ impl Store {
              FROM runs r
              WHERE ",
             machine_is!("r.machine", "1"),
-            " AND (?2 IS NULL OR r.command = ?2 OR EXISTS (SELECT 1 FROM rows w
+            " AND (?2 IS NULL OR r.command = ?2 OR r.command = ?2 || '-node' OR EXISTS (SELECT 1 FROM rows w
                     JOIN cases c ON c.id = w.case_id
                     WHERE w.run_id = r.id AND c.suite = ?2))
              ORDER BY r.started_at, r.id"

@@ -5,10 +5,10 @@
 //! transaction, so a store is at one version or the next, never between.
 //! A store written by a newer bwscope is left alone (and reported).
 //!
-//! A run has a `source` (`local`, `import`, `fleet`, `watch`) and a
-//! `node` (a fleet node's host name hash, null for this machine), so a
-//! fleet's nodes and a stream of small samples are rows of the same two
-//! tables.
+//! A run has a `source` (`local`, `import`, `fleet`; a watch sample is a
+//! `local` run of command `watch`) and a `node` (a fleet node's host name
+//! hash, null for this machine), so a fleet's nodes and a stream of small
+//! samples are rows of the same two tables.
 
 use rusqlite::Connection;
 

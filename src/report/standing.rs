@@ -5,8 +5,8 @@
 
 use crate::model::{Run, Standing};
 
-/// One line per headline figure: "DRAM read 16.1 GB/s: 3rd of 5 earlier
-/// runs on this machine (p40)", then the published floor where one
+/// One line per headline figure: "DRAM read 16.1 GB/s: 3rd best of 6
+/// runs on this machine (this one and 5 earlier; p40)", then the published floor where one
 /// matches; empty without a history.
 pub fn lines(run: &Run) -> Vec<String> {
     let Some(h) = &run.history else {
@@ -30,17 +30,7 @@ fn line(s: &Standing) -> String {
     };
     let mut l = format!("{} {value}: ", s.name);
     match (s.rank, s.percentile) {
-        (Some(rank), Some(p)) => l.push_str(&format!(
-            "{} of {} earlier run{} on this machine (p{p:.0}{})",
-            ordinal(rank),
-            s.earlier,
-            if s.earlier == 1 { "" } else { "s" },
-            if s.among_noisy {
-                "; all taken in noise, like this one"
-            } else {
-                ""
-            }
-        )),
+        (Some(rank), Some(p)) => l.push_str(&place(rank, s.earlier, p, s.among_noisy)),
         _ if s.left_out_noisy > 0 => {
             l.push_str("no quiet earlier run on this machine to judge it by")
         }
@@ -63,6 +53,42 @@ fn line(s: &Standing) -> String {
         ));
     }
     l
+}
+
+/// Where a figure ranked `rank` among itself and `earlier` earlier runs
+/// sits, in words that read right for one earlier run and for many.
+fn place(rank: u32, earlier: u32, p: f64, among_noisy: bool) -> String {
+    let noisy = if among_noisy {
+        "; all taken in noise, like this one"
+    } else {
+        ""
+    };
+    if earlier == 1 {
+        let how = if p > 50.0 {
+            "better than"
+        } else if p < 50.0 {
+            "worse than"
+        } else {
+            "the same as"
+        };
+        return format!(
+            "{how} the one earlier run on this machine{}",
+            if among_noisy {
+                " (both taken in noise)"
+            } else {
+                ""
+            }
+        );
+    }
+    let of = earlier + 1;
+    let which = if rank == 1 {
+        "the best".to_string()
+    } else if rank == of {
+        "the worst".to_string()
+    } else {
+        format!("{} best", ordinal(rank))
+    };
+    format!("{which} of {of} runs on this machine (this one and {earlier} earlier; p{p:.0}{noisy})")
 }
 
 /// The standings with their lines, for a report that draws each trend.
@@ -142,7 +168,7 @@ mod tests {
     fn a_standing_reads_as_the_issue_asks() {
         assert_eq!(
             line(&standing(Some(3), 5, Some(40.0))),
-            "DRAM read 16.1 GB/s: 3rd of 5 earlier runs on this machine (p40)"
+            "DRAM read 16.1 GB/s: 3rd best of 6 runs on this machine (this one and 5 earlier; p40)"
         );
         assert_eq!(
             line(&standing(None, 0, None)),
@@ -160,19 +186,37 @@ mod tests {
         });
         assert_eq!(
             line(&s),
-            "DRAM read 16.1 GB/s: 1st of 1 earlier run on this machine (p100), 2 noisy runs left out; published floor 320 GB/s (Azure/azurehpc-health-checks, MIT)"
+            "DRAM read 16.1 GB/s: better than the one earlier run on this machine, 2 noisy runs left out; published floor 320 GB/s (Azure/azurehpc-health-checks, MIT)"
         );
         let mut n = standing(Some(2), 4, Some(62.0));
         n.among_noisy = true;
         assert_eq!(
             line(&n),
-            "DRAM read 16.1 GB/s: 2nd of 4 earlier runs on this machine (p62; all taken in noise, like this one)"
+            "DRAM read 16.1 GB/s: 2nd best of 5 runs on this machine (this one and 4 earlier; p62; all taken in noise, like this one)"
         );
         let mut q = standing(None, 0, None);
         q.left_out_noisy = 3;
         assert_eq!(
             line(&q),
             "DRAM read 16.1 GB/s: no quiet earlier run on this machine to judge it by, 3 noisy runs left out"
+        );
+        // One earlier run: better, worse or the same, never "2nd of 1".
+        assert_eq!(
+            line(&standing(Some(2), 1, Some(0.0))),
+            "DRAM read 16.1 GB/s: worse than the one earlier run on this machine"
+        );
+        assert_eq!(
+            line(&standing(Some(1), 1, Some(50.0))),
+            "DRAM read 16.1 GB/s: the same as the one earlier run on this machine"
+        );
+        // Two and many: the best, the worst, and in between.
+        assert_eq!(
+            line(&standing(Some(3), 2, Some(0.0))),
+            "DRAM read 16.1 GB/s: the worst of 3 runs on this machine (this one and 2 earlier; p0)"
+        );
+        assert_eq!(
+            line(&standing(Some(1), 9, Some(100.0))),
+            "DRAM read 16.1 GB/s: the best of 10 runs on this machine (this one and 9 earlier; p100)"
         );
         assert_eq!(
             [1, 2, 3, 4, 11, 12, 13, 21, 22, 111].map(ordinal).join(" "),

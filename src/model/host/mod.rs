@@ -284,7 +284,9 @@ impl Host {
     /// that level's plateau than the next one's — it is labelled by that
     /// level, never by the one below it (issue 29: an 8 MiB chase at 32 ns,
     /// between a 15 ns L3 and 115–135 ns DRAM, past a knee placed at 6 MiB,
-    /// was labelled DRAM while the read curve said L3 ran to 32 MiB).
+    /// was labelled DRAM while the read curve said L3 ran to 32 MiB). The
+    /// same holds further past the knee while the set is within the size
+    /// CPUID states for that level.
     pub fn chase_regime(&self, bytes: u64, ns: Option<f64>) -> Option<Regime> {
         let by_size = self.regime_of(bytes, 1, Curve::Latency)?;
         let knee = self
@@ -293,9 +295,18 @@ impl Host {
             .flat_map(|p| &p.knees)
             .filter(|k| k.end_bytes < bytes)
             .max_by_key(|k| k.end_bytes);
+        // Within the size CPUID states for the level that ended, a busy
+        // machine's probe may have ended it early (issue 47: an 8 MiB
+        // chase at 17 and 40 ns labelled DRAM beside a 140 ns DRAM, L3 32
+        // MiB by CPUID): the latency then says which reading to trust.
+        let within_cpuid = |k: &crate::model::Knee| {
+            self.data_caches()
+                .find(|c| Some(c.level) == k.level)
+                .is_some_and(|c| bytes <= c.size_bytes)
+        };
         let served_by = match (knee, ns) {
             (Some(k), Some(ns))
-                if bytes <= k.end_bytes.saturating_mul(2)
+                if (bytes <= k.end_bytes.saturating_mul(2) || within_cpuid(k))
                     && ns < (k.latency_ns + k.next_latency_ns) / 2.0 =>
             {
                 k.level

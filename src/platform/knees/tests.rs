@@ -652,6 +652,38 @@ fn a_chase_between_two_plateaus_is_labelled_by_where_most_loads_are_served() {
         h.chase_regime(8 * M, None),
         Some(crate::model::Regime::Dram)
     );
+    // Issue 47: a busy guest's probe ended L3 early (its curve jumped at
+    // 4 MiB) where CPUID says 32 MiB; the latency suite, later, read
+    // 16 MiB at 17 and 40 ns (DRAM: 140 ns): L3's, not DRAM's. Past
+    // CPUID's size the size decides.
+    let mut busy = KneeProbe {
+        latency: this_guest(0),
+        ..KneeProbe::default()
+    };
+    for pt in busy.latency.iter_mut().filter(|p| p.size_bytes >= 4 * M) {
+        pt.value = 140.0;
+    }
+    let mut b = host_with(&[(1, 32 * K), (2, M), (3, 32 * M)]);
+    analyse(&mut busy, &b);
+    let knee = busy.knees.iter().find(|k| k.level == Some(3)).cloned();
+    apply(&mut b, busy);
+    let k = knee.expect("an L3 knee");
+    assert!(
+        k.end_bytes * 2 < 8 * M,
+        "the busy curve ends L3 early: {k:?}"
+    );
+    assert_eq!(b.regime(8 * M, 1, Curve::Latency), "DRAM", "{k:?}");
+    for ns in [17.2, 39.7] {
+        assert_eq!(
+            b.chase_regime(8 * M, Some(ns)),
+            Some(crate::model::Regime::L3),
+            "{ns} ns, {k:?}"
+        );
+    }
+    assert_eq!(
+        b.chase_regime(64 * M, Some(39.7)),
+        Some(crate::model::Regime::Dram)
+    );
     // The same rule at L2's end: past the 768 KiB knee, at L2's latency,
     // a label never moves down to the level below the size's.
     assert_eq!(
