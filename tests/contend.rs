@@ -361,27 +361,27 @@ fn the_probe_measures_every_phase_from_a_free_cpu() {
             "contend",
             "--cpu",
             &format!("cpus:{}", cpus[0]),
-            "--probe",
+            "--bystander",
             "latency",
         ])
         .args(QUICK),
     );
     let recs = records(&run);
     for phase in ["idle", "cpu0"] {
-        let p = rec(&recs, phase, "probe");
+        let p = rec(&recs, phase, "bystander");
         assert_eq!(p["status"], "ok", "{p:#}");
         assert_ne!(
             p["cpus"],
             serde_json::json!([cpus[0]]),
             "the probe has its own cpu"
         );
-        let ns = p["extra"]["probe_latency_ns"].as_f64().unwrap();
+        let ns = p["extra"]["bystander_latency_ns"].as_f64().unwrap();
         assert!(ns > 0.5 && ns < 100_000.0, "{ns} ns");
         assert!(p["extra"]["latency_ns"]["median"].as_f64().unwrap() > 0.5);
     }
     let agg = rec(&recs, "cpu0", "aggregate");
     assert!(
-        agg["extra"]["probe_latency_ns"].as_f64().is_some(),
+        agg["extra"]["bystander_latency_ns"].as_f64().is_some(),
         "{agg:#}"
     );
     // A bandwidth probe reports its own rate.
@@ -397,7 +397,7 @@ fn the_probe_measures_every_phase_from_a_free_cpu() {
         ])
         .args(QUICK),
     );
-    gbps(rec(&records(&run), "cpu0", "probe"));
+    gbps(rec(&records(&run), "cpu0", "bystander"));
 }
 
 #[test]
@@ -647,7 +647,7 @@ fn bad_input_exits_2_naming_the_flag_before_anything_runs() {
     );
     exit2(
         &mut c(&format!("--cpu {n}@0 --probe latency")),
-        "--probe: no cpu is free",
+        "--bystander: no cpu is free",
     );
     exit2(
         &mut c("--net 127.0.0.1:1"),

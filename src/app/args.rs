@@ -13,7 +13,7 @@ use crate::memory::PageKind;
 use crate::net::protocol::{Mode, Way};
 use crate::plan::cpus::Placement;
 use crate::suites::cache::CacheOptions;
-use crate::suites::contend::{ContendOptions, ProbeKind};
+use crate::suites::contend::{BystanderKind, ContendOptions};
 use crate::suites::latency::{LatencyOptions, Pages, View};
 use crate::suites::memtype::MemtypeOptions;
 use crate::suites::net::NetOptions;
@@ -301,11 +301,11 @@ pub fn contend(a: &ContendArgs) -> Result<ContendOptions, UserError> {
         cpu: a.cpu.clone(),
         device: a.device.clone(),
         net: a.net.clone(),
-        probe: a.probe.map(|p| match p {
-            ProbeArg::Latency => ProbeKind::Latency,
-            ProbeArg::Bandwidth => ProbeKind::Bandwidth,
+        bystander: a.bystander.map(|p| match p {
+            ProbeArg::Latency => BystanderKind::Latency,
+            ProbeArg::Bandwidth => BystanderKind::Bandwidth,
         }),
-        probe_cpu: a.probe_cpu,
+        bystander_cpu: a.bystander_cpu,
         phases: a.phases.clone(),
         size: size("--size", a.size.as_deref())?,
         device_size: size("--device-size", a.device_size.as_deref())?,

@@ -322,14 +322,14 @@ pub struct ContendArgs {
     /// net serve` transponder; default recv); repeat for more
     #[arg(long, value_name = "SPEC")]
     pub net: Vec<String>,
-    /// A bystander on a free cpu, measured in every phase (and alone, phase `idle`)
-    #[arg(long, value_enum)]
-    pub probe: Option<ProbeArg>,
-    /// The probe's cpu (default: the first cpu no agent uses)
-    #[arg(long, value_name = "CPU", requires = "probe")]
-    pub probe_cpu: Option<u32>,
-    /// Phases, comma-separated: alone, pairs, all, idle (the probe alone) or agent names joined by
-    /// + (cpu0+dev0); default alone,pairs,all (idle first with --probe)
+    /// A bystander on a free cpu, measured in every phase (and alone, phase `idle`): what the agents do to a latency chase or a read beside them (--probe before 0.2, still accepted)
+    #[arg(long, value_enum, alias = "probe")]
+    pub bystander: Option<ProbeArg>,
+    /// The bystander's cpu (default: the first cpu no agent uses)
+    #[arg(long, value_name = "CPU", requires = "bystander", alias = "probe-cpu")]
+    pub bystander_cpu: Option<u32>,
+    /// Phases, comma-separated: alone, pairs, all, idle (the bystander alone) or agent names joined
+    /// by + (cpu0+dev0); default alone,pairs,all (idle first with --bystander)
     #[arg(long, value_name = "LIST")]
     pub phases: Option<String>,
     /// Buffer per CPU thread (default: 4× the last-level cache over the team, at least 32 MiB)

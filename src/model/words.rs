@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// One enum of words: each variant's name in the JSON, `Other` for the
 /// rest, the string conversions and serde as a plain string.
 macro_rules! words {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal $(| $alias:literal)*,)* }) => {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $name {
@@ -44,7 +44,7 @@ macro_rules! words {
             /// The variant `s` names; `Other` where none does.
             pub fn parse(s: &str) -> $name {
                 match s {
-                    $($s => $name::$v,)*
+                    $($s $(| $alias)* => $name::$v,)*
                     other => $name::Other(other.to_string()),
                 }
             }
@@ -165,7 +165,7 @@ words! {
 
 words! {
     /// What a contend record is (`ContendDetail::agent_kind`): one of the
-    /// agent types, the bystander probe, or a phase's aggregate.
+    /// agent types, the bystander, or a phase's aggregate.
     AgentKind {
         /// A pinned CPU team streaming its own buffers.
         Cpu = "cpu",
@@ -173,18 +173,20 @@ words! {
         Device = "device",
         /// A TCP flow.
         Net = "net",
-        /// The bystander probe on a free cpu.
-        Probe = "probe",
+        /// The bystander on a free cpu: a latency chase or a read that
+        /// only watches what the agents do to it (written `probe` before
+        /// the spell probes kept that word; read as this).
+        Bystander = "bystander" | "probe",
         /// A phase's agents together.
         Aggregate = "aggregate",
     }
 }
 
 impl AgentKind {
-    /// An agent of a phase: not the bystander probe nor the aggregate (a
+    /// An agent of a phase: not the bystander nor the aggregate (a
     /// kind this version does not know is a newer agent type).
     pub fn is_agent(&self) -> bool {
-        !matches!(self, AgentKind::Probe | AgentKind::Aggregate)
+        !matches!(self, AgentKind::Bystander | AgentKind::Aggregate)
     }
 }
 
@@ -245,7 +247,7 @@ mod tests {
         );
         let k: AgentKind = serde_json::from_str("\"fpga\"").unwrap();
         assert!(k == AgentKind::Other("fpga".into()) && k.is_agent());
-        assert!(!AgentKind::Probe.is_agent());
+        assert!(!AgentKind::Bystander.is_agent());
         let r: Option<Regime> = serde_json::from_str("null").unwrap();
         assert_eq!(r, None);
     }

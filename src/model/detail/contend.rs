@@ -1,5 +1,5 @@
 //! The `contend` suite's records: one per agent and phase (a CPU team, a
-//! device copy stream, a TCP flow, the bystander probe), and one
+//! device copy stream, a TCP flow, the bystander), and one
 //! `aggregate` record per phase. Every agent of a phase counts its bytes
 //! over the same window of the one monotonic clock.
 
@@ -14,14 +14,14 @@ use crate::model::{AgentKind, Record, Stats};
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ContendDetail {
     /// The phase: its agents joined by `+` (`cpu0`, `cpu0+dev0`), `idle`
-    /// for the probe alone (compare key).
+    /// for the bystander alone (compare key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case_phase: Option<String>,
-    /// The agent's name (`cpu0`, `dev0`, `net0`, `probe`), or `aggregate`
+    /// The agent's name (`cpu0`, `dev0`, `net0`, `bystander`), or `aggregate`
     /// for the phase's total (compare key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case_agent: Option<String>,
-    /// What the agent is: `cpu`, `device`, `net`, `probe` or `aggregate`.
+    /// What the agent is: `cpu`, `device`, `net`, `bystander` or `aggregate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_kind: Option<AgentKind>,
     /// The agent as asked for (`cpus:0-1:read`, `opencl:h2d:host-ptr`,
@@ -92,7 +92,8 @@ pub struct ContendDetail {
     /// The probe's latency in this phase, ns per dependent load (on the
     /// probe's and the aggregate records); null without a latency probe.
     #[serde(default, skip_serializing_if = "Nullable::is_absent")]
-    pub probe_latency_ns: Nullable<f64>,
+    #[serde(alias = "probe_latency_ns")]
+    pub bystander_latency_ns: Nullable<f64>,
     /// A latency probe's ns per load, per slice of the window.
     #[serde(default, skip_serializing_if = "Nullable::is_absent")]
     pub latency_ns: Nullable<Stats>,
@@ -135,12 +136,12 @@ pub struct ContendDetail {
 
 impl ContendDetail {
     /// What the record is: its `agent_kind`, or where a file has none,
-    /// what its name says (`aggregate`, `probe`).
+    /// what its name says (`aggregate`, `bystander` or the older `probe`).
     pub fn kind(&self) -> Option<AgentKind> {
         self.agent_kind
             .clone()
             .or_else(|| match AgentKind::parse(self.case_agent.as_deref()?) {
-                k @ (AgentKind::Aggregate | AgentKind::Probe) => Some(k),
+                k @ (AgentKind::Aggregate | AgentKind::Bystander) => Some(k),
                 _ => None,
             })
     }
@@ -150,12 +151,12 @@ impl ContendDetail {
         self.kind() == Some(AgentKind::Aggregate)
     }
 
-    /// The bystander probe's record.
-    pub fn is_probe(&self) -> bool {
-        self.kind() == Some(AgentKind::Probe)
+    /// The bystander's record.
+    pub fn is_bystander(&self) -> bool {
+        self.kind() == Some(AgentKind::Bystander)
     }
 
-    /// An agent's record (not the probe's, not the aggregate's).
+    /// An agent's record (not the bystander's, not the aggregate's).
     pub fn is_agent(&self) -> bool {
         self.kind().is_none_or(|k| k.is_agent())
     }

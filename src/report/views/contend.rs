@@ -1,6 +1,6 @@
 //! The contend matrix: one row per phase, one column per agent (its rate
 //! and slowdown against alone), then the aggregate, the sum of the
-//! alones, the loss, the share of the DRAM peak and the probe's latency.
+//! alones, the loss, the share of the DRAM peak and the bystander's latency.
 
 use std::fmt::Write as _;
 
@@ -51,7 +51,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     let mut header = vec!["phase".to_string()];
     header.extend(agents.iter().map(|a| a.0.clone()));
     header.extend(
-        ["aggregate", "Σ alone", "loss", "% DRAM peak", "probe"]
+        ["aggregate", "Σ alone", "loss", "% DRAM peak", "bystander"]
             .iter()
             .map(|s| s.to_string()),
     );
@@ -100,7 +100,7 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
             agg.as_ref().and_then(|d| d.percent_of_dram_peak.value()),
             &|v| format!("{v:.0} %"),
         ));
-        row.push(find_kind(ContendDetail::is_probe).map_or("-".into(), |r| probe_cell(r, u)));
+        row.push(find_kind(ContendDetail::is_bystander).map_or("-".into(), |r| bystander_cell(r, u)));
         t.rows.push(row);
     }
     let note = recs
@@ -116,10 +116,10 @@ pub fn render(run: &Run, recs: &[&Record]) -> Vec<Block> {
     vec![Block::Table(t)]
 }
 
-/// The probe in a phase: ns per load over the window, or its GB/s.
-fn probe_cell(r: &Record, u: crate::model::Units) -> String {
+/// The bystander in a phase: ns per load over the window, or its GB/s.
+fn bystander_cell(r: &Record, u: crate::model::Units) -> String {
     let d = detail(r);
-    match (r.status, d.probe_latency_ns.value(), d.window_gbps.value()) {
+    match (r.status, d.bystander_latency_ns.value(), d.window_gbps.value()) {
         (Status::Ok, Some(ns), _) => format!("{ns:.1} ns"),
         (Status::Ok, None, Some(g)) => format!("{} {}", rate(g, u), u.label()),
         _ => "ended".into(),

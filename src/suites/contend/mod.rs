@@ -56,7 +56,7 @@ fn key_plan(host: &Host, sampling: Sampling) -> Planned {
 /// What a bystander probe measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ProbeKind {
+pub enum BystanderKind {
     /// Pointer-chase latency, ns per dependent load.
     Latency,
     /// One thread's read bandwidth.
@@ -73,8 +73,8 @@ pub struct ContendOptions {
     pub device: Vec<String>,
     /// `--net loopback|HOST[:PORT][/DIR]`.
     pub net: Vec<String>,
-    pub probe: Option<ProbeKind>,
-    pub probe_cpu: Option<u32>,
+    pub bystander: Option<BystanderKind>,
+    pub bystander_cpu: Option<u32>,
     /// `--phases`: alone, pairs, all, or NAME+NAME groups.
     pub phases: Option<String>,
     /// Bytes per CPU thread.
@@ -90,8 +90,8 @@ pub struct ContendOptions {
 
 /// The bystander.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct ProbePlan {
-    pub kind: ProbeKind,
+pub struct BystanderPlan {
+    pub kind: BystanderKind,
     pub cpu: u32,
     pub bytes: u64,
 }
@@ -108,7 +108,7 @@ pub struct Phase {
 pub struct ContendPlan {
     #[serde(serialize_with = "agents::agents_json")]
     pub agents: Vec<Agent>,
-    pub probe: Option<ProbePlan>,
+    pub bystander: Option<BystanderPlan>,
     pub phases: Vec<Phase>,
     /// Released agents run this long before the window opens.
     pub warmup_seconds: f64,
@@ -151,7 +151,7 @@ impl super::Plan for ContendPlan {
             .iter()
             .map(|a| a.footprint().faulted)
             .sum::<u64>()
-            + self.probe.as_ref().map_or(0, |p| p.bytes);
+            + self.bystander.as_ref().map_or(0, |p| p.bytes);
         super::estimate::Estimate {
             seconds: self.phases.len() as f64 * per,
             rule: format!(

@@ -51,7 +51,7 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             .agents
             .iter()
             .flat_map(|a| a.cpus().iter().copied())
-            .chain(plan.probe.as_ref().map(|p| p.cpu))
+            .chain(plan.bystander.as_ref().map(|p| p.cpu))
             .collect(),
     };
     for a in &plan.agents {
@@ -69,14 +69,14 @@ pub fn run(plan: &ContendPlan, cx: &mut Ctx) -> anyhow::Result<Flow> {
             }
         }
     }
-    let probe = match &plan.probe {
-        Some(p) => match team::start_probe(p, &start) {
+    let probe = match &plan.bystander {
+        Some(p) => match team::start_bystander(p, &start) {
             Ok(r) => Some(r),
             Err(why) => {
                 cx.push(Record::error(
                     SuiteId::Contend,
-                    "probe",
-                    format!("the probe could not start: {why}"),
+                    "bystander",
+                    format!("the bystander could not start: {why}"),
                 ))?;
                 None
             }

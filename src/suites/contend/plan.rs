@@ -44,7 +44,7 @@ pub fn plan(o: &ContendOptions, host: &Host) -> Result<ContendPlan, UserError> {
         used.extend(a.cpus().iter().map(|&c| (c, a.name().to_string())));
         agents.push(a);
     }
-    let probe = probe_plan(host, o, &used, llc)?;
+    let probe = bystander_plan(host, o, &used, llc)?;
     let devices: Vec<String> = if given {
         o.device.clone()
     } else {
@@ -108,7 +108,7 @@ pub fn plan(o: &ContendOptions, host: &Host) -> Result<ContendPlan, UserError> {
     }
     Ok(ContendPlan {
         agents,
-        probe,
+        bystander: probe,
         phases,
         warmup_seconds: WARMUP.as_secs_f64(),
         slices: s.samples,
@@ -272,8 +272,8 @@ fn default_team(
     notes: &mut Vec<String>,
 ) -> Result<Agent, UserError> {
     let mut cpus = super::super::default_cpu_order(host);
-    if o.probe.is_some() && cpus.len() > 1 {
-        let keep = o.probe_cpu.unwrap_or(*cpus.last().expect("non-empty"));
+    if o.bystander.is_some() && cpus.len() > 1 {
+        let keep = o.bystander_cpu.unwrap_or(*cpus.last().expect("non-empty"));
         cpus.retain(|&c| c != keep);
     }
     if cpus.is_empty() {
@@ -322,25 +322,25 @@ fn default_devices(notes: &mut Vec<String>) -> Vec<String> {
     Vec::new()
 }
 
-/// `--probe`: on `--probe-cpu` or the first allowed cpu no agent uses.
-fn probe_plan(
+/// `--bystander`: on `--bystander-cpu` or the first allowed cpu no agent uses.
+fn bystander_plan(
     host: &Host,
     o: &ContendOptions,
     used: &[(u32, String)],
     llc: u64,
-) -> Result<Option<ProbePlan>, UserError> {
-    let Some(kind) = o.probe else {
-        if o.probe_cpu.is_some() {
-            return Err(UserError::flag("--probe-cpu", "needs --probe"));
+) -> Result<Option<BystanderPlan>, UserError> {
+    let Some(kind) = o.bystander else {
+        if o.bystander_cpu.is_some() {
+            return Err(UserError::flag("--bystander-cpu", "needs --bystander"));
         }
         return Ok(None);
     };
-    let cpu = match o.probe_cpu {
+    let cpu = match o.bystander_cpu {
         Some(c) => {
             crate::plan::cpus::resolve_cpu(host, Some(c))?;
             if let Some((_, other)) = used.iter().find(|u| u.0 == c) {
                 return Err(UserError::flag(
-                    "--probe-cpu",
+                    "--bystander-cpu",
                     format!("cpu {c} is already used by {other}: the probe needs a cpu of its own"),
                 ));
             }
@@ -352,16 +352,16 @@ fn probe_plan(
             .find(|c| !used.iter().any(|u| u.0 == **c))
             .ok_or_else(|| {
                 UserError::flag(
-                    "--probe",
+                    "--bystander",
                     format!(
-                        "no cpu is free for the probe: {} cpus here, 0 free{}; give the teams fewer cpus",
+                        "no cpu is free for the bystander: {} cpus here, 0 free{}; give the teams fewer cpus",
                         host.allowed_cpus.len(),
                         taken_by(used)
                     ),
                 )
             })?,
     };
-    Ok(Some(ProbePlan {
+    Ok(Some(BystanderPlan {
         kind,
         cpu,
         bytes: (2 * llc).max(MIN_CPU_BYTES),
@@ -535,7 +535,7 @@ mod tests {
         let h = cpu_only_node();
         let o = |cpu: &[&str], probe: bool| ContendOptions {
             cpu: cpu.iter().map(|s| s.to_string()).collect(),
-            probe: probe.then_some(ProbeKind::Latency),
+            bystander: probe.then_some(BystanderKind::Latency),
             size: Some(1 << 20),
             phases: Some("all".into()),
             ..ContendOptions::default()
@@ -552,7 +552,7 @@ mod tests {
         let mut all = cpus.concat();
         all.sort_unstable();
         assert_eq!((cpus.len(), all), (2, vec![0, 1]));
-        assert_eq!(p.probe.unwrap().cpu, 2);
+        assert_eq!(p.bystander.unwrap().cpu, 2);
         let e = plan(&o(&["2@0", "1@0"], false), &h)
             .unwrap_err()
             .to_string();
@@ -561,7 +561,7 @@ mod tests {
             "{e}"
         );
         let e = plan(&o(&["cpus:0-3"], true), &h).unwrap_err().to_string();
-        assert!(e.starts_with("--probe: no cpu is free"), "{e}");
+        assert!(e.starts_with("--bystander: no cpu is free"), "{e}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! probe's latency.
 
 use super::agents::{AgentType, Figure, Window};
-use super::{ContendPlan, Phase, ProbeKind};
+use super::{ContendPlan, Phase, BystanderKind};
 use crate::measure::mix::MixKernels;
 use crate::model::detail::ContendDetail;
 use crate::model::{
@@ -15,7 +15,7 @@ use crate::stats;
 /// Every figure of a phase.
 pub struct PhaseFigures {
     pub agents: Vec<Figure>,
-    pub probe: Option<Figure>,
+    pub bystander: Option<Figure>,
     /// `alone` rates of the members, in member order.
     pub alone: Vec<Option<f64>>,
     /// The guest's noise over the window.
@@ -50,7 +50,7 @@ impl PhaseFigures {
         };
         PhaseFigures {
             agents,
-            probe,
+            bystander: probe,
             alone: members.iter().map(|&i| alone[i]).collect(),
             noise: w.noise,
             baseline: w.baseline,
@@ -64,8 +64,8 @@ impl PhaseFigures {
 
     /// The probe's ns per load, when it is a valid latency probe.
     fn probe_ns(&self, plan: &ContendPlan) -> Option<f64> {
-        let p = self.probe.as_ref().filter(|p| p.valid && p.units > 0.0)?;
-        (plan.probe.as_ref()?.kind == ProbeKind::Latency).then(|| p.window_seconds * 1e9 / p.units)
+        let p = self.bystander.as_ref().filter(|p| p.valid && p.units > 0.0)?;
+        (plan.bystander.as_ref()?.kind == BystanderKind::Latency).then(|| p.window_seconds * 1e9 / p.units)
     }
 }
 
@@ -146,11 +146,11 @@ pub fn phase_records(
         }
         out.push(r);
     }
-    if let (Some(p), Some(pp)) = (&figs.probe, &plan.probe) {
-        let mut r = probe_record(pp, p, host);
+    if let (Some(p), Some(pp)) = (&figs.bystander, &plan.bystander) {
+        let mut r = bystander_record(pp, p, host);
         spells(&mut r, figs);
         common(&mut r, phase, &names, p, plan);
-        detail_of(&mut r).probe_latency_ns = probe_ns.into();
+        detail_of(&mut r).bystander_latency_ns = probe_ns.into();
         out.push(r);
     }
     if !members.is_empty() {
@@ -264,26 +264,26 @@ pub(super) fn placement(r: &mut Record, cpus: &[u32], node: Option<u32>, placed:
     }
 }
 
-fn probe_record(p: &super::ProbePlan, f: &Figure, host: &Host) -> Record {
+fn bystander_record(p: &super::BystanderPlan, f: &Figure, host: &Host) -> Record {
     let mut r = Record::new(ContendDetail::default());
     label(
         &mut r,
-        "probe",
-        AgentKind::Probe,
-        &format!("probe:{:?}@cpu{}", p.kind, p.cpu).to_lowercase(),
+        "bystander",
+        AgentKind::Bystander,
+        &format!("bystander:{:?}@cpu{}", p.kind, p.cpu).to_lowercase(),
     );
     r.threads = 1;
     r.cpus = vec![p.cpu];
     r.size_bytes = Some(p.bytes);
     match p.kind {
-        ProbeKind::Bandwidth => {
-            r.kernel = "probe-read".into();
+        BystanderKind::Bandwidth => {
+            r.kernel = "bystander-read".into();
             r.op = crate::model::Op::Read;
             sampled(&mut r, f);
             detail_of(&mut r).kernels = Some(vec![MixKernels::widest(host).read.name.into()]);
         }
-        ProbeKind::Latency => {
-            r.kernel = "probe-chase".into();
+        BystanderKind::Latency => {
+            r.kernel = "bystander-chase".into();
             r.op = crate::model::Op::Latency;
             r.pattern = Some(crate::model::Pattern::Chase);
             if f.valid {
@@ -299,7 +299,7 @@ fn probe_record(p: &super::ProbePlan, f: &Figure, host: &Host) -> Record {
     }
     if !f.valid {
         r.status = Status::Error;
-        r.reason = Some(why_invalid("probe", f));
+        r.reason = Some(why_invalid("bystander", f));
     }
     r
 }
@@ -381,6 +381,6 @@ fn aggregate_record(
         .zip(plan.dram_peak_gbps)
         .map(|(a, p)| a / p * 100.0)
         .into();
-    d.probe_latency_ns = probe_ns.into();
+    d.bystander_latency_ns = probe_ns.into();
     r
 }

@@ -16,7 +16,7 @@ use super::agents::{
     AgentId,     AgentType, Body, Counted, Counter, Figure, Footprint, Gate, Log, Prober, Running, Start,
 };
 use super::records;
-use super::{ProbeKind, ProbePlan};
+use super::{BystanderKind, BystanderPlan};
 use crate::kernels::{self, Kernel, Op, PassBytes, Pattern};
 use crate::measure::kernel::{pass_job, PATTERN};
 use crate::measure::mix::{self, Mix, MixKernels};
@@ -294,16 +294,16 @@ fn stream(
 }
 
 /// The probe's thread: a chase or a one-thread read on its own cpu.
-pub fn start_probe(p: &ProbePlan, s: &Start) -> Result<Running, String> {
+pub fn start_bystander(p: &BystanderPlan, s: &Start) -> Result<Running, String> {
     let (cpu, bytes, kind, page) = (p.cpu, p.bytes as usize, p.kind, s.memory);
     let pass = TeamPass::of(CpuWork::Mix(Mix::READ), s.host, bytes, 1)?;
     // A latency probe's figure is its own chase: no spell probes.
-    let probes = kind == ProbeKind::Bandwidth && s.probes_cores(&[cpu]);
-    let mut r = Running::spawn("probe", move || {
+    let probes = kind == BystanderKind::Bandwidth && s.probes_cores(&[cpu]);
+    let mut r = Running::spawn("bystander", move || {
         let team = Team::spawn(&[cpu], bytes + BUFFER_SLACK, page).map_err(|e| e.to_string())?;
         match kind {
-            ProbeKind::Bandwidth => Ok(team_body(team, pass, None, probes)),
-            ProbeKind::Latency => chase_body(team, bytes),
+            BystanderKind::Bandwidth => Ok(team_body(team, pass, None, probes)),
+            BystanderKind::Latency => chase_body(team, bytes),
         }
     })?;
     r.probes = probes;
