@@ -282,7 +282,7 @@ fn s10_a_damaged_store_is_never_answered_from_in_part() {
         }
         if check.status.code() == Some(0) {
             assert!(
-                out(&check).contains(&format!("ok: {headlines} headline cases checked")),
+                out(&check).contains(&format!("ok: {headlines} headline cases judged")),
                 "page {page_}: {}",
                 out(&check)
             );

@@ -160,4 +160,35 @@ mod tests {
         assert_eq!(j.verdict, judge::stepped(&pts, &r));
         assert!(j.verdict.stepped_down());
     }
+
+    proptest::proptest! {
+        /// Whichever way a watch gets its points (seeded from the store,
+        /// then sampled), the verdict is `judge::stepped`'s on the same
+        /// series and rule, as history --check and the fleet's past ask
+        /// it; and a noisy point added last never starts a step.
+        #[test]
+        fn the_watch_asks_the_one_rule(
+            values in proptest::collection::vec((10.0f64..50.0, proptest::bool::weighted(0.8)), 1..60),
+            seeded in 0usize..60,
+            noisy_last in 1.0f64..100.0,
+        ) {
+            let pts: Vec<judge::Point> = values
+                .iter()
+                .map(|&(v, clean)| judge::Point { value: v, clean })
+                .collect();
+            let r = rule(1000, true);
+            let mut series = Series::new(r);
+            let cut = seeded.min(pts.len() - 1);
+            series.seed(pts[..cut].iter().copied());
+            let mut last = None;
+            for p in &pts[cut..] {
+                last = Some(series.add(*p));
+            }
+            let j = last.unwrap();
+            proptest::prop_assert_eq!(&j.verdict, &judge::stepped(&pts, &r));
+            let before = j.verdict.stepped_down();
+            let after = series.add(judge::Point::noisy(noisy_last)).verdict.stepped_down();
+            proptest::prop_assert!(!after || before, "a noisy point started a step");
+        }
+    }
 }
