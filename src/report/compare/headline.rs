@@ -1,8 +1,9 @@
 //! `bwscope compare --headline A.json B.json …`: only the headline
 //! figures (`report::headline`, the names the summary, the history and
-//! the metrics use), each judged only where both runs took it clean
-//! (`judge::noise::flags`: no spell, no foreign load, no steal, samples
-//! that agree), by one threshold. Made for CI on a cloud guest: the
+//! the metrics use), each judged only where both runs took it in a clean
+//! spell (`judge::noise::flags` of its record and of the records measured
+//! beside it: no spell, no foreign load, no steal, samples that agree),
+//! by one threshold. Made for CI on a cloud guest: the
 //! figures a user reads, compared only in moments that speak for the
 //! machine, so two runs of one build agree and a real drop does not pass.
 
@@ -79,12 +80,39 @@ fn headline_figures(run: &Run) -> Vec<Figure> {
         .collect()
 }
 
-/// Why `f` of `run` is not clean (empty: it is).
+/// Why `f` of `run` was not taken in a clean spell (empty: it was): its
+/// record's noise, and that of the records of its suite measured just
+/// before and after it. A spell (a tenant on the core's sibling, a
+/// neighbour on the memory) lasts longer than one record, and the probes
+/// sample it: a lone clean record among shared ones was most likely
+/// taken in the spell, unseen (two surveys of one build on a shared
+/// guest: the one clean L2 record among ten `core_shared` ones read
+/// 10.5 % below the other run's).
 fn noise_of(run: &Run, f: &Figure) -> Vec<String> {
-    match f.record.and_then(|i| run.records.get(i)) {
-        Some(r) => flags(r, run).why.iter().map(|w| w.to_string()).collect(),
-        None => Vec::new(),
+    let Some(i) = f.record.filter(|&i| i < run.records.len()) else {
+        return Vec::new();
+    };
+    let suite = run.records[i].suite();
+    let mut why: Vec<String> = Vec::new();
+    let mut add = |w: String| {
+        if !why.contains(&w) {
+            why.push(w);
+        }
+    };
+    for w in flags(&run.records[i], run).why {
+        add(w.to_string());
     }
+    let beside = [i.checked_sub(1), Some(i + 1)]
+        .into_iter()
+        .flatten()
+        .filter_map(|j| run.records.get(j))
+        .filter(|r| r.suite() == suite && r.status == crate::model::Status::Ok);
+    for r in beside {
+        for w in flags(r, run).why {
+            add(format!("beside {w}"));
+        }
+    }
+    why
 }
 
 pub fn compare(runs: &[(String, Run)], threshold_pct: f64) -> HeadlineComparison {
