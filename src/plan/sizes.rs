@@ -29,6 +29,26 @@ pub fn default_top(host: &Host, curve: Curve) -> u64 {
     top.max(256 << 20)
 }
 
+/// The top of a quick sweep (`cache --quick`, the survey's): half the
+/// default top, but never short of the first power of two the summary
+/// counts as DRAM for its headline figures (`Host::well_inside` with a
+/// margin of 2: twice the last-level cache as reads see it, or the read
+/// curve's DRAM plateau, whichever comes first). A guest shown the host's
+/// 260 MiB L3 whose reads ended it at 90.5 MiB topped its survey at
+/// 128 MiB, short of both 181 MiB and the plateau at 256 MiB, and its
+/// summary, history and metrics had no DRAM read at all.
+pub fn quick_top(host: &Host) -> u64 {
+    let half = default_top(host, Curve::Bandwidth) / 2;
+    let dram = host
+        .llc_size(Curve::Bandwidth)
+        .map(|l| l.saturating_mul(2))
+        .into_iter()
+        .chain(host.dram_from_bytes())
+        .min()
+        .map_or(0, u64::next_power_of_two);
+    half.max(dram)
+}
+
 /// Default sweep: one point per octave from 1 KiB to `default_top`, plus
 /// quarter-octave steps (half octaves past 64 MiB) within one octave
 /// either side of every cache size as bandwidth records see it, where the
@@ -95,5 +115,38 @@ mod tests {
         if let Some(l1) = host.cache_size(1, bw) {
             assert_eq!(host.regime(sizes[0], 1, bw), "L1", "{sizes:?} l1 {l1}");
         }
+    }
+
+    /// The guest of `quick_top`'s comment: CPUID's 260 MiB L3, its reads
+    /// ending it at 90.5 MiB and reaching DRAM's plateau at 256 MiB. Half
+    /// the default top (128 MiB) is short of what the summary counts as
+    /// DRAM; the quick sweep's top reaches it.
+    #[test]
+    fn a_quick_sweep_reaches_what_the_headline_counts_as_dram() {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/cache-quick.json")).unwrap();
+        let mut host = v["host"].clone();
+        for c in host["caches"].as_array_mut().unwrap() {
+            if c["level"] == 3 {
+                c["size_bytes"] = (260u64 << 20).into();
+                c["bandwidth_size_bytes"] = 94_906_368u64.into();
+            }
+        }
+        host["knees"] = serde_json::json!({
+            "measured_at": "2026-11-28T18:38:58Z", "wall_seconds": 7.8, "source": "this run",
+            "cpu": 1, "method": "a recorded guest's", "latency": [], "bandwidth": [], "knees": [],
+            "note": null,
+            "bandwidth_knee": {
+                "end_bytes": 94_906_368u64, "plateau_gbps": 29.2, "dram_gbps": 15.7,
+                "dram_from_bytes": 268_435_456u64, "level": 3
+            }
+        });
+        let host: Host = serde_json::from_value(host).unwrap();
+        let bw = Curve::Bandwidth;
+        assert_eq!(default_top(&host, bw) / 2, 128 << 20);
+        assert!(!host.well_inside(128 << 20, &crate::model::Regime::Dram, 2, bw));
+        let top = quick_top(&host);
+        assert_eq!(top, 256 << 20);
+        assert!(host.well_inside(top, &crate::model::Regime::Dram, 2, bw));
     }
 }

@@ -36,8 +36,10 @@ fn fleet_run(dir: &std::path::Path, history: &std::path::Path, name: &str) -> Va
             name,
             "--openmetrics",
             &prom,
+            // The loaded fleet's hogged rank outlasts 60 s on some guests
+            // (see the namespaces test's --timeout).
             "--timeout",
-            "60",
+            "600",
             // Five ranks on two vCPUs beside other work: the quiet runs'
             // fleet DRAM-read medians ranged 11.2-17.5 GB/s on the Zen 4
             // test guest (a fifth quiet run read 20 % below the median of

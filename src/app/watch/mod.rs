@@ -163,7 +163,7 @@ fn figures(run: &Run) -> Figures<'_> {
     };
     let point = |r: &Record, value: f64| judge::Point {
         value,
-        clean: !crate::history::case::flags(r, run).noisy,
+        clean: !crate::judge::noise::flags(r, run).noisy,
     };
     Figures {
         read: ok().find_map(|r| r.gbps.map(|g| (r, r.case_key(), point(r, g.best)))),
@@ -207,7 +207,7 @@ fn sample_of(run: &Run, f: &Figures) -> WatchSample {
     let noisy: Vec<&'static str> = [&f.read, &f.latency]
         .into_iter()
         .flatten()
-        .flat_map(|(r, _, _)| crate::history::case::flags(r, run).why)
+        .flat_map(|(r, _, _)| crate::judge::noise::flags(r, run).why)
         .fold(Vec::new(), |mut v, w| {
             if !v.contains(&w) {
                 v.push(w);

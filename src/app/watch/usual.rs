@@ -3,7 +3,7 @@
 //! history store when the watch starts, so a restart carries on where the
 //! last one stopped.
 //!
-//! A point is clean by the history's own rule (`history::case::flags`:
+//! A point is clean by the history's own rule (`judge::noise::flags`, the store's `noisy` column:
 //! the spell probes' `core_shared` and `memory_contended`, foreign load,
 //! steal, descheduled samples, samples that disagree), so the store and
 //! the watch judge the same points the same way. The series is bounded:

@@ -223,7 +223,7 @@ impl HeadlineComparison {
         for (i, judged) in self.runs.iter().enumerate() {
             let _ = writeln!(
                 s,
-                "headline figures of {} against {} (judged where both took them clean; slower: more than {} % worse)",
+                "headline figures of {} against {} (judged where both runs took them in a clean spell; slower: more than {} % worse)",
                 self.files[i + 1],
                 self.files[0],
                 pct(self.threshold_pct)
@@ -233,30 +233,31 @@ impl HeadlineComparison {
                     format!("{} {unit}", crate::report::short_num(v))
                 })
             };
-            let rows: Vec<Vec<String>> = judged
-                .iter()
-                .map(|j| {
-                    vec![
-                        j.name.clone(),
-                        num(j.base, j.unit),
-                        num(j.value, j.unit),
-                        j.worse_pct.map_or("".into(), |w| format!("{:+.1} %", -w)),
-                        j.verdict.words(),
-                    ]
-                })
-                .collect();
-            let mut grid = vec![["figure", "baseline", "this run", "change", "verdict"]
+            // Numbers aligned in a grid; the verdict, words of any length,
+            // after it, left-aligned.
+            let mut grid = vec![["figure", "baseline", "this run", "change"]
                 .map(String::from)
                 .to_vec()];
-            grid.extend(rows);
-            s.push_str(&crate::report::grid::grid(&grid));
+            let mut verdicts = vec!["verdict".to_string()];
+            for j in judged {
+                grid.push(vec![
+                    j.name.clone(),
+                    num(j.base, j.unit),
+                    num(j.value, j.unit),
+                    j.worse_pct.map_or("".into(), |w| format!("{:+.1} %", -w)),
+                ]);
+                verdicts.push(j.verdict.words());
+            }
+            for (line, v) in crate::report::grid::grid(&grid).lines().zip(&verdicts) {
+                let _ = writeln!(s, "{line}  {v}");
+            }
         }
         let (slower, judged) = self.counts();
         let _ = writeln!(
             s,
             "{}",
             if judged == 0 {
-                "not judged: no headline figure was taken clean in both runs".to_string()
+                "not judged: no headline figure was taken in a clean spell in both runs".to_string()
             } else if slower == 0 {
                 format!(
                     "ok: {judged} headline figure{} judged, none more than {} % worse",

@@ -21,8 +21,8 @@ use crate::measure::workers::Workers;
 use crate::measure::{Hint, SampleOpts};
 use crate::memory::PageKind;
 use crate::model::detail::CacheDetail;
-use crate::model::{Curve, Host, Record, SuiteId, Warning};
-use crate::plan::sizes::{default_sizes, default_top, key_sizes, names};
+use crate::model::{Host, Record, SuiteId, Warning};
+use crate::plan::sizes::{default_sizes, key_sizes, names, quick_top};
 use crate::util::units;
 
 pub const DESCRIPTOR: Descriptor = Descriptor {
@@ -144,7 +144,7 @@ pub fn plan(o: &CacheOptions, host: &Host) -> Result<CachePlan, UserError> {
     let sizes = match &o.sizes {
         Some(s) if !s.is_empty() => s.clone(),
         Some(_) => return Err(UserError::flag("--sizes", "the list is empty")),
-        None if o.quick => units::geometric(4 << 10, default_top(host, Curve::Bandwidth) / 2, 2.0),
+        None if o.quick => units::geometric(4 << 10, quick_top(host), 2.0),
         None => default_sizes(host),
     };
     let cpus = super::resolve_cpus(host, o.threads, o.cpus.as_deref())?;
@@ -583,7 +583,7 @@ mod tests {
         };
         probe.source = "test".into();
         let h = host(&zen, Some(probe));
-        assert_eq!(h.llc_size(Curve::Bandwidth), Some(32 << 20));
+        assert_eq!(h.llc_size(crate::model::Curve::Bandwidth), Some(32 << 20));
         let p = full_plan(&h);
         assert_eq!(*p.sizes.last().unwrap(), 256 << 20);
         let e = super::estimate(&p);
