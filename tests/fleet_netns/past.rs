@@ -5,11 +5,13 @@
 //! fleet-wide drop although no node stands out from the others; a fifth,
 //! quiet again, must clear it.
 //!
-//! The load is real: four memory hogs (bwscope copying 512 MiB each, the
+//! The load is real: two memory hogs (bwscope copying 512 MiB each, the
 //! same hogs as the slow-node test) run through the whole fourth run. The
-//! namespaces are five "nodes" of one machine, so four hogs there load
-//! every node alike: two per vCPU on the 2-vCPU test guest, sharing the
-//! cpus and the memory system with every rank's measurement. The test
+//! namespaces are five "nodes" of one machine, so the hogs load every node
+//! alike: like every rank's worker they run on bwscope's default cpu, the
+//! last core, so each rank measures with a third of that core and the
+//! memory system shared (the fleet's DRAM medians 64-68 % below its quiet
+//! runs' on a 2-vCPU Xeon model 207 guest, past `--past-pct 35`). The test
 //! asserts which findings come out, never a speed.
 
 use super::*;
@@ -26,8 +28,13 @@ fn fleet_run(dir: &std::path::Path, history: &std::path::Path, name: &str) -> Va
             "fleet",
             "--suites",
             "cache",
+            // Three samples: beside the hogs every DRAM sample of a rank
+            // is descheduled and taken three times over, and the loaded
+            // run with five took 425 s of this test's 657 s on a 2-vCPU
+            // Xeon model 207 guest. A fleet median of five nodes' figures
+            // is what is judged, not one record's spread.
             "--samples",
-            "5",
+            "3",
             "--min-sample-ms",
             "5",
             "--schedule",
@@ -48,6 +55,13 @@ fn fleet_run(dir: &std::path::Path, history: &std::path::Path, name: &str) -> Va
             // two there; the default, 15 %, is for fleets of real nodes.
             "--past-pct",
             "35",
+            // No node is to stand out here (every node is loaded alike, or
+            // none is): only a node 90 % below the fleet's median is an
+            // outlier, so the spread of five ranks on two vCPUs does not
+            // send nodes for more turns (each up to a minute beside the
+            // hogs) that this test never looks at.
+            "--outlier-pct",
+            "90",
             "--history",
             history.to_str().unwrap(),
         ]
@@ -132,7 +146,7 @@ fn a_loaded_fleet_is_one_fleet_wide_drop_against_its_past_and_a_quiet_run_clears
         runs.push(f);
     }
 
-    let hogs = Hogs::start(4);
+    let hogs = Hogs::start(2);
     hogs.signal(libc::SIGCONT);
     let loaded = fleet_run(d.path(), &history, "loaded");
     drop(hogs);
