@@ -162,12 +162,18 @@ fn prepare_with(init: &str, extras: &[&str]) -> Option<(PathBuf, PathBuf, PathBu
         Some(b) => PathBuf::from(b),
         None => {
             let out = work.join("bwscope-static");
-            // A target dir of its own: the test's own cargo may still hold
-            // the lock of the outer one.
+            // A target dir of its own (the test's own cargo may still hold
+            // the lock of the outer one), the one tests/memtype_vm.rs
+            // builds the same static binary in: one release build of the
+            // whole tree for both, not two (each minutes in CI).
+            let static_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .parent()
+                .map_or_else(|| work.join("target"), |t| t.join("vm-static"));
             run_ok(
                 Command::new(script("build-static.sh"))
                     .arg(&out)
-                    .arg(work.join("target")),
+                    .arg(static_dir)
+                    .env_remove("RUSTFLAGS"),
                 "build-static.sh",
             );
             out
