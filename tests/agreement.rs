@@ -17,8 +17,13 @@
 //! the suites run in alternating rounds, each round's figures are divided
 //! by the first suite's of the same round (seconds apart: mostly one
 //! spell), and the median over rounds of each suite's ratio counts. Each
-//! record's median is its clean samples' (`spells.clean`: the core not
-//! shared) where every record of the round has clean ones. At least
+//! record stands for its best sample (the fastest read, the shortest
+//! chase): a neighbour only ever slows a sample, and on a 2-vCPU Xeon
+//! model 207 guest whose core a tenant shared in most samples the suites'
+//! medians swung 116-146 GB/s within one round, from one second to the
+//! next, and parted by 12-16 % over ten rounds in two of three runs (the
+//! numa cell low in one, the process team high in the other), where the
+//! spells' clean medians could not be had for every case. At least
 //! [`MIN_ROUNDS`] rounds (a median of one or two ratios is one spell's
 //! luck), at most [`ROUNDS`]; the test stops at the first round after
 //! that where they agree. The bound itself is never widened.
@@ -172,6 +177,17 @@ fn record<'a>(run: &'a Value, suite: &str, pred: impl Fn(&Value) -> bool) -> &'a
     recs[0]
 }
 
+/// The best sample of a record that had clean samples (see [`clean`]),
+/// the same for every suite: what the first test compares.
+fn clean_best(r: &Value, key: &str) -> Option<(f64, Option<f64>)> {
+    let v = if key == "gbps" {
+        &r["gbps"]
+    } else {
+        &r["extra"][key]
+    };
+    clean(r).then(|| (v["best"].as_f64().unwrap(), None))
+}
+
 /// The median of a record that had clean samples (see [`clean`]), and
 /// its median over the samples taken while the core was not shared and
 /// the memory not contended (`spells.clean`), where it has one.
@@ -272,14 +288,14 @@ fn every_suite_measures_the_same_bandwidth_and_latency() {
             match *name {
                 "latency" => {
                     let r = record(&run, "latency", |_| true);
-                    latencies[0] = clean_median(r, "latency_ns");
+                    latencies[0] = clean_best(r, "latency_ns");
                 }
                 "numa cell" => {
                     let bw = record(&run, "numa", |r| r["op"] == "read");
                     assert_eq!(bw["threads"], 1);
-                    figures.push(clean_median(bw, "gbps"));
+                    figures.push(clean_best(bw, "gbps"));
                     let l = record(&run, "numa", |r| r["op"] == "latency");
-                    latencies[1] = clean_median(l, "latency_ns");
+                    latencies[1] = clean_best(l, "latency_ns");
                 }
                 _ => {
                     let r = record(
@@ -289,7 +305,7 @@ fn every_suite_measures_the_same_bandwidth_and_latency() {
                     );
                     assert_eq!(r["threads"], 1);
                     assert_eq!(r["size_bytes"], 256 << 10);
-                    figures.push(clean_median(r, "gbps"));
+                    figures.push(clean_best(r, "gbps"));
                 }
             }
         }
