@@ -180,12 +180,7 @@ fn record<'a>(run: &'a Value, suite: &str, pred: impl Fn(&Value) -> bool) -> &'a
 /// The best sample of a record that had clean samples (see [`clean`]),
 /// the same for every suite: what the first test compares.
 fn clean_best(r: &Value, key: &str) -> Option<(f64, Option<f64>)> {
-    let v = if key == "gbps" {
-        &r["gbps"]
-    } else {
-        &r["extra"][key]
-    };
-    clean(r).then(|| (v["best"].as_f64().unwrap(), None))
+    clean(r).then(|| (stat(r, key, "best"), None))
 }
 
 /// The median of a record that had clean samples (see [`clean`]), and
@@ -202,12 +197,18 @@ fn spell_clean_median(r: &Value, key: &str) -> Option<f64> {
 }
 
 fn median(r: &Value, key: &str) -> f64 {
+    stat(r, key, "median")
+}
+
+/// One statistic (`median`, `best`) of a record's `gbps` or of an extra
+/// figure such as `latency_ns`.
+fn stat(r: &Value, key: &str, which: &str) -> f64 {
     let v = if key == "gbps" {
         &r["gbps"]
     } else {
         &r["extra"][key]
     };
-    v["median"].as_f64().unwrap()
+    v[which].as_f64().unwrap()
 }
 
 /// The widest sequential read kernel this CPU runs (what a numa cell uses).
