@@ -109,49 +109,93 @@ impl Drop for Interrupter {
     }
 }
 
+/// One try of the clock-probe test, in alternating rounds so every figure
+/// it compares was read in the same spell: each round the run's probe, a
+/// calm quick probe, then a quick probe interrupted every ~45 µs. `Err`
+/// says what failed.
+///
+/// Why rounds and bests: the run's probe is the best of 400 samples over
+/// ~0.15 s, a quick one the best of 8 over ~1.5 ms; on a guest whose
+/// host moves its turbo with its other tenants' load, one calm quick
+/// probe read 2.890 GHz beside the run's 2.996 (3.5 % low, no sample
+/// descheduled: the clock, not a time share). A time share reads far
+/// lower: a ~0.1 ms sample preempted by a 15 µs spin every 45 µs keeps
+/// at most ~85 % of its cycles.
+fn quick_probe_rounds(cpu: u32) -> Result<String, String> {
+    let (mut run, mut calm, mut interrupted) = (Vec::new(), Vec::new(), Vec::new());
+    let mut wakes = 0;
+    for _ in 0..3 {
+        match on_thread(cpu, false, clock::measure).hz {
+            Some(hz) => run.push(hz),
+            None => {
+                return Ok(
+                    "SKIP: no core clock here (an emulator or an implausible reading)".into(),
+                )
+            }
+        }
+        calm.push(on_thread(cpu, false, clock::quick));
+        let i = Interrupter::start(cpu, Duration::from_micros(30), Duration::from_micros(15));
+        interrupted.extend((0..2).map(|_| on_thread(cpu, true, clock::quick)));
+        wakes += i.stop();
+    }
+    let best = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0, f64::max);
+    let run_hz = best(&mut run.iter().copied());
+    // Uninterrupted, the quick probe reads the run's clock.
+    let calm_hz = best(&mut calm.iter().filter_map(|p| p.hz));
+    if calm_hz < run_hz * 0.97 {
+        return Err(format!(
+            "calm quick probes read at best {calm_hz:.4e} Hz against the run's {run_hz:.4e}: {calm:?}"
+        ));
+    }
+    let retaken: usize = interrupted.iter().filter_map(|p| p.retaken).sum();
+    if retaken == 0 {
+        return Err(format!(
+            "the interrupter ({wakes} wake-ups) never preempted the probe: {interrupted:?}"
+        ));
+    }
+    // An interrupted probe has no clock or the clock, never a time share.
+    if let Some(p) = interrupted
+        .iter()
+        .find(|p| p.hz.is_some_and(|hz| hz < calm_hz * 0.95))
+    {
+        return Err(format!(
+            "an interrupted probe read {:.3} GHz beside calm probes' {:.3}: {p:?}",
+            p.hz.unwrap() / 1e9,
+            calm_hz / 1e9
+        ));
+    }
+    Ok(format!(
+        "run clock {:.3} GHz, calm quick {:.3}; interrupted probes: {:?}",
+        run_hz / 1e9,
+        calm_hz / 1e9,
+        interrupted
+            .iter()
+            .map(|p| (p.hz.map(|h| (h / 1e7).round() / 100.0), p.retaken))
+            .collect::<Vec<_>>()
+    ))
+}
+
+/// Up to three tries of [`quick_probe_rounds`]: a host's other tenants
+/// can move the clock by a few per cent within one try; a probe that
+/// reads a time share does so in every try, so it still fails here.
 #[test]
 fn an_interrupted_quick_probe_has_no_clock_rather_than_a_low_one() {
     let _turn = CPU_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
     let cpu = cpu();
-    // The run's clock, on the same cpu, as the survey measures it.
-    let Some(run_hz) = on_thread(cpu, false, clock::measure).hz else {
-        eprintln!("SKIP: no core clock here (an emulator or an implausible reading)");
-        return;
-    };
-    // Uninterrupted, the quick probe reads the run's clock.
-    let calm = on_thread(cpu, false, clock::quick);
-    let calm_hz = calm.hz.expect("a clean quick probe has a clock");
-    assert!(
-        calm_hz >= run_hz * 0.97,
-        "quick {calm_hz:.4e} Hz against the run's {run_hz:.4e}: {calm:?}"
-    );
-    // Interrupted every ~45 µs.
-    let i = Interrupter::start(cpu, Duration::from_micros(30), Duration::from_micros(15));
-    let probes: Vec<_> = (0..5).map(|_| on_thread(cpu, true, clock::quick)).collect();
-    let wakes = i.stop();
-    let retaken: usize = probes.iter().filter_map(|p| p.retaken).sum();
-    assert!(
-        retaken > 0,
-        "the interrupter ({wakes} wake-ups) never preempted the probe: {probes:?}"
-    );
-    for p in &probes {
-        if let Some(hz) = p.hz {
-            assert!(
-                hz >= run_hz * 0.97,
-                "an interrupted probe read {:.3} GHz beside the run's {:.3}: {p:?}",
-                hz / 1e9,
-                run_hz / 1e9
-            );
+    let mut failed = Vec::new();
+    for _ in 0..3 {
+        match quick_probe_rounds(cpu) {
+            Ok(said) => {
+                eprintln!("{said}");
+                return;
+            }
+            Err(why) => {
+                eprintln!("try failed: {why}");
+                failed.push(why);
+            }
         }
     }
-    eprintln!(
-        "run clock {:.3} GHz; interrupted probes: {:?}",
-        run_hz / 1e9,
-        probes
-            .iter()
-            .map(|p| (p.hz.map(|h| (h / 1e7).round() / 100.0), p.retaken))
-            .collect::<Vec<_>>()
-    );
+    panic!("every try failed:\n{}", failed.join("\n"));
 }
 
 /// One try of the sampler test: the worker's best rate with its cpu to
