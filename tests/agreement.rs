@@ -23,7 +23,11 @@
 //! medians swung 116-146 GB/s within one round, from one second to the
 //! next, and parted by 12-16 % over ten rounds in two of three runs (the
 //! numa cell low in one, the process team high in the other), where the
-//! spells' clean medians could not be had for every case. At least
+//! spells' clean medians could not be had for every case. So a round's
+//! bandwidth figures count only where the run's own spell probes found
+//! every suite's core unshared and its memory uncontended beside all of
+//! its samples (one spell for all); a host where that never happens in
+//! [`MIN_ROUNDS`] of [`ROUNDS`] rounds skips, saying so. At least
 //! [`MIN_ROUNDS`] rounds (a median of one or two ratios is one spell's
 //! luck), at most [`ROUNDS`]; the test stops at the first round after
 //! that where they agree. The bound itself is never widened.
@@ -62,6 +66,9 @@ const MIN_ROUNDS: usize = 3;
 struct Rounds {
     names: Vec<String>,
     rounds: Vec<Vec<Option<f64>>>,
+    /// Only rounds whose every case was measured in a clean spell count
+    /// (see [`Rounds::one_spell`]).
+    one_spell: bool,
 }
 
 impl Rounds {
@@ -69,6 +76,17 @@ impl Rounds {
         Rounds {
             names: names.iter().map(|n| n.to_string()).collect(),
             rounds: Vec::new(),
+            one_spell: false,
+        }
+    }
+
+    /// Rounds that count only where every case's figure comes from a
+    /// clean spell (its `clean` part is Some); the others are kept as
+    /// rounds with no figures.
+    fn one_spell(names: &[&str]) -> Rounds {
+        Rounds {
+            one_spell: true,
+            ..Rounds::new(names)
         }
     }
 
@@ -77,6 +95,10 @@ impl Rounds {
     /// plain ones. None: the case had no clean sample at all this round.
     fn push(&mut self, figures: Vec<Option<(f64, Option<f64>)>>) {
         let all_clean = figures.iter().all(|f| f.is_some_and(|f| f.1.is_some()));
+        if self.one_spell && !all_clean {
+            self.rounds.push(vec![None; figures.len()]);
+            return;
+        }
         self.rounds.push(
             figures
                 .into_iter()
@@ -126,8 +148,21 @@ impl Rounds {
             .collect()
     }
 
+    /// Rounds that compare the cases: all of them, or with
+    /// [`Rounds::one_spell`] those in one clean spell.
+    fn compared(&self) -> usize {
+        if self.one_spell {
+            self.rounds
+                .iter()
+                .filter(|r| r.iter().all(Option::is_some))
+                .count()
+        } else {
+            self.rounds.len()
+        }
+    }
+
     fn agree(&self) -> bool {
-        self.rounds.len() >= MIN_ROUNDS && self.spread().is_some_and(|s| s <= BOUND)
+        self.compared() >= MIN_ROUNDS && self.spread().is_some_and(|s| s <= BOUND)
     }
 
     fn describe(&self) -> String {
@@ -135,7 +170,7 @@ impl Rounds {
         format!(
             "median ratios to {} over {} rounds {:?}, spread {}; this round's figures {:?}",
             self.names[0],
-            self.rounds.len(),
+            self.compared(),
             self.ratios()
                 .iter()
                 .map(|(n, r)| format!("{n} {}", r.map_or("-".into(), |r| format!("{r:.3}"))))
@@ -178,21 +213,41 @@ fn record<'a>(run: &'a Value, suite: &str, pred: impl Fn(&Value) -> bool) -> &'a
 }
 
 /// The best sample of a record that had clean samples (see [`clean`]),
-/// the same for every suite: what the first test compares.
+/// the same for every suite: what the first test compares; Some again
+/// where the run's own probes found the core not shared and the memory
+/// not contended beside any of its samples ([`whole_spell_clean`]).
 fn clean_best(r: &Value, key: &str) -> Option<(f64, Option<f64>)> {
-    clean(r).then(|| (stat(r, key, "best"), None))
+    clean(r).then(|| {
+        let best = stat(r, key, "best");
+        (best, whole_spell_clean(r).then_some(best))
+    })
+}
+
+/// Whether the spell probes beside a record's samples never found its
+/// core shared or its memory contended (a record with no probes, as
+/// under an emulator, has nothing against it). Stricter than the
+/// per-sample `spells.clean`: on a 2-vCPU Xeon model 207 guest a record
+/// with one probe of seven clean kept a best of 124 GB/s at 256 KiB where
+/// unshared records read 148-151, and a tenant on the core's sibling
+/// moved the suites' per-round ratios by ±12 % over ten rounds.
+fn whole_spell_clean(r: &Value) -> bool {
+    let s = &r["spells"];
+    s.is_null()
+        || (s["core_shared"].as_u64() == Some(0) && s["memory_contended"].as_u64() == Some(0))
 }
 
 /// The median of a record that had clean samples (see [`clean`]), and
 /// its median over the samples taken while the core was not shared and
 /// the memory not contended (`spells.clean`), where it has one.
 fn clean_median(r: &Value, key: &str) -> Option<(f64, Option<f64>)> {
-    clean(r).then(|| (median(r, key), spell_clean_median(r, key)))
+    clean(r).then(|| (median(r, key), spell_clean(r, key, "median")))
 }
 
-fn spell_clean_median(r: &Value, key: &str) -> Option<f64> {
+/// One statistic of a record's samples taken in clean spells (only
+/// bandwidth records carry them).
+fn spell_clean(r: &Value, key: &str, which: &str) -> Option<f64> {
     (key == "gbps")
-        .then(|| r["spells"]["clean"]["median"].as_f64())
+        .then(|| r["spells"]["clean"][which].as_f64())
         .flatten()
 }
 
@@ -278,7 +333,7 @@ fn every_suite_measures_the_same_bandwidth_and_latency() {
         .map(|c| c.0)
         .filter(|n| *n != "latency")
         .collect();
-    let mut bw = Rounds::new(&bw_names);
+    let mut bw = Rounds::one_spell(&bw_names);
     let mut lat = Rounds::new(&["latency", "numa latency cell"]);
     let mut verdict = String::new();
     for round in 0..ROUNDS {
@@ -323,10 +378,23 @@ fn every_suite_measures_the_same_bandwidth_and_latency() {
             return;
         }
     }
-    let unclean: Vec<String> = bw.missing().into_iter().chain(lat.missing()).collect();
-    if !unclean.is_empty() {
+    // The latency figures are judged whatever the bandwidth rounds were:
+    // a chase is bound by latency, which a tenant on the core's sibling
+    // hardly moves.
+    if !lat.agree() {
+        if let Some(m) = lat.missing().first() {
+            eprintln!("SKIP: the machine gave `{m}` no clean sample in {ROUNDS} rounds: {verdict}");
+            return;
+        }
+        panic!(
+            "latencies disagree by more than {} %: {verdict}",
+            BOUND * 100.0
+        );
+    }
+    if bw.compared() < MIN_ROUNDS {
         eprintln!(
-            "SKIP: the machine gave {unclean:?} no clean sample in {ROUNDS} rounds: {verdict}"
+            "SKIP the bandwidth comparison (the latencies agree): in {} of {ROUNDS} rounds the run's own probes found the core shared or the memory contended beside some suite's samples (another tenant on this host): {verdict}",
+            ROUNDS - bw.compared()
         );
         return;
     }
