@@ -198,10 +198,14 @@ fn an_interrupted_quick_probe_has_no_clock_rather_than_a_low_one() {
     panic!("every try failed:\n{}", failed.join("\n"));
 }
 
-/// One try of the sampler test: the worker's best rate with its cpu to
-/// itself, then the median of its samples beside a thread that takes the
-/// cpu 4 ms of every ~8, the samples retaken and the samples still
-/// descheduled.
+/// One try of the sampler test: the median of the worker's samples with
+/// its cpu to itself, then the median of its samples beside a thread that
+/// takes the cpu 4 ms of every ~8, the samples retaken and the samples
+/// still descheduled. Medians both: the quiet best against the shared
+/// median compared a lucky moment with a typical one, and with a tenant on
+/// the host core's sibling (a 2-vCPU Xeon model 207 guest) the quiet best
+/// read 32.2-36.7 GB/s from one try to the next and one shared median sat
+/// at 0.90 of its quiet best.
 fn quiet_then_shared() -> (f64, f64, Option<u32>, Option<u32>) {
     let cpu = cpu();
     let k = bwscope::kernels::registry()
@@ -218,18 +222,21 @@ fn quiet_then_shared() -> (f64, f64, Option<u32>, Option<u32>) {
     // The worker's rate with its cpu to itself (what the machine allows
     // now: other work may run on the other cpus).
     let quiet = measure();
-    let quiet_gbps = quiet.rates(1e9).into_iter().fold(0.0, f64::max);
+    let median_of = |m: &bwscope::measure::Measured| {
+        let mut r = m.rates(1e9);
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    };
+    let quiet_gbps = median_of(&quiet);
     // From now on the worker has its cpu only while the other thread
     // sleeps: 4 ms of every ~8.
     team.run_each(|_, _| idle_class());
     let i = Interrupter::start(cpu, Duration::from_millis(4), Duration::from_millis(4));
     let shared = measure();
     drop(i);
-    let mut rates = shared.rates(1e9);
-    rates.sort_by(f64::total_cmp);
-    let median = rates[rates.len() / 2];
+    let median = median_of(&shared);
     eprintln!(
-        "quiet best {quiet_gbps:.1} GB/s; beside the thread: median {median:.1}, retaken {:?}, descheduled {:?}, samples {:?}",
+        "quiet median {quiet_gbps:.1} GB/s; beside the thread: median {median:.1}, retaken {:?}, descheduled {:?}, samples {:?}",
         shared.retaken,
         shared.descheduled,
         shared.samples.iter().map(|t| t.reps).collect::<Vec<_>>()
@@ -259,5 +266,5 @@ fn a_sampler_preempted_in_every_long_sample_measures_the_hardware() {
         }
         tries.push((quiet, median));
     }
-    panic!("a time share, not the hardware, in every try: (quiet best, median beside the thread) GB/s {tries:.1?}");
+    panic!("a time share, not the hardware, in every try: (quiet median, median beside the thread) GB/s {tries:.1?}");
 }
