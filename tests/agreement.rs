@@ -112,19 +112,13 @@ impl Rounds {
     fn ratios(&self) -> Vec<(String, Option<f64>)> {
         (0..self.names.len())
             .map(|i| {
-                let mut r: Vec<f64> = self
+                let r: Vec<f64> = self
                     .rounds
                     .iter()
                     .filter_map(|round| Some(round[i]? / round[0]?))
-                    .filter(|x| x.is_finite() && *x > 0.0)
+                    .filter(|x| *x > 0.0)
                     .collect();
-                r.sort_by(f64::total_cmp);
-                let m = match r.len() {
-                    0 => None,
-                    n if n % 2 == 1 => Some(r[n / 2]),
-                    n => Some((r[n / 2 - 1] + r[n / 2]) / 2.0),
-                };
-                (self.names[i].clone(), m)
+                (self.names[i].clone(), bwscope::stats::median(&r))
             })
             .collect()
     }

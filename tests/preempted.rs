@@ -138,10 +138,9 @@ fn quick_probe_rounds(cpu: u32) -> Result<String, String> {
         interrupted.extend((0..2).map(|_| on_thread(cpu, true, clock::quick)));
         wakes += i.stop();
     }
-    let best = |v: &mut dyn Iterator<Item = f64>| v.fold(0.0, f64::max);
-    let run_hz = best(&mut run.iter().copied());
+    let run_hz = run.iter().copied().fold(0.0, f64::max);
     // Uninterrupted, the quick probe reads the run's clock.
-    let calm_hz = best(&mut calm.iter().filter_map(|p| p.hz));
+    let calm_hz = calm.iter().filter_map(|p| p.hz).fold(0.0, f64::max);
     if calm_hz < run_hz * 0.97 {
         return Err(format!(
             "calm quick probes read at best {calm_hz:.4e} Hz against the run's {run_hz:.4e}: {calm:?}"
@@ -223,9 +222,7 @@ fn quiet_then_shared() -> (f64, f64, Option<u32>, Option<u32>) {
     // now: other work may run on the other cpus).
     let quiet = measure();
     let median_of = |m: &bwscope::measure::Measured| {
-        let mut r = m.rates(1e9);
-        r.sort_by(f64::total_cmp);
-        r[r.len() / 2]
+        bwscope::stats::median(&m.rates(1e9)).expect("a measurement has samples")
     };
     let quiet_gbps = median_of(&quiet);
     // From now on the worker has its cpu only while the other thread
