@@ -60,6 +60,9 @@ fi
 # for its last seconds, and one that connects as it exits can die with "wine
 # client error:0: recvmsg: Connection reset by peer" (kernels_more did so
 # once here, right after the unit tests; three runs after it passed).
+# (Waiting first lets wineboot's own server end instead of racing it. The
+# server's helpers hold this script's output open until the trap kills it.)
+"$WINESERVER" -w
 "$WINESERVER" -p
 trap '"$WINESERVER" -k 2>/dev/null || true' EXIT
 
