@@ -47,11 +47,11 @@
 //! median read 276-325 GB/s in five of ten rounds where the thread
 //! suites' read 307-370 seconds later (the median ratios parted by
 //! 11.1 %); compared by their bests, three runs on a 2-vCPU Xeon model
-//! 207 guest beside the same load agreed within 2.1 % by the third round. A suite that
-//! measures differently — the process team's parent waking beside its
-//! child — slows every sample, its best included. A machine so busy that
-//! a suite never got a clean sample in ten rounds skips, saying so; it
-//! never fails a user's `cargo test` for being busy.
+//! 207 guest beside the same load agreed within 2.1 % by the third
+//! round. A suite that measures differently — the process team's parent
+//! waking beside its child — slows every sample, its best included. A
+//! machine so busy that a suite never got a clean sample in ten rounds
+//! skips, saying so; it never fails a user's `cargo test` for being busy.
 
 mod common;
 
@@ -457,9 +457,9 @@ fn bests_by_size(run: &Value, suite: &str, kernel: &str) -> BySize {
 
 /// `cache`, `threads` (private, shared, process) on one cpu at 16 KiB (L1)
 /// and 256 KiB (L2) in [`MIN_ROUNDS`] to [`ROUNDS`] alternating rounds,
-/// each record's best sample counting only when its samples were clean, until
-/// each suite's median ratio to `cache` in the same round agrees within
-/// [`BOUND`]. A machine so busy that a suite never got a clean sample
+/// each record's best sample counting only when its samples were clean,
+/// until each suite's median ratio to `cache` in the same round agrees
+/// within [`BOUND`]. A machine so busy that a suite never got a clean sample
 /// skips, saying so; `beside` names the load.
 fn streaming_suites_agree(beside: &str) {
     let k = widest_read();
